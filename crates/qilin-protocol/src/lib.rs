@@ -1,0 +1,21 @@
+//! The wire vocabulary every Qilin client shares.
+//!
+//! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
+//! union. The TypeScript definitions in `bindings/qilin-protocol.ts` are generated from these
+//! types (see [`typescript::bindings`]) and checked to be current by the test suite.
+
+mod content;
+mod error;
+mod event;
+mod presentation;
+mod spill;
+pub mod typescript;
+
+pub use content::ContentBlock;
+pub use error::ErrorCode;
+pub use event::{
+    CallStatus, CallerKind, Event, EventBody, FinishReason, ToolPreparingEvent, ToolProgressEvent,
+    ToolResultEvent, ToolStartEvent, Usage,
+};
+pub use presentation::{CallPresentation, Detail};
+pub use spill::{SpillNotice, parse_spill_notice, spill_notice};

@@ -1,0 +1,113 @@
+//! `#[derive(Tool)]`: a tool's wire name, description and strategy from its declaration.
+//!
+//! ```ignore
+//! /// Search file contents with a regular expression.
+//! #[derive(Tool)]
+//! #[tool(name = "grep")]            // or #[tool(name = "crm_lookup", code_mode_only)]
+//! pub struct Grep;
+//! ```
+//!
+//! The doc comment becomes the tool's description; the macro implements
+//! `qilin_tool::ToolInfo`, and the author implements `qilin_tool::Tool`.
+
+use proc_macro::TokenStream;
+use quote::quote;
+use syn::{Attribute, DeriveInput, Expr, Lit, LitStr, Meta, parse_macro_input};
+
+/// Implements `qilin_tool::ToolInfo` from `#[tool(name = "...", code_mode_only)]` and the doc
+/// comment.
+#[proc_macro_derive(Tool, attributes(tool))]
+pub fn derive_tool(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+    let mut name: Option<LitStr> = None;
+    let mut code_mode_only = false;
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("tool")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                name = Some(meta.value()?.parse()?);
+                Ok(())
+            } else if meta.path.is_ident("code_mode_only") {
+                code_mode_only = if meta.input.peek(syn::Token![=]) {
+                    meta.value()?.parse::<syn::LitBool>()?.value
+                } else {
+                    true
+                };
+                Ok(())
+            } else {
+                Err(meta.error("expected `name = \"...\"` or `code_mode_only`"))
+            }
+        })?;
+    }
+    let name = name.ok_or_else(|| {
+        syn::Error::new_spanned(
+            &input.ident,
+            "a tool needs its wire name: #[tool(name = \"my_tool\")]",
+        )
+    })?;
+    check_wire_name(&name)?;
+    let description = doc_comment(&input.attrs);
+    if description.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "a tool's doc comment is its description for the model: add `/// What this tool does.`",
+        ));
+    }
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    Ok(quote! {
+        impl #impl_generics ::qilin_tool::ToolInfo for #ident #ty_generics #where_clause {
+            const NAME: &'static str = #name;
+            const DESCRIPTION: &'static str = #description;
+            const CODE_MODE_ONLY: bool = #code_mode_only;
+        }
+    })
+}
+
+fn check_wire_name(name: &LitStr) -> syn::Result<()> {
+    let value = name.value();
+    let valid = value.len() <= 64
+        && value.starts_with(|c: char| c.is_ascii_lowercase())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(syn::Error::new_spanned(
+            name,
+            "a wire name is 1-64 characters of a-z, 0-9 and `_`, starting with a letter",
+        ))
+    }
+}
+
+/// The `///` lines joined with newlines, one leading space removed from each, trimmed.
+fn doc_comment(attrs: &[Attribute]) -> String {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(expr) => match &expr.lit {
+                    Lit::Str(s) => Some(s.value()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+        .map(|line| {
+            line.strip_prefix(' ')
+                .unwrap_or(&line)
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    lines.join("\n").trim().to_string()
+}

@@ -1,0 +1,70 @@
+use qilin_protocol::{Event, EventBody};
+use std::sync::Mutex;
+use tokio::sync::mpsc;
+
+/// A session's append-only event log: numbers each event and hands it to every subscriber.
+///
+/// Numbering and delivery happen under one lock, so every subscriber sees the events in
+/// `seq` order with no gaps.
+pub struct EventLog {
+    inner: Mutex<LogState>,
+}
+
+struct LogState {
+    next_seq: u64,
+    subscribers: Vec<mpsc::UnboundedSender<Event>>,
+}
+
+impl Default for EventLog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventLog {
+    /// An empty log; its first event gets `seq` 1.
+    pub fn new() -> Self {
+        EventLog {
+            inner: Mutex::new(LogState {
+                next_seq: 1,
+                subscribers: Vec::new(),
+            }),
+        }
+    }
+
+    /// Appends an event and returns its sequence number.
+    pub fn emit(&self, body: EventBody) -> u64 {
+        let mut state = self
+            .inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        match state.subscribers.len() {
+            0 => {}
+            1 => {
+                if state.subscribers[0].send(Event { seq, body }).is_err() {
+                    state.subscribers.clear();
+                }
+            }
+            _ => {
+                let event = Event { seq, body };
+                state
+                    .subscribers
+                    .retain(|subscriber| subscriber.send(event.clone()).is_ok());
+            }
+        }
+        seq
+    }
+
+    /// Every event appended from now on, in order.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        self.inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .subscribers
+            .push(sender);
+        receiver
+    }
+}

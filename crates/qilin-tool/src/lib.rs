@@ -1,0 +1,35 @@
+//! Qilin's tool layer: the tool trait, the registry, the schemas a provider receives, the
+//! review policy and the execution layer every call passes through.
+//!
+//! A tool author writes a type with `#[derive(Tool)]` (wire name, description from the doc
+//! comment) and implements [`Tool`]. The [`ToolRegistry`] erases it; the [`Executor`]
+//! dispatches calls from both entries — the model's tools list ([`Caller::Direct`]) and code
+//! mode ([`Caller::Code`]) — through the same steps.
+
+extern crate self as qilin_tool;
+
+mod context;
+mod definition;
+mod dispatch;
+mod events;
+mod output_cap;
+mod registry;
+mod review;
+mod schema;
+mod suggest;
+mod tool;
+
+pub use context::{Services, Session, ToolContext};
+pub use definition::DirectDefinition;
+pub use dispatch::{CallOutcome, Caller, ExecConfig, Executor, ToolCall};
+pub use events::EventLog;
+pub use output_cap::OutputCap;
+pub use qilin_tool_macros::Tool;
+pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
+pub use review::{
+    AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
+    RulePolicy, Verdict,
+};
+pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
+pub use suggest::closest_names;
+pub use tool::{Tool, ToolError, ToolInfo, ToolResult, default_content};

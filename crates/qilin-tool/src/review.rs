@@ -1,0 +1,295 @@
+//! The reviewer: the policy step of the execution layer, between validation and execution.
+
+use crate::Caller;
+use futures_util::future::BoxFuture;
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A call as the reviewer sees it, after its arguments were validated.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewRequest<'a> {
+    /// The tool's wire name.
+    pub tool: &'a str,
+    /// The validated arguments.
+    pub arguments: &'a Value,
+    /// Which entry the call came through.
+    pub caller: &'a Caller,
+}
+
+/// What a reviewer decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewDecision {
+    /// Run the call.
+    Allow,
+    /// Refuse it; the reason is told to the model.
+    Deny {
+        /// Why, in words the model can act on.
+        reason: String,
+    },
+}
+
+/// Decides whether a call may run. Asynchronous so that a reviewer may ask a person.
+pub trait Reviewer: Send + Sync {
+    /// Reviews one call.
+    fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision>;
+}
+
+/// The reviewer that allows everything.
+pub struct AllowAll;
+
+impl Reviewer for AllowAll {
+    fn review<'a>(&'a self, _request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
+        Box::pin(std::future::ready(ReviewDecision::Allow))
+    }
+}
+
+/// A rule's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Let the call run.
+    #[default]
+    Allow,
+    /// Refuse the call.
+    Deny,
+}
+
+/// One rule of a policy, as written in an agent file's `review:` section.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyRule {
+    /// The tool's wire name, `*` for every tool, or a prefix ending in `*` (`web_*`).
+    pub tool: String,
+    /// Argument paths (dotted: `command`, `options.mode`) and regular expressions their
+    /// values must match; every entry must match for the rule to apply.
+    #[serde(default)]
+    pub when: BTreeMap<String, String>,
+    /// What to do with a matching call.
+    pub decision: Verdict,
+    /// Told to the model when the rule denies.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A rule-based policy as written in an agent file: rules in order, first match wins.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// The verdict when no rule matches.
+    #[serde(default)]
+    pub default: Verdict,
+    /// The rules, tried in order.
+    #[serde(default)]
+    pub rules: Vec<PolicyRule>,
+}
+
+/// Why a policy could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "review rule {index} (tool `{tool}`): the pattern for `{path}` is not a valid regular expression: {source}"
+)]
+pub struct PolicyError {
+    /// The rule's position, from 1.
+    pub index: usize,
+    /// The rule's tool.
+    pub tool: String,
+    /// The argument path of the bad pattern.
+    pub path: String,
+    /// What the regex compiler said.
+    #[source]
+    pub source: regex::Error,
+}
+
+struct CompiledRule {
+    tool: String,
+    when: Vec<(Vec<String>, Regex)>,
+    decision: Verdict,
+    reason: Option<String>,
+}
+
+/// The rule-based reviewer: allow or deny by tool name and by patterns over argument values.
+pub struct RulePolicy {
+    default: Verdict,
+    rules: Vec<CompiledRule>,
+}
+
+impl RulePolicy {
+    /// Compiles a policy; a bad pattern is an error naming its rule.
+    pub fn new(config: PolicyConfig) -> Result<Self, PolicyError> {
+        let mut rules = Vec::with_capacity(config.rules.len());
+        for (index, rule) in config.rules.into_iter().enumerate() {
+            let mut when = Vec::with_capacity(rule.when.len());
+            for (path, pattern) in rule.when {
+                let regex = Regex::new(&pattern).map_err(|source| PolicyError {
+                    index: index + 1,
+                    tool: rule.tool.clone(),
+                    path: path.clone(),
+                    source,
+                })?;
+                when.push((path.split('.').map(str::to_string).collect(), regex));
+            }
+            rules.push(CompiledRule {
+                tool: rule.tool,
+                when,
+                decision: rule.decision,
+                reason: rule.reason,
+            });
+        }
+        Ok(RulePolicy {
+            default: config.default,
+            rules,
+        })
+    }
+
+    /// The decision for a call, without the asynchronous wrapper.
+    pub fn decide(&self, tool: &str, arguments: &Value) -> ReviewDecision {
+        let matched = self
+            .rules
+            .iter()
+            .find(|rule| tool_matches(&rule.tool, tool) && arguments_match(&rule.when, arguments));
+        match matched {
+            Some(rule) => verdict_decision(
+                rule.decision,
+                rule.reason.clone().unwrap_or_else(|| {
+                    format!("the agent's review policy denies `{tool}` calls like this one")
+                }),
+            ),
+            None => verdict_decision(
+                self.default,
+                format!("the agent's review policy allows no `{tool}` call that no rule permits"),
+            ),
+        }
+    }
+}
+
+fn verdict_decision(verdict: Verdict, reason: String) -> ReviewDecision {
+    match verdict {
+        Verdict::Allow => ReviewDecision::Allow,
+        Verdict::Deny => ReviewDecision::Deny { reason },
+    }
+}
+
+impl Reviewer for RulePolicy {
+    fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
+        Box::pin(std::future::ready(
+            self.decide(request.tool, request.arguments),
+        ))
+    }
+}
+
+fn tool_matches(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tool.starts_with(prefix),
+        None => pattern == tool,
+    }
+}
+
+fn arguments_match(when: &[(Vec<String>, Regex)], arguments: &Value) -> bool {
+    when.iter().all(|(path, regex)| {
+        let mut values = vec![arguments];
+        for key in path {
+            values = values
+                .into_iter()
+                .flat_map(|value| step(value, key))
+                .collect();
+        }
+        values.into_iter().any(|value| match value {
+            Value::String(text) => regex.is_match(text),
+            Value::Array(items) => items.iter().any(|item| match item {
+                Value::String(text) => regex.is_match(text),
+                other => regex.is_match(&other.to_string()),
+            }),
+            other => regex.is_match(&other.to_string()),
+        })
+    })
+}
+
+/// One step down an argument path: an object key, an array index, or every element.
+fn step<'v>(value: &'v Value, key: &str) -> Vec<&'v Value> {
+    match value {
+        Value::Object(map) => map.get(key).into_iter().collect(),
+        Value::Array(items) => match key.parse::<usize>() {
+            Ok(index) => items.get(index).into_iter().collect(),
+            Err(_) => items.iter().filter_map(|item| item.get(key)).collect(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy(yaml_like_json: Value) -> RulePolicy {
+        RulePolicy::new(serde_json::from_value(yaml_like_json).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_first_matching_rule_decides() {
+        let policy = policy(json!({
+            "rules": [
+                {"tool": "bash", "when": {"command": "rm\\s+-rf"}, "decision": "deny", "reason": "no recursive deletes"},
+                {"tool": "web_*", "decision": "deny"}
+            ]
+        }));
+        assert_eq!(
+            policy.decide("bash", &json!({"command": "rm -rf /"})),
+            ReviewDecision::Deny {
+                reason: "no recursive deletes".into()
+            }
+        );
+        assert_eq!(
+            policy.decide("bash", &json!({"command": "ls"})),
+            ReviewDecision::Allow
+        );
+        assert!(matches!(
+            policy.decide("web_fetch", &json!({})),
+            ReviewDecision::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn paths_reach_into_nested_objects_and_arrays() {
+        let policy = policy(json!({
+            "rules": [{"tool": "*", "when": {"edits.path": "^secrets/"}, "decision": "deny"}]
+        }));
+        let touching = json!({"edits": [{"path": "src/a.rs"}, {"path": "secrets/key"}]});
+        assert!(matches!(
+            policy.decide("multi_edit", &touching),
+            ReviewDecision::Deny { .. }
+        ));
+        assert_eq!(
+            policy.decide("multi_edit", &json!({"edits": []})),
+            ReviewDecision::Allow
+        );
+    }
+
+    #[test]
+    fn a_deny_by_default_policy_names_the_tool() {
+        let policy =
+            policy(json!({"default": "deny", "rules": [{"tool": "read", "decision": "allow"}]}));
+        assert_eq!(policy.decide("read", &json!({})), ReviewDecision::Allow);
+        let ReviewDecision::Deny { reason } = policy.decide("bash", &json!({})) else {
+            panic!("expected a denial");
+        };
+        assert!(reason.contains("`bash`"));
+    }
+
+    #[test]
+    fn a_bad_pattern_names_its_rule() {
+        let err = RulePolicy::new(
+            serde_json::from_value(json!({"rules": [
+                {"tool": "read", "decision": "allow"},
+                {"tool": "bash", "when": {"command": "(unclosed"}, "decision": "deny"}
+            ]}))
+            .unwrap(),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(err.index, 2);
+        assert!(err.to_string().contains("`command`"));
+    }
+}

@@ -1,0 +1,516 @@
+//! Every branch of the execution layer, with small test tools.
+
+use qilin_protocol::{
+    CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
+    parse_spill_notice,
+};
+use qilin_tool::{
+    Caller, ExecConfig, Executor, OutputCap, PolicyConfig, RulePolicy, Session, Tool, ToolCall,
+    ToolContext, ToolError, ToolRegistry, ToolResult,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to say back.
+    text: String,
+    /// How many times to repeat it.
+    times: Option<u32>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct EchoOutput {
+    /// The repeated text.
+    echoed: String,
+}
+
+/// Says the text back.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "echo")]
+struct Echo;
+
+impl Tool for Echo {
+    type Args = EchoArgs;
+    type Output = EchoOutput;
+    fn prompt_hint(&self) -> &str {
+        "Use echo to repeat text verbatim."
+    }
+    fn present(&self, args: &EchoArgs) -> CallPresentation {
+        CallPresentation::new("Echo", &args.text)
+    }
+    fn before_detail(&self, _args: &EchoArgs) -> Option<Detail> {
+        None
+    }
+    fn detail(&self, _args: &EchoArgs, result: &ToolResult<EchoOutput>) -> Option<Detail> {
+        result.as_ref().ok().map(|out| Detail::Text {
+            text: out.echoed.clone(),
+        })
+    }
+    async fn call(&self, args: EchoArgs, _cx: &ToolContext) -> ToolResult<EchoOutput> {
+        Ok(EchoOutput {
+            echoed: args.text.repeat(args.times.unwrap_or(1) as usize),
+        })
+    }
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+struct LookupArgs {
+    /// The customer's id.
+    customer_id: String,
+}
+
+/// Looks a customer up in the CRM.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "crm_lookup", code_mode_only)]
+struct CrmLookup;
+
+impl Tool for CrmLookup {
+    type Args = LookupArgs;
+    type Output = Value;
+    fn prompt_hint(&self) -> &str {
+        ""
+    }
+    fn present(&self, args: &LookupArgs) -> CallPresentation {
+        CallPresentation::new("Look up customer", &args.customer_id)
+    }
+    fn before_detail(&self, _args: &LookupArgs) -> Option<Detail> {
+        None
+    }
+    fn detail(&self, _args: &LookupArgs, _result: &ToolResult<Value>) -> Option<Detail> {
+        None
+    }
+    async fn call(&self, args: LookupArgs, _cx: &ToolContext) -> ToolResult<Value> {
+        Ok(json!({"id": args.customer_id, "tier": "gold"}))
+    }
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+struct BehaveArgs {
+    /// What to do: `sleep`, `panic`, `fail`, `flood`.
+    mode: String,
+    /// Milliseconds to sleep, or bytes to print.
+    amount: u64,
+}
+
+/// Misbehaves on request.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "behave")]
+struct Behave;
+
+impl Tool for Behave {
+    type Args = BehaveArgs;
+    type Output = String;
+    fn prompt_hint(&self) -> &str {
+        "For tests."
+    }
+    fn present(&self, args: &BehaveArgs) -> CallPresentation {
+        CallPresentation::new("Behave", &args.mode)
+    }
+    fn before_detail(&self, _args: &BehaveArgs) -> Option<Detail> {
+        None
+    }
+    fn detail(&self, _args: &BehaveArgs, result: &ToolResult<String>) -> Option<Detail> {
+        result.as_ref().err().map(|e| Detail::Text {
+            text: e.code.to_string(),
+        })
+    }
+    async fn call(&self, args: BehaveArgs, cx: &ToolContext) -> ToolResult<String> {
+        match args.mode.as_str() {
+            "sleep" => {
+                tokio::time::sleep(Duration::from_millis(args.amount)).await;
+                Ok("slept".into())
+            }
+            "panic" => panic!("the tool broke on purpose"),
+            "fail" => Err(ToolError::failed("the disk is full")),
+            "flood" => {
+                cx.progress("flooding");
+                Ok((0..args.amount)
+                    .map(|i| char::from(b'a' + (i % 26) as u8))
+                    .collect())
+            }
+            other => Err(ToolError::invalid_arguments(format!(
+                "unknown mode `{other}`"
+            ))),
+        }
+    }
+}
+
+struct Harness {
+    executor: Executor,
+    events: UnboundedReceiver<Event>,
+    _data: tempfile::TempDir,
+}
+
+fn harness(config: ExecConfig, policy: Option<PolicyConfig>) -> Harness {
+    let mut registry = ToolRegistry::new();
+    registry.register(Echo).unwrap();
+    registry.register(CrmLookup).unwrap();
+    registry.register(Behave).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let session = Arc::new(Session::new("s1", data.path(), data.path().join("session")));
+    let events = session.events().subscribe();
+    let reviewer: Arc<dyn qilin_tool::Reviewer> = match policy {
+        Some(policy) => Arc::new(RulePolicy::new(policy).unwrap()),
+        None => Arc::new(qilin_tool::AllowAll),
+    };
+    let executor = Executor::with_policy(Arc::new(registry), session, reviewer, config);
+    Harness {
+        executor,
+        events,
+        _data: data,
+    }
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> ToolCall {
+    ToolCall {
+        call_id: id.into(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+fn drain(events: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut out = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        out.push(event);
+    }
+    out
+}
+
+fn text(content: &[ContentBlock]) -> &str {
+    match content {
+        [ContentBlock::Text { text }] => text,
+        other => panic!("expected one text block, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_good_call_runs_and_is_recorded_start_then_result() {
+    let mut h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c1", "echo", json!({"text": "hi", "times": 2})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_eq!(outcome.output, Some(json!({"echoed": "hihi"})));
+    assert!(text(&outcome.content).contains("\"echoed\": \"hihi\""));
+
+    let events = drain(&mut h.events);
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2]);
+    let EventBody::ToolStart(start) = &events[0].body else {
+        panic!("{events:?}")
+    };
+    assert_eq!(start.call_id, "c1");
+    assert_eq!(start.caller, CallerKind::Direct);
+    assert_eq!(start.parent_call_id, None);
+    assert_eq!(start.presentation, CallPresentation::new("Echo", "hi"));
+    let EventBody::ToolResult(result) = &events[1].body else {
+        panic!("{events:?}")
+    };
+    assert_eq!(result.status, CallStatus::Ok);
+    assert_eq!(
+        result.detail,
+        Some(Detail::Text {
+            text: "hihi".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_name_is_refused_with_the_closest_names() {
+    let mut h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(call("c1", "ecoh", json!({})), Caller::Direct)
+        .await;
+    assert_eq!(outcome.status, CallStatus::Error);
+    assert_eq!(outcome.error.as_ref().unwrap().code, ErrorCode::UnknownTool);
+    assert!(
+        text(&outcome.content).contains("Did you mean `echo`?"),
+        "{:?}",
+        outcome.content
+    );
+    let events = drain(&mut h.events);
+    assert!(
+        matches!(&events[..], [a, b] if matches!(a.body, EventBody::ToolStart(_)) && matches!(b.body, EventBody::ToolResult(_)))
+    );
+}
+
+#[tokio::test]
+async fn a_code_mode_only_tool_is_refused_directly_but_runs_from_code() {
+    let mut h = harness(ExecConfig::default(), None);
+    let direct = h
+        .executor
+        .dispatch(
+            call("c1", "crm_lookup", json!({"customer_id": "42"})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(direct.error.unwrap().code, ErrorCode::CodeModeOnly);
+    assert!(text(&direct.content).contains("sdk.tool.call(\"crm_lookup\""));
+
+    let from_code = h
+        .executor
+        .dispatch(
+            call("c2", "crm_lookup", json!({"customer_id": "42"})),
+            Caller::Code {
+                parent_call_id: "run1".into(),
+            },
+        )
+        .await;
+    assert_eq!(from_code.status, CallStatus::Ok);
+    assert_eq!(from_code.output.unwrap()["tier"], "gold");
+
+    let events = drain(&mut h.events);
+    let code_events: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolStart(s) if s.call_id == "c2" => {
+                Some((s.caller, s.parent_call_id.clone()))
+            }
+            EventBody::ToolResult(r) if r.call_id == "c2" => {
+                Some((r.caller, r.parent_call_id.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        code_events,
+        vec![
+            (CallerKind::Code, Some("run1".into())),
+            (CallerKind::Code, Some("run1".into()))
+        ]
+    );
+}
+
+#[tokio::test]
+async fn each_kind_of_invalid_argument_names_the_path_expected_and_received() {
+    let h = harness(ExecConfig::default(), None);
+    let cases = [
+        (json!({}), "missing required argument `text`"),
+        (json!({"text": 5}), "`text`: expected string, got integer 5"),
+        (json!({"text": "a", "times": -1}), "`times`"),
+        (
+            json!({"text": "a", "times": "two"}),
+            "`times`: expected integer, got string \"two\"",
+        ),
+        (
+            json!("just a string"),
+            "the arguments: expected object, got string",
+        ),
+    ];
+    for (arguments, expected) in cases {
+        let outcome = h
+            .executor
+            .dispatch(call("c", "echo", arguments.clone()), Caller::Direct)
+            .await;
+        assert_eq!(
+            outcome.error.as_ref().map(|e| e.code),
+            Some(ErrorCode::InvalidArguments),
+            "{arguments}"
+        );
+        let message = text(&outcome.content);
+        assert!(message.contains(expected), "{arguments}: {message}");
+        assert!(message.contains("The parameter schema is:"), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn null_for_an_optional_argument_is_the_same_as_leaving_it_out() {
+    let h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c", "echo", json!({"text": "a", "times": null})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.content);
+}
+
+#[tokio::test]
+async fn a_denial_carries_the_rules_reason() {
+    let policy: PolicyConfig = serde_json::from_value(json!({
+        "rules": [{"tool": "echo", "when": {"text": "secret"}, "decision": "deny", "reason": "secrets stay put"}]
+    }))
+    .unwrap();
+    let mut h = harness(ExecConfig::default(), Some(policy));
+    let denied = h
+        .executor
+        .dispatch(
+            call("c1", "echo", json!({"text": "the secret"})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(denied.status, CallStatus::Denied);
+    assert_eq!(
+        denied.error.as_ref().unwrap().code,
+        ErrorCode::AutoReviewDenied
+    );
+    assert!(text(&denied.content).contains("secrets stay put"));
+    let allowed = h
+        .executor
+        .dispatch(
+            call("c2", "echo", json!({"text": "public"})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(allowed.status, CallStatus::Ok);
+    let events = drain(&mut h.events);
+    assert_eq!(events.len(), 4, "every start has its result: {events:?}");
+}
+
+#[tokio::test]
+async fn a_call_past_its_deadline_times_out() {
+    let config = ExecConfig {
+        timeout: Some(Duration::from_millis(50)),
+        ..ExecConfig::default()
+    };
+    let h = harness(config, None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c1", "behave", json!({"mode": "sleep", "amount": 10_000})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.error.as_ref().unwrap().code, ErrorCode::Timeout);
+    assert_eq!(outcome.status, CallStatus::Error);
+    assert!(outcome.duration < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn cancellation_interrupts_a_running_call() {
+    let mut h = harness(ExecConfig::default(), None);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        trigger.cancel();
+    });
+    let outcome = h
+        .executor
+        .dispatch_cancellable(
+            call("c1", "behave", json!({"mode": "sleep", "amount": 10_000})),
+            Caller::Direct,
+            cancel,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Interrupted);
+    assert_eq!(outcome.error.unwrap().code, ErrorCode::Interrupted);
+    let events = drain(&mut h.events);
+    let EventBody::ToolResult(result) = &events.last().unwrap().body else {
+        panic!()
+    };
+    assert_eq!(result.status, CallStatus::Interrupted);
+    assert_eq!(
+        result.detail,
+        Some(Detail::Text {
+            text: "INTERRUPTED".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_failed_call_and_the_runtime_goes_on() {
+    let h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c1", "behave", json!({"mode": "panic", "amount": 0})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.error.as_ref().unwrap().code, ErrorCode::ToolFailed);
+    assert!(text(&outcome.content).contains("the tool broke on purpose"));
+    let next = h
+        .executor
+        .dispatch(
+            call("c2", "echo", json!({"text": "still here"})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(next.status, CallStatus::Ok);
+}
+
+#[tokio::test]
+async fn a_tool_error_reaches_the_model_with_its_message() {
+    let h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c1", "behave", json!({"mode": "fail", "amount": 0})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.error.as_ref().unwrap().code, ErrorCode::ToolFailed);
+    assert_eq!(text(&outcome.content), "the disk is full");
+}
+
+#[tokio::test]
+async fn a_large_output_is_spilled_whole_and_the_notice_is_recognised() {
+    let config = ExecConfig {
+        output_cap: OutputCap { max_bytes: 2_000 },
+        ..ExecConfig::default()
+    };
+    let mut h = harness(config, None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c/1", "behave", json!({"mode": "flood", "amount": 100_000})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    let shown = text(&outcome.content);
+    assert!(shown.len() < 2_500);
+    let notice = parse_spill_notice(shown).expect("spill notice at the end");
+    assert_eq!(notice.total_bytes, 100_000);
+    assert!(notice.path.ends_with("spill/c_1.txt"), "{}", notice.path);
+    let whole = std::fs::read_to_string(&notice.path).unwrap();
+    assert_eq!(Some(Value::String(whole)), outcome.output);
+    let events = drain(&mut h.events);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.body, EventBody::ToolProgress(p) if p.text == "flooding"))
+    );
+}
+
+#[test]
+fn the_tools_list_never_holds_a_code_mode_only_tool() {
+    let h = harness(ExecConfig::default(), None);
+    let list = h
+        .executor
+        .registry()
+        .tools_list(["echo", "crm_lookup", "behave"])
+        .unwrap();
+    let names: Vec<_> = list.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["echo", "behave"]);
+    let err = h.executor.registry().tools_list(["ech"]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no tool is named `ech`; did you mean `echo`?"
+    );
+}
+
+#[test]
+fn what_a_model_receives_for_each_tool() {
+    let h = harness(ExecConfig::default(), None);
+    let definitions: Vec<_> = h
+        .executor
+        .registry()
+        .list()
+        .map(|tool| (tool.name().to_string(), tool.direct_definition()))
+        .collect();
+    insta::assert_json_snapshot!(definitions);
+}
