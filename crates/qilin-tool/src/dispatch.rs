@@ -217,6 +217,20 @@ impl Executor {
         record.finish(result, detail)
     }
 
+    /// Records a call that cannot be dispatched — its argument text is not JSON, or the turn
+    /// ended before its arguments were complete — as a `tool.start` and a `tool.result`
+    /// carrying `error`, so that the log and the model see it like any refused call.
+    pub fn reject(&self, call: ToolCall, caller: Caller, error: ToolError) -> CallOutcome {
+        let mut record = CallRecord {
+            executor: self,
+            call_id: call.call_id,
+            tool_name: call.name,
+            caller,
+            started: Instant::now(),
+        };
+        record.refuse(call.arguments, error.code, error.message)
+    }
+
     async fn run(
         &self,
         prepared: &dyn PreparedCall,

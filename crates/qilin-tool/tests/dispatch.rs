@@ -514,3 +514,27 @@ fn what_a_model_receives_for_each_tool() {
         .collect();
     insta::assert_json_snapshot!(definitions);
 }
+
+#[tokio::test]
+async fn a_rejected_call_is_recorded_like_any_refusal() {
+    let mut h = harness(ExecConfig::default(), None);
+    let outcome = h.executor.reject(
+        call("c1", "echo", Value::String("{\"text\": ".into())),
+        Caller::Direct,
+        ToolError::invalid_arguments("not valid JSON"),
+    );
+    assert_eq!(outcome.status, CallStatus::Error);
+    assert_eq!(text(&outcome.content), "not valid JSON");
+    let events = drain(&mut h.events);
+    let [start, result] = &events[..] else {
+        panic!("{events:?}")
+    };
+    let EventBody::ToolStart(start) = &start.body else {
+        panic!()
+    };
+    assert_eq!(start.arguments, Value::String("{\"text\": ".into()));
+    let EventBody::ToolResult(result) = &result.body else {
+        panic!()
+    };
+    assert_eq!(result.error_code, Some(ErrorCode::InvalidArguments));
+}

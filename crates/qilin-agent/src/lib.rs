@@ -1,0 +1,8 @@
+//! Qilin's agent layer: the loop that turns a prompt into model steps and tool calls, and the
+//! conversation tree every client renders.
+
+mod agent_loop;
+mod tree;
+
+pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
+pub use tree::{ConversationTree, Phase, ToolNode, ToolOutcome, TurnItem, TurnNode};

@@ -1,0 +1,338 @@
+//! The conversation tree: a pure fold of a session's event log into what a client renders.
+//!
+//! Each turn holds its assistant text and its root calls in order; a call is one node across
+//! its phases (preparing → running → done) and holds the calls its code made as `subCalls`,
+//! recursively. The raw argument text of a preparing call is kept beside the tree, so
+//! streaming it never touches a node.
+
+use qilin_protocol::{
+    CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
+    FinishReason, ToolResultEvent, ToolStartEvent,
+};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Where a call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The model is still streaming its arguments.
+    Preparing,
+    /// Dispatched and running.
+    Running,
+    /// Ended (see the outcome).
+    Done,
+}
+
+/// How a finished call ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcome {
+    /// Ok, error, denied or interrupted.
+    pub status: CallStatus,
+    /// Why it failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<ErrorCode>,
+    /// What the model saw.
+    pub content: Vec<ContentBlock>,
+    /// The structured output, when the call succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// The detail shown after the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Detail>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// One call, across all its phases.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolNode {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's wire name.
+    pub tool_name: String,
+    /// Which entry the call came through.
+    pub caller: CallerKind,
+    /// The `run_code` call that made this call, for a code-mode call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
+    /// Where the call is in its life.
+    pub phase: Phase,
+    /// The final arguments, once dispatched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// The card's header, once dispatched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<CallPresentation>,
+    /// The detail shown while running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_detail: Option<Detail>,
+    /// Live output received so far.
+    pub progress: String,
+    /// How the call ended, once it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ToolOutcome>,
+    /// Calls made by this call's code, in order.
+    pub sub_calls: Vec<ToolNode>,
+}
+
+/// One item of a turn, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum TurnItem {
+    /// Assistant text of one step.
+    Text {
+        /// The step it belongs to.
+        step: u32,
+        /// The text streamed so far.
+        text: String,
+    },
+    /// A root call (one the model made directly).
+    Tool(Box<ToolNode>),
+}
+
+/// One turn: a user prompt and what followed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnNode {
+    /// The turn's id.
+    pub turn_id: String,
+    /// The user's prompt.
+    pub prompt: String,
+    /// Text and root calls, in order.
+    pub items: Vec<TurnItem>,
+    /// Why the turn ended, once it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished: Option<FinishReason>,
+    /// The message of a turn that ended in error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The whole conversation as a client renders it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationTree {
+    /// The turns, oldest first.
+    pub turns: Vec<TurnNode>,
+    /// Raw argument text of calls still preparing, by call id.
+    pub preparing_arguments: BTreeMap<String, String>,
+    #[serde(skip)]
+    index: HashMap<String, NodePath>,
+}
+
+/// Where a call's node is: its turn, its item, then the sub-call indexes down from it.
+#[derive(Debug, Clone, PartialEq)]
+struct NodePath {
+    turn: usize,
+    item: usize,
+    subs: Vec<usize>,
+}
+
+impl ConversationTree {
+    /// Folds a whole event log.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a Event>) -> Self {
+        let mut tree = ConversationTree::default();
+        for event in events {
+            tree.apply(event);
+        }
+        tree
+    }
+
+    /// Folds one more event into the tree.
+    pub fn apply(&mut self, event: &Event) {
+        match &event.body {
+            EventBody::TurnStarted { turn_id, prompt } => self.turns.push(TurnNode {
+                turn_id: turn_id.clone(),
+                prompt: prompt.clone(),
+                items: Vec::new(),
+                finished: None,
+                message: None,
+            }),
+            EventBody::TurnFinished {
+                reason, message, ..
+            } => {
+                if let Some(turn) = self.turns.last_mut() {
+                    turn.finished = Some(*reason);
+                    turn.message = message.clone();
+                }
+            }
+            EventBody::StepStarted { .. } | EventBody::StepFinished { .. } => {}
+            EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text),
+            EventBody::ToolPreparing(preparing) => {
+                if !self.index.contains_key(&preparing.call_id) {
+                    let node = ToolNode::new(
+                        &preparing.call_id,
+                        &preparing.tool_name,
+                        CallerKind::Direct,
+                        None,
+                    );
+                    self.insert(node);
+                }
+                self.preparing_arguments
+                    .entry(preparing.call_id.clone())
+                    .or_default()
+                    .push_str(&preparing.arguments_delta);
+            }
+            EventBody::ToolStart(start) => self.start(start),
+            EventBody::ToolProgress(progress) => {
+                if let Some(node) = self.node_mut(&progress.call_id) {
+                    node.progress.push_str(&progress.text);
+                }
+            }
+            EventBody::ToolResult(result) => self.finish(result),
+        }
+    }
+
+    /// The node of a call, wherever it sits.
+    pub fn call(&self, call_id: &str) -> Option<&ToolNode> {
+        let path = self.index.get(call_id)?;
+        let TurnItem::Tool(root) = self.turns.get(path.turn)?.items.get(path.item)? else {
+            return None;
+        };
+        let mut node: &ToolNode = root;
+        for &sub in &path.subs {
+            node = node.sub_calls.get(sub)?;
+        }
+        Some(node)
+    }
+
+    fn push_text(&mut self, step: u32, text: &str) {
+        let turn = self.current_turn();
+        if let Some(TurnItem::Text {
+            step: last,
+            text: so_far,
+        }) = turn.items.last_mut()
+            && *last == step
+        {
+            so_far.push_str(text);
+            return;
+        }
+        turn.items.push(TurnItem::Text {
+            step,
+            text: text.to_string(),
+        });
+    }
+
+    fn start(&mut self, start: &ToolStartEvent) {
+        self.preparing_arguments.remove(&start.call_id);
+        if !self.index.contains_key(&start.call_id) {
+            let node = ToolNode::new(
+                &start.call_id,
+                &start.tool_name,
+                start.caller,
+                start.parent_call_id.clone(),
+            );
+            self.insert(node);
+        }
+        if let Some(node) = self.node_mut(&start.call_id) {
+            node.caller = start.caller;
+            node.parent_call_id = start.parent_call_id.clone();
+            node.phase = Phase::Running;
+            node.arguments = Some(start.arguments.clone());
+            node.presentation = Some(start.presentation.clone());
+            node.before_detail = start.before_detail.clone();
+        }
+    }
+
+    fn finish(&mut self, result: &ToolResultEvent) {
+        self.preparing_arguments.remove(&result.call_id);
+        if !self.index.contains_key(&result.call_id) {
+            let node = ToolNode::new(
+                &result.call_id,
+                &result.tool_name,
+                result.caller,
+                result.parent_call_id.clone(),
+            );
+            self.insert(node);
+        }
+        if let Some(node) = self.node_mut(&result.call_id) {
+            node.phase = Phase::Done;
+            node.outcome = Some(ToolOutcome {
+                status: result.status,
+                error_code: result.error_code,
+                content: result.content.clone(),
+                output: result.output.clone(),
+                detail: result.detail.clone(),
+                duration_ms: result.duration_ms,
+            });
+        }
+    }
+
+    /// Places a new node under its parent when the parent is known, else as a root call.
+    fn insert(&mut self, node: ToolNode) {
+        let call_id = node.call_id.clone();
+        let parent_path = node
+            .parent_call_id
+            .as_ref()
+            .and_then(|parent| self.index.get(parent).cloned());
+        if let Some(mut path) = parent_path
+            && let Some(parent) = self.node_at_mut(&path)
+        {
+            parent.sub_calls.push(node);
+            path.subs.push(parent.sub_calls.len() - 1);
+            self.index.insert(call_id, path);
+            return;
+        }
+        let turn = self.current_turn();
+        turn.items.push(TurnItem::Tool(Box::new(node)));
+        let path = NodePath {
+            turn: self.turns.len() - 1,
+            item: self.turns[self.turns.len() - 1].items.len() - 1,
+            subs: Vec::new(),
+        };
+        self.index.insert(call_id, path);
+    }
+
+    fn node_mut(&mut self, call_id: &str) -> Option<&mut ToolNode> {
+        let path = self.index.get(call_id)?.clone();
+        self.node_at_mut(&path)
+    }
+
+    fn node_at_mut(&mut self, path: &NodePath) -> Option<&mut ToolNode> {
+        let TurnItem::Tool(root) = self.turns.get_mut(path.turn)?.items.get_mut(path.item)? else {
+            return None;
+        };
+        let mut node: &mut ToolNode = root;
+        for &sub in &path.subs {
+            node = node.sub_calls.get_mut(sub)?;
+        }
+        Some(node)
+    }
+
+    /// The turn events belong to; a log that starts mid-turn gets an unnamed one.
+    fn current_turn(&mut self) -> &mut TurnNode {
+        if self.turns.is_empty() {
+            self.turns.push(TurnNode {
+                turn_id: String::new(),
+                prompt: String::new(),
+                items: Vec::new(),
+                finished: None,
+                message: None,
+            });
+        }
+        let last = self.turns.len() - 1;
+        &mut self.turns[last]
+    }
+}
+
+impl ToolNode {
+    fn new(call_id: &str, tool_name: &str, caller: CallerKind, parent: Option<String>) -> Self {
+        ToolNode {
+            call_id: call_id.to_string(),
+            tool_name: tool_name.to_string(),
+            caller,
+            parent_call_id: parent,
+            phase: Phase::Preparing,
+            arguments: None,
+            presentation: None,
+            before_detail: None,
+            progress: String::new(),
+            outcome: None,
+            sub_calls: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The loop against local servers speaking each provider's streaming format, asserting on the
+//! next request the agent sends.
+
+mod support;
+
+use qilin_agent::{Agent, AgentPrompt, LoopSettings};
+use qilin_model::{
+    AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
+};
+use qilin_protocol::{CallPresentation, Detail, FinishReason};
+use qilin_tool::{Executor, Session, Tool, ToolContext, ToolRegistry, ToolResult};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+use support::{serve, sse};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text.
+    text: String,
+}
+
+/// Says the text back.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "echo")]
+struct Echo;
+
+impl Tool for Echo {
+    type Args = EchoArgs;
+    type Output = String;
+    fn prompt_hint(&self) -> &str {
+        "Repeats text."
+    }
+    fn present(&self, args: &EchoArgs) -> CallPresentation {
+        CallPresentation::new("Echo", &args.text)
+    }
+    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
+        None
+    }
+    fn detail(&self, _: &EchoArgs, _: &ToolResult<String>) -> Option<Detail> {
+        None
+    }
+    async fn call(&self, args: EchoArgs, _: &ToolContext) -> ToolResult<String> {
+        Ok(format!("echo: {}", args.text))
+    }
+}
+
+/// Looks an order up; reached only from code.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "order_lookup", code_mode_only)]
+struct OrderLookup;
+
+impl Tool for OrderLookup {
+    type Args = EchoArgs;
+    type Output = String;
+    fn prompt_hint(&self) -> &str {
+        ""
+    }
+    fn present(&self, args: &EchoArgs) -> CallPresentation {
+        CallPresentation::new("Look up order", &args.text)
+    }
+    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
+        None
+    }
+    fn detail(&self, _: &EchoArgs, _: &ToolResult<String>) -> Option<Detail> {
+        None
+    }
+    async fn call(&self, args: EchoArgs, _: &ToolContext) -> ToolResult<String> {
+        Ok(args.text)
+    }
+}
+
+async fn run_two_steps(provider: Arc<dyn ModelProvider>) -> FinishReason {
+    let mut registry = ToolRegistry::new();
+    registry.register(Echo).unwrap();
+    registry.register(OrderLookup).unwrap();
+    let tools = registry.tools_list(["echo", "order_lookup"]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = Arc::new(Session::new("s", dir.path(), dir.path().join("data")));
+    let agent = Agent::new(
+        provider,
+        AgentPrompt {
+            system: "You are a careful agent.".into(),
+            tools,
+        },
+        Executor::new(Arc::new(registry), session),
+        LoopSettings {
+            model: "test-model".into(),
+            max_steps: 5,
+            max_tokens: Some(1024),
+        },
+    );
+    let mut history = Vec::new();
+    agent
+        .run_turn(&mut history, "Echo a and b.", CancellationToken::new())
+        .await
+        .reason
+}
+
+fn tool_names(tools: &Value, pointer: &str) -> Vec<String> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.pointer(pointer).unwrap().as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn openai_compatible_every_call_is_answered_under_its_id_and_the_prefix_is_stable() {
+    let step_one = sse(&[
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Echoing."},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"echo","arguments":""}}]},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"text\":"}}]},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" \"a\"}"}}]},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"echo","arguments":"{\"text\": \"b\"}"}}]},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}}"#,
+        ),
+        (None, "[DONE]"),
+    ]);
+    let step_two = sse(&[
+        (
+            None,
+            r#"{"id":"y","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Both echoed."},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"y","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        ),
+        (None, "[DONE]"),
+    ]);
+    let server = serve(vec![step_one, step_two]).await;
+    let provider = OpenAiProvider::new(OpenAiConfig::new(
+        format!("{}/v1", server.base_url),
+        Some("k".into()),
+    ))
+    .unwrap();
+    assert_eq!(
+        run_two_steps(Arc::new(provider)).await,
+        FinishReason::Completed
+    );
+
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let (first, second) = (&requests[0], &requests[1]);
+    assert_eq!(
+        tool_names(&second["tools"], "/function/name"),
+        ["echo"],
+        "no code-mode-only tool"
+    );
+    assert_eq!(first["tools"], second["tools"]);
+    let first_messages = first["messages"].as_array().unwrap();
+    let second_messages = second["messages"].as_array().unwrap();
+    assert_eq!(
+        first_messages[..],
+        second_messages[..first_messages.len()],
+        "prefix unchanged"
+    );
+    let assistant = &second_messages[first_messages.len()];
+    assert_eq!(assistant["role"], "assistant");
+    let ids: Vec<&str> = assistant["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_a", "call_b"]);
+    let answers: Vec<(&str, &str)> = second_messages[first_messages.len() + 1..]
+        .iter()
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(answers, [("call_a", "echo: a"), ("call_b", "echo: b")]);
+}
+
+#[tokio::test]
+async fn anthropic_every_call_is_answered_under_its_id_and_the_prefix_is_stable() {
+    let step_one = sse(&[
+        (
+            Some("message_start"),
+            r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":100,"output_tokens":1}}}"#,
+        ),
+        (
+            Some("content_block_start"),
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_a","name":"echo","input":{}}}"#,
+        ),
+        (
+            Some("content_block_delta"),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"text\": "}}"#,
+        ),
+        (
+            Some("content_block_delta"),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"a\"}"}}"#,
+        ),
+        (
+            Some("content_block_stop"),
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            Some("content_block_start"),
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_b","name":"echo","input":{}}}"#,
+        ),
+        (
+            Some("content_block_delta"),
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"text\": \"b\"}"}}"#,
+        ),
+        (
+            Some("content_block_stop"),
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            Some("message_delta"),
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}"#,
+        ),
+        (Some("message_stop"), r#"{"type":"message_stop"}"#),
+    ]);
+    let step_two = sse(&[
+        (
+            Some("message_start"),
+            r#"{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":160,"output_tokens":1}}}"#,
+        ),
+        (
+            Some("content_block_start"),
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            Some("content_block_delta"),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Both echoed."}}"#,
+        ),
+        (
+            Some("content_block_stop"),
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            Some("message_delta"),
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}"#,
+        ),
+        (Some("message_stop"), r#"{"type":"message_stop"}"#),
+    ]);
+    let server = serve(vec![step_one, step_two]).await;
+    let provider =
+        AnthropicProvider::new(AnthropicConfig::new(server.base_url.clone(), "k")).unwrap();
+    assert_eq!(
+        run_two_steps(Arc::new(provider)).await,
+        FinishReason::Completed
+    );
+
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    let (first, second) = (&requests[0], &requests[1]);
+    assert_eq!(
+        tool_names(&second["tools"], "/name"),
+        ["echo"],
+        "no code-mode-only tool"
+    );
+    assert_eq!(first["system"], second["system"]);
+    assert_eq!(first["tools"], second["tools"]);
+    let first_messages = first["messages"].as_array().unwrap();
+    let second_messages = second["messages"].as_array().unwrap();
+    assert_eq!(
+        first_messages[..],
+        second_messages[..first_messages.len()],
+        "prefix unchanged"
+    );
+    let assistant = &second_messages[first_messages.len()];
+    let used: Vec<&str> = assistant["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(used, ["toolu_a", "toolu_b"]);
+    let results = &second_messages[first_messages.len() + 1];
+    assert_eq!(results["role"], "user");
+    let answered: Vec<&str> = results["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ["toolu_a", "toolu_b"]);
+    assert!(
+        second["system"]
+            .to_string()
+            .contains("You are a careful agent.")
+    );
+}

@@ -1,0 +1,100 @@
+//! The conversation tree folded from recorded event logs (JSON lines, as on the wire).
+
+use qilin_agent::{ConversationTree, Phase, TurnItem};
+use qilin_protocol::{CallStatus, CallerKind, Event};
+
+fn log(name: &str) -> Vec<Event> {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .enumerate()
+        .map(|(i, line)| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{path}:{}: {e}", i + 1))
+        })
+        .collect()
+}
+
+#[test]
+fn code_mode_calls_nest_under_their_run_code_call() {
+    let tree = ConversationTree::from_events(&log("code_mode_turn.jsonl"));
+    assert_eq!(tree.turns.len(), 1);
+    let turn = &tree.turns[0];
+    assert_eq!(turn.prompt, "Which files mention TODO?");
+    let kinds: Vec<&str> = turn
+        .items
+        .iter()
+        .map(|item| match item {
+            TurnItem::Text { .. } => "text",
+            TurnItem::Tool(_) => "tool",
+        })
+        .collect();
+    assert_eq!(kinds, ["text", "tool", "text"]);
+    let TurnItem::Text { text, .. } = &turn.items[0] else {
+        panic!()
+    };
+    assert_eq!(text, "Let me search.");
+
+    let run = tree.call("call_1").unwrap();
+    assert_eq!(run.tool_name, "run_code");
+    assert_eq!(run.phase, Phase::Done);
+    assert_eq!(run.sub_calls.len(), 2);
+    let grep = &run.sub_calls[0];
+    assert_eq!(
+        (grep.tool_name.as_str(), grep.caller),
+        ("grep", CallerKind::Code)
+    );
+    assert_eq!(grep.outcome.as_ref().unwrap().status, CallStatus::Ok);
+    let read = &run.sub_calls[1];
+    assert_eq!(read.outcome.as_ref().unwrap().status, CallStatus::Error);
+    assert_eq!(read.sub_calls.len(), 0);
+    assert_eq!(tree.call("code_2").unwrap().tool_name, "read");
+    assert!(tree.preparing_arguments.is_empty());
+}
+
+#[test]
+fn a_preparing_call_keeps_its_raw_arguments_beside_the_node() {
+    let events = log("preparing_turn.jsonl");
+    let mut tree = ConversationTree::default();
+    for event in &events[..4] {
+        tree.apply(event);
+    }
+    let node = tree.call("call_1").unwrap();
+    assert_eq!(node.phase, Phase::Preparing);
+    assert_eq!(node.arguments, None);
+    assert_eq!(tree.preparing_arguments["call_1"], "{\"command\": \"ls -");
+    let before = node.clone();
+    tree.apply(&events[4]);
+    assert_eq!(
+        tree.call("call_1").unwrap(),
+        &before,
+        "streaming arguments does not touch the node"
+    );
+    for event in &events[5..] {
+        tree.apply(event);
+    }
+    let node = tree.call("call_1").unwrap();
+    assert_eq!(node.phase, Phase::Done);
+    assert_eq!(node.progress, "a\nb\n");
+    assert_eq!(node.arguments.as_ref().unwrap()["command"], "ls -la");
+    assert!(tree.preparing_arguments.is_empty());
+    assert_eq!(
+        tree.turns[0].finished,
+        Some(qilin_protocol::FinishReason::Completed)
+    );
+}
+
+#[test]
+fn folding_all_at_once_equals_folding_one_by_one() {
+    let events = log("code_mode_turn.jsonl");
+    let whole = ConversationTree::from_events(&events);
+    let mut stepwise = ConversationTree::default();
+    for event in &events {
+        stepwise.apply(event);
+    }
+    assert_eq!(
+        serde_json::to_value(&whole).unwrap(),
+        serde_json::to_value(&stepwise).unwrap()
+    );
+}
