@@ -1,0 +1,49 @@
+//! Qilin's model providers.
+//!
+//! A [`ModelRequest`] is the provider-neutral conversation: system prompt, tools (as
+//! [`qilin_tool::DirectDefinition`]s), messages. A [`ModelProvider`] streams the answer as
+//! [`ModelEvent`]s: text deltas, tool calls (start, raw argument deltas, end), usage, and
+//! `Finished` with the [`StopReason`]. Three providers:
+//!
+//! - [`OpenAiProvider`]: OpenAI-compatible Chat Completions (OpenAI, vLLM, Ollama,
+//!   llama.cpp's server, ...), configured by `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
+//! - [`AnthropicProvider`]: Anthropic Messages, configured by `ANTHROPIC_BASE_URL` /
+//!   `ANTHROPIC_API_KEY`, with cache markers on the system prompt and the last tool.
+//! - [`ScriptedProvider`]: answers from a YAML script, offline (format in `SCRIPTED.md`).
+//!
+//! The network providers retry HTTP 429, 5xx and connection failures with jittered
+//! exponential backoff honouring `Retry-After`, only before any of the answer streamed; they
+//! time out an idle stream; a stream that ends before its end marker is
+//! [`ModelError::TruncatedStream`], never a silently short answer. [`select_model`] turns
+//! `openai:NAME`, `anthropic:NAME` or `scripted:FILE` into a provider.
+//!
+//! Tool results with images: Anthropic receives them as image blocks; Chat Completions tool
+//! messages are text-only, so an image is described there as `[image: MEDIA_TYPE, N bytes]`.
+
+mod anthropic;
+mod error;
+mod event;
+mod openai;
+mod provider;
+mod request;
+mod response;
+mod retry;
+mod scripted;
+mod select;
+mod sse;
+mod sse_stream;
+mod transport;
+
+pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use error::ModelError;
+pub use event::{ModelEvent, StopReason};
+pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use provider::{ModelProvider, ModelStream};
+pub use request::{Message, ModelRequest, ToolCall, ToolCallResult};
+pub use response::ModelResponse;
+pub use retry::RetryPolicy;
+pub use scripted::{
+    CHUNK_BYTES, SCRIPT_EXHAUSTED, Script, ScriptError, ScriptTurn, ScriptedCall, ScriptedProvider,
+};
+pub use select::{ModelSpec, SelectError, SelectedModel, select_model};
+pub use transport::HttpSettings;

@@ -1,0 +1,99 @@
+//! The Chat Completions request body.
+
+use crate::request::block_as_text;
+use crate::{Message, ModelRequest, ToolCallResult};
+use serde_json::{Value, json};
+
+/// The body of a streamed `/chat/completions` request.
+///
+/// The system prompt is the first message; tools are `{type: "function", function: {name,
+/// description, parameters}}` (omitted when there are none, which some compatible servers
+/// require); assistant calls carry their raw `arguments` text; each tool result is a
+/// `role: "tool"` message under its `tool_call_id`. `max_tokens` is sent as `max_tokens`,
+/// the field every compatible server reads.
+pub(crate) fn request_body(request: &ModelRequest) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for message in &request.messages {
+        match message {
+            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+            Message::Assistant { text, tool_calls } => {
+                let mut entry = json!({"role": "assistant"});
+                entry["content"] = if text.is_empty() && !tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::String(text.clone())
+                };
+                if !tool_calls.is_empty() {
+                    let calls = tool_calls
+                        .iter()
+                        .map(|call| {
+                            json!({
+                                "id": call.id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": call.arguments},
+                            })
+                        })
+                        .collect();
+                    entry["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(entry);
+            }
+            Message::ToolResults { results } => {
+                messages.extend(results.iter().map(|result| {
+                    json!({
+                        "role": "tool",
+                        "tool_call_id": result.call_id,
+                        "content": result_text(result),
+                    })
+                }));
+            }
+        }
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    if let Some(max_tokens) = request.max_tokens {
+        body["max_tokens"] = json!(max_tokens);
+    }
+    body
+}
+
+/// A tool result as the text of a `role: "tool"` message, which is text-only: blocks joined
+/// by blank lines, images described as `[image: MEDIA_TYPE, N bytes]`, and a failed call's
+/// text after `Error: `.
+fn result_text(result: &ToolCallResult) -> String {
+    let text = result
+        .content
+        .iter()
+        .map(block_as_text)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if result.is_error {
+        format!("Error: {text}")
+    } else {
+        text
+    }
+}

@@ -1,0 +1,9 @@
+//! The providers against local servers replaying each provider's streaming wire format, and
+//! the scripted model.
+
+mod anthropic;
+mod faults;
+mod openai;
+mod scripted;
+mod select;
+mod support;
