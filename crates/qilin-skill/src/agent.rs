@@ -1,0 +1,450 @@
+//! `.agent` files: what an agent mounts, which skills it reads or preloads, its limits and
+//! its review policy, loaded and checked against the tools and skills that exist.
+
+use crate::yaml::{KnownKeys, Segment, Source, dotted};
+use crate::{Diagnostic, Limits, Loaded, SKILL_FILE, SkillSet};
+use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The catalog budget when an agent file sets none, in estimated tokens (bytes / 4).
+pub const DEFAULT_CATALOG_TOKENS: usize = 2000;
+
+const KNOWN_KEYS: KnownKeys = &[
+    (
+        "",
+        &[
+            "name",
+            "description",
+            "model",
+            "instructions",
+            "instructions_file",
+            "tools",
+            "skills",
+            "code_mode",
+            "limits",
+            "review",
+        ],
+    ),
+    ("skills", &["available", "preload", "catalog_tokens"]),
+    ("skills.preload.*", &["name", "files"]),
+    ("limits", &["max_steps", "code"]),
+    (
+        "limits.code",
+        &[
+            "wall_time_ms",
+            "memory_mb",
+            "max_recursion_depth",
+            "max_tool_calls",
+            "max_output_bytes",
+            "max_concurrency",
+        ],
+    ),
+];
+
+/// Which skills an agent may read: every discovered one, or those named.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AvailableSkills {
+    /// Every skill discovered for the workspace (`available: all`, and the default).
+    #[default]
+    All,
+    /// Only these, by name (`available: [a, b]`).
+    Named(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for AvailableSkills {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AvailableVisitor;
+        impl<'de> Visitor<'de> for AvailableVisitor {
+            type Value = AvailableSkills;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`all` or a list of skill names")
+            }
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<AvailableSkills, E> {
+                match value {
+                    "all" => Ok(AvailableSkills::All),
+                    other => Err(E::custom(format!(
+                        "`available: {other}` is not understood; write `all` or a list of skill names"
+                    ))),
+                }
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AvailableSkills, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(AvailableSkills::Named(names))
+            }
+        }
+        deserializer.deserialize_any(AvailableVisitor)
+    }
+}
+
+/// A skill file put into the system prompt when the agent starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PreloadedFile {
+    /// The skill it belongs to.
+    pub skill: String,
+    /// Its path inside the skill folder (`SKILL.md`, `reference/x.md`).
+    pub path: String,
+    /// Its text; for `SKILL.md`, the body without front matter.
+    pub content: String,
+}
+
+/// A review policy compiled at load, shared by the runs of the agent.
+#[derive(Clone)]
+pub struct CompiledPolicy(Arc<RulePolicy>);
+
+impl CompiledPolicy {
+    /// The reviewer to give the executor.
+    pub fn reviewer(&self) -> Arc<RulePolicy> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl fmt::Debug for CompiledPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CompiledPolicy")
+    }
+}
+
+/// A loaded and checked agent file.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    /// The agent file.
+    pub path: PathBuf,
+    /// The agent's name.
+    pub name: String,
+    /// What the agent is for.
+    pub description: Option<String>,
+    /// The model it asks for, as the provider names it.
+    pub model: Option<String>,
+    /// The instructions that open its system prompt.
+    pub instructions: String,
+    /// Wire names of the tools mounted directly, in the file's order, without repeats.
+    pub tools: Vec<String>,
+    /// Which skills it may read.
+    pub available_skills: AvailableSkills,
+    /// The skill files put into its system prompt, in the file's order.
+    pub preload: Vec<PreloadedFile>,
+    /// The catalog's budget, in estimated tokens (bytes / 4).
+    pub catalog_tokens: usize,
+    /// Whether `run_code` is mounted.
+    pub code_mode: bool,
+    /// Step and code-mode limits.
+    pub limits: Limits,
+    /// The review policy as written.
+    pub review: PolicyConfig,
+    /// The review policy, compiled.
+    pub policy: CompiledPolicy,
+}
+
+/// Why an agent file could not be loaded: every error found, each naming the file and line.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", .diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct AgentError {
+    /// The errors, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Deserialize)]
+struct RawAgent {
+    name: String,
+    description: Option<String>,
+    model: Option<String>,
+    instructions: Option<String>,
+    instructions_file: Option<String>,
+    #[serde(default)]
+    tools: Vec<String>,
+    #[serde(default)]
+    skills: RawSkills,
+    #[serde(default)]
+    code_mode: bool,
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    review: PolicyConfig,
+}
+
+#[derive(Deserialize, Default)]
+struct RawSkills {
+    #[serde(default)]
+    available: AvailableSkills,
+    #[serde(default)]
+    preload: Vec<RawPreload>,
+    catalog_tokens: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct RawPreload {
+    name: String,
+    #[serde(default = "default_preload_files")]
+    files: Vec<String>,
+}
+
+fn default_preload_files() -> Vec<String> {
+    vec![SKILL_FILE.to_string()]
+}
+
+fn key(name: &str) -> Segment {
+    Segment::Key(name.to_string())
+}
+
+impl Agent {
+    /// Loads the agent file at `path`, checking its tools against `registry` and its skills
+    /// against `skills`. Every error found is reported; unknown keys are warnings.
+    pub fn load(
+        path: &Path,
+        skills: &SkillSet,
+        registry: &ToolRegistry,
+    ) -> Result<Loaded<Agent>, AgentError> {
+        let fail = |diagnostic: Diagnostic| AgentError {
+            diagnostics: vec![diagnostic],
+        };
+        let text = std::fs::read_to_string(path).map_err(|err| {
+            fail(Diagnostic::error(
+                path,
+                None,
+                format!("the agent file could not be read: {err}"),
+            ))
+        })?;
+        let source = Source {
+            path,
+            text: &text,
+            line_offset: 0,
+        };
+        let (raw, mut warnings): (RawAgent, _) = source.parse(KNOWN_KEYS).map_err(fail)?;
+        let mut errors = Vec::new();
+        let instructions = read_instructions(&raw, &source, &mut errors);
+        let tools = check_tools(
+            &raw.tools,
+            &source,
+            skills,
+            registry,
+            &mut errors,
+            &mut warnings,
+        );
+        check_available(&raw.skills.available, &source, skills, &mut errors);
+        let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
+        if !raw.code_mode && !raw.limits.code.is_empty() {
+            warnings.push(Diagnostic::warning(
+                path,
+                source.line_of(&[key("limits"), key("code")]),
+                "`limits.code` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
+            ));
+        }
+        let policy = match RulePolicy::new(raw.review.clone()) {
+            Ok(policy) => Some(CompiledPolicy(Arc::new(policy))),
+            Err(err) => {
+                let at = [key("review"), key("rules"), Segment::Index(err.index - 1)];
+                errors.push(Diagnostic::error(
+                    path,
+                    source.line_of(&at),
+                    err.to_string(),
+                ));
+                None
+            }
+        };
+        let (Some(policy), true) = (policy, errors.is_empty()) else {
+            errors.sort_by_key(|d| d.line);
+            return Err(AgentError {
+                diagnostics: errors,
+            });
+        };
+        Ok(Loaded {
+            value: Agent {
+                path: path.to_path_buf(),
+                name: raw.name,
+                description: raw.description,
+                model: raw.model,
+                instructions,
+                tools,
+                available_skills: raw.skills.available,
+                preload,
+                catalog_tokens: raw.skills.catalog_tokens.unwrap_or(DEFAULT_CATALOG_TOKENS),
+                code_mode: raw.code_mode,
+                limits: raw.limits,
+                review: raw.review,
+                policy,
+            },
+            warnings,
+        })
+    }
+}
+
+fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnostic>) -> String {
+    match (&raw.instructions, &raw.instructions_file) {
+        (Some(text), None) => text.trim().to_string(),
+        (None, Some(file)) => {
+            let base = source.path.parent().unwrap_or(Path::new("."));
+            let full = base.join(file);
+            match std::fs::read_to_string(&full) {
+                Ok(text) => text.trim().to_string(),
+                Err(err) => {
+                    errors.push(Diagnostic::error(
+                        source.path,
+                        source.line_of(&[key("instructions_file")]),
+                        format!(
+                            "`instructions_file: {file}` could not be read ({}): {err}; the path is relative to the agent file",
+                            full.display()
+                        ),
+                    ));
+                    String::new()
+                }
+            }
+        }
+        (Some(_), Some(_)) => {
+            errors.push(Diagnostic::error(
+                source.path,
+                source.line_of(&[key("instructions_file")]),
+                "both `instructions` and `instructions_file` are set; keep one",
+            ));
+            String::new()
+        }
+        (None, None) => {
+            errors.push(Diagnostic::error(
+                source.path,
+                Some(1),
+                "the agent has no instructions: add `instructions:` (text) or `instructions_file:` (a path relative to the agent file)",
+            ));
+            String::new()
+        }
+    }
+}
+
+fn check_tools(
+    names: &[String],
+    source: &Source,
+    skills: &SkillSet,
+    registry: &ToolRegistry,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let mut mounted: Vec<String> = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        let line = source.line_of(&[key("tools"), Segment::Index(index)]);
+        let Some(tool) = registry.get(name) else {
+            let suggestions = registry.suggest(name);
+            let hint = if suggestions.is_empty() {
+                "; `qilin tools list` shows every tool".to_string()
+            } else {
+                format!("; did you mean `{}`?", suggestions.join("` or `"))
+            };
+            errors.push(Diagnostic::error(
+                source.path,
+                line,
+                format!("`tools` names `{name}`, but no tool has that name{hint}"),
+            ));
+            continue;
+        };
+        if tool.code_mode_only() {
+            let taught_by: Vec<&str> = skills
+                .iter()
+                .filter(|skill| skill.body.contains(&format!("\"{name}\"")))
+                .map(|skill| skill.name.as_str())
+                .collect();
+            let skill_hint = match taught_by.as_slice() {
+                [] => "as its skill teaches".to_string(),
+                found => format!("as skill `{}` teaches", found.join("` / `")),
+            };
+            errors.push(Diagnostic::error(
+                source.path,
+                line,
+                format!(
+                    "`{name}` is code-mode-only and cannot be mounted under `tools`: it is reached \
+                     through `run_code` (set `code_mode: true`), from Python with \
+                     sdk.tool.call(\"{name}\", {{...}}), {skill_hint}; remove it from `tools`"
+                ),
+            ));
+            continue;
+        }
+        if mounted.contains(name) {
+            warnings.push(Diagnostic::warning(
+                source.path,
+                line,
+                format!("`{name}` is listed twice under `tools`; it is mounted once"),
+            ));
+            continue;
+        }
+        mounted.push(name.clone());
+    }
+    mounted
+}
+
+fn unknown_skill(name: &str, skills: &SkillSet) -> String {
+    let suggestions = skills.suggest(name);
+    if suggestions.is_empty() {
+        format!("no skill is named `{name}`; `qilin skills list` shows the skills found")
+    } else {
+        format!(
+            "no skill is named `{name}`; did you mean `{}`?",
+            suggestions.join("` or `")
+        )
+    }
+}
+
+fn check_available(
+    available: &AvailableSkills,
+    source: &Source,
+    skills: &SkillSet,
+    errors: &mut Vec<Diagnostic>,
+) {
+    let AvailableSkills::Named(names) = available else {
+        return;
+    };
+    for (index, name) in names.iter().enumerate() {
+        if skills.get(name).is_none() {
+            let at = [key("skills"), key("available"), Segment::Index(index)];
+            errors.push(Diagnostic::error(
+                source.path,
+                source.line_of(&at),
+                format!("`skills.available`: {}", unknown_skill(name, skills)),
+            ));
+        }
+    }
+}
+
+fn read_preloads(
+    preloads: &[RawPreload],
+    source: &Source,
+    skills: &SkillSet,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<PreloadedFile> {
+    let mut files = Vec::new();
+    for (index, preload) in preloads.iter().enumerate() {
+        let at = [key("skills"), key("preload"), Segment::Index(index)];
+        let Some(skill) = skills.get(&preload.name) else {
+            let mut name_at = at.to_vec();
+            name_at.push(key("name"));
+            errors.push(Diagnostic::error(
+                source.path,
+                source.line_of(&name_at),
+                format!("`skills.preload`: {}", unknown_skill(&preload.name, skills)),
+            ));
+            continue;
+        };
+        for (file_index, file) in preload.files.iter().enumerate() {
+            match skill.read_file(file) {
+                Ok(content) => files.push(PreloadedFile {
+                    skill: skill.name.clone(),
+                    path: file.trim().trim_start_matches("./").to_string(),
+                    content,
+                }),
+                Err(err) => {
+                    let mut file_at = at.to_vec();
+                    file_at.extend([key("files"), Segment::Index(file_index)]);
+                    errors.push(Diagnostic::error(
+                        source.path,
+                        source.line_of(&file_at),
+                        format!("`{}`: preload file: {err}", dotted(&file_at)),
+                    ));
+                }
+            }
+        }
+    }
+    files
+}

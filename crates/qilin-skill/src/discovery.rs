@@ -1,0 +1,146 @@
+//! Finding skills: the workspace's `.qilin/skills/`, the user's `~/.qilin/skills/` and any
+//! `--skills DIR`, in that order; the first root that has a name wins.
+
+use crate::{Diagnostic, Skill, SkillSet};
+use std::path::{Path, PathBuf};
+
+/// Where a skill root came from; decides whether its absence is worth telling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootOrigin {
+    /// `<workspace>/.qilin/skills/`.
+    Workspace,
+    /// `~/.qilin/skills/`.
+    User,
+    /// A folder given explicitly (`--skills DIR`); it must exist.
+    Explicit,
+}
+
+/// A folder whose sub-folders are skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillRoot {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Where it came from.
+    pub origin: RootOrigin,
+}
+
+/// The roots in search order: the workspace's `.qilin/skills`, then `<home>/.qilin/skills`
+/// when a home folder is known, then each explicit folder.
+pub fn skill_roots(workspace: &Path, home: Option<&Path>, explicit: &[PathBuf]) -> Vec<SkillRoot> {
+    let mut roots = vec![SkillRoot {
+        dir: workspace.join(".qilin").join("skills"),
+        origin: RootOrigin::Workspace,
+    }];
+    if let Some(home) = home {
+        roots.push(SkillRoot {
+            dir: home.join(".qilin").join("skills"),
+            origin: RootOrigin::User,
+        });
+    }
+    roots.extend(explicit.iter().map(|dir| SkillRoot {
+        dir: dir.clone(),
+        origin: RootOrigin::Explicit,
+    }));
+    roots
+}
+
+/// What discovery found: the skills that loaded and every finding, broken skills included.
+#[derive(Debug, Clone, Default)]
+pub struct SkillDiscovery {
+    /// The skills that loaded.
+    pub skills: SkillSet,
+    /// Errors (skills that did not load) and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl SkillDiscovery {
+    /// True when some skill failed to load.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Loads every skill under the roots. A broken skill is a diagnostic and never hides the
+/// others; a name already loaded from an earlier root is skipped with a warning naming both;
+/// a root that is the same folder as an earlier one (the workspace is the home folder) is
+/// searched once.
+pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
+    let mut found = SkillDiscovery::default();
+    let mut searched: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let real = root.dir.canonicalize().unwrap_or_else(|_| root.dir.clone());
+        if searched.contains(&real) {
+            continue;
+        }
+        searched.push(real);
+        let entries = match std::fs::read_dir(&root.dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                if root.origin == RootOrigin::Explicit {
+                    found.diagnostics.push(Diagnostic::error(
+                        &root.dir,
+                        None,
+                        "the skills folder does not exist; give a folder whose sub-folders each hold a SKILL.md",
+                    ));
+                }
+                continue;
+            }
+            Err(err) => {
+                found.diagnostics.push(Diagnostic::error(
+                    &root.dir,
+                    None,
+                    format!("the skills folder could not be read: {err}"),
+                ));
+                continue;
+            }
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_dir())
+            .filter(|path| {
+                !path
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            load_into(&dir, &mut found);
+        }
+    }
+    found
+}
+
+fn load_into(dir: &Path, found: &mut SkillDiscovery) {
+    if !dir.join(crate::SKILL_FILE).is_file() {
+        found.diagnostics.push(Diagnostic::warning(
+            dir,
+            None,
+            "this folder has no SKILL.md, so it is not a skill; each skill is a folder holding a SKILL.md",
+        ));
+        return;
+    }
+    match Skill::load(dir) {
+        Ok(loaded) => {
+            found.diagnostics.extend(loaded.warnings);
+            if let Err(shadowed) = found.skills.insert(loaded.value) {
+                let kept = found
+                    .skills
+                    .get(&shadowed.name)
+                    .map(|skill| skill.dir.display().to_string())
+                    .unwrap_or_default();
+                found.diagnostics.push(Diagnostic::warning(
+                    &shadowed.dir.join(crate::SKILL_FILE),
+                    None,
+                    format!(
+                        "skill `{}` is also defined in `{kept}`, which comes first and is used; \
+                         this one is ignored",
+                        shadowed.name
+                    ),
+                ));
+            }
+        }
+        Err(diagnostic) => found.diagnostics.push(diagnostic),
+    }
+}

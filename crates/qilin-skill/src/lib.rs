@@ -1,0 +1,39 @@
+//! Qilin's skills and agent files.
+//!
+//! A **skill** is a folder with a `SKILL.md` in the Agent Skills format (YAML front matter
+//! with `name` and `description`, then Markdown) and any other files (`reference/*.md`,
+//! `scripts/`, `assets/`). [`discover`] finds them under the roots [`skill_roots`] lists; the
+//! [`SkillTool`] (`skill`) lets the model read them on demand.
+//!
+//! An **agent file** (`.agent`, YAML) says which tools an agent mounts directly, which skills
+//! it may read or preloads, whether code mode is on, its limits and its review policy;
+//! [`Agent::load`] checks it against the registry and the skills. [`assemble_prompt`] turns
+//! an agent into exactly what a provider receives.
+
+mod agent;
+mod diagnostic;
+mod discovery;
+mod front_matter;
+mod limits;
+mod prompt;
+mod skill;
+mod skill_files;
+mod skill_set;
+mod skill_tool;
+mod yaml;
+
+pub use agent::{
+    Agent, AgentError, AvailableSkills, CompiledPolicy, DEFAULT_CATALOG_TOKENS, PreloadedFile,
+};
+pub use diagnostic::{Diagnostic, Loaded, Severity};
+pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
+pub use limits::{CodeLimitsConfig, Limits};
+pub use prompt::{
+    AssembledPrompt, PromptError, RUN_CODE_TOOL, SKILL_TOOL, assemble_prompt, estimate_tokens,
+};
+pub use skill::{
+    MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, SKILL_FILE, Skill,
+};
+pub use skill_files::{MAX_LISTED_FILES, SkillFileError};
+pub use skill_set::SkillSet;
+pub use skill_tool::{SkillArgs, SkillOutput, SkillTool};

@@ -1,0 +1,228 @@
+//! `.agent` files: what loads, and the error each mistake gives, with its line.
+
+mod common;
+
+use common::{discover_workspace, registry_with, write_files, write_skill};
+use qilin_skill::{Agent, AgentError, AvailableSkills, Diagnostic, Loaded, SkillDiscovery};
+use std::path::Path;
+
+struct Workspace {
+    dir: tempfile::TempDir,
+    discovery: SkillDiscovery,
+}
+
+fn workspace() -> Workspace {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = write_skill(
+        dir.path(),
+        "sales-data",
+        "Query sales figures with the sales_report tool.",
+        "# Sales\n\nCall `sdk.tool.call(\"sales_report\", {\"region\": \"emea\"})`.\n",
+    );
+    write_files(
+        &skill,
+        &[("reference/regions.md", "# Regions\nemea, apac\n")],
+    );
+    write_skill(dir.path(), "code-search", "Find code.", "# Search\n");
+    let discovery = discover_workspace(dir.path());
+    assert!(
+        discovery.diagnostics.is_empty(),
+        "{:#?}",
+        discovery.diagnostics
+    );
+    Workspace { dir, discovery }
+}
+
+impl Workspace {
+    fn load(&self, text: &str) -> Result<Loaded<Agent>, AgentError> {
+        let path = self.dir.path().join("test.agent");
+        std::fs::write(&path, text).unwrap();
+        let registry = registry_with(&self.discovery);
+        Agent::load(&path, &self.discovery.skills, &registry)
+    }
+
+    fn error(&self, text: &str) -> Diagnostic {
+        let err = self.load(text).unwrap_err();
+        let [diagnostic] = err.diagnostics.as_slice() else {
+            panic!("expected one error: {err}");
+        };
+        assert!(diagnostic.path.ends_with("test.agent"));
+        diagnostic.clone()
+    }
+}
+
+#[test]
+fn a_complete_agent_file_loads_with_every_section() {
+    let ws = workspace();
+    write_files(
+        ws.dir.path(),
+        &[("prompts/analyst.md", "You analyse sales.\n")],
+    );
+    let loaded = ws
+        .load(
+            "name: analyst\ndescription: Answers sales questions\nmodel: gpt-5\ninstructions_file: prompts/analyst.md\ntools: [read, grep]\nskills:\n  available: [sales-data]\n  preload:\n    - name: sales-data\n      files: [SKILL.md, references/regions.md]\ncode_mode: true\nlimits:\n  max_steps: 30\n  code:\n    wall_time_ms: 20000\n    max_tool_calls: 50\nreview:\n  default: allow\n  rules:\n    - tool: bash\n      when: {command: \"rm\\\\s+-rf\"}\n      decision: deny\n",
+        )
+        .unwrap();
+    assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
+    let agent = loaded.value;
+    assert_eq!(agent.instructions, "You analyse sales.");
+    assert_eq!(agent.tools, ["read", "grep"]);
+    assert_eq!(
+        agent.available_skills,
+        AvailableSkills::Named(vec!["sales-data".into()])
+    );
+    assert_eq!(agent.preload.len(), 2);
+    assert!(agent.preload[0].content.starts_with("# Sales"));
+    assert_eq!(agent.preload[1].path, "references/regions.md");
+    assert_eq!(agent.preload[1].content, "# Regions\nemea, apac\n");
+    assert!(agent.code_mode);
+    assert_eq!(agent.limits.max_steps, Some(30));
+    assert_eq!(agent.limits.code.wall_time_ms, Some(20000));
+    assert_eq!(agent.limits.code.max_tool_calls, Some(50));
+    assert_eq!(agent.limits.code.memory_mb, None);
+    assert!(matches!(
+        agent
+            .policy
+            .reviewer()
+            .decide("bash", &serde_json::json!({"command": "rm -rf /"})),
+        qilin_tool::ReviewDecision::Deny { .. }
+    ));
+}
+
+#[test]
+fn an_unknown_tool_is_an_error_on_its_line_with_the_closest_names() {
+    let ws = workspace();
+    let error = ws.error("name: a\ninstructions: hi\ntools:\n  - read\n  - gerp\n");
+    assert_eq!(error.line, Some(5));
+    assert!(error.message.contains("`gerp`"), "{error}");
+    assert!(error.message.contains("did you mean `grep`?"), "{error}");
+}
+
+#[test]
+fn a_code_mode_only_tool_under_tools_is_an_error_that_says_how_to_reach_it() {
+    let ws = workspace();
+    let error = ws.error("name: a\ninstructions: hi\ntools: [read, sales_report]\n");
+    assert_eq!(error.line, Some(3));
+    assert!(error.message.contains("code-mode-only"), "{error}");
+    assert!(error.message.contains("run_code"), "{error}");
+    assert!(error.message.contains("skill `sales-data`"), "{error}");
+}
+
+#[test]
+fn an_unknown_skill_is_an_error_with_suggestions() {
+    let ws = workspace();
+    let error = ws.error("name: a\ninstructions: hi\nskills:\n  available:\n    - sales-dta\n");
+    assert_eq!(error.line, Some(5));
+    assert!(
+        error.message.contains("did you mean `sales-data`?"),
+        "{error}"
+    );
+    let error =
+        ws.error("name: a\ninstructions: hi\nskills:\n  preload:\n    - name: code-serch\n");
+    assert_eq!(error.line, Some(5));
+    assert!(
+        error.message.contains("did you mean `code-search`?"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_preload_file_that_does_not_exist_is_an_error_naming_it() {
+    let ws = workspace();
+    let error = ws.error(
+        "name: a\ninstructions: hi\nskills:\n  preload:\n    - name: sales-data\n      files:\n        - SKILL.md\n        - reference/missing.md\n",
+    );
+    assert_eq!(error.line, Some(8));
+    assert!(error.message.contains("reference/missing.md"), "{error}");
+    assert!(error.message.contains("reference/regions.md"), "{error}");
+    let escape = ws.error(
+        "name: a\ninstructions: hi\nskills:\n  preload:\n    - name: sales-data\n      files: [../code-search/SKILL.md]\n",
+    );
+    assert!(
+        escape.message.contains("leaves the skill folder"),
+        "{escape}"
+    );
+}
+
+#[test]
+fn every_error_in_a_file_is_reported_in_line_order() {
+    let ws = workspace();
+    let err = ws
+        .load("name: a\ninstructions: hi\ntools: [nope]\nskills:\n  available: [gone]\n")
+        .unwrap_err();
+    let lines: Vec<Option<usize>> = err.diagnostics.iter().map(|d| d.line).collect();
+    assert_eq!(lines, [Some(3), Some(5)]);
+    assert!(err.to_string().contains("test.agent:3: error:"));
+}
+
+#[test]
+fn unknown_keys_at_every_level_are_warnings_naming_their_lines() {
+    let ws = workspace();
+    let loaded = ws
+        .load("name: a\ninstructions: hi\ntemperature: 0.2\nskills:\n  availble: all\nlimits:\n  code:\n    wall_time: 5\n")
+        .unwrap();
+    let found: Vec<(Option<usize>, &str)> = loaded
+        .warnings
+        .iter()
+        .map(|w| (w.line, w.message.as_str()))
+        .collect();
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert_eq!(found[0].0, Some(3));
+    assert!(found[0].1.contains("`temperature`"));
+    assert_eq!(found[1].0, Some(5));
+    assert!(
+        found[1].1.contains("did you mean `available`?"),
+        "{}",
+        found[1].1
+    );
+    assert_eq!(found[2].0, Some(8));
+    assert!(found[2].1.contains("`limits.code.wall_time`"));
+}
+
+#[test]
+fn a_bad_review_pattern_is_a_load_error_naming_the_rule_line() {
+    let ws = workspace();
+    let error = ws.error(
+        "name: a\ninstructions: hi\nreview:\n  rules:\n    - tool: read\n      decision: allow\n    - tool: bash\n      when: {command: \"(unclosed\"}\n      decision: deny\n",
+    );
+    assert_eq!(error.line, Some(7));
+    assert!(error.message.contains("rule 2"), "{error}");
+}
+
+#[test]
+fn yaml_and_shape_errors_name_the_line() {
+    let ws = workspace();
+    let error = ws.error("name: a\ninstructions: hi\ncode_mode: sometimes\n");
+    assert_eq!(error.line, Some(3));
+    assert!(error.message.contains("code_mode"), "{error}");
+    let error = ws.error("name: a\ninstructions: hi\nskills:\n  available: some\n");
+    assert_eq!(error.line, Some(4));
+    assert!(error.message.contains("write `all` or a list"), "{error}");
+    let error = ws.error(
+        "name: a\ninstructions: hi\nreview:\n  rules:\n    - tool: x\n      verdict: deny\n",
+    );
+    assert_eq!(error.line, Some(6));
+}
+
+#[test]
+fn instructions_are_required_once() {
+    let ws = workspace();
+    assert!(ws.error("name: a\n").message.contains("no instructions"));
+    let both = ws.error("name: a\ninstructions: x\ninstructions_file: y.md\n");
+    assert_eq!(both.line, Some(3));
+    let missing = ws.error("name: a\ninstructions_file: nowhere.md\n");
+    assert!(missing.message.contains("nowhere.md"), "{missing}");
+    assert!(missing.message.contains("relative to the agent file"));
+}
+
+#[test]
+fn an_agent_file_that_does_not_exist_names_its_path() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let err =
+        Agent::load(Path::new("/no/such.agent"), &ws.discovery.skills, &registry).unwrap_err();
+    assert!(
+        err.to_string().starts_with("/no/such.agent: error:"),
+        "{err}"
+    );
+}

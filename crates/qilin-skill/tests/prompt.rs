@@ -1,0 +1,197 @@
+//! Prompt assembly: order, budget, tools list, and byte-identical output.
+
+mod common;
+
+use common::{RunCode, discover_workspace, registry_with, write_files, write_skill};
+use qilin_skill::{
+    Agent, AssembledPrompt, PromptError, SkillDiscovery, SkillTool, assemble_prompt,
+};
+use qilin_tool::{Caller, Executor, Session, ToolCall, ToolRegistry};
+use serde_json::json;
+use std::sync::Arc;
+
+struct Workspace {
+    dir: tempfile::TempDir,
+    discovery: SkillDiscovery,
+}
+
+fn workspace() -> Workspace {
+    let dir = tempfile::tempdir().unwrap();
+    let sales = write_skill(
+        dir.path(),
+        "sales-data",
+        "Query sales figures.",
+        "# Sales\nUse sales_report.\n",
+    );
+    write_files(&sales, &[("reference/regions.md", "# Regions\n")]);
+    write_skill(
+        dir.path(),
+        "code-search",
+        "Find code\n  across the repository.",
+        "# Search\n",
+    );
+    write_skill(dir.path(), "alpha-notes", "Keep notes.", "# Notes\n");
+    let discovery = discover_workspace(dir.path());
+    Workspace { dir, discovery }
+}
+
+impl Workspace {
+    fn agent(&self, text: &str, registry: &ToolRegistry) -> Agent {
+        let path = self.dir.path().join("test.agent");
+        std::fs::write(&path, text).unwrap();
+        Agent::load(&path, &self.discovery.skills, registry)
+            .unwrap()
+            .value
+    }
+}
+
+const ANALYST: &str = "name: analyst\ninstructions: You analyse sales.\ntools: [read, grep]\nskills:\n  preload:\n    - name: sales-data\n      files: [SKILL.md, reference/regions.md]\ncode_mode: true\n";
+
+fn names(prompt: &AssembledPrompt) -> Vec<&str> {
+    prompt.tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+#[test]
+fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let prompt = assemble_prompt(
+        &ws.agent(ANALYST, &registry),
+        &ws.discovery.skills,
+        &registry,
+    )
+    .unwrap();
+    let expected_start = "You analyse sales.\n\n<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales\nUse sales_report.\n</skill-file>\n\n<skill-file skill=\"sales-data\" path=\"reference/regions.md\">\n# Regions\n</skill-file>\n\n<available-skills>\n";
+    assert!(
+        prompt.system.starts_with(expected_start),
+        "{}",
+        prompt.system
+    );
+    assert!(prompt.system.ends_with(
+        "- alpha-notes: Keep notes.\n- code-search: Find code across the repository.\n- sales-data: Query sales figures.\n</available-skills>\n"
+    ), "{}", prompt.system);
+    assert!(!prompt.system.contains(&ws.dir.path().display().to_string()));
+    assert_eq!(names(&prompt), ["read", "grep", "skill", "run_code"]);
+}
+
+#[test]
+fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let agent = ws.agent(
+        "name: a\ninstructions: hi\nskills:\n  catalog_tokens: 60\n",
+        &registry,
+    );
+    let prompt = assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap();
+    assert!(prompt.system.contains("- alpha-notes: Keep notes.\n"));
+    assert!(!prompt.system.contains("- sales-data"), "{}", prompt.system);
+    assert!(
+        prompt.system.contains("2 more skills are not listed here"),
+        "{}",
+        prompt.system
+    );
+    assert!(prompt.system.contains("within 60 tokens"));
+}
+
+#[test]
+fn an_agent_without_skills_or_code_mode_gets_only_its_tools() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let agent = ws.agent(
+        "name: coder\ninstructions: Write code.\ntools: [edit, read, edit]\nskills:\n  available: []\n",
+        &registry,
+    );
+    let prompt = assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap();
+    assert_eq!(prompt.system, "Write code.\n");
+    assert_eq!(names(&prompt), ["edit", "read"]);
+}
+
+#[test]
+fn a_code_mode_only_tool_is_never_in_the_tools_list() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let prompt = assemble_prompt(
+        &ws.agent(ANALYST, &registry),
+        &ws.discovery.skills,
+        &registry,
+    )
+    .unwrap();
+    assert!(registry.get("sales_report").unwrap().code_mode_only());
+    assert!(!names(&prompt).contains(&"sales_report"));
+}
+
+#[test]
+fn code_mode_without_a_registered_run_code_is_an_error_naming_it() {
+    let ws = workspace();
+    let full = registry_with(&ws.discovery);
+    let agent = ws.agent(ANALYST, &full);
+    let mut without = ToolRegistry::new();
+    without.register(common::Read).unwrap();
+    without.register(common::Grep).unwrap();
+    without
+        .register(SkillTool::new(Arc::new(ws.discovery.skills.clone())))
+        .unwrap();
+    let err = assemble_prompt(&agent, &ws.discovery.skills, &without).unwrap_err();
+    assert!(matches!(&err, PromptError::Missing { name, .. } if name == "run_code"));
+    assert!(err.to_string().contains("`run_code`"), "{err}");
+    without.register(RunCode).unwrap();
+    assert!(assemble_prompt(&agent, &ws.discovery.skills, &without).is_ok());
+}
+
+#[test]
+fn two_assemblies_of_the_same_inputs_are_byte_identical() {
+    let ws = workspace();
+    let registry = registry_with(&ws.discovery);
+    let agent = ws.agent(ANALYST, &registry);
+    let first =
+        serde_json::to_string(&assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap())
+            .unwrap();
+    let rediscovered = discover_workspace(ws.dir.path());
+    let registry_again = registry_with(&rediscovered);
+    let agent_again = ws.agent(ANALYST, &registry_again);
+    let second = serde_json::to_string(
+        &assemble_prompt(&agent_again, &rediscovered.skills, &registry_again).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first, second);
+}
+
+#[tokio::test]
+async fn the_prompt_is_byte_identical_before_and_after_tool_calls() {
+    let ws = workspace();
+    let registry = Arc::new(registry_with(&ws.discovery));
+    let agent = ws.agent(ANALYST, &registry);
+    let before =
+        serde_json::to_vec(&assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap())
+            .unwrap();
+    let session = Arc::new(Session::new(
+        "s",
+        ws.dir.path(),
+        ws.dir.path().join(".data"),
+    ));
+    let executor = Executor::new(Arc::clone(&registry), session);
+    for (id, name, arguments) in [
+        (
+            "c1",
+            "skill",
+            json!({"name": "sales-data", "file": "reference/regions.md"}),
+        ),
+        ("c2", "read", json!({"path": "notes.md"})),
+        ("c3", "skill", json!({"name": "no-such-skill"})),
+    ] {
+        executor
+            .dispatch(
+                ToolCall {
+                    call_id: id.into(),
+                    name: name.into(),
+                    arguments,
+                },
+                Caller::Direct,
+            )
+            .await;
+    }
+    let after =
+        serde_json::to_vec(&assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap())
+            .unwrap();
+    assert_eq!(before, after);
+}

@@ -1,0 +1,279 @@
+//! Skill discovery: what loads, and the diagnostic each kind of broken skill gives.
+
+mod common;
+
+use common::{discover_workspace, skill_md, write_files, write_skill};
+use qilin_skill::{Diagnostic, Severity, discover, skill_roots};
+use std::path::Path;
+
+fn only_error(diagnostics: &[Diagnostic]) -> &Diagnostic {
+    let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "expected one error, got {diagnostics:#?}");
+    errors[0]
+}
+
+#[test]
+fn yaml_quoting_block_scalars_and_colons_in_values_load() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/csv-tools"),
+        &[(
+            "SKILL.md",
+            "---\nname: \"csv-tools\"\ndescription: >\n  Clean CSV files: fix quoting,\n  drop empty rows.\nlicense: 'MIT'\nmetadata:\n  note: |\n    line one\n    line two\n  version: 2\n---\n\n# Body: with a colon\n",
+        )],
+    );
+    let found = discover_workspace(ws.path());
+    assert!(found.diagnostics.is_empty(), "{:#?}", found.diagnostics);
+    let skill = found.skills.get("csv-tools").unwrap();
+    assert_eq!(
+        skill.description,
+        "Clean CSV files: fix quoting, drop empty rows."
+    );
+    assert_eq!(skill.license.as_deref(), Some("MIT"));
+    assert_eq!(skill.metadata["note"], "line one\nline two\n");
+    assert_eq!(skill.metadata["version"], "2");
+    assert_eq!(skill.body, "# Body: with a colon\n");
+}
+
+#[test]
+fn a_file_without_front_matter_is_an_error_on_line_one() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/plain"),
+        &[("SKILL.md", "# Just Markdown\n")],
+    );
+    let found = discover_workspace(ws.path());
+    let error = only_error(&found.diagnostics);
+    assert!(error.path.ends_with("plain/SKILL.md"));
+    assert_eq!(error.line, Some(1));
+    assert!(error.message.contains("no front matter"), "{error}");
+    assert!(found.skills.is_empty());
+}
+
+#[test]
+fn broken_yaml_names_the_line_in_the_skill_file() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/broken"),
+        &[(
+            "SKILL.md",
+            "---\nname: broken\ndescription: fine\nlicense: \"unterminated\n---\nbody\n",
+        )],
+    );
+    let found = discover_workspace(ws.path());
+    let error = only_error(&found.diagnostics);
+    let line = error.line.expect("a YAML error has a line");
+    assert!((4..=5).contains(&line), "line {line}: {error}");
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("SKILL.md:{line}: error:"))
+    );
+}
+
+#[test]
+fn a_wrongly_typed_value_names_its_line_offset_by_the_opening_delimiter() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/typed"),
+        &[(
+            "SKILL.md",
+            "---\nname: typed\ndescription:\n  - not\n  - a string\n---\n",
+        )],
+    );
+    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
+    assert_eq!(error.line, Some(4), "{error}");
+    assert!(error.message.contains("description"), "{error}");
+}
+
+#[test]
+fn a_name_that_differs_from_its_folder_is_an_error_at_the_name_line() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/pdf-tools"),
+        &[("SKILL.md", "---\ndescription: PDFs\nname: pdf\n---\n")],
+    );
+    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
+    assert_eq!(error.line, Some(3));
+    assert!(error.message.contains("folder `pdf-tools`"), "{error}");
+}
+
+#[test]
+fn an_over_long_description_is_an_error_that_gives_the_limit() {
+    let ws = tempfile::tempdir().unwrap();
+    write_skill(ws.path(), "wordy", &"x".repeat(1025), "body");
+    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
+    assert_eq!(error.line, Some(3));
+    assert!(error.message.contains("1025 characters"), "{error}");
+    assert!(error.message.contains("1 to 1024"), "{error}");
+}
+
+#[test]
+fn unknown_keys_are_warnings_with_their_line_and_the_skill_still_loads() {
+    let ws = tempfile::tempdir().unwrap();
+    write_files(
+        &ws.path().join(".qilin/skills/extra"),
+        &[(
+            "SKILL.md",
+            "---\nname: extra\ndescription: has extras\nversion: 3\nlicence: MIT\n---\nbody\n",
+        )],
+    );
+    let found = discover_workspace(ws.path());
+    assert!(found.skills.get("extra").is_some());
+    let warnings: Vec<&Diagnostic> = found.diagnostics.iter().collect();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    assert!(warnings.iter().all(|w| w.severity == Severity::Warning));
+    assert_eq!(warnings[0].line, Some(4));
+    assert!(warnings[0].message.contains("unknown key `version`"));
+    assert_eq!(warnings[1].line, Some(5));
+    assert!(
+        warnings[1].message.contains("did you mean `license`?"),
+        "{}",
+        warnings[1]
+    );
+}
+
+#[test]
+fn one_broken_skill_never_hides_the_others() {
+    let ws = tempfile::tempdir().unwrap();
+    write_skill(ws.path(), "alpha", "first", "a");
+    write_files(
+        &ws.path().join(".qilin/skills/beta"),
+        &[("SKILL.md", "no front matter")],
+    );
+    write_skill(ws.path(), "gamma", "third", "c");
+    std::fs::create_dir_all(ws.path().join(".qilin/skills/notes")).unwrap();
+    let found = discover_workspace(ws.path());
+    assert_eq!(found.skills.names().collect::<Vec<_>>(), ["alpha", "gamma"]);
+    assert!(found.has_errors());
+    let folder_warning = found
+        .diagnostics
+        .iter()
+        .find(|d| d.path.ends_with("notes"))
+        .unwrap();
+    assert!(folder_warning.message.contains("no SKILL.md"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_in_a_skill_folder_is_a_clear_warning_not_a_hang() {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = write_skill(ws.path(), "loopy", "has a loop", "body");
+    write_files(&dir, &[("reference/a.md", "A")]);
+    std::os::unix::fs::symlink("..", dir.join("reference/again")).unwrap();
+    let found = discover_workspace(ws.path());
+    let skill = found.skills.get("loopy").expect("the skill still loads");
+    assert_eq!(skill.files, ["reference/a.md"]);
+    let warning = found
+        .diagnostics
+        .iter()
+        .find(|d| d.message.contains("symlink loop"))
+        .unwrap_or_else(|| panic!("no loop warning in {:#?}", found.diagnostics));
+    assert!(warning.message.contains("reference/again"), "{warning}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_skill_folder_is_neither_listed_nor_followed() {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = write_skill(ws.path(), "leaky", "links out", "body");
+    let outside = tempfile::tempdir().unwrap();
+    write_files(outside.path(), &[("secret.txt", "top secret")]);
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.join("secret.txt")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.join("elsewhere")).unwrap();
+    let found = discover_workspace(ws.path());
+    let skill = found.skills.get("leaky").unwrap();
+    assert!(skill.files.is_empty(), "{:?}", skill.files);
+    let warnings = found
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("outside the skill folder"))
+        .count();
+    assert_eq!(warnings, 2, "{:#?}", found.diagnostics);
+}
+
+#[test]
+fn the_workspace_root_wins_over_home_and_explicit_roots_and_says_so() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    write_skill(ws.path(), "shared", "from the workspace", "ws");
+    write_skill(home.path(), "shared", "from home", "home");
+    write_skill(home.path(), "personal", "only at home", "home");
+    write_files(
+        &extra.path().join("more"),
+        &[("SKILL.md", &skill_md("more", "from --skills", "x"))],
+    );
+    let roots = skill_roots(ws.path(), Some(home.path()), &[extra.path().to_path_buf()]);
+    let found = discover(&roots);
+    assert_eq!(
+        found.skills.names().collect::<Vec<_>>(),
+        ["more", "personal", "shared"]
+    );
+    assert_eq!(
+        found.skills.get("shared").unwrap().description,
+        "from the workspace"
+    );
+    let [warning] = found.diagnostics.as_slice() else {
+        panic!("expected one warning: {:#?}", found.diagnostics);
+    };
+    assert_eq!(warning.severity, Severity::Warning);
+    assert!(warning.path.starts_with(home.path()));
+    assert!(
+        warning
+            .message
+            .contains(&ws.path().join(".qilin/skills/shared").display().to_string()),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_missing_explicit_root_is_an_error_but_missing_default_roots_are_not() {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let missing = ws.path().join("no-such-dir");
+    let found = discover(&skill_roots(
+        ws.path(),
+        Some(home.path()),
+        std::slice::from_ref(&missing),
+    ));
+    let error = only_error(&found.diagnostics);
+    assert_eq!(error.path, missing);
+    assert!(error.message.contains("does not exist"));
+}
+
+#[test]
+fn skills_written_for_other_agent_skills_clients_load_with_their_scripts_and_assets() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/foreign-skills");
+    let found = discover(&skill_roots(Path::new("/nonexistent"), None, &[root]));
+    assert!(found.diagnostics.is_empty(), "{:#?}", found.diagnostics);
+    let skill = found.skills.get("pdf-form-filling").unwrap();
+    assert_eq!(
+        skill.files,
+        [
+            "assets/checkbox.png",
+            "assets/field-template.json",
+            "references/field-types.md",
+            "scripts/fill_form.py",
+            "scripts/list_fields.py",
+        ]
+    );
+    assert_eq!(skill.allowed_tools, ["Bash(python:*)", "Read", "Write"]);
+    assert_eq!(skill.metadata["version"], "1.2");
+    assert!(skill.description.starts_with("Fill in PDF forms"));
+    assert!(
+        skill
+            .read_file("reference/field-types.md")
+            .unwrap()
+            .contains("/Btn")
+    );
+}
+
+#[test]
+fn a_workspace_that_is_the_home_folder_is_searched_once() {
+    let ws = tempfile::tempdir().unwrap();
+    write_skill(ws.path(), "notes", "Keep notes.", "body");
+    let found = discover(&skill_roots(ws.path(), Some(ws.path()), &[]));
+    assert_eq!(found.skills.len(), 1);
+    assert!(found.diagnostics.is_empty(), "{:#?}", found.diagnostics);
+}

@@ -1,0 +1,304 @@
+//! `bash`: run a shell command in the workspace, in the foreground or as a background job.
+
+use crate::jobs::{DRAIN_GRACE, JobReceipt, JobTable, exit_status};
+use crate::output_capture::{DEFAULT_OUTPUT_CAP, OutputCapture};
+use crate::process_group::spawn_shell;
+use crate::utf8_chunks::Utf8Chunks;
+use crate::workspace_path;
+use qilin_protocol::{CallPresentation, ContentBlock, Detail, ErrorCode};
+use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
+
+/// Seconds a foreground command may run when the call does not say.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The longest timeout a call may ask for, in seconds.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+
+/// Run a shell command in the workspace.
+///
+/// The command runs with `bash -c` in the workspace root, stdin closed; the result is its
+/// combined stdout and stderr, exit code and duration. With `background: true` the command
+/// starts as a background job and the call returns at once with the job's id.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "bash")]
+pub struct Bash;
+
+/// Arguments of `bash`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command line, run with `bash -c` in the workspace root. May span several lines.
+    pub command: String,
+    /// Seconds to wait before the whole process group is killed (default 120, at most 600).
+    /// Ignored for a background job.
+    #[schemars(range(min = 1, max = 600))]
+    pub timeout_secs: Option<u64>,
+    /// Start the command as a background job and return at once with its job id; read its
+    /// output with `job_output` and stop it with `job_kill`. Default false.
+    pub background: Option<bool>,
+}
+
+/// What `bash` returns: a finished command, or the receipt of a started background job.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BashOutput {
+    /// The command ran in the foreground and ended (on its own or by its timeout).
+    Finished(CommandResult),
+    /// The command was started in the background.
+    Started(JobReceipt),
+}
+
+/// A foreground command that ended.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CommandResult {
+    /// Combined stdout and stderr; when long, its head and tail with a notice naming the file
+    /// that holds all of it.
+    pub output: String,
+    /// The shell's exit code; absent when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (`SIGKILL` after a timeout), when one did.
+    pub signal: Option<String>,
+    /// True when the timeout ran out and the process group was killed.
+    pub timed_out: bool,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Bytes of output the command wrote in all.
+    pub total_bytes: u64,
+    /// The file holding the whole output, when `output` was cut.
+    pub spill_path: Option<String>,
+}
+
+impl Tool for Bash {
+    type Args = BashArgs;
+    type Output = BashOutput;
+
+    fn prompt_hint(&self) -> &str {
+        "Use bash for builds, tests, git and other programs. Each call is a fresh `bash -c` in \
+         the workspace root: `cd` and exported variables do not carry over, so chain steps with \
+         `&&`. Stdin is closed, so never run interactive commands (pass `-y`, `--no-edit`, \
+         `--yes`, or pipe input). A non-zero exit is reported with its output, not as a \
+         failure of the tool. Output over about 24 KB is cut to its head and tail and saved \
+         whole to a file named at the end; read that file for the middle. Processes left \
+         running when the command ends are killed: start servers and watchers with \
+         `background: true`, then poll them with `job_output` and stop them with `job_kill`. \
+         Prefer the read, grep, glob, edit and write tools over cat, grep, find, sed and \
+         echo redirections."
+    }
+
+    fn present(&self, args: &BashArgs) -> CallPresentation {
+        let first_line = args.command.lines().next().unwrap_or_default();
+        let action = if args.background == Some(true) {
+            "Start job"
+        } else {
+            "Run command"
+        };
+        CallPresentation::new(action, first_line)
+    }
+
+    fn before_detail(&self, args: &BashArgs) -> Option<Detail> {
+        Some(Detail::Code {
+            language: "bash".into(),
+            code: args.command.clone(),
+        })
+    }
+
+    fn detail(&self, args: &BashArgs, result: &ToolResult<BashOutput>) -> Option<Detail> {
+        match result {
+            Ok(BashOutput::Finished(done)) => Some(Detail::Shell {
+                command: args.command.clone(),
+                output: done.output.clone(),
+                exit_code: done.exit_code,
+            }),
+            Ok(BashOutput::Started(receipt)) => Some(Detail::Text {
+                text: format!("started {} (pid {})", receipt.job_id, receipt.pid),
+            }),
+            Err(error) => Some(Detail::Text {
+                text: error.message.clone(),
+            }),
+        }
+    }
+
+    async fn call(&self, args: BashArgs, cx: &ToolContext) -> ToolResult<BashOutput> {
+        if args.command.trim().is_empty() {
+            return Err(ToolError::invalid_arguments(
+                "`command` is empty; give the shell command to run, e.g. `cargo test`",
+            ));
+        }
+        let root = workspace_path::root(cx.workspace())?;
+        if args.background == Some(true) {
+            let jobs = cx.service::<JobTable>().ok_or_else(|| {
+                ToolError::failed(
+                    "background jobs are not available in this runtime (it has no job table); \
+                     run the command in the foreground with a timeout instead",
+                )
+            })?;
+            let receipt = jobs
+                .start(
+                    &args.command,
+                    &root.absolute,
+                    &root.relative,
+                    cx.session().data_dir(),
+                )
+                .map_err(|err| ToolError::failed(err.to_string()))?;
+            return Ok(BashOutput::Started(receipt));
+        }
+        let timeout_secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
+            return Err(ToolError::invalid_arguments(format!(
+                "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
+            )));
+        }
+        run_foreground(&args.command, Duration::from_secs(timeout_secs), cx)
+            .await
+            .map(BashOutput::Finished)
+    }
+
+    fn content(&self, output: &BashOutput) -> Vec<ContentBlock> {
+        let text = match output {
+            BashOutput::Finished(done) => {
+                let mut text = done.output.clone();
+                if text.is_empty() {
+                    text.push_str("(no output)");
+                }
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                let seconds = done.duration_ms as f64 / 1000.0;
+                let ending = match (&done.exit_code, &done.signal) {
+                    _ if done.timed_out => {
+                        format!("[timed out after {seconds:.1} s; the process group was killed]")
+                    }
+                    (Some(code), _) => format!("[exit code {code}, {seconds:.1} s]"),
+                    (None, Some(signal)) => format!("[killed by {signal}, {seconds:.1} s]"),
+                    (None, None) => format!("[ended, {seconds:.1} s]"),
+                };
+                text.push_str(&ending);
+                text
+            }
+            BashOutput::Started(receipt) => format!(
+                "Started background job {} (pid {}) in {}: {}\nIts output is logged to {}. \
+                 Read it with job_output {{\"job_id\": \"{}\"}}; stop it with job_kill.",
+                receipt.job_id,
+                receipt.pid,
+                receipt.cwd,
+                receipt.command,
+                receipt.log_path,
+                receipt.job_id
+            ),
+        };
+        vec![ContentBlock::text(text)]
+    }
+}
+
+enum Ending {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run_foreground(
+    command: &str,
+    timeout: Duration,
+    cx: &ToolContext,
+) -> ToolResult<CommandResult> {
+    let started = Instant::now();
+    let root = workspace_path::root(cx.workspace())?;
+    let mut process = spawn_shell(command, &root.absolute).map_err(|err| {
+        ToolError::failed(format!(
+            "`bash` could not be started: {err}; is bash installed?"
+        ))
+    })?;
+    let spill_path = cx
+        .session()
+        .data_dir()
+        .join("spill")
+        .join(format!("bash-{}.txt", file_safe(cx.call_id())));
+    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, spill_path);
+    let mut live = Utf8Chunks::default();
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut open = true;
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let ending = loop {
+        tokio::select! {
+            read = process.output.read(&mut buf), if open => match read {
+                Ok(0) | Err(_) => open = false,
+                Ok(n) => {
+                    capture.push(&buf[..n]);
+                    let text = live.push(&buf[..n]);
+                    if !text.is_empty() {
+                        cx.progress(text);
+                    }
+                }
+            },
+            exit = process.child.wait() => break Ending::Exited(exit),
+            () = &mut deadline => break Ending::TimedOut,
+            () = cx.cancellation().cancelled() => break Ending::Cancelled,
+        }
+    };
+    if !matches!(ending, Ending::Exited(_)) {
+        process.group.kill();
+    }
+    let drain_until = Instant::now() + DRAIN_GRACE;
+    while open {
+        match tokio::time::timeout_at(drain_until, process.output.read(&mut buf)).await {
+            Ok(Ok(n)) if n > 0 => capture.push(&buf[..n]),
+            _ => open = false,
+        }
+    }
+    process.group.kill();
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (exit_code, signal, timed_out) = match ending {
+        Ending::Exited(Ok(status)) => {
+            let status = exit_status(status, None);
+            (status.exit_code, status.signal, false)
+        }
+        Ending::Exited(Err(err)) => {
+            return Err(ToolError::failed(format!(
+                "the command's exit status could not be read: {err}"
+            )));
+        }
+        Ending::TimedOut => {
+            let _ = process.child.wait().await;
+            (None, Some("SIGKILL".to_string()), true)
+        }
+        Ending::Cancelled => {
+            let output = capture.finish();
+            return Err(ToolError::new(
+                ErrorCode::Interrupted,
+                format!(
+                    "The command was interrupted and its process group killed. Output so far:\n{}",
+                    output.text
+                ),
+            ));
+        }
+    };
+    let total_bytes = capture.total_bytes();
+    let captured = capture.finish();
+    Ok(CommandResult {
+        output: captured.text,
+        exit_code,
+        signal,
+        timed_out,
+        duration_ms,
+        total_bytes,
+        spill_path: captured.spill_path,
+    })
+}
+
+/// A call id as a file name: anything but `[A-Za-z0-9_-]` becomes `_`.
+pub(crate) fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,90 @@
+//! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs),
+//! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
+//! `todo_write` and `question`.
+//!
+//! Every path a tool takes resolves inside the session's workspace root; writes are atomic.
+//! Host services the tools look up in the session's [`qilin_tool::Services`]:
+//!
+//! | service | used by | when absent |
+//! |---|---|---|
+//! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
+//! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
+//! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
+//! | [`QuestionAnswerer`] | `question` | the call fails saying nobody can answer |
+//! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
+//!
+//! [`session_services`] gives a session the first three, fresh.
+
+mod address_guard;
+mod atomic_write;
+mod bash;
+mod diff;
+mod edit;
+mod glob;
+mod grep;
+mod grep_search;
+mod job_tools;
+mod jobs;
+mod output_capture;
+mod process_group;
+mod question;
+mod read;
+mod read_image;
+mod str_replace_editor;
+mod text_file;
+mod todo;
+mod utf8_chunks;
+mod web_fetch;
+mod workspace_path;
+mod write;
+
+pub use bash::{Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+pub use edit::{Edit, EditArgs, EditOutput};
+pub use glob::{Glob, GlobArgs, GlobOutput};
+pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
+pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
+pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
+pub use question::{
+    Answer, AnswerError, AnsweredQuestion, Answerer, AskQuestion, Question, QuestionAnswerer,
+    QuestionArgs, QuestionOutput,
+};
+pub use read::{Read, ReadArgs, ReadOutput};
+pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
+pub use str_replace_editor::{
+    EditHistory, EditorCommand, StrReplaceEditor, StrReplaceEditorArgs, StrReplaceEditorOutput,
+};
+pub use todo::{TodoItem, TodoList, TodoStatus, TodoStore, TodoWrite, TodoWriteArgs};
+pub use web_fetch::{WebFetch, WebFetchArgs, WebFetchConfig, WebFetchOutput};
+pub use workspace_path::{PathError, WorkspacePath, resolve as resolve_in_workspace};
+pub use write::{Write, WriteAction, WriteArgs, WriteOutput};
+
+use qilin_tool::{RegistryError, Services, ToolRegistry};
+use std::sync::Arc;
+
+/// Registers every built-in tool.
+pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
+    registry.register(Bash)?;
+    registry.register(JobOutput)?;
+    registry.register(JobKill)?;
+    registry.register(Read)?;
+    registry.register(ReadImage)?;
+    registry.register(Write)?;
+    registry.register(Edit)?;
+    registry.register(StrReplaceEditor)?;
+    registry.register(Grep)?;
+    registry.register(Glob)?;
+    registry.register(WebFetch)?;
+    registry.register(TodoWrite)?;
+    registry.register(AskQuestion)?;
+    Ok(())
+}
+
+/// Fresh per-session services for the built-in tools: a [`JobTable`], a [`TodoStore`] and an
+/// [`EditHistory`]. The host adds a [`QuestionAnswerer`] and a [`WebFetchConfig`] as it needs.
+pub fn session_services() -> Services {
+    let mut services = Services::default();
+    services.insert(Arc::new(JobTable::new()));
+    services.insert(Arc::new(TodoStore::new()));
+    services.insert(Arc::new(EditHistory::new()));
+    services
+}

@@ -1,0 +1,88 @@
+//! A shell command in its own process group, with its stdout and stderr merged into one pipe,
+//! and a guard that kills the whole group when dropped, so nothing it started outlives it.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::io;
+use std::path::Path;
+use std::process::Stdio;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+
+/// A running `bash -c` command.
+pub struct ShellProcess {
+    /// The shell process (the group's leader).
+    pub child: Child,
+    /// Stdout and stderr, interleaved as the command wrote them.
+    pub output: pipe::Receiver,
+    /// Kills the group when dropped.
+    pub group: GroupGuard,
+}
+
+/// Starts `bash -c command` in `cwd`, in a new process group, with stdin closed.
+pub fn spawn_shell(command: &str, cwd: &Path) -> io::Result<ShellProcess> {
+    let (reader, writer) = std::io::pipe()?;
+    let mut shell = Command::new("bash");
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer.try_clone()?))
+        .stderr(Stdio::from(writer))
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = shell.spawn()?;
+    drop(shell);
+    let pid = child
+        .id()
+        .ok_or_else(|| io::Error::other("the shell exited before its process id could be read"))?;
+    let output = pipe::Receiver::from_owned_fd(reader.into())?;
+    Ok(ShellProcess {
+        child,
+        output,
+        group: GroupGuard {
+            pgid: Pid::from_raw(pid as i32),
+            armed: true,
+        },
+    })
+}
+
+/// Kills a process group when dropped, unless disarmed.
+pub struct GroupGuard {
+    pgid: Pid,
+    armed: bool,
+}
+
+impl GroupGuard {
+    /// The group's id (the leader's process id).
+    pub fn id(&self) -> i32 {
+        self.pgid.as_raw()
+    }
+
+    /// Sends `signal` to every process of the group. A group already gone (or killed through
+    /// this guard) is not an error.
+    pub fn signal(&self, signal: Signal) -> io::Result<()> {
+        if !self.armed {
+            return Ok(());
+        }
+        match killpg(self.pgid, signal) {
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => Ok(()),
+            Err(errno) => Err(io::Error::from(errno)),
+        }
+    }
+
+    /// Kills every process of the group and disarms the guard.
+    pub fn kill(&mut self) {
+        let _ = self.signal(Signal::SIGKILL);
+        self.armed = false;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
