@@ -1,0 +1,166 @@
+//! The tool calls one run makes: numbered under the `run_code` call, dispatched through the
+//! execution layer with caller `Code`, synchronous ones awaited in place and `call_async`
+//! ones run concurrently (bounded) until the code awaits them.
+
+use crate::convert::json_to_monty;
+use crate::error::CodeError;
+use crate::sdk::tool_exception;
+use monty_types::{MontyException, MontyObject};
+use qilin_protocol::{CallStatus, ErrorCode};
+use qilin_tool::{CallOutcome, Caller, Executor, ToolCall, ToolContext, ToolError};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// What a tool call gives back to the code: a value or the exception to raise.
+pub(crate) type CallResult = Result<MontyObject, MontyException>;
+
+/// The tool calls of one run.
+pub(crate) struct ToolCalls {
+    executor: Executor,
+    parent_call_id: String,
+    cancel: CancellationToken,
+    limit: usize,
+    made: usize,
+    permits: Arc<Semaphore>,
+    running: JoinSet<(u32, CallResult)>,
+    finished: HashMap<u32, CallResult>,
+}
+
+impl ToolCalls {
+    /// The calls of the run `cx` is running, at most `limit`, `concurrency` at a time.
+    pub(crate) fn new(cx: &ToolContext, limit: usize, concurrency: usize) -> Self {
+        ToolCalls {
+            executor: cx.executor().clone(),
+            parent_call_id: cx.call_id().to_string(),
+            cancel: cx.cancellation().clone(),
+            limit,
+            made: 0,
+            permits: Arc::new(Semaphore::new(concurrency)),
+            running: JoinSet::new(),
+            finished: HashMap::new(),
+        }
+    }
+
+    /// How many calls the code made.
+    pub(crate) fn made(&self) -> usize {
+        self.made
+    }
+
+    /// True once the run was interrupted.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    fn next_call(&mut self, name: String, arguments: Value) -> Result<ToolCall, CodeError> {
+        if self.made >= self.limit {
+            return Err(CodeError::ToolCalls { limit: self.limit });
+        }
+        self.made += 1;
+        Ok(ToolCall {
+            call_id: format!("{}.{}", self.parent_call_id, self.made),
+            name,
+            arguments,
+        })
+    }
+
+    fn caller(&self) -> Caller {
+        Caller::Code {
+            parent_call_id: self.parent_call_id.clone(),
+        }
+    }
+
+    /// Runs a call and waits for it.
+    pub(crate) async fn call(
+        &mut self,
+        name: String,
+        arguments: Value,
+    ) -> Result<CallResult, CodeError> {
+        let call = self.next_call(name, arguments)?;
+        let outcome = self
+            .executor
+            .dispatch_cancellable(call, self.caller(), self.cancel.clone())
+            .await;
+        if outcome.status == CallStatus::Interrupted && self.cancel.is_cancelled() {
+            return Err(CodeError::Interrupted);
+        }
+        Ok(to_python(outcome))
+    }
+
+    /// Starts a call whose result the code will await as future `future_id`.
+    pub(crate) fn start(
+        &mut self,
+        future_id: u32,
+        name: String,
+        arguments: Value,
+    ) -> Result<(), CodeError> {
+        let call = self.next_call(name, arguments)?;
+        let executor = self.executor.clone();
+        let caller = self.caller();
+        let cancel = self.cancel.clone();
+        let permits = Arc::clone(&self.permits);
+        self.running.spawn(async move {
+            // The semaphore is never closed, so a permit always comes.
+            let _permit = permits.acquire_owned().await.ok();
+            let outcome = executor.dispatch_cancellable(call, caller, cancel).await;
+            (future_id, to_python(outcome))
+        });
+        Ok(())
+    }
+
+    /// Waits until at least one of `pending` has finished and returns every finished one.
+    pub(crate) async fn resolve(
+        &mut self,
+        pending: &[u32],
+    ) -> Result<Vec<(u32, CallResult)>, CodeError> {
+        loop {
+            let ready: Vec<u32> = pending
+                .iter()
+                .copied()
+                .filter(|id| self.finished.contains_key(id))
+                .collect();
+            if !ready.is_empty() {
+                return Ok(ready
+                    .into_iter()
+                    .filter_map(|id| self.finished.remove(&id).map(|result| (id, result)))
+                    .collect());
+            }
+            let joined = tokio::select! {
+                joined = self.running.join_next() => joined,
+                () = self.cancel.cancelled() => return Err(CodeError::Interrupted),
+            };
+            match joined {
+                Some(Ok((id, result))) => {
+                    self.finished.insert(id, result);
+                    while let Some(Ok((id, result))) = self.running.try_join_next() {
+                        self.finished.insert(id, result);
+                    }
+                }
+                Some(Err(err)) => {
+                    return Err(CodeError::Sandbox(format!(
+                        "a tool call task failed: {err}"
+                    )));
+                }
+                None => {
+                    return Err(CodeError::Sandbox(format!(
+                        "the code awaits calls {pending:?} that were never started"
+                    )));
+                }
+            }
+        }
+    }
+}
+
+fn to_python(outcome: CallOutcome) -> CallResult {
+    match (outcome.status, outcome.output, outcome.error) {
+        (CallStatus::Ok, Some(output), _) => Ok(json_to_monty(&output)),
+        (_, _, Some(error)) => Err(tool_exception(&error)),
+        (status, _, None) => Err(tool_exception(&ToolError::new(
+            ErrorCode::ToolFailed,
+            format!("the call ended with status {status:?} and no output"),
+        ))),
+    }
+}

@@ -1,0 +1,33 @@
+//! Qilin's code mode: the `run_code` tool runs Python on the Monty sandbox, and every
+//! `sdk.tool.call` in it goes through the execution layer like a direct call, recorded as a
+//! child of the `run_code` call.
+//!
+//! Code runs in worker processes ([`WorkerPool`], the `qilin` binary serving
+//! [`worker::serve_stdio`]) or, for embedding and benchmarks, in this process. Each run is
+//! capped by [`CodeLimits`]. [`python_stubs`] describes the tools as Python for the model and
+//! for the type checker ([`type_check`]).
+
+mod calls;
+mod convert;
+mod error;
+mod in_process;
+mod limits;
+mod output;
+mod pool;
+mod run;
+mod run_code;
+mod sandbox;
+mod sdk;
+mod stubs;
+mod typecheck;
+pub mod worker;
+
+pub use convert::{json_to_monty, monty_to_json};
+pub use error::CodeError;
+pub use limits::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
+pub use pool::{PoolOptions, WorkerPool};
+pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox};
+pub use run_code::{RunCode, RunCodeArgs};
+pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};
+pub use stubs::python_stubs;
+pub use typecheck::type_check;

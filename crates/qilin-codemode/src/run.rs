@@ -1,0 +1,316 @@
+//! One run of code: start it in a sandbox, answer every suspension (tool calls through the
+//! execution layer, everything else refused), and turn how it ended into a value or a
+//! [`CodeError`] naming the cause.
+
+use crate::calls::ToolCalls;
+use crate::convert::monty_to_json;
+use crate::error::CodeError;
+use crate::in_process::InProcessSession;
+use crate::limits::CodeLimits;
+use crate::output::PrintedOutput;
+use crate::pool::WorkerPool;
+use crate::sandbox::{Answer, SandboxError, SandboxSession, Suspension};
+use crate::sdk::{self, Request};
+use crate::stubs::python_stubs;
+use crate::typecheck::type_check;
+use monty_pool::ReplConfig;
+use monty_types::{ExcType, MontyException, MontyObject, ResourceLimits};
+use qilin_tool::ToolContext;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The file name the model's code has in tracebacks.
+pub const SCRIPT_NAME: &str = "main.py";
+
+/// Where code runs.
+#[derive(Clone)]
+pub enum Sandbox {
+    /// In this process: fastest; a crash of the interpreter takes the process down.
+    InProcess,
+    /// In worker processes: a crash kills one worker and is reported as an error.
+    Workers(WorkerPool),
+}
+
+/// Code mode's settings: where code runs, its limits, whether it is type-checked first.
+#[derive(Clone)]
+pub struct CodeMode {
+    sandbox: Sandbox,
+    limits: CodeLimits,
+    type_check: bool,
+}
+
+/// What a successful run gives back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunCodeOutput {
+    /// What the code printed; when it printed more than the output limit, its head and
+    /// tail and a notice naming the file that holds all of it.
+    pub printed: String,
+    /// The value of the code's last expression as JSON; null when the last statement is not
+    /// an expression.
+    pub value: Value,
+    /// How many tool calls the code made.
+    pub tool_calls: usize,
+}
+
+/// Why a run failed, with what the code printed and the calls it made before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeFailure {
+    /// The cause.
+    pub error: CodeError,
+    /// What the code printed before it failed (cut like a successful run's).
+    pub printed: String,
+    /// How many tool calls the code made.
+    pub tool_calls: usize,
+}
+
+impl CodeMode {
+    /// Code mode running code in this process.
+    pub fn in_process(limits: CodeLimits) -> Self {
+        CodeMode {
+            sandbox: Sandbox::InProcess,
+            limits,
+            type_check: false,
+        }
+    }
+
+    /// Code mode running code in the worker processes of `pool`.
+    pub fn workers(pool: WorkerPool, limits: CodeLimits) -> Self {
+        CodeMode {
+            sandbox: Sandbox::Workers(pool),
+            limits,
+            type_check: false,
+        }
+    }
+
+    /// The same, type-checking code against the tools' stubs before it runs (off by
+    /// default: see the README for its cost).
+    pub fn with_type_check(mut self, on: bool) -> Self {
+        self.type_check = on;
+        self
+    }
+
+    /// The limits of every run.
+    pub fn limits(&self) -> &CodeLimits {
+        &self.limits
+    }
+
+    /// Where code runs.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Runs `code` as the call `cx`; its tool calls go through `cx.executor()` as children
+    /// of `cx.call_id()`. `timeout_ms` can only shorten the code's wall time limit.
+    pub async fn run(
+        &self,
+        code: &str,
+        timeout_ms: Option<u64>,
+        cx: &ToolContext,
+    ) -> Result<RunCodeOutput, CodeFailure> {
+        let limits = self.limits.with_timeout(timeout_ms);
+        let spill_path = cx
+            .session()
+            .data_dir()
+            .join("spill")
+            .join(format!("{}-printed.txt", file_safe(cx.call_id())));
+        let mut out = PrintedOutput::new(
+            limits.max_output_bytes,
+            limits.max_spilled_bytes(),
+            spill_path,
+        );
+        let mut calls = ToolCalls::new(cx, limits.max_tool_calls, limits.concurrency());
+        let stubs = self
+            .type_check
+            .then(|| python_stubs(cx.executor().registry().list()));
+        let checked = match &stubs {
+            Some(stubs) => {
+                type_check(code, stubs).map_err(|diagnostics| CodeError::TypeCheck { diagnostics })
+            }
+            None => Ok(()),
+        };
+        let result = match (checked, &self.sandbox) {
+            (Err(err), _) => Err(err),
+            (Ok(()), Sandbox::InProcess) => {
+                let session = InProcessSession::new(SCRIPT_NAME, interpreter_limits(&limits));
+                drive(session, code, &limits, &mut calls, &mut out).await
+            }
+            (Ok(()), Sandbox::Workers(pool)) => {
+                let repl = ReplConfig {
+                    script_name: SCRIPT_NAME.to_string(),
+                    limits: Some(interpreter_limits(&limits)),
+                    ..ReplConfig::default()
+                };
+                match pool.session(repl).await {
+                    Ok(session) => drive(session, code, &limits, &mut calls, &mut out).await,
+                    Err(err) => Err(err),
+                }
+            }
+        };
+        let printed = out.visible();
+        match result {
+            Ok(value) => Ok(RunCodeOutput {
+                printed,
+                value: monty_to_json(&value),
+                tool_calls: calls.made(),
+            }),
+            Err(error) => Err(CodeFailure {
+                error,
+                printed,
+                tool_calls: calls.made(),
+            }),
+        }
+    }
+}
+
+/// The interpreter's limits for one run. Suspensions are bounded by the tool call limit
+/// (plus lookups and refusals); the host counts tool calls itself to name the limit.
+fn interpreter_limits(limits: &CodeLimits) -> ResourceLimits {
+    ResourceLimits::default()
+        .max_duration(limits.wall_time())
+        .max_memory(limits.memory_bytes())
+        .max_recursion_depth(limits.recursion_depth())
+        .max_suspensions(
+            limits
+                .max_tool_calls
+                .saturating_mul(4)
+                .saturating_add(1_000),
+        )
+}
+
+/// Drives a session to its end. Returning early drops the session, which abandons the run
+/// (a worker is killed, never reused).
+async fn drive<S: SandboxSession>(
+    mut session: S,
+    code: &str,
+    limits: &CodeLimits,
+    calls: &mut ToolCalls,
+    out: &mut PrintedOutput,
+) -> Result<MontyObject, CodeError> {
+    let mut step = session
+        .start(&sdk::with_prelude(code), sdk::inputs(), out)
+        .await;
+    loop {
+        if out.overflowed() {
+            return Err(output_error(limits));
+        }
+        if calls.interrupted() {
+            return Err(CodeError::Interrupted);
+        }
+        let suspension = match step {
+            Ok(suspension) => suspension,
+            Err(error) => {
+                if matches!(error, SandboxError::Python(_)) {
+                    // The interpreter is intact after a Python error: reuse its worker.
+                    session.finish().await;
+                }
+                return Err(failure(error, limits, out));
+            }
+        };
+        let answer = match suspension {
+            Suspension::Complete(value) => {
+                session.finish().await;
+                return Ok(value);
+            }
+            Suspension::Call {
+                call_id,
+                function_name,
+                args,
+                kwargs,
+                object_id,
+            } => match sdk::route(&function_name, args, kwargs, object_id) {
+                Request::Answer(answer) => answer,
+                Request::Tool {
+                    name,
+                    arguments,
+                    asynchronous: true,
+                } => {
+                    calls.start(call_id, name, arguments)?;
+                    Answer::Pending
+                }
+                Request::Tool {
+                    name, arguments, ..
+                } => match calls.call(name, arguments).await? {
+                    Ok(value) => Answer::Return(value),
+                    Err(exc) => Answer::Raise(exc),
+                },
+            },
+            Suspension::OsCall { function_name } => sdk::refuse_os_call(&function_name),
+            Suspension::NameLookup => Answer::Lookup(None),
+            Suspension::ResolveFutures { pending } => {
+                Answer::Resolve(calls.resolve(&pending).await?)
+            }
+        };
+        step = session.answer(answer, out).await;
+    }
+}
+
+fn output_error(limits: &CodeLimits) -> CodeError {
+    CodeError::Output {
+        limit: limits.max_spilled_bytes(),
+        visible: limits.max_output_bytes,
+    }
+}
+
+/// An uncaught exception: the interpreter's limit errors become the limit they name.
+fn python_error(exc: MontyException, limits: &CodeLimits, out: &PrintedOutput) -> CodeError {
+    let exc = sdk::in_user_lines(exc, SCRIPT_NAME);
+    let message = exc.message().unwrap_or_default();
+    match exc.exc_type() {
+        _ if out.overflowed() => output_error(limits),
+        ExcType::TimeoutError if message.starts_with("time limit exceeded") => {
+            CodeError::WallTime {
+                limit_ms: limits.wall_time_ms,
+            }
+        }
+        ExcType::MemoryError if message.starts_with("memory limit exceeded") => CodeError::Memory {
+            limit_mb: limits.memory_mb,
+        },
+        ExcType::RuntimeError if message.starts_with("suspension limit") => CodeError::ToolCalls {
+            limit: limits.max_tool_calls,
+        },
+        ExcType::SyntaxError | ExcType::NotImplementedError if exc.traceback().len() <= 1 => {
+            CodeError::Syntax {
+                traceback: exc.to_string(),
+            }
+        }
+        ExcType::RecursionError => CodeError::Python {
+            traceback: format!(
+                "{exc}\n(the max_recursion_depth limit is {})",
+                limits.recursion_depth()
+            ),
+        },
+        _ => CodeError::Python {
+            traceback: exc.to_string(),
+        },
+    }
+}
+
+/// How a run that stopped without a value failed.
+fn failure(error: SandboxError, limits: &CodeLimits, out: &PrintedOutput) -> CodeError {
+    match error {
+        SandboxError::Python(exc) => python_error(exc, limits, out),
+        SandboxError::OutOfMemory => CodeError::Memory {
+            limit_mb: limits.memory_mb,
+        },
+        SandboxError::Crashed(reason) => CodeError::Crashed { reason },
+        SandboxError::Unresponsive(after) => CodeError::Crashed {
+            reason: format!("the worker stopped answering and was killed after {after:?}"),
+        },
+        SandboxError::Broken(reason) => CodeError::Sandbox(reason),
+    }
+}
+
+/// A call id as a file name: anything but `[A-Za-z0-9_-]` becomes `_`.
+fn file_safe(call_id: &str) -> String {
+    call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
