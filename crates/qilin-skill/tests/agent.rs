@@ -16,8 +16,8 @@ fn workspace() -> Workspace {
     let skill = write_skill(
         dir.path(),
         "sales-data",
-        "Query sales figures with the sales_report tool.",
-        "# Sales\n\nCall `sdk.tool.call(\"sales_report\", {\"region\": \"emea\"})`.\n",
+        "Query sales figures with the table_query tool.",
+        "# Sales\n\nCall `sdk.tool.call(\"table_query\", {\"path\": \"sales.csv\"})`.\n",
     );
     write_files(
         &skill,
@@ -101,7 +101,7 @@ fn an_unknown_tool_is_an_error_on_its_line_with_the_closest_names() {
 #[test]
 fn a_code_mode_only_tool_under_tools_is_an_error_that_says_how_to_reach_it() {
     let ws = workspace();
-    let error = ws.error("name: a\ninstructions: hi\ntools: [read, sales_report]\n");
+    let error = ws.error("name: a\ninstructions: hi\ntools: [read, table_query]\n");
     assert_eq!(error.line, Some(3));
     assert!(error.message.contains("code-mode-only"), "{error}");
     assert!(error.message.contains("run_code"), "{error}");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{RunCode, SalesReport};
+use common::RunCode;
 use qilin_skill::{Agent, SkillDiscovery, SkillTool, assemble_prompt, discover, skill_roots};
 use qilin_tool::ToolRegistry;
 use serde_json::Value;
@@ -19,13 +19,12 @@ fn example_skills() -> SkillDiscovery {
     discover(&skill_roots(&example_workspace(), None, &[]))
 }
 
-/// The built-in tools, the real `skill` tool, and stand-ins for the two tools that other
-/// crates provide: `run_code` (code mode) and `sales_report` (the example's dataset tool).
+/// The built-in tools (the code-mode-only `table_query` among them), the real `skill` tool,
+/// and a stand-in for `run_code`, which the code-mode crate provides.
 fn registry(skills: &SkillDiscovery) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     qilin_tools::register_builtins(&mut registry).unwrap();
     registry.register(RunCode).unwrap();
-    registry.register(SalesReport).unwrap();
     registry
         .register(SkillTool::new(Arc::new(skills.skills.clone())))
         .unwrap();
@@ -82,7 +81,7 @@ fn the_analyst_works_in_code_mode_with_its_skill_preloaded() {
     assert_eq!(tools, ["skill", "run_code"]);
     assert!(prompt.system.starts_with("You are a sales analyst."));
     assert!(prompt.system.contains(
-        "<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales figures with `sales_report`"
+        "<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales figures with `table_query`"
     ));
     assert!(
         prompt
@@ -137,6 +136,7 @@ fn each_skill_documents_every_parameter_and_output_field_of_the_real_tools() {
         ("code-search", &["grep", "glob", "read"][..]),
         ("file-editing", &["edit", "write", "str_replace_editor"][..]),
         ("shell", &["bash", "job_output", "job_kill"][..]),
+        ("sales-data", &["table_query"][..]),
     ];
     for (skill, tools) in taught {
         let text = skill_text(&skills, skill);

@@ -21,7 +21,7 @@ fn workspace() -> Workspace {
         dir.path(),
         "sales-data",
         "Query sales figures.",
-        "# Sales\nUse sales_report.\n",
+        "# Sales\nUse table_query.\n",
     );
     write_files(&sales, &[("reference/regions.md", "# Regions\n")]);
     write_skill(
@@ -61,7 +61,7 @@ fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
         &registry,
     )
     .unwrap();
-    let expected_start = "You analyse sales.\n\n<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales\nUse sales_report.\n</skill-file>\n\n<skill-file skill=\"sales-data\" path=\"reference/regions.md\">\n# Regions\n</skill-file>\n\n<available-skills>\n";
+    let expected_start = "You analyse sales.\n\n<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales\nUse table_query.\n</skill-file>\n\n<skill-file skill=\"sales-data\" path=\"reference/regions.md\">\n# Regions\n</skill-file>\n\n<available-skills>\n";
     assert!(
         prompt.system.starts_with(expected_start),
         "{}",
@@ -116,8 +116,8 @@ fn a_code_mode_only_tool_is_never_in_the_tools_list() {
         &registry,
     )
     .unwrap();
-    assert!(registry.get("sales_report").unwrap().code_mode_only());
-    assert!(!names(&prompt).contains(&"sales_report"));
+    assert!(registry.get("table_query").unwrap().code_mode_only());
+    assert!(!names(&prompt).contains(&"table_query"));
 }
 
 #[test]

@@ -1,13 +1,14 @@
 //! `grep`: search file contents with a regular expression, on the ripgrep crates.
 
 use crate::grep_search::{FileHits, SearchRequest, search};
+use crate::stop_flag::StopOnDrop;
 use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 /// Entries returned when the call gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 200;
@@ -181,16 +182,6 @@ impl Tool for Grep {
 
     fn content(&self, output: &GrepOutput) -> Vec<ContentBlock> {
         vec![ContentBlock::text(render(output))]
-    }
-}
-
-/// Sets the flag when the call's future is dropped (cancelled or timed out), so the blocking
-/// search stops.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
 

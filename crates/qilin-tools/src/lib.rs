@@ -1,6 +1,6 @@
 //! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs),
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
-//! `todo_write` and `question`.
+//! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
 //! Every path a tool takes resolves inside the session's workspace root; writes are atomic.
 //! Host services the tools look up in the session's [`qilin_tool::Services`]:
@@ -30,7 +30,11 @@ mod process_group;
 mod question;
 mod read;
 mod read_image;
+mod stop_flag;
 mod str_replace_editor;
+mod table_number;
+mod table_query;
+mod table_scan;
 mod text_file;
 mod todo;
 mod utf8_chunks;
@@ -52,6 +56,10 @@ pub use read::{Read, ReadArgs, ReadOutput};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
 pub use str_replace_editor::{
     EditHistory, EditorCommand, StrReplaceEditor, StrReplaceEditorArgs, StrReplaceEditorOutput,
+};
+pub use table_query::{
+    Aggregate, DEFAULT_ROW_LIMIT, Filter, FilterOp, FilterValue, MAX_GROUPS, MAX_ROW_LIMIT,
+    MAX_TABLE_BYTES, OrderBy, Scalar, TableQuery, TableQueryArgs, TableQueryOutput, TableRow,
 };
 pub use todo::{TodoItem, TodoList, TodoStatus, TodoStore, TodoWrite, TodoWriteArgs};
 pub use web_fetch::{WebFetch, WebFetchArgs, WebFetchConfig, WebFetchOutput};
@@ -76,6 +84,7 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     registry.register(WebFetch)?;
     registry.register(TodoWrite)?;
     registry.register(AskQuestion)?;
+    registry.register(TableQuery)?;
     Ok(())
 }
 

@@ -81,14 +81,14 @@ stand_in!(Glob, "Find files by pattern.", name = "glob");
 stand_in!(Bash, "Run a shell command.", name = "bash");
 stand_in!(RunCode, "Run Python that calls tools.", name = "run_code");
 stand_in!(
-    SalesReport,
-    "Sales figures by region and month.",
-    name = "sales_report",
+    TableQuery,
+    "Aggregate a CSV file.",
+    name = "table_query",
     code_mode_only
 );
 
 /// A registry with stand-ins for the built-in tools, `run_code`, the code-mode-only
-/// `sales_report`, and the real `skill` tool over `discovery`'s skills.
+/// `table_query`, and the real `skill` tool over `discovery`'s skills.
 pub fn registry_with(discovery: &SkillDiscovery) -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     registry.register(Read).unwrap();
@@ -98,7 +98,7 @@ pub fn registry_with(discovery: &SkillDiscovery) -> ToolRegistry {
     registry.register(Glob).unwrap();
     registry.register(Bash).unwrap();
     registry.register(RunCode).unwrap();
-    registry.register(SalesReport).unwrap();
+    registry.register(TableQuery).unwrap();
     registry
         .register(SkillTool::new(Arc::new(discovery.skills.clone())))
         .unwrap();
