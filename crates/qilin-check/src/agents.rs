@@ -1,0 +1,136 @@
+//! Agent rules. Loading an agent file with [`Agent::load`] already checks its tools, skills
+//! and preload files; each of its diagnostics becomes a finding with the rule it breaks. On top
+//! of that, an agent with code mode on must be able to read a skill (Q404).
+
+use crate::{Finding, Location, Rule};
+use qilin_skill::{Agent, AvailableSkills, Diagnostic, SkillSet};
+use qilin_tool::ToolRegistry;
+use std::path::Path;
+
+/// Which rule an [`Agent::load`] error breaks, from what it says.
+fn classify(message: &str) -> Rule {
+    if message.contains("is code-mode-only and cannot be mounted") {
+        Rule::CodeModeOnlyMounted
+    } else if message.starts_with("`tools` names `") {
+        Rule::AgentUnknownTool
+    } else if message.starts_with("`skills.available`: no skill")
+        || message.starts_with("`skills.preload`: no skill")
+    {
+        Rule::AgentUnknownSkill
+    } else if message.contains(": preload file: ") {
+        Rule::AgentPreloadMissing
+    } else {
+        Rule::AgentInvalid
+    }
+}
+
+fn default_help(rule: Rule) -> &'static str {
+    match rule {
+        Rule::AgentPreloadMissing => {
+            "preload a file the skill has; `qilin skills show NAME` lists its files"
+        }
+        Rule::AgentWarning => "remove or correct the key; it has no effect as written",
+        _ => "correct the agent file; `qilin agent prompt FILE` shows what it loads",
+    }
+}
+
+/// A diagnostic as a finding. For the rules whose messages end with a suggestion (`; did
+/// you mean ...`, `; remove it from ...`), that last clause is the help.
+fn finding(rule: Rule, diagnostic: &Diagnostic) -> Finding {
+    let suggests = matches!(
+        rule,
+        Rule::CodeModeOnlyMounted | Rule::AgentUnknownTool | Rule::AgentUnknownSkill
+    );
+    let (message, help) = match diagnostic.message.rsplit_once("; ").filter(|_| suggests) {
+        Some((message, help)) => (message.to_string(), help.to_string()),
+        None => (diagnostic.message.clone(), default_help(rule).to_string()),
+    };
+    Finding::new(
+        rule,
+        Location::file(
+            &diagnostic.path,
+            diagnostic.line,
+            diagnostic.line.map(|_| 1),
+        ),
+        message,
+        help,
+    )
+}
+
+/// Checks the agent file at `path` against the tools and skills it can use.
+pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: &mut Vec<Finding>) {
+    match Agent::load(path, skills, registry) {
+        Err(error) => findings.extend(
+            error
+                .diagnostics
+                .iter()
+                .map(|diagnostic| finding(classify(&diagnostic.message), diagnostic)),
+        ),
+        Ok(loaded) => {
+            findings.extend(
+                loaded
+                    .warnings
+                    .iter()
+                    .map(|diagnostic| finding(Rule::AgentWarning, diagnostic)),
+            );
+            if let Some(finding) = no_readable_skill(&loaded.value, skills) {
+                findings.push(finding);
+            }
+        }
+    }
+}
+
+fn no_readable_skill(agent: &Agent, skills: &SkillSet) -> Option<Finding> {
+    if !agent.code_mode || !agent.preload.is_empty() {
+        return None;
+    }
+    let readable = match &agent.available_skills {
+        AvailableSkills::All => !skills.is_empty(),
+        AvailableSkills::Named(names) => names.iter().any(|name| skills.get(name).is_some()),
+    };
+    if readable {
+        return None;
+    }
+    let line = std::fs::read_to_string(&agent.path).ok().and_then(|text| {
+        text.lines()
+            .position(|line| line.starts_with("code_mode"))
+            .map(|index| index + 1)
+    });
+    Some(Finding::new(
+        Rule::AgentNoReadableSkill,
+        Location::file(&agent.path, line, line.map(|_| 1)),
+        format!(
+            "agent `{}` has code mode on but can read no skill, so it cannot learn the tools it calls from code",
+            agent.name
+        ),
+        "list the skills it needs under `skills.available` (or `available: all`) and add a skill to the workspace",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify;
+    use crate::Rule;
+
+    #[test]
+    fn messages_map_to_rules() {
+        assert_eq!(
+            classify("`tools` names `gerp`, but no tool has that name; did you mean `grep`?"),
+            Rule::AgentUnknownTool
+        );
+        assert_eq!(
+            classify(
+                "`skills.available`: no skill is named `x`; `qilin skills list` shows the skills found"
+            ),
+            Rule::AgentUnknownSkill
+        );
+        assert_eq!(
+            classify("`skills.preload.0.files.1`: preload file: no file"),
+            Rule::AgentPreloadMissing
+        );
+        assert_eq!(
+            classify("the agent has no instructions: add `instructions:`"),
+            Rule::AgentInvalid
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! Rules on a skill's Python examples: each compiles (Q301), each `sdk.tool.call` names a
+//! known tool (Q302) and sends literal arguments its schema accepts (Q303).
+
+use crate::python::{self, ToolCallSite};
+use crate::skill_docs::SkillDocs;
+use crate::{Finding, Location, Rule};
+use jsonschema::Validator;
+use qilin_skill::Skill;
+use qilin_tool::ToolRegistry;
+use std::collections::HashMap;
+
+/// A call of a known tool in one of a skill's examples.
+#[derive(Debug, Clone)]
+pub struct CoveredCall {
+    /// The tool's wire name.
+    pub tool: String,
+    /// Where the call is.
+    pub location: Location,
+}
+
+/// Argument validators compiled once per tool, on first use.
+#[derive(Default)]
+pub struct Validators {
+    compiled: HashMap<String, Option<Validator>>,
+}
+
+impl Validators {
+    fn get(&mut self, registry: &ToolRegistry, name: &str) -> Option<&Validator> {
+        self.compiled
+            .entry(name.to_string())
+            .or_insert_with(|| {
+                registry
+                    .get(name)
+                    .and_then(|tool| jsonschema::validator_for(tool.parameters()).ok())
+            })
+            .as_ref()
+    }
+}
+
+/// Checks every example of `skill`; returns the calls of known tools, which say what the
+/// skill covers.
+pub fn check(
+    skill: &Skill,
+    docs: &SkillDocs,
+    registry: &ToolRegistry,
+    validators: &mut Validators,
+    findings: &mut Vec<Finding>,
+) -> Vec<CoveredCall> {
+    let mut covered = Vec::new();
+    for example in &docs.examples {
+        if let Err(error) = python::compile(&example.code) {
+            let (line, column) = error.position.map_or((example.first_line, 1), |p| {
+                (example.file_line(p.line), p.column)
+            });
+            findings.push(Finding::new(
+                Rule::ExampleSyntaxError,
+                Location::file(&example.path, Some(line), Some(column)),
+                format!(
+                    "a Python example of skill `{}` does not compile: {}",
+                    skill.name, error.message
+                ),
+                "fix the example so `run_code` can run it as written",
+            ));
+            continue;
+        }
+        for site in python::tool_calls(&example.code) {
+            let location = Location::file(
+                &example.path,
+                Some(example.file_line(site.position.line)),
+                Some(site.position.column),
+            );
+            let Some(name) = site.name.clone() else {
+                continue;
+            };
+            if registry.get(&name).is_none() {
+                findings.push(unknown_tool(skill, &name, &site, location, registry));
+                continue;
+            }
+            if let Some(finding) = invalid_arguments(&name, &site, &location, registry, validators)
+            {
+                findings.push(finding);
+            }
+            covered.push(CoveredCall {
+                tool: name,
+                location,
+            });
+        }
+    }
+    covered
+}
+
+fn unknown_tool(
+    skill: &Skill,
+    name: &str,
+    site: &ToolCallSite,
+    location: Location,
+    registry: &ToolRegistry,
+) -> Finding {
+    let suggestions = registry.suggest(name);
+    let help = if suggestions.is_empty() {
+        "call a tool that exists; `qilin tools list` shows every tool".to_string()
+    } else {
+        format!("did you mean `{}`?", suggestions.join("` or `"))
+    };
+    Finding::new(
+        Rule::ExampleUnknownTool,
+        location,
+        format!(
+            "an example of skill `{}` calls `sdk.tool.{}(\"{name}\", ...)`, but no tool is named `{name}`",
+            skill.name, site.method
+        ),
+        help,
+    )
+}
+
+fn invalid_arguments(
+    name: &str,
+    site: &ToolCallSite,
+    location: &Location,
+    registry: &ToolRegistry,
+    validators: &mut Validators,
+) -> Option<Finding> {
+    let arguments = site.arguments.as_ref()?;
+    let validator = validators.get(registry, name)?;
+    let problems: Vec<String> = validator
+        .iter_errors(&arguments.value)
+        .filter(|error| !arguments.is_skipped(&error.instance_path().to_string()))
+        .take(4)
+        .map(|error| {
+            let pointer = error.instance_path().to_string();
+            if pointer.is_empty() {
+                error.to_string()
+            } else {
+                let dotted = pointer.trim_start_matches('/').replace('/', ".");
+                format!("`{dotted}`: {error}")
+            }
+        })
+        .collect();
+    if problems.is_empty() {
+        return None;
+    }
+    Some(Finding::new(
+        Rule::ExampleArgumentsInvalid,
+        location.clone(),
+        format!(
+            "the arguments of `sdk.tool.{}(\"{name}\", ...)` do not fit its schema: {}",
+            site.method,
+            problems.join("; ")
+        ),
+        format!("pass the arguments `{name}` accepts; `qilin tools show {name}` prints its schema"),
+    ))
+}

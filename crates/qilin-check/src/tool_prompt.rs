@@ -1,0 +1,177 @@
+//! Rules on a dual-active tool's own prompt, what a model sees when the tool is mounted:
+//! a description (Q101), a description on every parameter, nested ones too (Q102), and a
+//! prompt hint (Q103) that stands on its own rather than deferring to a skill (Q104).
+
+use crate::{Finding, Location, Rule};
+use qilin_tool::{RegisteredTool, ToolRegistry};
+use regex::Regex;
+use serde_json::Value;
+use std::sync::LazyLock;
+
+/// Phrases that send the model to a skill: a mounted tool's model may never see one.
+static DEFERRAL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?ix)
+        \bskill\.md\b
+        | \b(?:see|read|consult|check|follow|open|load)\s+(?:the|its|this|that)\s+(?:`?[\w-]+`?\s+)?skills?\b
+        | \bsee\s+(?:`?[\w-]+`?\s+)?skills?\b
+        | \b(?:refer|according)\s+to\s+(?:the\s+|its\s+|a\s+)?(?:`?[\w-]+`?\s+)?skills?\b
+        | \b(?:described|documented|explained|covered|detailed|taught)\s+in\s+(?:the\s+|its\s+|a\s+)?(?:`?[\w-]+`?\s+)?skills?\b
+        | \bthe\s+(?:`?[\w-]+`?\s+)?skill\s+(?:explains|describes|documents|covers|teaches)\b",
+    )
+    .expect("the deferral pattern is a valid regex")
+});
+
+/// The phrase of `hint` that defers to a skill, if any.
+pub fn deferral(hint: &str) -> Option<&str> {
+    DEFERRAL.find(hint).map(|found| found.as_str())
+}
+
+/// Checks the prompt of every dual-active tool.
+pub fn check(registry: &ToolRegistry, findings: &mut Vec<Finding>) {
+    for tool in registry.list().filter(|tool| !tool.code_mode_only()) {
+        check_tool(tool, findings);
+    }
+}
+
+fn check_tool(tool: &RegisteredTool, findings: &mut Vec<Finding>) {
+    let name = tool.name();
+    if tool.description().trim().is_empty() {
+        findings.push(Finding::new(
+            Rule::ToolDescriptionMissing,
+            Location::tool(name, "description"),
+            format!("dual-active tool `{name}` has no description"),
+            "write a doc comment on the tool type saying what it does; it is the first thing a model reads",
+        ));
+    }
+    let mut missing = Vec::new();
+    undescribed(tool.parameters(), "", &mut missing);
+    for path in missing {
+        findings.push(Finding::new(
+            Rule::ParameterDescriptionMissing,
+            Location::tool(name, format!("parameter `{path}`")),
+            format!("parameter `{path}` of dual-active tool `{name}` has no description"),
+            "write a doc comment on the field: its meaning, unit and default",
+        ));
+    }
+    let hint = tool.prompt_hint().trim();
+    if hint.is_empty() {
+        findings.push(Finding::new(
+            Rule::PromptHintMissing,
+            Location::tool(name, "prompt hint"),
+            format!("dual-active tool `{name}` has no prompt hint"),
+            "return from `prompt_hint` when to use the tool, what to prefer and what to avoid",
+        ));
+    } else if let Some(phrase) = deferral(hint) {
+        findings.push(Finding::new(
+            Rule::PromptHintDefers,
+            Location::tool(name, "prompt hint"),
+            format!(
+                "the prompt hint of dual-active tool `{name}` defers to a skill (\"{phrase}\"), which a model that has the tool mounted may never see"
+            ),
+            "make the prompt hint complete on its own; keep the skill for code mode",
+        ));
+    }
+}
+
+fn has_description(schema: &Value) -> bool {
+    schema
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|text| !text.trim().is_empty())
+}
+
+/// Collects the dotted paths of properties without a description, descending into nested
+/// objects, array items (`edits[].old_text`), map values (`env.*`) and schema variants.
+fn undescribed(schema: &Value, prefix: &str, missing: &mut Vec<String>) {
+    let join = |name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        }
+    };
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            let path = join(name);
+            if !has_description(property) {
+                missing.push(path.clone());
+            }
+            undescribed(property, &path, missing);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        undescribed(items, &format!("{prefix}[]"), missing);
+    }
+    if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
+        undescribed(values, &join("*"), missing);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(variants)) = schema.get(key) {
+            for variant in variants {
+                undescribed(variant, prefix, missing);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{deferral, undescribed};
+    use serde_json::json;
+
+    #[test]
+    fn deferrals_are_found_in_any_case() {
+        for hint in [
+            "See SKILL.md for details.",
+            "For the options, see the code-search skill.",
+            "Refer to the skill.",
+            "Everything else is described in the skill.",
+            "READ THE SKILL before use",
+            "The skill explains the modes.",
+            "consult the sales-data skill",
+            "see `code-search` skill",
+        ] {
+            assert!(deferral(hint).is_some(), "{hint}");
+        }
+        for hint in [
+            "Prefer grep over bash for searching; narrow with glob.",
+            "Use it to read a skill's files when code mode is on.",
+            "A skill is the complete guide to the tools it teaches.",
+            "Skill names are listed in the catalog.",
+        ] {
+            assert!(deferral(hint).is_none(), "{hint}");
+        }
+    }
+
+    #[test]
+    fn nested_parameters_without_descriptions_are_found() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "The regex."},
+                "options": {"type": "object", "description": "Options.", "properties": {
+                    "mode": {"type": "string"},
+                    "limits": {"type": "object", "properties": {"max": {"type": "integer", "description": " "}}}
+                }},
+                "edits": {"type": "array", "description": "Edits.", "items": {"type": "object", "properties": {
+                    "old_text": {"type": "string"}
+                }}},
+                "env": {"type": "object", "description": "Env.", "additionalProperties": {"type": "object", "properties": {"v": {}}}}
+            }
+        });
+        let mut missing = Vec::new();
+        undescribed(&schema, "", &mut missing);
+        missing.sort();
+        assert_eq!(
+            missing,
+            vec![
+                "edits[].old_text",
+                "env.*.v",
+                "options.limits",
+                "options.limits.max",
+                "options.mode"
+            ]
+        );
+    }
+}
