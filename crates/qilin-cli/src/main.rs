@@ -1,6 +1,9 @@
 //! The `qilin` command.
 
+mod answerer;
 mod commands;
+mod render;
+mod runtime;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -13,17 +16,46 @@ struct Cli {
     command: Command,
 }
 
+/// Counts every allocation so a code-mode worker (`qilin subprocess`) can cap its memory.
+#[global_allocator]
+static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
+
 #[derive(Subcommand)]
 enum Command {
+    /// Run one turn of an agent, rendered as it happens; Ctrl-C interrupts it.
+    Run(commands::run::RunArgs),
+    /// A scripted agent tours the bundled example workspace, offline and with no key.
+    Demo(commands::demo::DemoArgs),
+    /// Run Python code against the built-in tools, as `run_code` does.
+    #[command(subcommand)]
+    Code(commands::code::CodeCommand),
+    /// Serve the code-mode sandbox on stdin and stdout (Qilin starts it itself).
+    #[command(hide = true)]
+    Subprocess,
     /// List the registered tools or show one as a model receives it.
     #[command(subcommand)]
     Tools(commands::tools::ToolsCommand),
+    /// List the skills found or show one as the `skill` tool gives it.
+    #[command(subcommand)]
+    Skills(commands::skills::SkillsCommand),
+    /// Inspect an agent file: the prompt a provider would receive.
+    #[command(subcommand)]
+    Agent(commands::agent::AgentCommand),
+    /// Lint tools, skills and agent files: both entries of every tool complete and in step.
+    Check(commands::check::CheckArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Code(command) => commands::code::run(command),
+        Command::Subprocess => return commands::code::serve_worker(),
         Command::Tools(command) => commands::tools::run(command),
+        Command::Skills(command) => commands::skills::run(command),
+        Command::Agent(command) => commands::agent::run(command),
+        Command::Check(args) => commands::check::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,10 +1,14 @@
-//! `qilin tools list` and `qilin tools show`.
+//! `qilin tools list`, `qilin tools show` and `qilin tools stubs`.
 
+use crate::runtime::{full_registry, pooled_code_mode};
 use anyhow::{Result, bail};
 use clap::Subcommand;
+use qilin_codemode::CodeLimits;
+use qilin_skill::SkillSet;
 use qilin_tool::ToolRegistry;
 use serde::Serialize;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// The `tools` subcommands.
 #[derive(Subcommand)]
@@ -23,22 +27,42 @@ pub enum ToolsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Python stubs of the tools for code mode: a TypedDict for each tool's arguments and
+    /// output, and one documented `sdk.tool.call` signature per tool.
+    Stubs {
+        /// The tools to describe; every tool when omitted.
+        names: Vec<String>,
+    },
 }
 
 #[derive(Serialize)]
 struct ListedTool<'a> {
     name: &'a str,
     strategy: &'a str,
-    description: &'a str,
+    description: String,
+}
+
+/// The first sentence of a description's first paragraph, on one line.
+fn first_sentence(description: &str) -> String {
+    let paragraph = description.split("\n\n").next().unwrap_or_default();
+    let joined = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+    match joined.split_once(". ") {
+        Some((sentence, _)) => format!("{sentence}."),
+        None => joined,
+    }
 }
 
 /// Runs a `tools` subcommand against the built-in registry.
 pub fn run(command: ToolsCommand) -> Result<ExitCode> {
-    let registry = crate::commands::registry();
+    let registry = full_registry(
+        Arc::new(SkillSet::new()),
+        pooled_code_mode(CodeLimits::default())?,
+    )?;
     let mut out = String::new();
     match command {
         ToolsCommand::List { json } => list(&registry, json, &mut out)?,
         ToolsCommand::Show { name, json } => show(&registry, &name, json, &mut out)?,
+        ToolsCommand::Stubs { names } => stubs(&registry, &names, &mut out)?,
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
@@ -50,7 +74,7 @@ fn list(registry: &ToolRegistry, json: bool, out: &mut String) -> Result<()> {
         .map(|tool| ListedTool {
             name: tool.name(),
             strategy: tool.strategy(),
-            description: tool.description().lines().next().unwrap_or_default(),
+            description: first_sentence(tool.description()),
         })
         .collect();
     if json {
@@ -121,5 +145,27 @@ fn show(registry: &ToolRegistry, name: &str, json: bool, out: &mut String) -> Re
             }
         }
     }
+    Ok(())
+}
+
+fn stubs(registry: &ToolRegistry, names: &[String], out: &mut String) -> Result<()> {
+    let mut tools = Vec::new();
+    for name in names {
+        let Some(tool) = registry.get(name) else {
+            let suggestions = registry.suggest(name);
+            if suggestions.is_empty() {
+                bail!("no tool is named `{name}`; `qilin tools list` shows them all");
+            }
+            bail!(
+                "no tool is named `{name}`; did you mean `{}`?",
+                suggestions.join("` or `")
+            );
+        };
+        tools.push(tool);
+    }
+    if names.is_empty() {
+        tools = registry.list().collect();
+    }
+    out.push_str(&qilin_codemode::python_stubs(tools));
     Ok(())
 }

@@ -1,0 +1,55 @@
+//! `qilin agent prompt`: exactly what a provider would receive for an agent file.
+
+use crate::commands::skills::{SkillSources, report};
+use crate::runtime::{full_registry, pooled_code_mode, workspace_of};
+use anyhow::Result;
+use clap::Subcommand;
+use qilin_codemode::CodeLimits;
+use qilin_skill::{Agent, assemble_prompt};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The `agent` subcommands.
+#[derive(Subcommand)]
+pub enum AgentCommand {
+    /// Print the system prompt, then the tools list as JSON, for an agent file.
+    Prompt {
+        /// The `.agent` file.
+        file: PathBuf,
+        /// Print one JSON object `{system, tools}` instead.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sources: SkillSources,
+    },
+}
+
+/// Runs an `agent` subcommand.
+pub fn run(command: AgentCommand) -> Result<ExitCode> {
+    let AgentCommand::Prompt {
+        file,
+        json,
+        sources,
+    } = command;
+    let found = sources.discover(&workspace_of(&file));
+    let skill_warnings = report(&found.diagnostics);
+    let registry = full_registry(
+        Arc::new(found.skills.clone()),
+        pooled_code_mode(CodeLimits::default())?,
+    )?;
+    let loaded = Agent::load(&file, &found.skills, &registry)?;
+    report(&loaded.warnings);
+    let prompt = assemble_prompt(&loaded.value, &found.skills, &registry)?;
+    let mut out = String::new();
+    if json {
+        out.push_str(&serde_json::to_string_pretty(&prompt)?);
+    } else {
+        out.push_str(&prompt.system);
+        out.push_str("\n--- tools ---\n");
+        out.push_str(&serde_json::to_string_pretty(&prompt.tools)?);
+    }
+    out.push('\n');
+    print!("{out}");
+    Ok(skill_warnings)
+}

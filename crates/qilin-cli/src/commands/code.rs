@@ -1,0 +1,199 @@
+//! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
+//! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
+
+use crate::runtime::{full_registry, pooled_code_mode};
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use qilin_codemode::CodeLimits;
+use qilin_protocol::{CallStatus, EventBody, ToolResultEvent};
+use qilin_skill::{discover, skill_roots};
+use qilin_tool::{CallOutcome, Caller, Executor, Session, ToolCall};
+use serde::Serialize;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// The `code` subcommands.
+#[derive(Subcommand)]
+pub enum CodeCommand {
+    /// Run a Python script (a file, or `-` for stdin) in the sandbox against the built-in
+    /// tools: print what it printed, one line per tool call, and its final value.
+    Run {
+        /// The script, or `-` to read it from stdin.
+        file: String,
+        /// The folder the tools work in; the current folder when omitted.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The id of the `run_code` call a script runs as; its tool calls are `code.1`, `code.2`, ...
+const CALL_ID: &str = "code";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NestedCall {
+    call_id: String,
+    tool: String,
+    status: CallStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_code: Option<String>,
+    duration_ms: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    printed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    calls: Vec<NestedCall>,
+}
+
+/// Runs a `code` subcommand.
+pub fn run(command: CodeCommand) -> Result<ExitCode> {
+    let CodeCommand::Run {
+        file,
+        workspace,
+        json,
+    } = command;
+    let code = read_script(&file)?;
+    let workspace = match workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+    let data_dir = std::env::temp_dir().join(format!("qilin-code-run-{}", std::process::id()));
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let (outcome, calls) = runtime.block_on(run_script(code, workspace, data_dir))?;
+    let report = Report {
+        ok: outcome.status == CallStatus::Ok,
+        printed: outcome
+            .output
+            .as_ref()
+            .and_then(|o| o["printed"].as_str().map(str::to_string)),
+        value: outcome.output.as_ref().map(|o| o["value"].clone()),
+        error: outcome
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.code, e.message)),
+        calls,
+    };
+    let mut out = String::new();
+    if json {
+        out.push_str(&serde_json::to_string_pretty(&report)?);
+        out.push('\n');
+        print!("{out}");
+    } else {
+        out.push_str(report.printed.as_deref().unwrap_or_default());
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        for call in &report.calls {
+            out.push_str(&format!(
+                "[call {}] {} {}{} {} ms\n",
+                call.call_id,
+                call.tool,
+                status_word(call.status),
+                call.error_code
+                    .as_deref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default(),
+                call.duration_ms
+            ));
+        }
+        if let Some(value) = &report.value {
+            out.push_str(&format!("[value] {value}\n"));
+        }
+        print!("{out}");
+        if let Some(error) = &report.error {
+            eprintln!("{error}");
+        }
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn status_word(status: CallStatus) -> &'static str {
+    match status {
+        CallStatus::Ok => "ok",
+        CallStatus::Error => "error",
+        CallStatus::Denied => "denied",
+        CallStatus::Interrupted => "interrupted",
+    }
+}
+
+fn read_script(file: &str) -> Result<String> {
+    if file == "-" {
+        let mut code = String::new();
+        std::io::stdin()
+            .read_to_string(&mut code)
+            .context("cannot read the script from stdin")?;
+        return Ok(code);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("cannot read the script {file}"))
+}
+
+async fn run_script(
+    code: String,
+    workspace: PathBuf,
+    data_dir: PathBuf,
+) -> Result<(CallOutcome, Vec<NestedCall>)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let found = discover(&skill_roots(&workspace, home.as_deref(), &[]));
+    let registry = full_registry(
+        Arc::new(found.skills),
+        pooled_code_mode(CodeLimits::default())?,
+    )?;
+    let session = Session::new("code-run", workspace, data_dir)
+        .with_services(qilin_tools::session_services());
+    let executor = Executor::new(Arc::new(registry), Arc::new(session));
+    let mut events = executor.session().events().subscribe();
+    let call = ToolCall {
+        call_id: CALL_ID.into(),
+        name: "run_code".into(),
+        arguments: serde_json::json!({ "code": code }),
+    };
+    let outcome = executor.dispatch(call, Caller::Direct).await;
+    let mut calls = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let EventBody::ToolResult(result) = event.body
+            && result.parent_call_id.as_deref() == Some(CALL_ID)
+        {
+            calls.push(nested(result));
+        }
+    }
+    Ok((outcome, calls))
+}
+
+fn nested(result: ToolResultEvent) -> NestedCall {
+    NestedCall {
+        call_id: result.call_id,
+        tool: result.tool_name,
+        status: result.status,
+        error_code: result.error_code.map(|c| c.to_string()),
+        duration_ms: result.duration_ms,
+    }
+}
+
+/// `qilin subprocess`: serve the sandbox as a worker of the code-mode pool, with the memory
+/// cap enforced by the global allocator.
+pub fn serve_worker() -> ExitCode {
+    qilin_codemode::worker::serve_stdio(|max_memory, type_check| {
+        // Fails only when the allocator is not installed, which main.rs guarantees.
+        let _ = monty_alloc::set_limit(max_memory, type_check);
+    })
+}

@@ -1,0 +1,218 @@
+//! `qilin run`: one turn of an agent, rendered on the terminal as it happens (or printed as
+//! the event log in JSON lines), with Ctrl-C interrupting the turn.
+
+use crate::answerer::TerminalAnswerer;
+use crate::render::{Style, TerminalRenderer};
+use crate::runtime::{code_limits, full_registry, pooled_code_mode, workspace_of};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use qilin_agent::{Agent, AgentPrompt, LoopSettings};
+use qilin_model::{SelectedModel, select_model};
+use qilin_protocol::{Event, FinishReason};
+use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt, discover, skill_roots};
+use qilin_tool::{ExecConfig, Executor, Session, ToolRegistry};
+use qilin_tools::QuestionAnswerer;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// The steps a turn may take when the agent file sets no limit.
+const DEFAULT_MAX_STEPS: u32 = 50;
+
+/// `qilin run`'s arguments.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The `.agent` file.
+    #[arg(long)]
+    pub agent: PathBuf,
+    /// The model: `openai:NAME`, `anthropic:NAME` or `scripted:FILE`; the agent file's
+    /// `model` when omitted.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The folder the tools work in; the agent file's workspace (the nearest folder above it
+    /// holding `.qilin/`) when omitted.
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/`.
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
+    /// Print the event log as JSON lines instead of rendering it.
+    #[arg(long)]
+    pub json: bool,
+    /// What to ask the agent.
+    pub prompt: String,
+}
+
+/// Runs `qilin run`.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(run_turn(args, None))
+}
+
+/// Loads the agent, runs one turn of it and renders it; the exit status says how it ended.
+/// `model` replaces the model the arguments or the agent file name.
+pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<ExitCode> {
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => workspace_of(&args.agent),
+    };
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let found = discover(&skill_roots(&workspace, home.as_deref(), &args.skills));
+    for diagnostic in &found.diagnostics {
+        eprintln!("{diagnostic}");
+    }
+    let skills = Arc::new(found.skills);
+    let (agent_file, registry) = load_agent(&args.agent, &skills)?;
+    let prompt = assemble_prompt(&agent_file, &skills, &registry)?;
+
+    let model = match (model, &args.model, &agent_file.model) {
+        (Some(model), _, _) => model,
+        (None, Some(spec), _) | (None, None, Some(spec)) => select_model(spec)?,
+        (None, None, None) => bail!(
+            "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE",
+            args.agent.display()
+        ),
+    };
+
+    let session_id = new_session_id();
+    let data_dir = workspace.join(".qilin").join("sessions").join(&session_id);
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create the session folder {}", data_dir.display()))?;
+    let style = Style::detect();
+    let renderer = Arc::new(Mutex::new(TerminalRenderer::new(
+        style,
+        Box::new(std::io::stdout()),
+    )));
+    let mut services = qilin_tools::session_services();
+    if !args.json && std::io::stdin().is_terminal() {
+        services.insert(Arc::new(QuestionAnswerer(Arc::new(TerminalAnswerer::new(
+            Arc::clone(&renderer),
+        )))));
+    }
+    let session =
+        Arc::new(Session::new(&session_id, &workspace, &data_dir).with_services(services));
+    let events = session.events().subscribe();
+    let executor = Executor::with_policy(
+        Arc::new(registry),
+        session,
+        agent_file.policy.reviewer(),
+        ExecConfig::default(),
+    );
+    let agent = Agent::new(
+        model.provider,
+        AgentPrompt {
+            system: prompt.system,
+            tools: prompt.tools,
+        },
+        executor,
+        LoopSettings {
+            model: model.model,
+            max_steps: agent_file.limits.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+            max_tokens: None,
+        },
+    );
+
+    let log = std::fs::File::create(data_dir.join("events.jsonl"))
+        .with_context(|| format!("cannot write the event log in {}", data_dir.display()))?;
+    let (done, finished) = oneshot::channel();
+    let display = tokio::spawn(show_events(
+        events,
+        finished,
+        log,
+        args.json.then_some(()),
+        renderer,
+    ));
+    let cancel = CancellationToken::new();
+    tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
+    let mut history = Vec::new();
+    let summary = agent.run_turn(&mut history, &args.prompt, cancel).await;
+    let _ = done.send(());
+    display.await.context("the display task failed")??;
+    Ok(match summary.reason {
+        FinishReason::Completed => ExitCode::SUCCESS,
+        FinishReason::Interrupted => ExitCode::from(130),
+        FinishReason::MaxSteps | FinishReason::Error => ExitCode::FAILURE,
+    })
+}
+
+/// Loads the agent file against the tools, then builds the registry it runs with (its
+/// `run_code` carries the agent's code-mode limits).
+fn load_agent(path: &Path, skills: &Arc<SkillSet>) -> Result<(AgentFile, ToolRegistry)> {
+    let checking = full_registry(Arc::clone(skills), pooled_code_mode(Default::default())?)?;
+    let loaded = AgentFile::load(path, skills, &checking)?;
+    for warning in &loaded.warnings {
+        eprintln!("{warning}");
+    }
+    let agent = loaded.value;
+    let code_mode = pooled_code_mode(code_limits(&agent.limits.code))?;
+    let registry = full_registry(Arc::clone(skills), code_mode)?;
+    Ok((agent, registry))
+}
+
+/// Renders (or prints as JSON lines) every event until the turn is done, and appends each to
+/// the session's `events.jsonl`.
+async fn show_events(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut finished: oneshot::Receiver<()>,
+    log: std::fs::File,
+    json: Option<()>,
+    renderer: Arc<Mutex<TerminalRenderer>>,
+) -> Result<()> {
+    let mut log = std::io::BufWriter::new(log);
+    let mut ticker = tokio::time::interval(Duration::from_millis(80));
+    let mut stdout = std::io::stdout();
+    let mut show =
+        async |event: Event, log: &mut std::io::BufWriter<std::fs::File>| -> Result<()> {
+            let line = serde_json::to_string(&event)?;
+            writeln!(log, "{line}")?;
+            if json.is_some() {
+                writeln!(stdout, "{line}")?;
+            } else {
+                renderer.lock().await.handle(&event);
+            }
+            Ok(())
+        };
+    loop {
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => show(event, &mut log).await?,
+            _ = &mut finished => break,
+            _ = ticker.tick() => {
+                if json.is_none() {
+                    renderer.lock().await.tick();
+                }
+            }
+        }
+    }
+    while let Ok(event) = events.try_recv() {
+        show(event, &mut log).await?;
+    }
+    renderer.lock().await.finish();
+    log.flush()?;
+    Ok(())
+}
+
+/// The first Ctrl-C interrupts the turn; a second one ends the process at once.
+async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(130);
+        }
+    }
+}
+
+/// A session id that sorts by time: seconds since the epoch and a random suffix.
+fn new_session_id() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("{seconds}-{:04x}", fastrand::u16(..))
+}

@@ -1,0 +1,96 @@
+//! `qilin check`, run as a user runs it: the real binary on the example workspace and on
+//! small workspaces with one problem each.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn write(root: &Path, path: &str, content: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().expect("a parent folder")).expect("mkdir");
+    std::fs::write(full, content).expect("write");
+}
+
+fn qilin(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("qilin runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8")
+}
+
+#[test]
+fn the_example_workspace_passes() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workspace");
+    let output = qilin(&examples, &["check"]);
+    assert!(output.status.success(), "{}", stdout(&output));
+    assert!(
+        stdout(&output).starts_with("ok: checked "),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn an_error_exits_1_with_compiler_style_text_or_json() {
+    let ws = tempfile::tempdir().expect("a temp dir");
+    write(
+        ws.path(),
+        "helper.agent",
+        "name: helper\ninstructions: Help.\ntools: [gerp]\n",
+    );
+    let output = qilin(ws.path(), &["check"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("error[Q401]: `tools` names `gerp`, but no tool has that name\n  --> "),
+        "{text}"
+    );
+    assert!(
+        text.contains("helper.agent:3:1\n  = help: did you mean `grep`?\n"),
+        "{text}"
+    );
+
+    let output = qilin(ws.path(), &["check", "--json", "helper.agent"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(json[0]["code"], "Q401");
+    assert_eq!(json[0]["rule"], "agent-unknown-tool");
+    assert_eq!(json[0]["line"], 3);
+}
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let ws = tempfile::tempdir().expect("a temp dir");
+    write(
+        ws.path(),
+        "helper.agent",
+        "name: helper\ninstructions: Help.\ntools: [grep]\ncolour: blue\n",
+    );
+    let output = qilin(ws.path(), &["check", "helper.agent"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    assert!(
+        stdout(&output).starts_with("warning[Q406]"),
+        "{}",
+        stdout(&output)
+    );
+    let output = qilin(ws.path(), &["check", "--deny", "warnings", "helper.agent"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).starts_with("error[Q406]"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_missing_path_is_a_clear_error() {
+    let ws = tempfile::tempdir().expect("a temp dir");
+    let output = qilin(ws.path(), &["check", "nowhere"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).expect("UTF-8");
+    assert!(stderr.contains("`nowhere` does not exist"), "{stderr}");
+}

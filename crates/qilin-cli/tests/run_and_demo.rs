@@ -1,0 +1,200 @@
+//! `qilin demo` and `qilin run` end to end: the real binary, the scripted model, the real
+//! tools, code mode in worker processes.
+
+use qilin_protocol::{CallStatus, CallerKind, Detail, Event, EventBody, FinishReason};
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn qilin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the qilin binary runs")
+}
+
+fn events_of(stdout: &[u8]) -> Vec<Event> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// Every `tool.start` has exactly one `tool.result` and the log has no gaps.
+fn assert_consistent(events: &[Event]) {
+    let mut open: HashMap<&str, usize> = HashMap::new();
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event.seq, i as u64 + 1);
+        match &event.body {
+            EventBody::ToolStart(start) => *open.entry(start.call_id.as_str()).or_default() += 1,
+            EventBody::ToolResult(result) => {
+                let count = open
+                    .get_mut(result.call_id.as_str())
+                    .expect("a result has its start");
+                *count -= 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        open.values().all(|&n| n == 0),
+        "every start has one result: {open:?}"
+    );
+}
+
+#[test]
+fn the_demo_shows_direct_calls_nested_code_calls_a_diff_and_a_failing_command() {
+    let output = qilin(&["demo", "--fast", "--json"]);
+    assert!(
+        output.status.code() == Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events_of(&output.stdout);
+    assert_consistent(&events);
+
+    let results: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let direct: Vec<&str> = results
+        .iter()
+        .filter(|r| r.caller == CallerKind::Direct)
+        .map(|r| r.tool_name.as_str())
+        .collect();
+    assert_eq!(direct, ["glob", "grep", "run_code", "read", "edit", "bash"]);
+    let run_code = results.iter().find(|r| r.tool_name == "run_code").unwrap();
+    assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
+    let nested: Vec<&str> = results
+        .iter()
+        .filter(|r| r.parent_call_id.as_deref() == Some(run_code.call_id.as_str()))
+        .map(|r| r.tool_name.as_str())
+        .collect();
+    assert_eq!(nested, ["grep", "table_query"]);
+    let edit = results.iter().find(|r| r.tool_name == "edit").unwrap();
+    assert!(
+        matches!(
+            edit.detail,
+            Some(Detail::Diff {
+                added: 1,
+                removed: 1,
+                ..
+            })
+        ),
+        "{:?}",
+        edit.detail
+    );
+    let bash = results.iter().find(|r| r.tool_name == "bash").unwrap();
+    assert!(
+        matches!(
+            bash.detail,
+            Some(Detail::Shell {
+                exit_code: Some(1),
+                ..
+            })
+        ),
+        "{:?}",
+        bash.detail
+    );
+    let EventBody::TurnFinished { reason, .. } = &events.last().unwrap().body else {
+        panic!()
+    };
+    assert_eq!(*reason, FinishReason::Completed);
+}
+
+#[test]
+fn the_demo_renders_as_plain_lines_when_piped() {
+    let output = qilin(&["demo", "--fast"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!text.contains('\x1b'), "no escape codes when piped: {text}");
+    assert!(text.contains("▸ Run code"), "{text}");
+    assert!(text.contains("  ✓ Query table data/sales.csv"), "{text}");
+    assert!(text.contains("+1 −1 src/report.py"), "{text}");
+    assert!(text.contains("✗ Run command sh scripts/check.sh"), "{text}");
+    assert!(text.contains("exit code 1"), "{text}");
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn run_records_the_session_and_reports_a_failed_turn_by_its_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path();
+    write(&workspace.join(".qilin/skills/.keep"), "");
+    write(&workspace.join("notes.txt"), "alpha\nbeta\n");
+    write(
+        &workspace.join("reader.agent"),
+        "name: reader\ninstructions: Read files.\ntools: [read]\nskills:\n  available: []\nlimits:\n  max_steps: 2\n",
+    );
+    write(
+        &workspace.join("loop.yaml"),
+        "turns:\n  - calls: [{tool: read, args: {path: notes.txt}}]\n  - calls: [{tool: read, args: {path: ../outside.txt}}]\n  - say: never\n",
+    );
+    let agent = workspace.join("reader.agent");
+    let model = format!("scripted:{}", workspace.join("loop.yaml").display());
+    let output = qilin(&[
+        "run",
+        "--agent",
+        agent.to_str().unwrap(),
+        "--model",
+        &model,
+        "--json",
+        "read it",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the step limit ends the turn as a failure"
+    );
+    let events = events_of(&output.stdout);
+    assert_consistent(&events);
+    let EventBody::TurnFinished { reason, .. } = &events.last().unwrap().body else {
+        panic!()
+    };
+    assert_eq!(*reason, FinishReason::MaxSteps);
+    let escaped = events.iter().find_map(|e| match &e.body {
+        EventBody::ToolResult(r) if r.status == CallStatus::Error => Some(r),
+        _ => None,
+    });
+    assert!(
+        escaped.is_some(),
+        "the escape out of the workspace is refused"
+    );
+
+    let sessions: Vec<_> = std::fs::read_dir(workspace.join(".qilin/sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let log = std::fs::read(sessions[0].as_ref().unwrap().path().join("events.jsonl")).unwrap();
+    assert_eq!(
+        events_of(&log),
+        events,
+        "the session log holds exactly what was printed"
+    );
+}
+
+#[test]
+fn run_without_a_model_says_how_to_name_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("a.agent");
+    write(&agent, "name: a\ninstructions: Hi.\ntools: [read]\n");
+    let output = qilin(&["run", "--agent", agent.to_str().unwrap(), "hello"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("names no model: pass --model openai:NAME"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,200 @@
+//! `qilin skills` and `qilin agent prompt`, run as a user runs them: the real binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn write(root: &Path, path: &str, content: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, content).unwrap();
+}
+
+fn qilin(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// A workspace with two skills and an agent that reads them, and a home with one skill.
+fn fixture() -> (tempfile::TempDir, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    write(
+        ws.path(),
+        ".qilin/skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: Write release notes from merged changes.\n---\n# Release notes\nGroup by area.\n",
+    );
+    write(
+        ws.path(),
+        ".qilin/skills/release-notes/reference/style.md",
+        "Short sentences.\n",
+    );
+    write(
+        ws.path(),
+        ".qilin/skills/changelog/SKILL.md",
+        "---\nname: changelog\ndescription: Keep CHANGELOG.md in order.\n---\n# Changelog\n",
+    );
+    write(
+        home.path(),
+        ".qilin/skills/personal-style/SKILL.md",
+        "---\nname: personal-style\ndescription: The user's own writing style.\n---\nBe brief.\n",
+    );
+    write(
+        ws.path(),
+        "writer.agent",
+        "name: writer\ninstructions: You write release notes.\nskills:\n  available: all\n  preload:\n    - name: release-notes\n      files: [SKILL.md, reference/style.md]\n",
+    );
+    (ws, home)
+}
+
+#[test]
+fn skills_list_shows_workspace_and_home_skills_sorted() {
+    let (ws, home) = fixture();
+    let out = qilin(
+        home.path(),
+        &["skills", "list", "--workspace", ws.path().to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "changelog       Keep CHANGELOG.md in order.\npersonal-style  The user's own writing style.\nrelease-notes   Write release notes from merged changes.\n"
+    );
+    let json = qilin(
+        home.path(),
+        &[
+            "skills",
+            "list",
+            "--json",
+            "--workspace",
+            ws.path().to_str().unwrap(),
+        ],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        value["skills"][2]["files"],
+        serde_json::json!(["reference/style.md"])
+    );
+    assert_eq!(value["diagnostics"], serde_json::json!([]));
+}
+
+#[test]
+fn a_broken_skill_is_reported_with_its_line_and_the_others_still_list() {
+    let (ws, home) = fixture();
+    write(
+        ws.path(),
+        ".qilin/skills/broken/SKILL.md",
+        "---\nname: wrong-name\ndescription: x\n---\n",
+    );
+    let out = qilin(
+        home.path(),
+        &["skills", "list", "--workspace", ws.path().to_str().unwrap()],
+    );
+    assert!(!out.status.success());
+    assert!(stdout(&out).contains("release-notes"));
+    let err = stderr(&out);
+    assert!(err.contains("broken/SKILL.md:2: error:"), "{err}");
+    assert!(
+        err.contains("does not match the skill's folder `broken`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn skills_show_prints_the_body_and_files_or_one_file() {
+    let (ws, home) = fixture();
+    let workspace = ws.path().to_str().unwrap();
+    let out = qilin(
+        home.path(),
+        &["skills", "show", "release-notes", "--workspace", workspace],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "release-notes: Write release notes from merged changes.\n\n# Release notes\nGroup by area.\n\nfiles:\n  reference/style.md\n"
+    );
+    let file = qilin(
+        home.path(),
+        &[
+            "skills",
+            "show",
+            "release-notes",
+            "--file",
+            "references/style.md",
+            "--workspace",
+            workspace,
+        ],
+    );
+    assert_eq!(stdout(&file), "Short sentences.\n");
+    let unknown = qilin(
+        home.path(),
+        &["skills", "show", "release-note", "--workspace", workspace],
+    );
+    assert!(!unknown.status.success());
+    assert!(stderr(&unknown).contains("did you mean `release-notes`?"));
+}
+
+#[test]
+fn agent_prompt_prints_the_system_prompt_then_the_tools() {
+    let (ws, home) = fixture();
+    let agent = ws.path().join("writer.agent");
+    let out = qilin(home.path(), &["agent", "prompt", agent.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("You write release notes.\n\n<skill-file skill=\"release-notes\" path=\"SKILL.md\">\n# Release notes\nGroup by area.\n</skill-file>\n\n<skill-file skill=\"release-notes\" path=\"reference/style.md\">\nShort sentences.\n</skill-file>\n\n<available-skills>\n"), "{text}");
+    assert!(text.contains("- personal-style: The user's own writing style.\n"));
+    let (_, tools) = text.split_once("\n--- tools ---\n").unwrap();
+    let tools: serde_json::Value = serde_json::from_str(tools).unwrap();
+    assert_eq!(tools[0]["name"], "skill");
+    assert!(!text.contains(ws.path().to_str().unwrap()));
+}
+
+#[test]
+fn agent_prompt_is_byte_identical_across_two_processes() {
+    let (ws, home) = fixture();
+    let agent = ws.path().join("writer.agent");
+    let args = ["agent", "prompt", agent.to_str().unwrap(), "--json"];
+    let first = qilin(home.path(), &args);
+    let second = qilin(home.path(), &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(!first.stdout.is_empty());
+    assert_eq!(first.stdout, second.stdout);
+    let prompt: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert!(
+        prompt["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You write release notes.")
+    );
+}
+
+#[test]
+fn agent_prompt_reports_an_agent_error_with_file_and_line() {
+    let (ws, home) = fixture();
+    write(
+        ws.path(),
+        "bad.agent",
+        "name: bad\ninstructions: x\nskills:\n  preload:\n    - name: release-notes\n      files: [reference/missing.md]\n",
+    );
+    let out = qilin(
+        home.path(),
+        &[
+            "agent",
+            "prompt",
+            ws.path().join("bad.agent").to_str().unwrap(),
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("bad.agent:6: error:"), "{err}");
+    assert!(err.contains("reference/missing.md"), "{err}");
+}
