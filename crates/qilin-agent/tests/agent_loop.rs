@@ -1,5 +1,9 @@
 //! The agent loop driven by the scripted model over real tools and the real execution layer.
 
+#[path = "support/echo.rs"]
+mod echo;
+
+use echo::Echo;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, Phase};
 use qilin_model::{Message, Script, ScriptedProvider};
 use qilin_protocol::{
@@ -14,37 +18,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Barrier;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text.
-    text: String,
-}
-
-/// Says the text back.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "echo")]
-struct Echo;
-
-impl Tool for Echo {
-    type Args = EchoArgs;
-    type Output = String;
-    fn prompt_hint(&self) -> &str {
-        "Repeats text."
-    }
-    fn present(&self, args: &EchoArgs) -> CallPresentation {
-        CallPresentation::new("Echo", &args.text)
-    }
-    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &EchoArgs, _: &ToolResult<String>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, args: EchoArgs, _: &ToolContext) -> ToolResult<String> {
-        Ok(format!("echo: {}", args.text))
-    }
-}
 
 #[derive(Clone, Deserialize, JsonSchema)]
 struct MeetArgs {

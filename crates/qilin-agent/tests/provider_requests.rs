@@ -1,51 +1,22 @@
 //! The loop against local servers speaking each provider's streaming format, asserting on the
 //! next request the agent sends.
 
-mod support;
+#[path = "support/echo.rs"]
+mod echo;
+#[path = "support/server.rs"]
+mod server;
 
+use echo::{Echo, EchoArgs};
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
 use qilin_model::{
     AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
 };
 use qilin_protocol::{CallPresentation, Detail, FinishReason};
 use qilin_tool::{Executor, Session, Tool, ToolContext, ToolRegistry, ToolResult};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::Value;
+use server::{serve, sse};
 use std::sync::Arc;
-use support::{serve, sse};
 use tokio_util::sync::CancellationToken;
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text.
-    text: String,
-}
-
-/// Says the text back.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "echo")]
-struct Echo;
-
-impl Tool for Echo {
-    type Args = EchoArgs;
-    type Output = String;
-    fn prompt_hint(&self) -> &str {
-        "Repeats text."
-    }
-    fn present(&self, args: &EchoArgs) -> CallPresentation {
-        CallPresentation::new("Echo", &args.text)
-    }
-    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &EchoArgs, _: &ToolResult<String>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, args: EchoArgs, _: &ToolContext) -> ToolResult<String> {
-        Ok(format!("echo: {}", args.text))
-    }
-}
 
 /// Looks an order up; reached only from code.
 #[derive(qilin_tool::Tool)]
