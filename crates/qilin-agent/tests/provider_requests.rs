@@ -284,3 +284,44 @@ async fn anthropic_every_call_is_answered_under_its_id_and_the_prefix_is_stable(
             .contains("You are a careful agent.")
     );
 }
+
+#[tokio::test]
+async fn openai_compatible_arguments_that_are_not_json_come_back_as_an_error_result() {
+    let step_one = sse(&[
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_bad","type":"function","function":{"name":"echo","arguments":"{\"text\": \"unterminated"}}]},"finish_reason":null}]}"#,
+        ),
+        (
+            None,
+            r#"{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ),
+        (None, "[DONE]"),
+    ]);
+    let step_two = sse(&[
+        (
+            None,
+            r#"{"id":"y","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Sorry, retrying later."},"finish_reason":"stop"}]}"#,
+        ),
+        (None, "[DONE]"),
+    ]);
+    let server = serve(vec![step_one, step_two]).await;
+    let provider =
+        OpenAiProvider::new(OpenAiConfig::new(format!("{}/v1", server.base_url), None)).unwrap();
+    assert_eq!(
+        run_two_steps(Arc::new(provider)).await,
+        FinishReason::Completed
+    );
+
+    let requests = server.requests.lock().unwrap().clone();
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"], "{\"text\": \"unterminated",
+        "the model's own text goes back as it was"
+    );
+    let answer = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(answer["tool_call_id"], "call_bad");
+    let content = answer["content"].as_str().unwrap();
+    assert!(content.contains("not valid JSON"), "{content}");
+}

@@ -98,3 +98,52 @@ fn folding_all_at_once_equals_folding_one_by_one() {
         serde_json::to_value(&stepwise).unwrap()
     );
 }
+
+/// `fixtures/demo_turn.jsonl` is the event log `qilin demo --fast --json` printed.
+#[test]
+fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
+    let tree = ConversationTree::from_events(&log("demo_turn.jsonl"));
+    assert_eq!(tree.turns.len(), 1);
+    let roots: Vec<&str> = tree.turns[0]
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            TurnItem::Tool(node) => Some(node.tool_name.as_str()),
+            TurnItem::Text { .. } => None,
+        })
+        .collect();
+    assert_eq!(roots, ["glob", "grep", "run_code", "read", "edit", "bash"]);
+    let run_code = tree.turns[0]
+        .items
+        .iter()
+        .find_map(|item| match item {
+            TurnItem::Tool(node) if node.tool_name == "run_code" => Some(node),
+            _ => None,
+        })
+        .unwrap();
+    let nested: Vec<(&str, CallerKind, Phase)> = run_code
+        .sub_calls
+        .iter()
+        .map(|n| (n.tool_name.as_str(), n.caller, n.phase))
+        .collect();
+    assert_eq!(
+        nested,
+        [
+            ("grep", CallerKind::Code, Phase::Done),
+            ("table_query", CallerKind::Code, Phase::Done)
+        ]
+    );
+    assert!(
+        tree.preparing_arguments.is_empty(),
+        "every streamed call was dispatched"
+    );
+    let all_done = tree.turns[0].items.iter().all(|item| match item {
+        TurnItem::Tool(node) => node.phase == Phase::Done && node.outcome.is_some(),
+        TurnItem::Text { .. } => true,
+    });
+    assert!(all_done);
+    assert_eq!(
+        tree.turns[0].finished,
+        Some(qilin_protocol::FinishReason::Completed)
+    );
+}
