@@ -198,3 +198,46 @@ fn run_without_a_model_says_how_to_name_one() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_reads_the_prompt_from_piped_input_when_none_is_given() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path();
+    write(
+        &workspace.join("a.agent"),
+        "name: a\ninstructions: Hi.\ntools: [read]\nskills:\n  available: []\n",
+    );
+    write(
+        &workspace.join("s.yaml"),
+        "turns:\n  - say: \"Hello back.\"\n",
+    );
+    let model = format!("scripted:{}", workspace.join("s.yaml").display());
+    let agent = workspace.join("a.agent");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args([
+            "run",
+            "--agent",
+            agent.to_str().unwrap(),
+            "--model",
+            &model,
+            "--json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"  say hello\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let events = events_of(&output.stdout);
+    let EventBody::TurnStarted { prompt, .. } = &events[0].body else {
+        panic!("{events:?}")
+    };
+    assert_eq!(prompt, "say hello");
+}

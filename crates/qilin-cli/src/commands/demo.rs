@@ -74,7 +74,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         workspace: Some(workspace),
         skills: Vec::new(),
         json: args.json,
-        prompt: DEMO_PROMPT.to_string(),
+        prompt: Some(DEMO_PROMPT.to_string()),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(run_turn(run, Some(model)))

@@ -7,7 +7,7 @@ use crate::runtime::{code_limits, full_registry, pooled_code_mode, workspace_of}
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
-use qilin_model::{SelectedModel, select_model};
+use qilin_model::{Message, SelectedModel, select_model};
 use qilin_protocol::{Event, FinishReason};
 use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt, discover, skill_roots};
 use qilin_tool::{ExecConfig, Executor, Session, ToolRegistry};
@@ -43,8 +43,9 @@ pub struct RunArgs {
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
-    /// What to ask the agent.
-    pub prompt: String,
+    /// What to ask the agent. Without it, a terminal gets a conversation (one turn per line,
+    /// `/exit` or Ctrl-D to leave) and piped input is read whole as the prompt.
+    pub prompt: Option<String>,
 }
 
 /// Runs `qilin run`.
@@ -121,25 +122,68 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
 
     let log = std::fs::File::create(data_dir.join("events.jsonl"))
         .with_context(|| format!("cannot write the event log in {}", data_dir.display()))?;
-    let (done, finished) = oneshot::channel();
-    let display = tokio::spawn(show_events(
-        events,
-        finished,
-        log,
-        args.json.then_some(()),
-        renderer,
-    ));
-    let cancel = CancellationToken::new();
-    tokio::spawn(interrupt_on_ctrl_c(cancel.clone()));
+    let display = Display::start(events, log, args.json, renderer);
+    let interrupts = Interrupts::listen();
     let mut history = Vec::new();
-    let summary = agent.run_turn(&mut history, &args.prompt, cancel).await;
-    let _ = done.send(());
-    display.await.context("the display task failed")??;
-    Ok(match summary.reason {
+    let status = match args.prompt {
+        Some(prompt) => {
+            let reason = interrupts.run(&agent, &mut history, &prompt).await;
+            exit_status(reason)
+        }
+        None if std::io::stdin().is_terminal() => {
+            while let Some(prompt) = read_prompt().await? {
+                interrupts.run(&agent, &mut history, &prompt).await;
+                display.flush().await;
+            }
+            ExitCode::SUCCESS
+        }
+        None => {
+            let prompt = tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin()))
+                .await
+                .context("reading the prompt failed")?
+                .context("cannot read the prompt from stdin")?;
+            anyhow::ensure!(
+                !prompt.trim().is_empty(),
+                "the prompt read from stdin is empty"
+            );
+            exit_status(interrupts.run(&agent, &mut history, prompt.trim()).await)
+        }
+    };
+    display.stop().await?;
+    Ok(status)
+}
+
+fn exit_status(reason: FinishReason) -> ExitCode {
+    match reason {
         FinishReason::Completed => ExitCode::SUCCESS,
         FinishReason::Interrupted => ExitCode::from(130),
         FinishReason::MaxSteps | FinishReason::Error => ExitCode::FAILURE,
-    })
+    }
+}
+
+/// The next line typed at the conversation prompt; `None` at `/exit`, `/quit` or end of input.
+async fn read_prompt() -> Result<Option<String>> {
+    loop {
+        let line = tokio::task::spawn_blocking(|| {
+            eprint!("\n› ");
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .map(|read| (read > 0).then_some(line))
+        })
+        .await
+        .context("reading the prompt failed")?
+        .context("cannot read from the terminal")?;
+        let Some(line) = line else {
+            return Ok(None);
+        };
+        match line.trim() {
+            "" => continue,
+            "/exit" | "/quit" => return Ok(None),
+            prompt => return Ok(Some(prompt.to_string())),
+        }
+    }
 }
 
 /// Loads the agent file against the tools, then builds the registry it runs with (its
@@ -156,13 +200,45 @@ fn load_agent(path: &Path, skills: &Arc<SkillSet>) -> Result<(AgentFile, ToolReg
     Ok((agent, registry))
 }
 
-/// Renders (or prints as JSON lines) every event until the turn is done, and appends each to
-/// the session's `events.jsonl`.
+/// The task that renders (or prints as JSON lines) every event and appends each to the
+/// session's `events.jsonl`.
+struct Display {
+    flushes: mpsc::UnboundedSender<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<()>>,
+}
+
+impl Display {
+    fn start(
+        events: mpsc::UnboundedReceiver<Event>,
+        log: std::fs::File,
+        json: bool,
+        renderer: Arc<Mutex<TerminalRenderer>>,
+    ) -> Self {
+        let (flushes, requests) = mpsc::unbounded_channel();
+        let task = tokio::spawn(show_events(events, requests, log, json, renderer));
+        Display { flushes, task }
+    }
+
+    /// Returns once every event emitted so far is shown and the live region is cleared.
+    async fn flush(&self) {
+        let (done, shown) = oneshot::channel();
+        if self.flushes.send(done).is_ok() {
+            let _ = shown.await;
+        }
+    }
+
+    /// Shows what is left and ends the task.
+    async fn stop(self) -> Result<()> {
+        drop(self.flushes);
+        self.task.await.context("the display task failed")?
+    }
+}
+
 async fn show_events(
     mut events: mpsc::UnboundedReceiver<Event>,
-    mut finished: oneshot::Receiver<()>,
+    mut flushes: mpsc::UnboundedReceiver<oneshot::Sender<()>>,
     log: std::fs::File,
-    json: Option<()>,
+    json: bool,
     renderer: Arc<Mutex<TerminalRenderer>>,
 ) -> Result<()> {
     let mut log = std::io::BufWriter::new(log);
@@ -172,7 +248,7 @@ async fn show_events(
         async |event: Event, log: &mut std::io::BufWriter<std::fs::File>| -> Result<()> {
             let line = serde_json::to_string(&event)?;
             writeln!(log, "{line}")?;
-            if json.is_some() {
+            if json {
                 writeln!(stdout, "{line}")?;
             } else {
                 renderer.lock().await.handle(&event);
@@ -183,29 +259,67 @@ async fn show_events(
         tokio::select! {
             biased;
             Some(event) = events.recv() => show(event, &mut log).await?,
-            _ = &mut finished => break,
+            request = flushes.recv() => {
+                while let Ok(event) = events.try_recv() {
+                    show(event, &mut log).await?;
+                }
+                renderer.lock().await.finish();
+                log.flush()?;
+                match request {
+                    Some(done) => {
+                        let _ = done.send(());
+                    }
+                    None => return Ok(()),
+                }
+            }
             _ = ticker.tick() => {
-                if json.is_none() {
+                if !json {
                     renderer.lock().await.tick();
                 }
             }
         }
     }
-    while let Ok(event) = events.try_recv() {
-        show(event, &mut log).await?;
-    }
-    renderer.lock().await.finish();
-    log.flush()?;
-    Ok(())
 }
 
-/// The first Ctrl-C interrupts the turn; a second one ends the process at once.
-async fn interrupt_on_ctrl_c(cancel: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_ok() {
-        cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(130);
-        }
+/// Ctrl-C interrupts the running turn; pressed again, or with no turn running, it ends the
+/// process.
+struct Interrupts {
+    current: Arc<std::sync::Mutex<Option<CancellationToken>>>,
+}
+
+impl Interrupts {
+    fn listen() -> Self {
+        let current: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
+        let watched = Arc::clone(&current);
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                let turn = watched
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .clone();
+                match turn {
+                    Some(token) if !token.is_cancelled() => token.cancel(),
+                    _ => std::process::exit(130),
+                }
+            }
+        });
+        Interrupts { current }
+    }
+
+    /// Runs one turn that Ctrl-C can interrupt.
+    async fn run(&self, agent: &Agent, history: &mut Vec<Message>, prompt: &str) -> FinishReason {
+        let token = CancellationToken::new();
+        self.set(Some(token.clone()));
+        let summary = agent.run_turn(history, prompt, token).await;
+        self.set(None);
+        summary.reason
+    }
+
+    fn set(&self, turn: Option<CancellationToken>) {
+        *self
+            .current
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) = turn;
     }
 }
 
