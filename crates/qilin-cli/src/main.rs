@@ -1,6 +1,6 @@
 //! The `qilin` command.
 
-mod answerer;
+mod asking;
 mod commands;
 mod render;
 mod runtime;

@@ -27,8 +27,8 @@ pub use output_cap::OutputCap;
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use review::{
-    AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
-    RulePolicy, Verdict,
+    AllowAll, Approver, AskingPolicy, PolicyConfig, PolicyError, PolicyRule, ReviewDecision,
+    ReviewRequest, Reviewer, RulePolicy, Verdict,
 };
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;

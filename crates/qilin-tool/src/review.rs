@@ -6,6 +6,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A call as the reviewer sees it, after its arguments were validated.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +55,8 @@ pub enum Verdict {
     Allow,
     /// Refuse the call.
     Deny,
+    /// Ask the user, through the host's [`Approver`]; refused where no one can answer.
+    Ask,
 }
 
 /// One rule of a policy, as written in an agent file's `review:` section.
@@ -68,7 +71,7 @@ pub struct PolicyRule {
     pub when: BTreeMap<String, String>,
     /// What to do with a matching call.
     pub decision: Verdict,
-    /// Told to the model when the rule denies.
+    /// Told to the model when the rule denies, and to the user when it asks.
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -143,39 +146,108 @@ impl RulePolicy {
         })
     }
 
-    /// The decision for a call, without the asynchronous wrapper.
-    pub fn decide(&self, tool: &str, arguments: &Value) -> ReviewDecision {
+    /// The verdict for a call and the reason that goes with it (the matching rule's, or a
+    /// default naming the tool).
+    pub fn decide(&self, tool: &str, arguments: &Value) -> (Verdict, String) {
         let matched = self
             .rules
             .iter()
             .find(|rule| tool_matches(&rule.tool, tool) && arguments_match(&rule.when, arguments));
         match matched {
-            Some(rule) => verdict_decision(
+            Some(rule) => (
                 rule.decision,
-                rule.reason.clone().unwrap_or_else(|| {
-                    format!("the agent's review policy denies `{tool}` calls like this one")
+                rule.reason.clone().unwrap_or_else(|| match rule.decision {
+                    Verdict::Ask => format!(
+                        "the agent's review policy asks before `{tool}` calls like this one"
+                    ),
+                    _ => format!("the agent's review policy denies `{tool}` calls like this one"),
                 }),
             ),
-            None => verdict_decision(
+            None => (
                 self.default,
-                format!("the agent's review policy allows no `{tool}` call that no rule permits"),
+                match self.default {
+                    Verdict::Ask => format!(
+                        "the agent's review policy asks before any `{tool}` call no rule permits"
+                    ),
+                    _ => format!(
+                        "the agent's review policy allows no `{tool}` call that no rule permits"
+                    ),
+                },
             ),
+        }
+    }
+
+    /// This policy with `approver` answering its `ask` verdicts.
+    pub fn with_approver(self: Arc<Self>, approver: Arc<dyn Approver>) -> AskingPolicy {
+        AskingPolicy {
+            policy: self,
+            approver: Some(approver),
         }
     }
 }
 
+/// Asks the user whether a call may run, for a policy's `ask` verdict. The host implements it
+/// (the CLI on its terminal).
+pub trait Approver: Send + Sync {
+    /// True when the user allows the call; `reason` is the policy's reason for asking.
+    fn approve<'a>(&'a self, request: ReviewRequest<'a>, reason: &'a str) -> BoxFuture<'a, bool>;
+}
+
+/// A [`RulePolicy`] whose `ask` verdicts go to an [`Approver`]; without one they are denials
+/// that say no one could approve.
+pub struct AskingPolicy {
+    policy: Arc<RulePolicy>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl AskingPolicy {
+    /// `policy` with no one to ask.
+    pub fn unattended(policy: Arc<RulePolicy>) -> Self {
+        AskingPolicy {
+            policy,
+            approver: None,
+        }
+    }
+}
+
+impl Reviewer for AskingPolicy {
+    fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
+        Box::pin(async move {
+            let (verdict, reason) = self.policy.decide(request.tool, request.arguments);
+            match (verdict, &self.approver) {
+                (Verdict::Ask, Some(approver)) => {
+                    if approver.approve(request, &reason).await {
+                        ReviewDecision::Allow
+                    } else {
+                        ReviewDecision::Deny {
+                            reason: format!("the user declined this call ({reason})"),
+                        }
+                    }
+                }
+                (Verdict::Ask, None) => ReviewDecision::Deny {
+                    reason: format!("{reason}, and no one can approve it here"),
+                },
+                (verdict, _) => verdict_decision(verdict, reason),
+            }
+        })
+    }
+}
+
+/// An `allow` or `deny` verdict as a decision; `ask` without an approver is a denial.
 fn verdict_decision(verdict: Verdict, reason: String) -> ReviewDecision {
     match verdict {
         Verdict::Allow => ReviewDecision::Allow,
         Verdict::Deny => ReviewDecision::Deny { reason },
+        Verdict::Ask => ReviewDecision::Deny {
+            reason: format!("{reason}, and no one can approve it here"),
+        },
     }
 }
 
 impl Reviewer for RulePolicy {
     fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
-        Box::pin(std::future::ready(
-            self.decide(request.tool, request.arguments),
-        ))
+        let (verdict, reason) = self.decide(request.tool, request.arguments);
+        Box::pin(std::future::ready(verdict_decision(verdict, reason)))
     }
 }
 
@@ -223,6 +295,53 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn decision(policy: &RulePolicy, tool: &str, arguments: &Value) -> ReviewDecision {
+        let (verdict, reason) = policy.decide(tool, arguments);
+        verdict_decision(verdict, reason)
+    }
+
+    struct Answering(bool);
+
+    impl Approver for Answering {
+        fn approve<'a>(&'a self, _: ReviewRequest<'a>, _: &'a str) -> BoxFuture<'a, bool> {
+            Box::pin(std::future::ready(self.0))
+        }
+    }
+
+    async fn review(reviewer: &dyn Reviewer, tool: &str) -> ReviewDecision {
+        let arguments = json!({"command": "git push"});
+        reviewer
+            .review(ReviewRequest {
+                tool,
+                arguments: &arguments,
+                caller: &Caller::Direct,
+            })
+            .await
+    }
+
+    #[tokio::test]
+    async fn an_ask_verdict_goes_to_the_approver_or_is_refused_without_one() {
+        let policy = Arc::new(policy(json!({
+            "rules": [{"tool": "bash", "when": {"command": "^git push"}, "decision": "ask", "reason": "pushing publishes work"}]
+        })));
+        let yes = Arc::clone(&policy).with_approver(Arc::new(Answering(true)));
+        assert_eq!(review(&yes, "bash").await, ReviewDecision::Allow);
+        let no = Arc::clone(&policy).with_approver(Arc::new(Answering(false)));
+        let ReviewDecision::Deny { reason } = review(&no, "bash").await else {
+            panic!("a declined call is denied");
+        };
+        assert_eq!(
+            reason,
+            "the user declined this call (pushing publishes work)"
+        );
+        let nobody = AskingPolicy::unattended(Arc::clone(&policy));
+        let ReviewDecision::Deny { reason } = review(&nobody, "bash").await else {
+            panic!("with no one to ask the call is denied");
+        };
+        assert!(reason.contains("no one can approve it here"), "{reason}");
+        assert_eq!(review(&nobody, "read").await, ReviewDecision::Allow);
+    }
+
     fn policy(yaml_like_json: Value) -> RulePolicy {
         RulePolicy::new(serde_json::from_value(yaml_like_json).unwrap()).unwrap()
     }
@@ -236,17 +355,17 @@ mod tests {
             ]
         }));
         assert_eq!(
-            policy.decide("bash", &json!({"command": "rm -rf /"})),
+            decision(&policy, "bash", &json!({"command": "rm -rf /"})),
             ReviewDecision::Deny {
                 reason: "no recursive deletes".into()
             }
         );
         assert_eq!(
-            policy.decide("bash", &json!({"command": "ls"})),
+            decision(&policy, "bash", &json!({"command": "ls"})),
             ReviewDecision::Allow
         );
         assert!(matches!(
-            policy.decide("web_fetch", &json!({})),
+            decision(&policy, "web_fetch", &json!({})),
             ReviewDecision::Deny { .. }
         ));
     }
@@ -258,11 +377,11 @@ mod tests {
         }));
         let touching = json!({"edits": [{"path": "src/a.rs"}, {"path": "secrets/key"}]});
         assert!(matches!(
-            policy.decide("multi_edit", &touching),
+            decision(&policy, "multi_edit", &touching),
             ReviewDecision::Deny { .. }
         ));
         assert_eq!(
-            policy.decide("multi_edit", &json!({"edits": []})),
+            decision(&policy, "multi_edit", &json!({"edits": []})),
             ReviewDecision::Allow
         );
     }
@@ -271,8 +390,8 @@ mod tests {
     fn a_deny_by_default_policy_names_the_tool() {
         let policy =
             policy(json!({"default": "deny", "rules": [{"tool": "read", "decision": "allow"}]}));
-        assert_eq!(policy.decide("read", &json!({})), ReviewDecision::Allow);
-        let ReviewDecision::Deny { reason } = policy.decide("bash", &json!({})) else {
+        assert_eq!(decision(&policy, "read", &json!({})), ReviewDecision::Allow);
+        let ReviewDecision::Deny { reason } = decision(&policy, "bash", &json!({})) else {
             panic!("expected a denial");
         };
         assert!(reason.contains("`bash`"));

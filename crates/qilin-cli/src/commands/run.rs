@@ -1,7 +1,7 @@
 //! `qilin run`: one turn of an agent, rendered on the terminal as it happens (or printed as
 //! the event log in JSON lines), with Ctrl-C interrupting the turn.
 
-use crate::answerer::TerminalAnswerer;
+use crate::asking::{TerminalAnswerer, TerminalApprover};
 use crate::render::{Style, TerminalRenderer};
 use crate::runtime::{code_limits, full_registry, pooled_code_mode, workspace_of};
 use anyhow::{Context, Result, bail};
@@ -10,7 +10,7 @@ use qilin_agent::{Agent, AgentPrompt, LoopSettings};
 use qilin_model::{Message, SelectedModel, select_model};
 use qilin_protocol::{Event, FinishReason};
 use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt, discover, skill_roots};
-use qilin_tool::{ExecConfig, Executor, Session, ToolRegistry};
+use qilin_tool::{AskingPolicy, ExecConfig, Executor, Session, ToolRegistry};
 use qilin_tools::QuestionAnswerer;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -92,18 +92,24 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
         Box::new(std::io::stdout()),
     )));
     let mut services = qilin_tools::session_services();
-    if !args.json && std::io::stdin().is_terminal() {
-        services.insert(Arc::new(QuestionAnswerer(Arc::new(TerminalAnswerer::new(
-            Arc::clone(&renderer),
-        )))));
-    }
+    let interactive = !args.json && std::io::stdin().is_terminal();
+    let reviewer = match interactive {
+        true => {
+            services.insert(Arc::new(QuestionAnswerer(Arc::new(TerminalAnswerer::new(
+                Arc::clone(&renderer),
+            )))));
+            let approver = Arc::new(TerminalApprover::new(Arc::clone(&renderer)));
+            agent_file.policy.reviewer().with_approver(approver)
+        }
+        false => AskingPolicy::unattended(agent_file.policy.reviewer()),
+    };
     let session =
         Arc::new(Session::new(&session_id, &workspace, &data_dir).with_services(services));
     let events = session.events().subscribe();
     let executor = Executor::with_policy(
         Arc::new(registry),
         session,
-        agent_file.policy.reviewer(),
+        Arc::new(reviewer),
         ExecConfig::default(),
     );
     let agent = Agent::new(

@@ -1,12 +1,32 @@
-//! The `question` tool's answerer on the terminal: it pauses the live display, asks each
-//! question on standard error, and reads the answers from standard input.
+//! Asking the user on the terminal — the `question` tool's answers and the review policy's
+//! approvals: the live display pauses, the question goes to standard error and the answer
+//! comes from standard input.
 
 use crate::render::TerminalRenderer;
 use futures_util::future::BoxFuture;
+use qilin_tool::{Approver, ReviewRequest};
 use qilin_tools::{Answer, AnswerError, Answerer, Question};
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Stderr, StdinLock, Write};
 use std::sync::Arc;
 use tokio::sync::Mutex;
+
+/// Runs `ask` with the terminal to itself: the live display is paused (and the renderer
+/// locked) until it returns.
+async fn with_terminal<T: Send + 'static>(
+    renderer: &Arc<Mutex<TerminalRenderer>>,
+    ask: impl FnOnce(&mut StdinLock<'static>, &mut Stderr) -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    let mut renderer = Arc::clone(renderer).lock_owned().await;
+    renderer.suspend();
+    let asked = tokio::task::spawn_blocking(move || {
+        let mut input = std::io::stdin().lock();
+        let mut prompt = std::io::stderr();
+        ask(&mut input, &mut prompt)
+    })
+    .await;
+    drop(renderer);
+    asked
+}
 
 /// Asks on the terminal that `renderer` draws on.
 pub struct TerminalAnswerer {
@@ -25,23 +45,58 @@ impl Answerer for TerminalAnswerer {
         &'a self,
         questions: &'a [Question],
     ) -> BoxFuture<'a, Result<Vec<Answer>, AnswerError>> {
+        let questions = questions.to_vec();
         Box::pin(async move {
-            let mut renderer = Arc::clone(&self.renderer).lock_owned().await;
-            renderer.suspend();
-            let questions = questions.to_vec();
-            let asked = tokio::task::spawn_blocking(move || {
-                let stdin = std::io::stdin();
-                let mut input = stdin.lock();
-                let mut prompt = std::io::stderr();
-                ask_all(&questions, &mut input, &mut prompt)
+            with_terminal(&self.renderer, move |input, prompt| {
+                ask_all(&questions, input, prompt)
             })
             .await
-            .map_err(|err| {
-                AnswerError::Unavailable(format!("the terminal prompt failed: {err}"))
-            })?;
-            drop(renderer);
-            asked
+            .map_err(|err| AnswerError::Unavailable(format!("the terminal prompt failed: {err}")))?
         })
+    }
+}
+
+/// Approves calls the review policy asks about, on the terminal that `renderer` draws on.
+pub struct TerminalApprover {
+    renderer: Arc<Mutex<TerminalRenderer>>,
+}
+
+impl TerminalApprover {
+    /// An approver sharing the terminal with `renderer`.
+    pub fn new(renderer: Arc<Mutex<TerminalRenderer>>) -> Self {
+        TerminalApprover { renderer }
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn approve<'a>(&'a self, request: ReviewRequest<'a>, reason: &'a str) -> BoxFuture<'a, bool> {
+        let question = format!(
+            "Allow `{}` {}? ({reason})",
+            request.tool,
+            serde_json::to_string(request.arguments).unwrap_or_default()
+        );
+        Box::pin(async move {
+            with_terminal(&self.renderer, move |input, prompt| {
+                confirm(&question, input, prompt)
+            })
+            .await
+            .unwrap_or(false)
+        })
+    }
+}
+
+/// Asks a yes/no question; only `y` or `yes` approves, end of input declines.
+fn confirm(question: &str, input: &mut impl BufRead, prompt: &mut impl Write) -> bool {
+    if write!(prompt, "? {question} [y/N] ")
+        .and_then(|()| prompt.flush())
+        .is_err()
+    {
+        return false;
+    }
+    let mut line = String::new();
+    match input.read_line(&mut line) {
+        Ok(read) if read > 0 => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+        _ => false,
     }
 }
 
@@ -159,6 +214,24 @@ mod tests {
         let answers = ask_all(&questions, &mut input, &mut Vec::new()).unwrap();
         assert_eq!(answers[0].answer, ["a", "c"]);
         assert_eq!(answers[1].answer, ["hello there"]);
+    }
+
+    #[test]
+    fn only_yes_approves() {
+        for (typed, approved) in [
+            ("y\n", true),
+            ("YES\n", true),
+            ("n\n", false),
+            ("\n", false),
+            ("", false),
+        ] {
+            let mut input = typed.as_bytes();
+            assert_eq!(
+                confirm("Allow?", &mut input, &mut Vec::new()),
+                approved,
+                "{typed:?}"
+            );
+        }
     }
 
     #[test]
