@@ -109,11 +109,7 @@ impl CodeMode {
         cx: &ToolContext,
     ) -> Result<RunCodeOutput, CodeFailure> {
         let limits = self.limits.with_timeout(timeout_ms);
-        let spill_path = cx
-            .session()
-            .data_dir()
-            .join("spill")
-            .join(format!("{}-printed.txt", file_safe(cx.call_id())));
+        let spill_path = cx.spill_path("printed");
         let mut out = PrintedOutput::new(
             limits.max_output_bytes,
             limits.max_spilled_bytes(),
@@ -299,18 +295,4 @@ fn failure(error: SandboxError, limits: &CodeLimits, out: &PrintedOutput) -> Cod
         },
         SandboxError::Broken(reason) => CodeError::Sandbox(reason),
     }
-}
-
-/// A call id as a file name: anything but `[A-Za-z0-9_-]` becomes `_`.
-fn file_safe(call_id: &str) -> String {
-    call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -74,6 +74,26 @@ impl Session {
         &self.data_dir
     }
 
+    /// Where the whole of one too-long output of call `call_id` is kept; `label` tells apart
+    /// several outputs of one call (empty for the call's own result).
+    pub fn spill_path(&self, call_id: &str, label: &str) -> PathBuf {
+        let mut name: String = call_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if !label.is_empty() {
+            name.push('-');
+            name.push_str(label);
+        }
+        self.data_dir.join("spill").join(format!("{name}.txt"))
+    }
+
     /// The session's event log.
     pub fn events(&self) -> &EventLog {
         &self.events
@@ -125,6 +145,12 @@ impl ToolContext {
     /// The folder tools work in.
     pub fn workspace(&self) -> &Path {
         self.session().workspace()
+    }
+
+    /// Where the whole of one of this call's too-long outputs is kept (see
+    /// [`Session::spill_path`]).
+    pub fn spill_path(&self, label: &str) -> PathBuf {
+        self.session().spill_path(&self.call_id, label)
     }
 
     /// The host service of type `T`, when provided.

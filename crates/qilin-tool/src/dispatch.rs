@@ -341,12 +341,7 @@ impl CallRecord<'_> {
         let duration = self.started.elapsed();
         let (status, error, content, output) = match result {
             Ok(ran) => {
-                let spill_path = self
-                    .executor
-                    .session()
-                    .data_dir()
-                    .join("spill")
-                    .join(format!("{}.txt", file_safe(&self.call_id)));
+                let spill_path = self.executor.session().spill_path(&self.call_id, "");
                 let content = self
                     .executor
                     .inner
@@ -511,18 +506,4 @@ fn panic_error(tool: &str, panic: &str) -> ToolError {
         "The tool `{tool}` crashed (panic: {panic}). This is a bug in the tool, not in your \
          arguments; try another approach."
     ))
-}
-
-/// A call id as a file name: anything but `[A-Za-z0-9_-]` becomes `_`.
-fn file_safe(call_id: &str) -> String {
-    call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -212,12 +212,7 @@ async fn run_foreground(
             "`bash` could not be started: {err}; is bash installed?"
         ))
     })?;
-    let spill_path = cx
-        .session()
-        .data_dir()
-        .join("spill")
-        .join(format!("bash-{}.txt", file_safe(cx.call_id())));
-    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, spill_path);
+    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path("bash"));
     let mut live = Utf8Chunks::default();
     let mut buf = vec![0u8; 16 * 1024];
     let mut open = true;
@@ -288,17 +283,4 @@ async fn run_foreground(
         total_bytes,
         spill_path: captured.spill_path,
     })
-}
-
-/// A call id as a file name: anything but `[A-Za-z0-9_-]` becomes `_`.
-pub(crate) fn file_safe(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

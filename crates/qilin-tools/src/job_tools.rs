@@ -1,6 +1,5 @@
 //! `job_output` and `job_kill`: follow and stop the background jobs `bash` started.
 
-use crate::bash::file_safe;
 use crate::jobs::{Job, JobState, JobStatus, JobTable};
 use crate::output_capture::{DEFAULT_OUTPUT_CAP, OutputCapture};
 use nix::sys::signal::Signal;
@@ -87,12 +86,7 @@ fn find_job(cx: &ToolContext, id: &str) -> ToolResult<Arc<Job>> {
 }
 
 fn report(job: &Job, status: JobStatus, cx: &ToolContext) -> ToolResult<JobReport> {
-    let spill_dir = cx.session().data_dir().join("spill");
-    let call = file_safe(cx.call_id());
-    let mut capture = OutputCapture::new(
-        DEFAULT_OUTPUT_CAP,
-        spill_dir.join(format!("{}-{call}.txt", job.id())),
-    );
+    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path(job.id()));
     job.take_new_output(|chunk| capture.push(chunk))
         .map_err(|err| {
             ToolError::failed(format!(
