@@ -3,24 +3,18 @@
 //! of that, an agent with code mode on must be able to read a skill (Q404).
 
 use crate::{Finding, Location, Rule};
-use qilin_skill::{Agent, AvailableSkills, Diagnostic, SkillSet};
+use qilin_skill::{Agent, AvailableSkills, Diagnostic, DiagnosticKind, SkillSet};
 use qilin_tool::ToolRegistry;
 use std::path::Path;
 
-/// Which rule an [`Agent::load`] error breaks, from what it says.
-fn classify(message: &str) -> Rule {
-    if message.contains("is code-mode-only and cannot be mounted") {
-        Rule::CodeModeOnlyMounted
-    } else if message.starts_with("`tools` names `") {
-        Rule::AgentUnknownTool
-    } else if message.starts_with("`skills.available`: no skill")
-        || message.starts_with("`skills.preload`: no skill")
-    {
-        Rule::AgentUnknownSkill
-    } else if message.contains(": preload file: ") {
-        Rule::AgentPreloadMissing
-    } else {
-        Rule::AgentInvalid
+/// Which rule an [`Agent::load`] error breaks, from its kind.
+fn rule_of_error(kind: DiagnosticKind) -> Rule {
+    match kind {
+        DiagnosticKind::CodeModeOnlyTool => Rule::CodeModeOnlyMounted,
+        DiagnosticKind::UnknownTool => Rule::AgentUnknownTool,
+        DiagnosticKind::UnknownSkill => Rule::AgentUnknownSkill,
+        DiagnosticKind::UnreadablePreloadFile => Rule::AgentPreloadMissing,
+        _ => Rule::AgentInvalid,
     }
 }
 
@@ -64,7 +58,7 @@ pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: 
             error
                 .diagnostics
                 .iter()
-                .map(|diagnostic| finding(classify(&diagnostic.message), diagnostic)),
+                .map(|diagnostic| finding(rule_of_error(diagnostic.kind), diagnostic)),
         ),
         Ok(loaded) => {
             findings.extend(
@@ -105,32 +99,4 @@ fn no_readable_skill(agent: &Agent, skills: &SkillSet) -> Option<Finding> {
         ),
         "list the skills it needs under `skills.available` (or `available: all`) and add a skill to the workspace",
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::classify;
-    use crate::Rule;
-
-    #[test]
-    fn messages_map_to_rules() {
-        assert_eq!(
-            classify("`tools` names `gerp`, but no tool has that name; did you mean `grep`?"),
-            Rule::AgentUnknownTool
-        );
-        assert_eq!(
-            classify(
-                "`skills.available`: no skill is named `x`; `qilin skills list` shows the skills found"
-            ),
-            Rule::AgentUnknownSkill
-        );
-        assert_eq!(
-            classify("`skills.preload.0.files.1`: preload file: no file"),
-            Rule::AgentPreloadMissing
-        );
-        assert_eq!(
-            classify("the agent has no instructions: add `instructions:`"),
-            Rule::AgentInvalid
-        );
-    }
 }

@@ -2,7 +2,7 @@
 //! its review policy, loaded and checked against the tools and skills that exist.
 
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
-use crate::{Diagnostic, Limits, Loaded, SKILL_FILE, SkillSet};
+use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
 use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -207,6 +207,7 @@ impl Agent {
         };
         let text = std::fs::read_to_string(path).map_err(|err| {
             fail(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
                 path,
                 None,
                 format!("the agent file could not be read: {err}"),
@@ -232,6 +233,7 @@ impl Agent {
         let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
         if !raw.code_mode && !raw.limits.code.is_empty() {
             warnings.push(Diagnostic::warning(
+                DiagnosticKind::CodeLimitsWithoutCodeMode,
                 path,
                 source.line_of(&[key("limits"), key("code")]),
                 "`limits.code` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
@@ -242,6 +244,7 @@ impl Agent {
             Err(err) => {
                 let at = [key("review"), key("rules"), Segment::Index(err.index - 1)];
                 errors.push(Diagnostic::error(
+                    DiagnosticKind::InvalidAgent,
                     path,
                     source.line_of(&at),
                     err.to_string(),
@@ -286,6 +289,7 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
                 Ok(text) => text.trim().to_string(),
                 Err(err) => {
                     errors.push(Diagnostic::error(
+                        DiagnosticKind::InvalidAgent,
                         source.path,
                         source.line_of(&[key("instructions_file")]),
                         format!(
@@ -299,6 +303,7 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
         }
         (Some(_), Some(_)) => {
             errors.push(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
                 source.path,
                 source.line_of(&[key("instructions_file")]),
                 "both `instructions` and `instructions_file` are set; keep one",
@@ -307,6 +312,7 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
         }
         (None, None) => {
             errors.push(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
                 source.path,
                 Some(1),
                 "the agent has no instructions: add `instructions:` (text) or `instructions_file:` (a path relative to the agent file)",
@@ -335,6 +341,7 @@ fn check_tools(
                 format!("; did you mean `{}`?", suggestions.join("` or `"))
             };
             errors.push(Diagnostic::error(
+                DiagnosticKind::UnknownTool,
                 source.path,
                 line,
                 format!("`tools` names `{name}`, but no tool has that name{hint}"),
@@ -352,6 +359,7 @@ fn check_tools(
                 found => format!("as skill `{}` teaches", found.join("` / `")),
             };
             errors.push(Diagnostic::error(
+                DiagnosticKind::CodeModeOnlyTool,
                 source.path,
                 line,
                 format!(
@@ -364,6 +372,7 @@ fn check_tools(
         }
         if mounted.contains(name) {
             warnings.push(Diagnostic::warning(
+                DiagnosticKind::DuplicateTool,
                 source.path,
                 line,
                 format!("`{name}` is listed twice under `tools`; it is mounted once"),
@@ -400,6 +409,7 @@ fn check_available(
         if skills.get(name).is_none() {
             let at = [key("skills"), key("available"), Segment::Index(index)];
             errors.push(Diagnostic::error(
+                DiagnosticKind::UnknownSkill,
                 source.path,
                 source.line_of(&at),
                 format!("`skills.available`: {}", unknown_skill(name, skills)),
@@ -421,6 +431,7 @@ fn read_preloads(
             let mut name_at = at.to_vec();
             name_at.push(key("name"));
             errors.push(Diagnostic::error(
+                DiagnosticKind::UnknownSkill,
                 source.path,
                 source.line_of(&name_at),
                 format!("`skills.preload`: {}", unknown_skill(&preload.name, skills)),
@@ -438,6 +449,7 @@ fn read_preloads(
                     let mut file_at = at.to_vec();
                     file_at.extend([key("files"), Segment::Index(file_index)]);
                     errors.push(Diagnostic::error(
+                        DiagnosticKind::UnreadablePreloadFile,
                         source.path,
                         source.line_of(&file_at),
                         format!("`{}`: preload file: {err}", dotted(&file_at)),

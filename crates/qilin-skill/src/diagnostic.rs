@@ -14,11 +14,63 @@ pub enum Severity {
     Error,
 }
 
+/// What a diagnostic is about, for tools that act on diagnostics without reading their
+/// message (`qilin check` picks its rule code from it). Serialized in snake_case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosticKind {
+    /// A skill or agent file is not valid YAML, or lacks a required key or has a value of the
+    /// wrong type.
+    InvalidYaml,
+    /// A skill or agent file has a key that is not read; it has no effect (warning).
+    UnknownKey,
+    /// A skill's `SKILL.md` could not be read, has no front matter, or breaks a rule of the
+    /// skill format (its name, description or compatibility).
+    InvalidSkill,
+    /// A skill's `metadata` value is not a string, number or boolean, so it is ignored
+    /// (warning).
+    IgnoredMetadata,
+    /// A symlink in a skill folder leads outside the folder or back into itself, so it is
+    /// not listed (warning).
+    SkippedLink,
+    /// A skill folder, or an entry in it, could not be listed (warning).
+    UnlistableSkillFiles,
+    /// A skill folder holds more files than are listed; the rest are left out (warning).
+    TooManySkillFiles,
+    /// A skills folder given explicitly does not exist.
+    MissingSkillsFolder,
+    /// A skills folder exists but could not be read.
+    UnreadableSkillsFolder,
+    /// A folder among the skills has no `SKILL.md`, so it is not a skill (warning).
+    NotASkill,
+    /// A skill has the name of one found earlier, which is used instead (warning).
+    DuplicateSkill,
+    /// An agent file could not be read, or is wrong in a way no other kind names: its
+    /// instructions (none, both forms, an unreadable `instructions_file`) or a review rule.
+    InvalidAgent,
+    /// An agent's `tools` names a tool that does not exist.
+    UnknownTool,
+    /// An agent's `tools` names a code-mode-only tool, which is reached through `run_code`
+    /// and cannot be mounted.
+    CodeModeOnlyTool,
+    /// An agent's `tools` names a tool twice; it is mounted once (warning).
+    DuplicateTool,
+    /// An agent's `skills.available` or `skills.preload` names a skill that was not found.
+    UnknownSkill,
+    /// A file an agent preloads cannot be read from its skill: it does not exist, leaves the
+    /// skill folder, or is not text.
+    UnreadablePreloadFile,
+    /// An agent sets `limits.code` with code mode off, where it has no effect (warning).
+    CodeLimitsWithoutCodeMode,
+}
+
 /// One finding about a file: where it is and what is wrong, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     /// Warning or error.
     pub severity: Severity,
+    /// What the finding is about.
+    pub kind: DiagnosticKind,
     /// The file (or folder) the finding is about.
     pub path: PathBuf,
     /// The line in that file, from 1, when the finding has one.
@@ -28,20 +80,32 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// An error about `path`, at `line` when known.
-    pub fn error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Self {
+    /// An error of `kind` about `path`, at `line` when known.
+    pub fn error(
+        kind: DiagnosticKind,
+        path: &Path,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Error,
+            kind,
             path: path.to_path_buf(),
             line,
             message: message.into(),
         }
     }
 
-    /// A warning about `path`, at `line` when known.
-    pub fn warning(path: &Path, line: Option<usize>, message: impl Into<String>) -> Self {
+    /// A warning of `kind` about `path`, at `line` when known.
+    pub fn warning(
+        kind: DiagnosticKind,
+        path: &Path,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Warning,
+            kind,
             path: path.to_path_buf(),
             line,
             message: message.into(),

@@ -1,7 +1,7 @@
 //! Finding skills: the workspace's `.qilin/skills/`, the user's `~/.qilin/skills/` and any
 //! `--skills DIR`, in that order; the first root that has a name wins.
 
-use crate::{Diagnostic, Skill, SkillSet};
+use crate::{Diagnostic, DiagnosticKind, Skill, SkillSet};
 use std::path::{Path, PathBuf};
 
 /// Where a skill root came from; decides whether its absence is worth telling.
@@ -78,6 +78,7 @@ pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 if root.origin == RootOrigin::Explicit {
                     found.diagnostics.push(Diagnostic::error(
+                        DiagnosticKind::MissingSkillsFolder,
                         &root.dir,
                         None,
                         "the skills folder does not exist; give a folder whose sub-folders each hold a SKILL.md",
@@ -87,6 +88,7 @@ pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
             }
             Err(err) => {
                 found.diagnostics.push(Diagnostic::error(
+                    DiagnosticKind::UnreadableSkillsFolder,
                     &root.dir,
                     None,
                     format!("the skills folder could not be read: {err}"),
@@ -115,6 +117,7 @@ pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
 fn load_into(dir: &Path, found: &mut SkillDiscovery) {
     if !dir.join(crate::SKILL_FILE).is_file() {
         found.diagnostics.push(Diagnostic::warning(
+            DiagnosticKind::NotASkill,
             dir,
             None,
             "this folder has no SKILL.md, so it is not a skill; each skill is a folder holding a SKILL.md",
@@ -131,6 +134,7 @@ fn load_into(dir: &Path, found: &mut SkillDiscovery) {
                     .map(|skill| skill.dir.display().to_string())
                     .unwrap_or_default();
                 found.diagnostics.push(Diagnostic::warning(
+                    DiagnosticKind::DuplicateSkill,
                     &shadowed.dir.join(crate::SKILL_FILE),
                     None,
                     format!(

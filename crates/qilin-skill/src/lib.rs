@@ -25,7 +25,7 @@ mod yaml;
 pub use agent::{
     Agent, AgentError, AvailableSkills, CompiledPolicy, DEFAULT_CATALOG_TOKENS, PreloadedFile,
 };
-pub use diagnostic::{Diagnostic, Loaded, Severity};
+pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
 pub use limits::{CodeLimitsConfig, Limits};
 pub use prompt::{

@@ -3,7 +3,7 @@
 use crate::front_matter::{self, FrontMatterError};
 use crate::skill_files::{self, SkillFileError};
 use crate::yaml::{KnownKeys, Segment, Source};
-use crate::{Diagnostic, Loaded};
+use crate::{Diagnostic, DiagnosticKind, Loaded};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -110,13 +110,19 @@ impl Skill {
         let skill_md = dir.join(SKILL_FILE);
         let text = std::fs::read_to_string(&skill_md).map_err(|err| {
             Diagnostic::error(
+                DiagnosticKind::InvalidSkill,
                 &skill_md,
                 None,
                 format!("SKILL.md could not be read: {err}"),
             )
         })?;
         let cut = front_matter::split(&text).map_err(|err: FrontMatterError| {
-            Diagnostic::error(&skill_md, Some(err.line()), err.message())
+            Diagnostic::error(
+                DiagnosticKind::InvalidSkill,
+                &skill_md,
+                Some(err.line()),
+                err.message(),
+            )
         })?;
         let source = Source {
             path: &skill_md,
@@ -130,12 +136,18 @@ impl Skill {
             .unwrap_or_default();
         let line_of = |key: &str| source.line_of(&[Segment::Key(key.to_string())]);
         if let Err(problem) = check_name(&raw.name, &folder) {
-            return Err(Diagnostic::error(&skill_md, line_of("name"), problem));
+            return Err(Diagnostic::error(
+                DiagnosticKind::InvalidSkill,
+                &skill_md,
+                line_of("name"),
+                problem,
+            ));
         }
         let description = raw.description.trim().to_string();
         let description_chars = description.chars().count();
         if description_chars == 0 || description_chars > MAX_DESCRIPTION_CHARS {
             return Err(Diagnostic::error(
+                DiagnosticKind::InvalidSkill,
                 &skill_md,
                 line_of("description"),
                 format!(
@@ -148,6 +160,7 @@ impl Skill {
             let chars = compatibility.chars().count();
             if chars == 0 || chars > MAX_COMPATIBILITY_CHARS {
                 return Err(Diagnostic::error(
+                    DiagnosticKind::InvalidSkill,
                     &skill_md,
                     line_of("compatibility"),
                     format!(
@@ -165,6 +178,7 @@ impl Skill {
                 _ => {
                     let path = [Segment::Key("metadata".into()), Segment::Key(key.clone())];
                     warnings.push(Diagnostic::warning(
+                        DiagnosticKind::IgnoredMetadata,
                         &skill_md,
                         source.line_of(&path),
                         format!("`metadata.{key}` is ignored: metadata values must be strings"),

@@ -1,7 +1,7 @@
 //! The files of a skill folder: listing them without following a symlink out or round a
 //! loop, and resolving a relative path without leaving the folder.
 
-use crate::Diagnostic;
+use crate::{Diagnostic, DiagnosticKind};
 use std::path::{Component, Path, PathBuf};
 use walkdir::WalkDir;
 
@@ -90,6 +90,7 @@ pub(crate) fn list_files(dir: &Path) -> (Vec<String>, Vec<Diagnostic>) {
         Ok(root) => root,
         Err(err) => {
             warnings.push(Diagnostic::warning(
+                DiagnosticKind::UnlistableSkillFiles,
                 dir,
                 None,
                 format!("the skill folder could not be listed: {err}"),
@@ -107,15 +108,21 @@ pub(crate) fn list_files(dir: &Path) -> (Vec<String>, Vec<Diagnostic>) {
             Ok(entry) => entry,
             Err(err) => {
                 let path = err.path().unwrap_or(dir).to_path_buf();
-                let message = match err.loop_ancestor() {
-                    Some(ancestor) => format!(
-                        "symlink loop: `{}` leads back to `{}`, a folder that contains it; it is skipped",
-                        relative(dir, &path),
-                        ancestor.display()
+                let (kind, message) = match err.loop_ancestor() {
+                    Some(ancestor) => (
+                        DiagnosticKind::SkippedLink,
+                        format!(
+                            "symlink loop: `{}` leads back to `{}`, a folder that contains it; it is skipped",
+                            relative(dir, &path),
+                            ancestor.display()
+                        ),
                     ),
-                    None => format!("skipped while listing the skill's files: {err}"),
+                    None => (
+                        DiagnosticKind::UnlistableSkillFiles,
+                        format!("skipped while listing the skill's files: {err}"),
+                    ),
                 };
-                warnings.push(Diagnostic::warning(&path, None, message));
+                warnings.push(Diagnostic::warning(kind, &path, None, message));
                 continue;
             }
         };
@@ -127,6 +134,7 @@ pub(crate) fn list_files(dir: &Path) -> (Vec<String>, Vec<Diagnostic>) {
                 .map_or(true, |target| !target.starts_with(&root));
         if outside {
             warnings.push(Diagnostic::warning(
+                DiagnosticKind::SkippedLink,
                 entry.path(),
                 None,
                 format!(
@@ -147,6 +155,7 @@ pub(crate) fn list_files(dir: &Path) -> (Vec<String>, Vec<Diagnostic>) {
         }
         if files.len() == MAX_LISTED_FILES {
             warnings.push(Diagnostic::warning(
+                DiagnosticKind::TooManySkillFiles,
                 dir,
                 None,
                 format!("the skill folder has more than {MAX_LISTED_FILES} files; only the first {MAX_LISTED_FILES} are listed"),

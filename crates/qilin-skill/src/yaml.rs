@@ -1,6 +1,6 @@
 //! YAML reading with locations: errors and unknown keys name the line in the original file.
 
-use crate::Diagnostic;
+use crate::{Diagnostic, DiagnosticKind};
 use qilin_tool::closest_names;
 use serde::de::DeserializeOwned;
 use std::path::Path;
@@ -64,12 +64,13 @@ impl Source<'_> {
                 let suffix = format!(" at line {} column {}", location.line(), location.column());
                 let message = message.replacen(&suffix, "", 1);
                 Diagnostic::error(
+                    DiagnosticKind::InvalidYaml,
                     self.path,
                     Some(self.file_line(location.line())),
                     format!("{message} (column {})", location.column()),
                 )
             }
-            None => Diagnostic::error(self.path, None, message),
+            None => Diagnostic::error(DiagnosticKind::InvalidYaml, self.path, None, message),
         }
     }
 
@@ -98,6 +99,7 @@ impl Source<'_> {
             ),
         };
         Diagnostic::warning(
+            DiagnosticKind::UnknownKey,
             self.path,
             self.line_of(path),
             format!("unknown key `{dotted}` is ignored{hint}"),

@@ -3,7 +3,9 @@
 mod common;
 
 use common::{discover_workspace, registry_with, write_files, write_skill};
-use qilin_skill::{Agent, AgentError, AvailableSkills, Diagnostic, Loaded, SkillDiscovery};
+use qilin_skill::{
+    Agent, AgentError, AvailableSkills, Diagnostic, DiagnosticKind, Loaded, SkillDiscovery,
+};
 use std::path::Path;
 
 struct Workspace {
@@ -85,7 +87,7 @@ fn a_complete_agent_file_loads_with_every_section() {
             .policy
             .reviewer()
             .decide("bash", &serde_json::json!({"command": "rm -rf /"})),
-        qilin_tool::ReviewDecision::Deny { .. }
+        (qilin_tool::Verdict::Deny, _)
     ));
 }
 
@@ -224,5 +226,58 @@ fn an_agent_file_that_does_not_exist_names_its_path() {
     assert!(
         err.to_string().starts_with("/no/such.agent: error:"),
         "{err}"
+    );
+}
+
+#[test]
+fn each_agent_mistake_carries_a_kind_that_tells_it_apart_without_reading_the_message() {
+    let ws = workspace();
+    let errors = [
+        (
+            "name: a\ninstructions: hi\ntools: [gerp]\n",
+            DiagnosticKind::UnknownTool,
+        ),
+        (
+            "name: a\ninstructions: hi\ntools: [table_query]\n",
+            DiagnosticKind::CodeModeOnlyTool,
+        ),
+        (
+            "name: a\ninstructions: hi\nskills:\n  available: [sales-dta]\n",
+            DiagnosticKind::UnknownSkill,
+        ),
+        (
+            "name: a\ninstructions: hi\nskills:\n  preload:\n    - name: code-serch\n",
+            DiagnosticKind::UnknownSkill,
+        ),
+        (
+            "name: a\ninstructions: hi\nskills:\n  preload:\n    - name: sales-data\n      files: [reference/missing.md]\n",
+            DiagnosticKind::UnreadablePreloadFile,
+        ),
+        (
+            "name: a\ninstructions: hi\ncode_mode: sometimes\n",
+            DiagnosticKind::InvalidYaml,
+        ),
+        ("name: a\n", DiagnosticKind::InvalidAgent),
+        (
+            "name: a\ninstructions: hi\nreview:\n  rules:\n    - tool: bash\n      when: {command: \"(unclosed\"}\n      decision: deny\n",
+            DiagnosticKind::InvalidAgent,
+        ),
+    ];
+    for (text, kind) in errors {
+        assert_eq!(ws.error(text).kind, kind, "for {text:?}");
+    }
+    let loaded = ws
+        .load("name: a\ninstructions: hi\ntemperature: 0.2\ntools: [read, read]\nlimits:\n  code:\n    wall_time_ms: 5\n")
+        .unwrap();
+    let kinds: Vec<DiagnosticKind> = loaded.warnings.iter().map(|w| w.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            DiagnosticKind::UnknownKey,
+            DiagnosticKind::DuplicateTool,
+            DiagnosticKind::CodeLimitsWithoutCodeMode,
+        ],
+        "{:#?}",
+        loaded.warnings
     );
 }

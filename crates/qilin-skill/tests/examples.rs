@@ -98,7 +98,8 @@ fn the_analyst_works_in_code_mode_with_its_skill_preloaded() {
             .policy
             .reviewer()
             .decide("write", &serde_json::json!({"path": "src/main.rs"}))
-            != qilin_tool::ReviewDecision::Allow
+            .0
+            != qilin_tool::Verdict::Allow
     );
 }
 

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{discover_workspace, skill_md, write_files, write_skill};
-use qilin_skill::{Diagnostic, Severity, discover, skill_roots};
+use qilin_skill::{Diagnostic, DiagnosticKind, Severity, discover, skill_roots};
 use std::path::Path;
 
 fn only_error(diagnostics: &[Diagnostic]) -> &Diagnostic {
@@ -276,4 +276,76 @@ fn a_workspace_that_is_the_home_folder_is_searched_once() {
     let found = discover(&skill_roots(ws.path(), Some(ws.path()), &[]));
     assert_eq!(found.skills.len(), 1);
     assert!(found.diagnostics.is_empty(), "{:#?}", found.diagnostics);
+}
+
+#[test]
+fn each_skill_finding_carries_a_kind_that_tells_it_apart_without_reading_the_message() {
+    let ws = tempfile::tempdir().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    let skills = ws.path().join(".qilin/skills");
+    write_files(&skills.join("plain"), &[("SKILL.md", "# Just Markdown\n")]);
+    write_files(
+        &skills.join("typed"),
+        &[("SKILL.md", "---\nname: typed\ndescription: [a, b]\n---\n")],
+    );
+    write_files(
+        &skills.join("extra"),
+        &[(
+            "SKILL.md",
+            "---\nname: extra\ndescription: has extras\nlicence: MIT\nmetadata:\n  tags: [a, b]\n---\nbody\n",
+        )],
+    );
+    std::fs::create_dir_all(skills.join("notes")).unwrap();
+    write_skill(ws.path(), "shared", "from the workspace", "ws");
+    write_files(
+        &extra.path().join("shared"),
+        &[("SKILL.md", &skill_md("shared", "from --skills", "x"))],
+    );
+    let missing = ws.path().join("no-such-dir");
+    let found = discover(&skill_roots(
+        ws.path(),
+        None,
+        &[extra.path().to_path_buf(), missing.clone()],
+    ));
+    let kind_at = |path: &Path| -> Vec<DiagnosticKind> {
+        found
+            .diagnostics
+            .iter()
+            .filter(|d| d.path.starts_with(path))
+            .map(|d| d.kind)
+            .collect()
+    };
+    assert_eq!(
+        kind_at(&skills.join("plain")),
+        [DiagnosticKind::InvalidSkill]
+    );
+    assert_eq!(
+        kind_at(&skills.join("typed")),
+        [DiagnosticKind::InvalidYaml]
+    );
+    assert_eq!(
+        kind_at(&skills.join("extra")),
+        [DiagnosticKind::UnknownKey, DiagnosticKind::IgnoredMetadata]
+    );
+    assert_eq!(kind_at(&skills.join("notes")), [DiagnosticKind::NotASkill]);
+    assert_eq!(kind_at(extra.path()), [DiagnosticKind::DuplicateSkill]);
+    assert_eq!(kind_at(&missing), [DiagnosticKind::MissingSkillsFolder]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_left_out_of_a_skill_are_told_apart_by_their_kind() {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = write_skill(ws.path(), "linky", "has links", "body");
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("again")).unwrap();
+    let found = discover_workspace(ws.path());
+    let kinds: Vec<DiagnosticKind> = found.diagnostics.iter().map(|d| d.kind).collect();
+    assert_eq!(
+        kinds,
+        [DiagnosticKind::SkippedLink, DiagnosticKind::SkippedLink],
+        "{:#?}",
+        found.diagnostics
+    );
 }
