@@ -201,7 +201,7 @@ fn main() {
     let mut last = None;
     for _ in 0..RUNS {
         let start = Instant::now();
-        let target = Target::workspace(dir.path());
+        let target = Target::workspace(dir.path(), &[]);
         let report = check(&registry, &[target]);
         times.push(start.elapsed());
         last = Some(report);

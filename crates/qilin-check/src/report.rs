@@ -110,7 +110,7 @@ pub fn check(registry: &ToolRegistry, targets: &[Target]) -> Report {
             } else {
                 &nested
                     .entry(workspace)
-                    .or_insert_with_key(|dir| workspace_skills(dir))
+                    .or_insert_with_key(|dir| workspace_skills(dir, &target.builtin))
                     .skills
             };
             agents::check(agent, skills, registry, &mut findings);

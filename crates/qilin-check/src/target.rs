@@ -42,17 +42,22 @@ pub struct Target {
     pub discovery: SkillDiscovery,
     /// The agent files to check.
     pub agents: Vec<PathBuf>,
+    /// The skill roots searched after a workspace's own `.qilin/skills/` (the skills built
+    /// into Qilin); empty for a skill folder.
+    pub builtin: Vec<SkillRoot>,
 }
 
 impl Target {
-    /// A workspace folder: the skills under its `.qilin/skills/` and every `*.agent` file in
-    /// it, skipping what `.gitignore` files ignore.
-    pub fn workspace(dir: &Path) -> Target {
+    /// A workspace folder: the skills under its `.qilin/skills/`, then those under the
+    /// `builtin` roots, and every `*.agent` file in it, skipping what `.gitignore` files
+    /// ignore.
+    pub fn workspace(dir: &Path, builtin: &[SkillRoot]) -> Target {
         Target {
             path: dir.to_path_buf(),
             scope: Scope::Workspace,
-            discovery: workspace_skills(dir),
+            discovery: workspace_skills(dir, builtin),
             agents: agent_files(dir),
+            builtin: builtin.to_vec(),
         }
     }
 
@@ -71,30 +76,33 @@ impl Target {
             scope: Scope::Skill,
             discovery,
             agents: Vec::new(),
+            builtin: Vec::new(),
         }
     }
 
     /// One agent file, checked against the skills of its workspace (the nearest folder above
-    /// it holding `.qilin/`, else its own folder).
-    pub fn agent(file: &Path) -> Target {
+    /// it holding `.qilin/`, else its own folder) and those under the `builtin` roots.
+    pub fn agent(file: &Path, builtin: &[SkillRoot]) -> Target {
         let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         let folder = absolute.parent().unwrap_or(Path::new(".")).to_path_buf();
         let workspace = folder
             .ancestors()
             .find(|dir| dir.join(".qilin").is_dir())
             .unwrap_or(&folder);
-        let mut discovery = workspace_skills(workspace);
+        let mut discovery = workspace_skills(workspace, builtin);
         discovery.diagnostics.retain(Diagnostic::is_error);
         Target {
             path: file.to_path_buf(),
             scope: Scope::Agent,
             discovery,
             agents: vec![file.to_path_buf()],
+            builtin: builtin.to_vec(),
         }
     }
 
-    /// The target for a path: an `.agent` file, a folder holding `SKILL.md`, or a workspace.
-    pub fn from_path(path: &Path) -> Result<Target, TargetError> {
+    /// The target for a path: an `.agent` file, a folder holding `SKILL.md`, or a workspace;
+    /// a workspace or agent file also sees the skills under the `builtin` roots.
+    pub fn from_path(path: &Path, builtin: &[SkillRoot]) -> Result<Target, TargetError> {
         if !path.exists() {
             return Err(TargetError::NotFound(path.to_path_buf()));
         }
@@ -102,10 +110,10 @@ impl Target {
             if path.join(SKILL_FILE).is_file() {
                 return Ok(Target::skill(path));
             }
-            return Ok(Target::workspace(path));
+            return Ok(Target::workspace(path, builtin));
         }
         if path.extension().is_some_and(|ext| ext == AGENT_EXTENSION) {
-            return Ok(Target::agent(path));
+            return Ok(Target::agent(path, builtin));
         }
         Err(TargetError::NotCheckable(path.to_path_buf()))
     }
@@ -118,12 +126,16 @@ fn one_skill(skill: Skill) -> SkillSet {
     set
 }
 
-/// The skills under `<dir>/.qilin/skills/`.
-pub(crate) fn workspace_skills(dir: &Path) -> SkillDiscovery {
-    discover(&[SkillRoot {
+/// The skills under `<dir>/.qilin/skills/`, then those under the `builtin` roots.
+pub(crate) fn workspace_skills(dir: &Path, builtin: &[SkillRoot]) -> SkillDiscovery {
+    let workspace = SkillRoot {
         dir: dir.join(".qilin").join("skills"),
         origin: RootOrigin::Workspace,
-    }])
+    };
+    let roots: Vec<SkillRoot> = std::iter::once(workspace)
+        .chain(builtin.iter().cloned())
+        .collect();
+    discover(&roots)
 }
 
 /// The workspace an agent file found under `root` belongs to: the nearest folder holding

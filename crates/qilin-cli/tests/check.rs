@@ -94,3 +94,43 @@ fn a_missing_path_is_a_clear_error() {
     let stderr = String::from_utf8(output.stderr).expect("UTF-8");
     assert!(stderr.contains("`nowhere` does not exist"), "{stderr}");
 }
+
+/// `qilin check` in `dir` with the system temp folder (where the built-in skills are written)
+/// at `temp`.
+fn qilin_with_temp(dir: &Path, temp: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .current_dir(dir)
+        .env("TMPDIR", temp)
+        .output()
+        .expect("qilin runs")
+}
+
+#[test]
+fn a_folder_without_qilin_has_table_query_covered_by_the_builtin_skill() {
+    let ws = tempfile::tempdir().expect("a temp dir");
+    let temp = tempfile::tempdir().expect("a temp dir");
+    let output = qilin_with_temp(ws.path(), temp.path(), &["check"]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("Q111"), "{text}");
+    assert!(
+        text.starts_with("ok: checked ") && text.contains(" 1 skill "),
+        "the built-in table-query skill is checked like any other: {text}"
+    );
+}
+
+#[test]
+fn an_agent_may_preload_the_builtin_skill() {
+    let ws = tempfile::tempdir().expect("a temp dir");
+    let temp = tempfile::tempdir().expect("a temp dir");
+    write(
+        ws.path(),
+        "analyst.agent",
+        "name: analyst\ninstructions: Answer questions about the CSV files.\ncode_mode: true\nskills:\n  preload:\n    - name: table-query\n",
+    );
+    let output = qilin_with_temp(ws.path(), temp.path(), &["check", "analyst.agent"]);
+    assert!(output.status.success(), "{}", stdout(&output));
+    let output = qilin_with_temp(ws.path(), temp.path(), &["check"]);
+    assert!(output.status.success(), "{}", stdout(&output));
+}

@@ -10,9 +10,16 @@ fn write(root: &Path, path: &str, content: &str) {
 }
 
 fn qilin(home: &Path, args: &[&str]) -> Output {
+    qilin_with_temp(home, &std::env::temp_dir(), args)
+}
+
+/// `qilin` with `HOME` at `home` and the system temp folder (where the built-in skills are
+/// written) at `temp`.
+fn qilin_with_temp(home: &Path, temp: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(args)
         .env("HOME", home)
+        .env("TMPDIR", temp)
         .output()
         .unwrap()
 }
@@ -58,17 +65,19 @@ fn fixture() -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 #[test]
-fn skills_list_shows_workspace_and_home_skills_sorted() {
+fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
     let (ws, home) = fixture();
     let out = qilin(
         home.path(),
         &["skills", "list", "--workspace", ws.path().to_str().unwrap()],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        stdout(&out),
-        "changelog       Keep CHANGELOG.md in order.\npersonal-style  The user's own writing style.\nrelease-notes   Write release notes from merged changes.\n"
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("changelog       Keep CHANGELOG.md in order.\npersonal-style  The user's own writing style.\nrelease-notes   Write release notes from merged changes.\ntable-query     Aggregate any CSV file "),
+        "{text}"
     );
+    assert_eq!(text.lines().count(), 4, "{text}");
     let json = qilin(
         home.path(),
         &[
@@ -197,4 +206,142 @@ fn agent_prompt_reports_an_agent_error_with_file_and_line() {
     let err = stderr(&out);
     assert!(err.contains("bad.agent:6: error:"), "{err}");
     assert!(err.contains("reference/missing.md"), "{err}");
+}
+
+#[test]
+fn a_workspace_skill_named_table_query_overrides_the_builtin_one() {
+    let (ws, home) = fixture();
+    write(
+        ws.path(),
+        ".qilin/skills/table-query/SKILL.md",
+        "---\nname: table-query\ndescription: Our own guide to table_query.\n---\nOurs.\n",
+    );
+    let workspace = ws.path().to_str().unwrap();
+    let show = qilin(
+        home.path(),
+        &["skills", "show", "table-query", "--workspace", workspace],
+    );
+    assert!(show.status.success(), "{}", stderr(&show));
+    assert_eq!(
+        stdout(&show),
+        "table-query: Our own guide to table_query.\n\nOurs.\n"
+    );
+    let list = qilin(home.path(), &["skills", "list", "--workspace", workspace]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(
+        stdout(&list).contains("table-query     Our own guide to table_query.\n"),
+        "{}",
+        stdout(&list)
+    );
+    let warning = stderr(&list);
+    assert!(
+        warning.contains("warning: skill `table-query` is also defined in `")
+            && warning.contains("which comes first and is used"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_prompt_preloading_a_builtin_skill_names_no_temp_folder_and_is_stable_across_them() {
+    let (ws, home) = fixture();
+    write(
+        ws.path(),
+        "analyst.agent",
+        "name: analyst\ninstructions: You answer questions about CSV files.\ncode_mode: true\nskills:\n  preload:\n    - name: table-query\n",
+    );
+    let agent = ws.path().join("analyst.agent");
+    let args = ["agent", "prompt", agent.to_str().unwrap(), "--json"];
+    let (first_temp, second_temp) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = qilin_with_temp(home.path(), first_temp.path(), &args);
+    let second = qilin_with_temp(home.path(), second_temp.path(), &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(first.stdout, second.stdout);
+    let text = stdout(&first);
+    assert!(
+        text.contains(r#"<skill-file skill=\"table-query\" path=\"SKILL.md\">"#),
+        "{text}"
+    );
+    assert!(text.contains("sdk.tool.call(\\\"table_query\\\""), "{text}");
+    for temp in [&first_temp, &second_temp] {
+        assert!(!text.contains(temp.path().to_str().unwrap()), "{text}");
+    }
+    assert!(!text.contains("qilin-builtin-skills"), "{text}");
+}
+
+/// The folder the built-in skills were written to under `temp`.
+fn builtin_folder(temp: &Path) -> std::path::PathBuf {
+    let found: Vec<_> = std::fs::read_dir(temp)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(found.len(), 1, "one folder and no leftovers: {found:?}");
+    let folder = found[0].clone();
+    assert!(
+        folder
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(&format!(
+                "qilin-builtin-skills-{}-",
+                env!("CARGO_PKG_VERSION")
+            )),
+        "{}",
+        folder.display()
+    );
+    folder
+}
+
+#[test]
+fn a_damaged_builtin_skills_folder_is_written_again() {
+    let home = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let list = ["skills", "list"];
+    assert!(
+        qilin_with_temp(home.path(), temp.path(), &list)
+            .status
+            .success()
+    );
+    let folder = builtin_folder(temp.path());
+    let skill = folder.join("table-query/SKILL.md");
+    let original = std::fs::read_to_string(&skill).unwrap();
+    assert!(original.starts_with("---\nname: table-query\n"));
+
+    std::fs::remove_file(&skill).unwrap();
+    write(
+        &folder,
+        "planted/SKILL.md",
+        "---\nname: planted\ndescription: x\n---\n",
+    );
+    let out = qilin_with_temp(home.path(), temp.path(), &list);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("table-query "), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("planted"), "{}", stdout(&out));
+    assert_eq!(builtin_folder(temp.path()), folder);
+    assert_eq!(std::fs::read_to_string(&skill).unwrap(), original);
+    assert!(!folder.join("planted").exists());
+}
+
+#[test]
+fn processes_starting_together_all_find_the_builtin_skills() {
+    let home = tempfile::tempdir().unwrap();
+    let temp = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_qilin"))
+                .args(["skills", "show", "table-query"])
+                .env("HOME", home.path())
+                .env("TMPDIR", temp.path())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).starts_with("table-query: Aggregate any CSV file"));
+    }
+    builtin_folder(temp.path());
 }

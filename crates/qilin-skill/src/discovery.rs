@@ -1,5 +1,6 @@
-//! Finding skills: the workspace's `.qilin/skills/`, the user's `~/.qilin/skills/` and any
-//! `--skills DIR`, in that order; the first root that has a name wins.
+//! Finding skills: the workspace's `.qilin/skills/`, the user's `~/.qilin/skills/`, any
+//! `--skills DIR` and last the skills built into Qilin, in that order; the first root that
+//! has a name wins.
 
 use crate::{Diagnostic, DiagnosticKind, Skill, SkillSet};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,9 @@ pub enum RootOrigin {
     User,
     /// A folder given explicitly (`--skills DIR`); it must exist.
     Explicit,
+    /// The skills shipped with Qilin itself (those of its code-mode-only tools), searched
+    /// last so a skill of the same name in any other root overrides one.
+    BuiltIn,
 }
 
 /// A folder whose sub-folders are skills.
@@ -25,7 +29,8 @@ pub struct SkillRoot {
 }
 
 /// The roots in search order: the workspace's `.qilin/skills`, then `<home>/.qilin/skills`
-/// when a home folder is known, then each explicit folder.
+/// when a home folder is known, then each explicit folder. The built-in skills come after
+/// them all: whoever holds their folder appends it as a [`RootOrigin::BuiltIn`] root.
 pub fn skill_roots(workspace: &Path, home: Option<&Path>, explicit: &[PathBuf]) -> Vec<SkillRoot> {
     let mut roots = vec![SkillRoot {
         dir: workspace.join(".qilin").join("skills"),

@@ -210,7 +210,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// Checks `path` (a workspace, skill folder or agent file) with `registry`.
 pub fn check_path(registry: &ToolRegistry, path: &Path) -> Report {
-    let target = Target::from_path(path).expect("the fixture exists");
+    let target = Target::from_path(path, &[]).expect("the fixture exists");
     check(registry, &[target])
 }
 

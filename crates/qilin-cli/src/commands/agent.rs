@@ -32,7 +32,7 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
         json,
         sources,
     } = command;
-    let found = sources.discover(&workspace_of(&file));
+    let found = sources.discover(&workspace_of(&file))?;
     let skill_warnings = report(&found.diagnostics);
     let registry = full_registry(
         Arc::new(found.skills.clone()),

@@ -1,6 +1,6 @@
 //! `qilin check`: lint the tools, skills and agent files of a workspace, or the paths given.
 
-use crate::runtime::full_registry;
+use crate::runtime::{builtin_skills_root, full_registry};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use qilin_check::{Target, check, render_json, render_text};
@@ -38,9 +38,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     } else {
         args.paths
     };
+    let builtin = [builtin_skills_root()?];
     let targets = paths
         .iter()
-        .map(|path| Target::from_path(path))
+        .map(|path| Target::from_path(path, &builtin))
         .collect::<Result<Vec<_>, _>>()?;
     let registry = full_registry(
         Arc::new(SkillSet::new()),

@@ -1,12 +1,11 @@
 //! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
-use crate::runtime::{full_registry, pooled_code_mode};
+use crate::runtime::{discover_skills, full_registry, pooled_code_mode};
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
 use qilin_protocol::{CallStatus, EventBody, ToolResultEvent};
-use qilin_skill::{discover, skill_roots};
 use qilin_tool::{CallOutcome, Caller, Executor, Session, ToolCall};
 use serde::Serialize;
 use std::io::Read;
@@ -152,8 +151,7 @@ async fn run_script(
     workspace: PathBuf,
     data_dir: PathBuf,
 ) -> Result<(CallOutcome, Vec<NestedCall>)> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let found = discover(&skill_roots(&workspace, home.as_deref(), &[]));
+    let found = discover_skills(&workspace, &[])?;
     let registry = full_registry(
         Arc::new(found.skills),
         pooled_code_mode(CodeLimits::default())?,

@@ -3,13 +3,13 @@
 
 use crate::asking::{TerminalAnswerer, TerminalApprover};
 use crate::render::{Style, TerminalRenderer};
-use crate::runtime::{code_limits, full_registry, pooled_code_mode, workspace_of};
+use crate::runtime::{code_limits, discover_skills, full_registry, pooled_code_mode, workspace_of};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
 use qilin_model::{Message, SelectedModel, select_model};
 use qilin_protocol::{Event, FinishReason};
-use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt, discover, skill_roots};
+use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt};
 use qilin_tool::{AskingPolicy, ExecConfig, Executor, Session, ToolRegistry};
 use qilin_tools::QuestionAnswerer;
 use std::io::{IsTerminal, Write};
@@ -37,7 +37,8 @@ pub struct RunArgs {
     /// holding `.qilin/`) when omitted.
     #[arg(long)]
     pub workspace: Option<PathBuf>,
-    /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/`.
+    /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/` and
+    /// before the built-in skills.
     #[arg(long = "skills", value_name = "DIR")]
     pub skills: Vec<PathBuf>,
     /// Print the event log as JSON lines instead of rendering it.
@@ -64,8 +65,7 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let found = discover(&skill_roots(&workspace, home.as_deref(), &args.skills));
+    let found = discover_skills(&workspace, &args.skills)?;
     for diagnostic in &found.diagnostics {
         eprintln!("{diagnostic}");
     }

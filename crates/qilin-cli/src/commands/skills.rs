@@ -1,29 +1,31 @@
 //! `qilin skills list` and `qilin skills show`.
 
+use crate::runtime::discover_skills;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use qilin_skill::{Diagnostic, SkillDiscovery, discover, skill_roots};
+use qilin_skill::{Diagnostic, SkillDiscovery};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Where to look for skills: the workspace, the user's home (from `HOME`) and extra roots.
+/// Where to look for skills: the workspace, the user's home (from `HOME`), extra roots and
+/// the built-in skills.
 #[derive(Args, Clone)]
 pub struct SkillSources {
     /// The workspace whose `.qilin/skills/` is searched first (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/`.
+    /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/` and
+    /// before the built-in skills.
     #[arg(long = "skills", value_name = "DIR")]
     pub skills: Vec<PathBuf>,
 }
 
 impl SkillSources {
     /// Discovers the skills, with `fallback` as the workspace when `--workspace` is absent.
-    pub fn discover(&self, fallback: &Path) -> SkillDiscovery {
+    pub fn discover(&self, fallback: &Path) -> Result<SkillDiscovery> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        discover(&skill_roots(workspace, home.as_deref(), &self.skills))
+        discover_skills(workspace, &self.skills)
     }
 }
 
@@ -73,7 +75,7 @@ pub fn run(command: SkillsCommand) -> Result<ExitCode> {
     let here = std::env::current_dir()?;
     match command {
         SkillsCommand::List { json, sources } => {
-            let found = sources.discover(&here);
+            let found = sources.discover(&here)?;
             let mut out = String::new();
             if json {
                 let listing = Listing {
@@ -106,7 +108,7 @@ pub fn run(command: SkillsCommand) -> Result<ExitCode> {
             file,
             sources,
         } => {
-            let found = sources.discover(&here);
+            let found = sources.discover(&here)?;
             let Some(skill) = found.skills.get(&name) else {
                 report(&found.diagnostics);
                 let suggestions = found.skills.suggest(&name);
