@@ -2,49 +2,20 @@
 //! figure is the wall time of a 20-step turn divided by its 21 model steps (streaming the
 //! answer, `tool.preparing` events, dispatch, results back, the next request).
 //!
+//! Measured on a one-thread runtime (the loop's own cost) and on two worker threads (as
+//! `qilin run` runs it: a call's task may wake on the other thread, and the figures then
+//! vary from run to run with the machine's scheduling).
+//!
 //! Run: `cargo bench -p qilin-agent --bench loop_step`
 
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
 use qilin_model::{Script, ScriptedProvider};
-use qilin_protocol::{CallPresentation, Detail};
-use qilin_tool::{Executor, Session, Tool, ToolContext, ToolRegistry, ToolResult};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use qilin_test_tools::Noop;
+use qilin_tool::{Executor, Session, ToolRegistry};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct NoopArgs {
-    /// Any text.
-    text: String,
-}
-
-/// Does nothing.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "noop")]
-struct Noop;
-
-impl Tool for Noop {
-    type Args = NoopArgs;
-    type Output = String;
-    fn prompt_hint(&self) -> &str {
-        "Benchmarks only."
-    }
-    fn present(&self, args: &NoopArgs) -> CallPresentation {
-        CallPresentation::new("Do nothing", &args.text)
-    }
-    fn before_detail(&self, _: &NoopArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &NoopArgs, _: &ToolResult<String>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, args: NoopArgs, _: &ToolContext) -> ToolResult<String> {
-        Ok(args.text)
-    }
-}
 
 const CALL_STEPS: usize = 20;
 const RUNS: usize = 300;
@@ -61,11 +32,21 @@ fn script() -> Script {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let single = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    measure("one thread", &single);
+    let pooled = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
+    measure("two worker threads", &pooled);
+}
+
+/// Runs the turns on `runtime` and prints the per-step figures.
+fn measure(label: &str, runtime: &tokio::runtime::Runtime) {
     let mut registry = ToolRegistry::new();
     registry.register(Noop).expect("register");
     let registry = Arc::new(registry);
@@ -107,7 +88,7 @@ fn main() {
     let pick = |q: f64| per_step[((per_step.len() - 1) as f64 * q) as usize];
     let mean: Duration = per_step.iter().sum::<Duration>() / per_step.len() as u32;
     println!(
-        "agent loop, instant scripted model, {CALL_STEPS}-call turn: per step mean {:.1} µs  p50 {:.1} µs  p99 {:.1} µs  ({RUNS} turns)",
+        "agent loop, instant scripted model, {CALL_STEPS}-call turn, {label:<18}: per step mean {:.1} µs  p50 {:.1} µs  p99 {:.1} µs  ({RUNS} turns)",
         micros(mean),
         micros(pick(0.5)),
         micros(pick(0.99))

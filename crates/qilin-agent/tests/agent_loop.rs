@@ -1,14 +1,11 @@
 //! The agent loop driven by the scripted model over real tools and the real execution layer.
 
-#[path = "support/echo.rs"]
-mod echo;
-
-use echo::Echo;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, Phase};
 use qilin_model::{Message, Script, ScriptedProvider};
 use qilin_protocol::{
     CallPresentation, CallStatus, Detail, ErrorCode, Event, EventBody, FinishReason,
 };
+use qilin_test_tools::Echo;
 use qilin_tool::{Executor, Session, Tool, ToolContext, ToolError, ToolRegistry, ToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;

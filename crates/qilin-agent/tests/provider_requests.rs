@@ -1,53 +1,26 @@
 //! The loop against local servers speaking each provider's streaming format, asserting on the
 //! next request the agent sends.
 
-#[path = "support/echo.rs"]
-mod echo;
 #[path = "support/server.rs"]
 mod server;
 
-use echo::{Echo, EchoArgs};
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
 use qilin_model::{
     AnthropicConfig, AnthropicProvider, ModelProvider, OpenAiConfig, OpenAiProvider,
 };
-use qilin_protocol::{CallPresentation, Detail, FinishReason};
-use qilin_tool::{Executor, Session, Tool, ToolContext, ToolRegistry, ToolResult};
-use serde_json::Value;
+use qilin_protocol::FinishReason;
+use qilin_test_tools::{Echo, Secret};
+use qilin_tool::{Executor, Session, ToolRegistry};
+use serde_json::{Value, json};
 use server::{serve, sse};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Looks an order up; reached only from code.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "order_lookup", code_mode_only)]
-struct OrderLookup;
-
-impl Tool for OrderLookup {
-    type Args = EchoArgs;
-    type Output = String;
-    fn prompt_hint(&self) -> &str {
-        ""
-    }
-    fn present(&self, args: &EchoArgs) -> CallPresentation {
-        CallPresentation::new("Look up order", &args.text)
-    }
-    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &EchoArgs, _: &ToolResult<String>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, args: EchoArgs, _: &ToolContext) -> ToolResult<String> {
-        Ok(args.text)
-    }
-}
-
 async fn run_two_steps(provider: Arc<dyn ModelProvider>) -> FinishReason {
     let mut registry = ToolRegistry::new();
     registry.register(Echo).unwrap();
-    registry.register(OrderLookup).unwrap();
-    let tools = registry.tools_list(["echo", "order_lookup"]).unwrap();
+    registry.register(Secret).unwrap();
+    let tools = registry.tools_list(["echo", "secret"]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let session = Arc::new(Session::new("s", dir.path(), dir.path().join("data")));
     let agent = Agent::new(
@@ -168,7 +141,17 @@ async fn openai_compatible_every_call_is_answered_under_its_id_and_the_prefix_is
             )
         })
         .collect();
-    assert_eq!(answers, [("call_a", "echo: a"), ("call_b", "echo: b")]);
+    let echoed = |text: &str| {
+        serde_json::to_string_pretty(&json!({"text": text, "length": text.chars().count()}))
+            .unwrap()
+    };
+    assert_eq!(
+        answers,
+        [
+            ("call_a", echoed("a").as_str()),
+            ("call_b", echoed("b").as_str())
+        ]
+    );
 }
 
 #[tokio::test]

@@ -11,46 +11,15 @@
 use qilin_codemode::{
     CodeLimits, CodeMode, PoolOptions, RunCode, WorkerPool, python_stubs, type_check,
 };
-use qilin_protocol::{CallPresentation, CallStatus, Detail};
-use qilin_tool::{
-    Caller, Executor, Session, Tool, ToolCall, ToolContext, ToolRegistry, ToolResult,
-};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use qilin_protocol::CallStatus;
+use qilin_test_tools::Noop;
+use qilin_tool::{Caller, Executor, Session, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct NoArgs {}
-
-/// Does nothing.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "noop")]
-struct Noop;
-
-impl Tool for Noop {
-    type Args = NoArgs;
-    type Output = bool;
-    fn prompt_hint(&self) -> &str {
-        "For benchmarks."
-    }
-    fn present(&self, _: &NoArgs) -> CallPresentation {
-        CallPresentation::new("Nothing", "")
-    }
-    fn before_detail(&self, _: &NoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &NoArgs, _: &ToolResult<bool>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, _: NoArgs, _cx: &ToolContext) -> ToolResult<bool> {
-        Ok(true)
-    }
-}
 
 const ONE_CALL: &str = "sdk.tool.call('noop')";
 const TEN_THOUSAND: &str = "for i in range(10000):\n    sdk.tool.call('noop')";

@@ -3,52 +3,14 @@
 //!
 //! Run: `cargo bench -p qilin-tool --bench dispatch`
 
-use qilin_protocol::{CallPresentation, Detail};
+use qilin_test_tools::Noop;
 use qilin_tool::{
-    Caller, ExecConfig, Executor, PolicyConfig, Reviewer, RulePolicy, Session, Tool, ToolCall,
-    ToolContext, ToolRegistry, ToolResult,
+    Caller, ExecConfig, Executor, PolicyConfig, Reviewer, RulePolicy, Session, ToolCall,
+    ToolRegistry,
 };
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct NoopArgs {
-    /// Any text.
-    text: String,
-    /// Any number.
-    count: Option<u32>,
-}
-
-/// Does nothing.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "noop")]
-struct Noop;
-
-impl Tool for Noop {
-    type Args = NoopArgs;
-    type Output = ();
-    fn prompt_hint(&self) -> &str {
-        "Benchmarks only."
-    }
-    fn present(&self, args: &NoopArgs) -> CallPresentation {
-        CallPresentation::new(
-            "Do nothing",
-            format!("{} x{}", args.text, args.count.unwrap_or(1)),
-        )
-    }
-    fn before_detail(&self, _args: &NoopArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _args: &NoopArgs, _result: &ToolResult<()>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, _args: NoopArgs, _cx: &ToolContext) -> ToolResult<()> {
-        Ok(())
-    }
-}
 
 fn measure(label: &str, reviewer: Arc<dyn Reviewer>) {
     let mut registry = ToolRegistry::new();

@@ -4,60 +4,18 @@ use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
     parse_spill_notice,
 };
+use qilin_test_tools::Echo;
 use qilin_tool::{
     Caller, ExecConfig, Executor, OutputCap, PolicyConfig, RulePolicy, Session, Tool, ToolCall,
     ToolContext, ToolError, ToolRegistry, ToolResult,
 };
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
-
-#[derive(Clone, Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to say back.
-    text: String,
-    /// How many times to repeat it.
-    times: Option<u32>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct EchoOutput {
-    /// The repeated text.
-    echoed: String,
-}
-
-/// Says the text back.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "echo")]
-struct Echo;
-
-impl Tool for Echo {
-    type Args = EchoArgs;
-    type Output = EchoOutput;
-    fn prompt_hint(&self) -> &str {
-        "Use echo to repeat text verbatim."
-    }
-    fn present(&self, args: &EchoArgs) -> CallPresentation {
-        CallPresentation::new("Echo", &args.text)
-    }
-    fn before_detail(&self, _args: &EchoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _args: &EchoArgs, result: &ToolResult<EchoOutput>) -> Option<Detail> {
-        result.as_ref().ok().map(|out| Detail::Text {
-            text: out.echoed.clone(),
-        })
-    }
-    async fn call(&self, args: EchoArgs, _cx: &ToolContext) -> ToolResult<EchoOutput> {
-        Ok(EchoOutput {
-            echoed: args.text.repeat(args.times.unwrap_or(1) as usize),
-        })
-    }
-}
 
 #[derive(Clone, Deserialize, JsonSchema)]
 struct LookupArgs {
@@ -201,8 +159,8 @@ async fn a_good_call_runs_and_is_recorded_start_then_result() {
         )
         .await;
     assert_eq!(outcome.status, CallStatus::Ok);
-    assert_eq!(outcome.output, Some(json!({"echoed": "hihi"})));
-    assert!(text(&outcome.content).contains("\"echoed\": \"hihi\""));
+    assert_eq!(outcome.output, Some(json!({"text": "hihi", "length": 4})));
+    assert!(text(&outcome.content).contains("\"text\": \"hihi\""));
 
     let events = drain(&mut h.events);
     assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2]);

@@ -6,86 +6,17 @@
 
 use qilin_codemode::{CodeMode, RunCode};
 use qilin_protocol::{CallPresentation, Detail, Event, EventBody, ToolResultEvent, ToolStartEvent};
+use qilin_test_tools::{Echo, Noop, Secret};
 use qilin_tool::{
     CallOutcome, Caller, Executor, Session, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
     ToolResult,
 };
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-#[derive(Clone, Deserialize, JsonSchema)]
-pub struct EchoArgs {
-    /// The text to say back.
-    pub text: String,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct EchoOutput {
-    /// The text, unchanged.
-    pub text: String,
-    /// Its length in characters.
-    pub length: usize,
-}
-
-/// Says the text back.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "echo")]
-pub struct Echo;
-
-impl Tool for Echo {
-    type Args = EchoArgs;
-    type Output = EchoOutput;
-    fn prompt_hint(&self) -> &str {
-        "Use echo to repeat text."
-    }
-    fn present(&self, args: &EchoArgs) -> CallPresentation {
-        CallPresentation::new("Echo", &args.text)
-    }
-    fn before_detail(&self, _: &EchoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &EchoArgs, _: &ToolResult<EchoOutput>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, args: EchoArgs, _cx: &ToolContext) -> ToolResult<EchoOutput> {
-        Ok(EchoOutput {
-            length: args.text.chars().count(),
-            text: args.text,
-        })
-    }
-}
-
-#[derive(Clone, Deserialize, JsonSchema)]
-pub struct NoArgs {}
-
-/// Does nothing.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "noop")]
-pub struct Noop;
-
-impl Tool for Noop {
-    type Args = NoArgs;
-    type Output = bool;
-    fn prompt_hint(&self) -> &str {
-        "For tests."
-    }
-    fn present(&self, _: &NoArgs) -> CallPresentation {
-        CallPresentation::new("Nothing", "")
-    }
-    fn before_detail(&self, _: &NoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &NoArgs, _: &ToolResult<bool>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, _: NoArgs, _cx: &ToolContext) -> ToolResult<bool> {
-        Ok(true)
-    }
-}
 
 /// How many `slow` calls run now, and the most that ever ran at once.
 #[derive(Default)]
@@ -165,31 +96,6 @@ impl Tool for Fail {
     }
     async fn call(&self, args: FailArgs, _cx: &ToolContext) -> ToolResult<String> {
         Err(ToolError::failed(args.message))
-    }
-}
-
-/// Tells the secret; reachable from code only.
-#[derive(qilin_tool::Tool)]
-#[tool(name = "secret", code_mode_only)]
-pub struct Secret;
-
-impl Tool for Secret {
-    type Args = NoArgs;
-    type Output = String;
-    fn prompt_hint(&self) -> &str {
-        ""
-    }
-    fn present(&self, _: &NoArgs) -> CallPresentation {
-        CallPresentation::new("Tell the secret", "")
-    }
-    fn before_detail(&self, _: &NoArgs) -> Option<Detail> {
-        None
-    }
-    fn detail(&self, _: &NoArgs, _: &ToolResult<String>) -> Option<Detail> {
-        None
-    }
-    async fn call(&self, _: NoArgs, _cx: &ToolContext) -> ToolResult<String> {
-        Ok("s3cret".into())
     }
 }
 
