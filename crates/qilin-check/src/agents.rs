@@ -35,20 +35,7 @@ fn finding(rule: Rule, diagnostic: &Diagnostic) -> Finding {
         rule,
         Rule::CodeModeOnlyMounted | Rule::AgentUnknownTool | Rule::AgentUnknownSkill
     );
-    let (message, help) = match diagnostic.message.rsplit_once("; ").filter(|_| suggests) {
-        Some((message, help)) => (message.to_string(), help.to_string()),
-        None => (diagnostic.message.clone(), default_help(rule).to_string()),
-    };
-    Finding::new(
-        rule,
-        Location::file(
-            &diagnostic.path,
-            diagnostic.line,
-            diagnostic.line.map(|_| 1),
-        ),
-        message,
-        help,
-    )
+    Finding::from_diagnostic(rule, diagnostic, suggests, default_help(rule))
 }
 
 /// Checks the agent file at `path` against the tools and skills it can use.

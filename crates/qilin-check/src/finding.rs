@@ -1,7 +1,7 @@
 //! A finding: which rule, where, what is wrong and what would be right.
 
 use crate::Rule;
-use qilin_skill::Severity;
+use qilin_skill::{Diagnostic, Severity};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -96,6 +96,28 @@ impl Finding {
             location,
             help: help.into(),
         }
+    }
+
+    /// A finding of `rule` for a diagnostic from loading a skill or agent file: placed at its
+    /// file and line; the message's last `; ` clause (a suggestion) becomes the help when
+    /// `suggests`, else `default_help` is the help.
+    pub(crate) fn from_diagnostic(
+        rule: Rule,
+        diagnostic: &Diagnostic,
+        suggests: bool,
+        default_help: &str,
+    ) -> Self {
+        let (message, help) = match diagnostic.message.rsplit_once("; ").filter(|_| suggests) {
+            Some((message, help)) => (message, help),
+            None => (diagnostic.message.as_str(), default_help),
+        };
+        let column = diagnostic.line.map(|_| 1);
+        Finding::new(
+            rule,
+            Location::file(&diagnostic.path, diagnostic.line, column),
+            message,
+            help,
+        )
     }
 
     /// True for an error.

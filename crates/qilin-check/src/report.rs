@@ -3,7 +3,7 @@
 use crate::examples::{self, Validators};
 use crate::skill_docs::SkillDocs;
 use crate::target::{Scope, Target, agent_workspace, workspace_skills};
-use crate::{Finding, Location, Rule, agents, coverage, tool_prompt};
+use crate::{Finding, Rule, agents, coverage, tool_prompt};
 use qilin_skill::{Diagnostic, Severity, SkillDiscovery};
 use qilin_tool::ToolRegistry;
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,23 +52,11 @@ fn skill_diagnostic(diagnostic: &Diagnostic) -> Finding {
     } else {
         Rule::SkillWarning
     };
-    let (message, help) = match diagnostic.message.split_once("; ") {
-        Some((message, help)) => (message.to_string(), help.to_string()),
-        None => (
-            diagnostic.message.clone(),
-            "a skill is a folder holding a SKILL.md with `name` and `description` front matter"
-                .to_string(),
-        ),
-    };
-    Finding::new(
+    Finding::from_diagnostic(
         rule,
-        Location::file(
-            &diagnostic.path,
-            diagnostic.line,
-            diagnostic.line.map(|_| 1),
-        ),
-        message,
-        help,
+        diagnostic,
+        true,
+        "a skill is a folder holding a SKILL.md with `name` and `description` front matter",
     )
 }
 
