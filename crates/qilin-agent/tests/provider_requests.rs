@@ -43,6 +43,31 @@ async fn run_two_steps(provider: Arc<dyn ModelProvider>) -> FinishReason {
         .reason
 }
 
+/// Two requests whose system prompt, tools (with no code-mode-only tool, read by
+/// `name_pointer`) and first messages are the same; returns both message lists.
+fn assert_stable_prefix<'a>(
+    requests: &'a [Value],
+    name_pointer: &str,
+) -> (&'a [Value], &'a [Value]) {
+    assert_eq!(requests.len(), 2);
+    let (first, second) = (&requests[0], &requests[1]);
+    assert_eq!(
+        tool_names(&second["tools"], name_pointer),
+        ["echo"],
+        "no code-mode-only tool"
+    );
+    assert_eq!(first["system"], second["system"]);
+    assert_eq!(first["tools"], second["tools"]);
+    let first_messages = first["messages"].as_array().unwrap();
+    let second_messages = second["messages"].as_array().unwrap();
+    assert_eq!(
+        first_messages[..],
+        second_messages[..first_messages.len()],
+        "prefix unchanged"
+    );
+    (first_messages, second_messages)
+}
+
 fn tool_names(tools: &Value, pointer: &str) -> Vec<String> {
     tools
         .as_array()
@@ -108,21 +133,7 @@ async fn openai_compatible_every_call_is_answered_under_its_id_and_the_prefix_is
     );
 
     let requests = server.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 2);
-    let (first, second) = (&requests[0], &requests[1]);
-    assert_eq!(
-        tool_names(&second["tools"], "/function/name"),
-        ["echo"],
-        "no code-mode-only tool"
-    );
-    assert_eq!(first["tools"], second["tools"]);
-    let first_messages = first["messages"].as_array().unwrap();
-    let second_messages = second["messages"].as_array().unwrap();
-    assert_eq!(
-        first_messages[..],
-        second_messages[..first_messages.len()],
-        "prefix unchanged"
-    );
+    let (first_messages, second_messages) = assert_stable_prefix(&requests, "/function/name");
     let assistant = &second_messages[first_messages.len()];
     assert_eq!(assistant["role"], "assistant");
     let ids: Vec<&str> = assistant["tool_calls"]
@@ -227,22 +238,8 @@ async fn anthropic_every_call_is_answered_under_its_id_and_the_prefix_is_stable(
     );
 
     let requests = server.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 2);
-    let (first, second) = (&requests[0], &requests[1]);
-    assert_eq!(
-        tool_names(&second["tools"], "/name"),
-        ["echo"],
-        "no code-mode-only tool"
-    );
-    assert_eq!(first["system"], second["system"]);
-    assert_eq!(first["tools"], second["tools"]);
-    let first_messages = first["messages"].as_array().unwrap();
-    let second_messages = second["messages"].as_array().unwrap();
-    assert_eq!(
-        first_messages[..],
-        second_messages[..first_messages.len()],
-        "prefix unchanged"
-    );
+    let (first_messages, second_messages) = assert_stable_prefix(&requests, "/name");
+    let second = &requests[1];
     let assistant = &second_messages[first_messages.len()];
     let used: Vec<&str> = assistant["content"]
         .as_array()
