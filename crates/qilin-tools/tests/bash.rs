@@ -16,6 +16,15 @@ fn process_alive(pid: i64) -> bool {
             .contains(") Z ")
 }
 
+/// The process id a command wrote to `pid_file`.
+fn read_pid(pid_file: impl AsRef<std::path::Path>) -> i64 {
+    std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn runs_in_the_workspace_and_reports_output_exit_code_and_presentation() {
     let mut h = harness();
@@ -93,11 +102,7 @@ async fn a_timeout_kills_the_whole_process_group() {
     assert_eq!(output["exit_code"], serde_json::Value::Null);
     assert!(text.contains("started"));
     assert!(text.contains("timed out"), "{text}");
-    let grandchild: i64 = std::fs::read_to_string(pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let grandchild = read_pid(pid_file);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!process_alive(grandchild), "the background sleep survived");
 }
@@ -152,11 +157,7 @@ async fn cancelling_the_call_kills_the_process_group() {
         .call_cancellable("bash", json!({"command": command}), cancel)
         .await;
     assert_eq!(outcome.status, CallStatus::Interrupted);
-    let pid: i64 = std::fs::read_to_string(pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(pid_file);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!process_alive(pid), "the sleep survived the interruption");
 }
@@ -204,11 +205,7 @@ async fn job_kill_stops_the_whole_group_and_unknown_jobs_are_named() {
     let (killed, _) = h.ok("job_kill", json!({"job_id": "job-1"})).await;
     assert_eq!(killed["state"], "killed");
     assert_eq!(killed["signal"], "SIGTERM");
-    let pid: i64 = std::fs::read_to_string(pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(pid_file);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!process_alive(pid));
     let message = h
@@ -233,11 +230,7 @@ async fn jobs_die_with_the_session() {
         .await;
     h.ok("job_output", json!({"job_id": "job-1", "wait_secs": 1}))
         .await;
-    let pid: i64 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let pid = read_pid(&pid_file);
     assert!(process_alive(pid));
     drop(h);
     tokio::time::sleep(Duration::from_millis(200)).await;
