@@ -43,6 +43,13 @@ impl Workspace {
             .unwrap()
             .value
     }
+
+    /// The prompt of the agent file `text`, with the test registry of this workspace.
+    fn prompt(&self, text: &str) -> AssembledPrompt {
+        let registry = registry_with(&self.discovery);
+        let agent = self.agent(text, &registry);
+        assemble_prompt(&agent, &self.discovery.skills, &registry).unwrap()
+    }
 }
 
 const ANALYST: &str = "name: analyst\ninstructions: You analyse sales.\ntools: [read, grep]\nskills:\n  preload:\n    - name: sales-data\n      files: [SKILL.md, reference/regions.md]\ncode_mode: true\n";
@@ -54,13 +61,7 @@ fn names(prompt: &AssembledPrompt) -> Vec<&str> {
 #[test]
 fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
     let ws = workspace();
-    let registry = registry_with(&ws.discovery);
-    let prompt = assemble_prompt(
-        &ws.agent(ANALYST, &registry),
-        &ws.discovery.skills,
-        &registry,
-    )
-    .unwrap();
+    let prompt = ws.prompt(ANALYST);
     let expected_start = "You analyse sales.\n\n<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales\nUse table_query.\n</skill-file>\n\n<skill-file skill=\"sales-data\" path=\"reference/regions.md\">\n# Regions\n</skill-file>\n\n<available-skills>\n";
     assert!(
         prompt.system.starts_with(expected_start),
@@ -77,12 +78,7 @@ fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
 #[test]
 fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
     let ws = workspace();
-    let registry = registry_with(&ws.discovery);
-    let agent = ws.agent(
-        "name: a\ninstructions: hi\nskills:\n  catalog_tokens: 60\n",
-        &registry,
-    );
-    let prompt = assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap();
+    let prompt = ws.prompt("name: a\ninstructions: hi\nskills:\n  catalog_tokens: 60\n");
     assert!(prompt.system.contains("- alpha-notes: Keep notes.\n"));
     assert!(!prompt.system.contains("- sales-data"), "{}", prompt.system);
     assert!(
@@ -96,12 +92,9 @@ fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
 #[test]
 fn an_agent_without_skills_or_code_mode_gets_only_its_tools() {
     let ws = workspace();
-    let registry = registry_with(&ws.discovery);
-    let agent = ws.agent(
+    let prompt = ws.prompt(
         "name: coder\ninstructions: Write code.\ntools: [edit, read, edit]\nskills:\n  available: []\n",
-        &registry,
     );
-    let prompt = assemble_prompt(&agent, &ws.discovery.skills, &registry).unwrap();
     assert_eq!(prompt.system, "Write code.\n");
     assert_eq!(names(&prompt), ["edit", "read"]);
 }
@@ -109,14 +102,13 @@ fn an_agent_without_skills_or_code_mode_gets_only_its_tools() {
 #[test]
 fn a_code_mode_only_tool_is_never_in_the_tools_list() {
     let ws = workspace();
-    let registry = registry_with(&ws.discovery);
-    let prompt = assemble_prompt(
-        &ws.agent(ANALYST, &registry),
-        &ws.discovery.skills,
-        &registry,
-    )
-    .unwrap();
-    assert!(registry.get("table_query").unwrap().code_mode_only());
+    let prompt = ws.prompt(ANALYST);
+    assert!(
+        registry_with(&ws.discovery)
+            .get("table_query")
+            .unwrap()
+            .code_mode_only()
+    );
     assert!(!names(&prompt).contains(&"table_query"));
 }
 
