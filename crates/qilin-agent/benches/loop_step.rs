@@ -71,11 +71,8 @@ fn measure(label: &str, runtime: &tokio::runtime::Runtime) {
                     max_tokens: None,
                 },
             );
-            let mut history = Vec::new();
             let started = Instant::now();
-            let summary = agent
-                .run_turn(&mut history, "go", CancellationToken::new())
-                .await;
+            let summary = agent.run_turn("go", CancellationToken::new()).await;
             let elapsed = started.elapsed();
             assert_eq!(summary.steps as usize, CALL_STEPS + 1);
             while events.try_recv().is_ok() {}

@@ -120,16 +120,15 @@ async fn run(
             max_tokens: None,
         },
     );
-    let mut history = Vec::new();
     let summary = agent
         .run_turn(
-            &mut history,
             "Find the TODO comments and report the five files with the most.",
             CancellationToken::new(),
         )
         .await;
     assert_eq!(summary.reason, FinishReason::Completed);
-    let printed = history
+    let printed = agent
+        .history()
         .iter()
         .find_map(|message| match message {
             qilin_model::Message::ToolResults { results } => Some(

@@ -1,15 +1,20 @@
 //! The agent loop: prompt → stream the model → dispatch each call as its arguments end →
 //! results back to the model → repeat until the model stops, the step limit, or an interrupt.
+//!
+//! The loop keeps no history of its own: the messages it sends are folded from the session's
+//! event log ([`HistoryFold`]), so a session rebuilt from a stored log continues exactly.
 
+use crate::HistoryFold;
 use futures_util::StreamExt;
-use qilin_model::{Message, ModelEvent, ModelProvider, ModelRequest, ToolCall, ToolCallResult};
-use qilin_protocol::{CallStatus, ErrorCode, EventBody, FinishReason, ToolPreparingEvent, Usage};
+use qilin_model::{Message, ModelEvent, ModelProvider, ModelRequest, StopReason};
+use qilin_protocol::{ErrorCode, Event, EventBody, FinishReason, ToolPreparingEvent, Usage};
 use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolError};
 use serde_json::Value;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// What the model sees of the agent: the assembled system prompt and tools list. Both stay
 /// byte-identical through a conversation so the provider's prompt cache keeps working.
@@ -47,13 +52,30 @@ pub struct TurnSummary {
     pub error: Option<String>,
 }
 
-/// An agent: a model, a prompt, and an executor for its tool calls.
+/// An agent: a model, a prompt, an executor for its tool calls, and the history folded from
+/// its session's events.
 pub struct Agent {
     provider: Arc<dyn ModelProvider>,
     prompt: AgentPrompt,
     executor: Executor,
     settings: LoopSettings,
-    turns: AtomicU32,
+    history: Mutex<History>,
+}
+
+/// The fold of the session's log, and the events not folded yet.
+struct History {
+    fold: HistoryFold,
+    unread: mpsc::UnboundedReceiver<Event>,
+}
+
+impl History {
+    /// Folds every event recorded so far.
+    fn catch_up(&mut self) -> &HistoryFold {
+        while let Ok(event) = self.unread.try_recv() {
+            self.fold.apply(&event);
+        }
+        &self.fold
+    }
 }
 
 /// A call the model is making in the current step.
@@ -61,24 +83,59 @@ struct StepCall {
     id: String,
     name: String,
     arguments: String,
+    /// The model finished the call's arguments.
+    ended: bool,
     running: Option<JoinHandle<CallOutcome>>,
 }
 
 impl Agent {
-    /// An agent answering with `provider`, showing it `prompt`, running calls on `executor`.
+    /// An agent answering with `provider`, showing it `prompt`, running calls on `executor`,
+    /// starting with an empty history.
     pub fn new(
         provider: Arc<dyn ModelProvider>,
         prompt: AgentPrompt,
         executor: Executor,
         settings: LoopSettings,
     ) -> Self {
+        Self::resume(provider, prompt, executor, settings, &[])
+    }
+
+    /// An agent continuing a stored session: `events` is the session's log so far (the
+    /// executor's session continues after its last `seq`).
+    pub fn resume(
+        provider: Arc<dyn ModelProvider>,
+        prompt: AgentPrompt,
+        executor: Executor,
+        settings: LoopSettings,
+        events: &[Event],
+    ) -> Self {
+        let unread = executor.session().events().subscribe();
         Agent {
             provider,
             prompt,
             executor,
             settings,
-            turns: AtomicU32::new(0),
+            history: Mutex::new(History {
+                fold: HistoryFold::from_events(events),
+                unread,
+            }),
         }
+    }
+
+    /// The id the next turn will have (`turn-N`, numbered through the whole session).
+    pub fn next_turn_id(&self) -> String {
+        format!("turn-{}", self.lock_history().catch_up().turns() + 1)
+    }
+
+    /// The messages the model will receive before the next prompt.
+    pub fn history(&self) -> Vec<Message> {
+        self.lock_history().catch_up().messages().to_vec()
+    }
+
+    fn lock_history(&self) -> std::sync::MutexGuard<'_, History> {
+        self.history
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
     }
 
     /// The executor (and through it the session and its event log).
@@ -86,24 +143,42 @@ impl Agent {
         &self.executor
     }
 
-    /// Runs one turn: appends the prompt and everything the turn produced to `history`.
+    /// Runs one turn of `prompt`.
     ///
     /// Cancelling `cancel` interrupts the turn: the model stream is dropped, running calls
-    /// end `interrupted`, and every call the model named gets a result, so `history` stays a
+    /// end `interrupted`, and every call the model named gets a result, so the history stays a
     /// valid conversation and the event log stays consistent.
-    pub async fn run_turn(
+    pub async fn run_turn(&self, prompt: &str, cancel: CancellationToken) -> TurnSummary {
+        self.run_turn_as(prompt, None, cancel).await
+    }
+
+    /// Runs one turn of `prompt`, recording the id its client chose (`clientTurnId`).
+    pub async fn run_turn_as(
         &self,
-        history: &mut Vec<Message>,
         prompt: &str,
+        client_turn_id: Option<String>,
         cancel: CancellationToken,
     ) -> TurnSummary {
-        let turn_id = format!("turn-{}", self.turns.fetch_add(1, Ordering::Relaxed) + 1);
+        let turn_id = self.next_turn_id();
+        let span =
+            tracing::info_span!("turn", session = %self.executor.session().id(), turn = %turn_id);
+        self.turn(turn_id, prompt, client_turn_id, cancel)
+            .instrument(span)
+            .await
+    }
+
+    async fn turn(
+        &self,
+        turn_id: String,
+        prompt: &str,
+        client_turn_id: Option<String>,
+        cancel: CancellationToken,
+    ) -> TurnSummary {
         self.emit(EventBody::TurnStarted {
             turn_id: turn_id.clone(),
             prompt: prompt.to_string(),
-            client_turn_id: None,
+            client_turn_id,
         });
-        history.push(Message::user(prompt));
         let mut summary = TurnSummary {
             reason: FinishReason::MaxSteps,
             steps: 0,
@@ -113,28 +188,36 @@ impl Agent {
         };
         for step in 1..=self.settings.max_steps {
             summary.steps = step;
-            match self.run_step(&turn_id, step, history, &cancel).await {
-                StepEnd::Calls { text, usage } => {
-                    add_usage(&mut summary.usage, usage);
-                    summary.final_text = text;
-                }
-                StepEnd::Answer { text, usage } => {
-                    add_usage(&mut summary.usage, usage);
-                    summary.final_text = text;
-                    summary.reason = FinishReason::Completed;
-                    break;
-                }
-                StepEnd::Interrupted { text } => {
-                    summary.final_text = text;
-                    summary.reason = FinishReason::Interrupted;
-                    break;
-                }
-                StepEnd::Failed { message } => {
-                    summary.reason = FinishReason::Error;
-                    summary.error = Some(message);
-                    break;
-                }
-            }
+            let ended = self
+                .run_step(&turn_id, step, &cancel)
+                .instrument(tracing::info_span!("step", step))
+                .await;
+            add_usage(&mut summary.usage, ended.usage);
+            summary.final_text = ended.text;
+            let (reason, message) = match ended.end {
+                StepEnd::Calls => continue,
+                StepEnd::Answer => (FinishReason::Completed, None),
+                StepEnd::Interrupted => (FinishReason::Interrupted, None),
+                StepEnd::CutAtLimit => (
+                    FinishReason::MaxTokens,
+                    Some(
+                        "the answer reached the model's token limit and was cut; ask for a \
+                         shorter answer or raise the limit"
+                            .to_string(),
+                    ),
+                ),
+                StepEnd::Refused(message) => (FinishReason::Refused, Some(message)),
+                StepEnd::Failed(message) => (FinishReason::Error, Some(message)),
+            };
+            summary.reason = reason;
+            summary.error = message;
+            break;
+        }
+        if summary.reason == FinishReason::MaxSteps {
+            summary.error = Some(format!(
+                "the turn took {} steps, the agent's limit (`limits.max_steps` in the agent file)",
+                self.settings.max_steps
+            ));
         }
         self.emit(EventBody::TurnFinished {
             turn_id,
@@ -144,13 +227,8 @@ impl Agent {
         summary
     }
 
-    async fn run_step(
-        &self,
-        turn_id: &str,
-        step: u32,
-        history: &mut Vec<Message>,
-        cancel: &CancellationToken,
-    ) -> StepEnd {
+    async fn run_step(&self, turn_id: &str, step: u32, cancel: &CancellationToken) -> StepOutcome {
+        let messages = self.lock_history().catch_up().messages().to_vec();
         self.emit(EventBody::StepStarted {
             turn_id: turn_id.to_string(),
             step,
@@ -159,7 +237,7 @@ impl Agent {
             model: self.settings.model.clone(),
             system: self.prompt.system.clone(),
             tools: self.prompt.tools.clone(),
-            messages: history.clone(),
+            messages,
             max_tokens: self.settings.max_tokens,
         };
         let mut stream = self.provider.stream(request);
@@ -167,7 +245,7 @@ impl Agent {
         let mut calls: Vec<StepCall> = Vec::new();
         let mut usage = Usage::default();
         let mut failure: Option<String> = None;
-        let mut stop_reason = None;
+        let mut stop_reason: Option<StopReason> = None;
         while stop_reason.is_none() {
             let next = tokio::select! {
                 biased;
@@ -189,6 +267,7 @@ impl Agent {
                         id,
                         name,
                         arguments: String::new(),
+                        ended: false,
                         running: None,
                     });
                 }
@@ -202,17 +281,15 @@ impl Agent {
                     }
                 }
                 Some(Ok(ModelEvent::ToolCallEnd { id })) => {
-                    if let Some(call) = calls.iter_mut().find(|c| c.id == id && c.running.is_none())
-                    {
-                        call.running = Some(self.start_call(call, cancel));
+                    if let Some(call) = calls.iter_mut().find(|c| c.id == id && !c.ended) {
+                        call.ended = true;
+                        call.running = self.start_call(call, cancel);
                     }
                 }
                 Some(Ok(ModelEvent::Usage(reported))) => usage = reported,
                 Some(Ok(ModelEvent::Finished {
                     stop_reason: reason,
-                })) => {
-                    stop_reason = Some(wire_stop_reason(&reason));
-                }
+                })) => stop_reason = Some(reason),
                 Some(Err(err)) => {
                     failure = Some(format!("the model failed: {err}"));
                     break;
@@ -225,137 +302,108 @@ impl Agent {
         }
         drop(stream);
         let interrupted = cancel.is_cancelled();
-        let results = self
-            .collect_results(&mut calls, interrupted || failure.is_some())
+        let cut = stop_reason == Some(StopReason::MaxTokens);
+        self.collect_results(&mut calls, interrupted || failure.is_some(), cut)
             .await;
         self.emit(EventBody::StepFinished {
             turn_id: turn_id.to_string(),
             step,
             usage,
-            stop_reason,
+            stop_reason: stop_reason.as_ref().map(wire_stop_reason),
         });
-        let made_calls = !calls.is_empty();
-        if made_calls || !text.is_empty() {
-            let tool_calls = calls
-                .into_iter()
-                .map(|call| ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                })
-                .collect();
-            history.push(Message::assistant(text.clone(), tool_calls));
-        }
-        if made_calls {
-            history.push(Message::tool_results(results));
-        }
-        match (failure, interrupted, made_calls) {
-            (Some(message), _, _) => StepEnd::Failed { message },
-            (None, true, _) => StepEnd::Interrupted { text },
-            (None, false, true) => StepEnd::Calls { text, usage },
-            (None, false, false) => StepEnd::Answer { text, usage },
-        }
+        let end = match (failure, interrupted, &stop_reason) {
+            (Some(message), _, _) => StepEnd::Failed(message),
+            (None, true, _) => StepEnd::Interrupted,
+            (None, false, _) if !calls.is_empty() => StepEnd::Calls,
+            (None, false, Some(StopReason::MaxTokens)) => StepEnd::CutAtLimit,
+            (None, false, Some(StopReason::Other(reason))) if refusal(reason) => {
+                StepEnd::Refused(format!("the model stopped with `{reason}`"))
+            }
+            (None, false, _) => StepEnd::Answer,
+        };
+        StepOutcome { end, text, usage }
     }
 
-    /// Dispatches a call whose arguments are complete; argument text that is not a JSON value
-    /// is told to the model as an `INVALID_ARGUMENTS` result and the loop goes on.
-    fn start_call(&self, call: &StepCall, cancel: &CancellationToken) -> JoinHandle<CallOutcome> {
-        let text = if call.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            call.arguments.as_str()
-        };
+    /// Dispatches a call whose arguments are complete JSON. Argument text that is not JSON is
+    /// judged once the step's stop reason is known (cut by the token limit, or malformed).
+    fn start_call(
+        &self,
+        call: &StepCall,
+        cancel: &CancellationToken,
+    ) -> Option<JoinHandle<CallOutcome>> {
+        let arguments = parse_arguments(&call.arguments).ok()?;
+        let executor = self.executor.clone();
+        let cancel = cancel.clone();
         let tool_call = qilin_tool::ToolCall {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            arguments: Value::Null,
+            arguments,
         };
-        match serde_json::from_str::<Value>(text) {
-            Ok(arguments) => {
-                let executor = self.executor.clone();
-                let cancel = cancel.clone();
-                let tool_call = qilin_tool::ToolCall {
-                    arguments,
-                    ..tool_call
-                };
-                tokio::spawn(async move {
-                    executor
-                        .dispatch_cancellable(tool_call, Caller::Direct, cancel)
-                        .await
-                })
+        let span = tracing::info_span!("call", call = %call.id, tool = %call.name);
+        Some(tokio::spawn(
+            async move {
+                executor
+                    .dispatch_cancellable(tool_call, Caller::Direct, cancel)
+                    .await
             }
-            Err(err) => {
-                let error = ToolError::new(
-                    ErrorCode::InvalidArguments,
-                    format!(
-                        "The arguments of `{}` are not valid JSON ({err}). Send one JSON object \
-                         matching the tool's parameter schema.",
-                        call.name
-                    ),
-                );
-                let outcome = self.executor.reject(
-                    qilin_tool::ToolCall {
-                        arguments: Value::String(call.arguments.clone()),
-                        ..tool_call
-                    },
-                    Caller::Direct,
-                    error,
-                );
-                tokio::spawn(std::future::ready(outcome))
-            }
-        }
+            .instrument(span),
+        ))
     }
 
     /// Waits for every call of the step, in the model's order (calls already running finish
-    /// even when the model's stream failed). A call whose arguments never ended is recorded as
-    /// interrupted.
-    async fn collect_results(
-        &self,
-        calls: &mut [StepCall],
-        ended_early: bool,
-    ) -> Vec<ToolCallResult> {
-        let mut results = Vec::with_capacity(calls.len());
+    /// even when the model's stream failed). A call that never ran gets a result saying why:
+    /// its arguments were cut by the token limit (`cut`), were not JSON, or never ended.
+    async fn collect_results(&self, calls: &mut [StepCall], ended_early: bool, cut: bool) {
         for call in calls.iter_mut() {
-            let outcome = match call.running.take() {
+            let refusal = match call.running.take() {
                 Some(handle) => match handle.await {
-                    Ok(outcome) => outcome,
-                    Err(join_error) => self.executor.reject(
-                        qilin_tool::ToolCall {
-                            call_id: call.id.clone(),
-                            name: call.name.clone(),
-                            arguments: Value::String(call.arguments.clone()),
-                        },
-                        Caller::Direct,
-                        ToolError::failed(format!(
-                            "the call's task ended abnormally: {join_error}"
-                        )),
+                    Ok(_) => continue,
+                    Err(join_error) => {
+                        ToolError::failed(format!("the call's task ended abnormally: {join_error}"))
+                    }
+                },
+                None if cut => ToolError::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "The arguments of `{}` were cut off by the model's output token limit, \
+                         so the call did not run. Send a smaller call (split a large file into \
+                         several writes or edits).",
+                        call.name
+                    ),
+                ),
+                None if call.ended => match parse_arguments(&call.arguments) {
+                    Err(err) => ToolError::new(
+                        ErrorCode::InvalidArguments,
+                        format!(
+                            "The arguments of `{}` are not valid JSON ({err}). Send one JSON \
+                             object matching the tool's parameter schema.",
+                            call.name
+                        ),
+                    ),
+                    Ok(_) => ToolError::new(
+                        ErrorCode::Interrupted,
+                        "The turn ended before this call could run.",
                     ),
                 },
-                None => {
-                    let reason = if ended_early {
-                        "The turn ended before the arguments of this call were complete; it did not run."
-                    } else {
-                        "The model never finished the arguments of this call; it did not run."
-                    };
-                    self.executor.reject(
-                        qilin_tool::ToolCall {
-                            call_id: call.id.clone(),
-                            name: call.name.clone(),
-                            arguments: Value::String(call.arguments.clone()),
-                        },
-                        Caller::Direct,
-                        ToolError::new(ErrorCode::Interrupted, reason),
-                    )
-                }
+                None if ended_early => ToolError::new(
+                    ErrorCode::Interrupted,
+                    "The turn ended before the arguments of this call were complete; it did not run.",
+                ),
+                None => ToolError::new(
+                    ErrorCode::Interrupted,
+                    "The model never finished the arguments of this call; it did not run.",
+                ),
             };
-            let is_error = outcome.status != CallStatus::Ok;
-            results.push(ToolCallResult {
-                call_id: call.id.clone(),
-                content: outcome.content,
-                is_error,
-            });
+            self.executor.reject(
+                qilin_tool::ToolCall {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: Value::String(call.arguments.clone()),
+                },
+                Caller::Direct,
+                refusal,
+            );
         }
-        results
     }
 
     fn emit(&self, body: EventBody) {
@@ -363,11 +411,37 @@ impl Agent {
     }
 }
 
+/// How a step ended, with its text and the tokens it used.
+struct StepOutcome {
+    end: StepEnd,
+    text: String,
+    usage: Usage,
+}
+
 enum StepEnd {
-    Calls { text: String, usage: Usage },
-    Answer { text: String, usage: Usage },
-    Interrupted { text: String },
-    Failed { message: String },
+    /// The model called tools; their results go back to it.
+    Calls,
+    /// The model answered.
+    Answer,
+    /// The user interrupted.
+    Interrupted,
+    /// The answer reached the token limit.
+    CutAtLimit,
+    /// The model refused, or a content filter stopped it.
+    Refused(String),
+    /// The model or the stream failed.
+    Failed(String),
+}
+
+/// The argument text of a call as JSON; empty text means no arguments.
+fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    serde_json::from_str(text)
+}
+
+/// Whether a provider's stop reason means the model refused or was filtered.
+fn refusal(reason: &str) -> bool {
+    matches!(reason, "refusal" | "content_filter")
 }
 
 fn preparing(call_id: &str, tool_name: &str, delta: String) -> EventBody {
@@ -384,11 +458,15 @@ fn add_usage(total: &mut Usage, step: Usage) {
     total.cache_read_tokens += step.cache_read_tokens;
 }
 
-fn wire_stop_reason(reason: &qilin_model::StopReason) -> qilin_protocol::StopReason {
+fn wire_stop_reason(reason: &StopReason) -> qilin_protocol::StopReason {
     match reason {
-        qilin_model::StopReason::EndTurn => qilin_protocol::StopReason::EndTurn,
-        qilin_model::StopReason::ToolUse => qilin_protocol::StopReason::ToolUse,
-        qilin_model::StopReason::MaxTokens => qilin_protocol::StopReason::MaxTokens,
-        qilin_model::StopReason::Other(_) => qilin_protocol::StopReason::Other,
+        StopReason::EndTurn => qilin_protocol::StopReason::EndTurn,
+        StopReason::ToolUse => qilin_protocol::StopReason::ToolUse,
+        StopReason::MaxTokens => qilin_protocol::StopReason::MaxTokens,
+        StopReason::Other(reason) if reason == "refusal" => qilin_protocol::StopReason::Refusal,
+        StopReason::Other(reason) if reason == "content_filter" => {
+            qilin_protocol::StopReason::ContentFilter
+        }
+        StopReason::Other(_) => qilin_protocol::StopReason::Other,
     }
 }

@@ -2,7 +2,9 @@
 //! conversation tree every client renders.
 
 mod agent_loop;
+mod history;
 mod tree;
 
 pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
-pub use tree::{ConversationTree, Phase, ToolNode, ToolOutcome, TurnItem, TurnNode};
+pub use history::HistoryFold;
+pub use tree::{ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode};

@@ -7,7 +7,7 @@
 
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
-    FinishReason, ToolResultEvent, ToolStartEvent,
+    FinishReason, RequestAsk, RequestResolution, ToolResultEvent, ToolStartEvent, Usage,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -21,6 +21,8 @@ pub enum Phase {
     Preparing,
     /// Dispatched and running.
     Running,
+    /// Dispatched, and waiting for a person to answer a request (an approval, a question).
+    Waiting,
     /// Ended (see the outcome).
     Done,
 }
@@ -75,8 +77,27 @@ pub struct ToolNode {
     /// How the call ended, once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<ToolOutcome>,
+    /// The requests the call opened (an approval, questions), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestNode>,
     /// Calls made by this call's code, in order.
     pub sub_calls: Vec<ToolNode>,
+}
+
+/// A request a call opened, and how it ended once it did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestNode {
+    /// The request's id, which an answer names.
+    pub request_id: String,
+    /// What is asked.
+    pub ask: RequestAsk,
+    /// How it ended; `None` while it waits for an answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<RequestResolution>,
+    /// Who ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
 }
 
 /// One item of a turn, in the order it happened.
@@ -88,6 +109,13 @@ pub enum TurnItem {
         /// The step it belongs to.
         step: u32,
         /// The text streamed so far.
+        text: String,
+    },
+    /// The model's reasoning in one step, shown folded.
+    Reasoning {
+        /// The step it belongs to.
+        step: u32,
+        /// The reasoning text streamed so far.
         text: String,
     },
     /// A root call (one the model made directly).
@@ -110,6 +138,8 @@ pub struct TurnNode {
     /// The message of a turn that ended in error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Tokens used by the turn's steps so far.
+    pub usage: Usage,
 }
 
 /// The whole conversation as a client renders it.
@@ -153,6 +183,7 @@ impl ConversationTree {
                 items: Vec::new(),
                 finished: None,
                 message: None,
+                usage: Usage::default(),
             }),
             EventBody::TurnFinished {
                 reason, message, ..
@@ -164,12 +195,41 @@ impl ConversationTree {
             }
             EventBody::SessionStarted(_)
             | EventBody::StepStarted { .. }
-            | EventBody::StepFinished { .. }
-            | EventBody::StepReasoningDelta { .. }
-            | EventBody::StepReasoningEnd { .. }
-            | EventBody::RequestOpened(_)
-            | EventBody::RequestResolved(_) => {}
-            EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text),
+            | EventBody::StepReasoningEnd { .. } => {}
+            EventBody::StepFinished { usage, .. } => {
+                let turn = self.current_turn();
+                turn.usage.input_tokens += usage.input_tokens;
+                turn.usage.output_tokens += usage.output_tokens;
+                turn.usage.cache_read_tokens += usage.cache_read_tokens;
+            }
+            EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text, false),
+            EventBody::StepReasoningDelta { step, text, .. } => self.push_text(*step, text, true),
+            EventBody::RequestOpened(opened) => {
+                if let Some(node) = self.node_mut(&opened.call_id) {
+                    node.phase = Phase::Waiting;
+                    node.requests.push(RequestNode {
+                        request_id: opened.request_id.clone(),
+                        ask: opened.ask.clone(),
+                        resolution: None,
+                        resolved_by: None,
+                    });
+                }
+            }
+            EventBody::RequestResolved(resolved) => {
+                if let Some(node) = self.node_mut(&resolved.call_id) {
+                    if let Some(request) = node
+                        .requests
+                        .iter_mut()
+                        .find(|r| r.request_id == resolved.request_id)
+                    {
+                        request.resolution = Some(resolved.resolution.clone());
+                        request.resolved_by = Some(resolved.resolved_by.clone());
+                    }
+                    if node.phase == Phase::Waiting {
+                        node.phase = Phase::Running;
+                    }
+                }
+            }
             EventBody::ToolPreparing(preparing) => {
                 if !self.index.contains_key(&preparing.call_id) {
                     let node = ToolNode::new(
@@ -208,20 +268,25 @@ impl ConversationTree {
         Some(node)
     }
 
-    fn push_text(&mut self, step: u32, text: &str) {
+    /// Appends streamed text (or reasoning) to the last item when it is of the same step and
+    /// kind, else starts a new item.
+    fn push_text(&mut self, step: u32, text: &str, reasoning: bool) {
         let turn = self.current_turn();
-        if let Some(TurnItem::Text {
-            step: last,
-            text: so_far,
-        }) = turn.items.last_mut()
-            && *last == step
-        {
-            so_far.push_str(text);
-            return;
+        match turn.items.last_mut() {
+            Some(TurnItem::Text {
+                step: last,
+                text: so_far,
+            }) if *last == step && !reasoning => return so_far.push_str(text),
+            Some(TurnItem::Reasoning {
+                step: last,
+                text: so_far,
+            }) if *last == step && reasoning => return so_far.push_str(text),
+            _ => {}
         }
-        turn.items.push(TurnItem::Text {
-            step,
-            text: text.to_string(),
+        let text = text.to_string();
+        turn.items.push(match reasoning {
+            true => TurnItem::Reasoning { step, text },
+            false => TurnItem::Text { step, text },
         });
     }
 
@@ -320,6 +385,7 @@ impl ConversationTree {
                 items: Vec::new(),
                 finished: None,
                 message: None,
+                usage: Usage::default(),
             });
         }
         let last = self.turns.len() - 1;
@@ -340,6 +406,7 @@ impl ToolNode {
             before_detail: None,
             progress: String::new(),
             outcome: None,
+            requests: Vec::new(),
             sub_calls: Vec::new(),
         }
     }

@@ -190,11 +190,11 @@ turns:
 "#,
         10,
     );
-    let mut history = Vec::new();
     let summary = f
         .agent
-        .run_turn(&mut history, "echo please", CancellationToken::new())
+        .run_turn("echo please", CancellationToken::new())
         .await;
+    let history = f.agent.history();
     assert_eq!(summary.reason, FinishReason::Completed);
     assert_eq!(summary.steps, 2);
     assert_eq!(summary.final_text, "Done: one, two.");
@@ -232,10 +232,8 @@ turns:
 "#,
         10,
     );
-    let mut history = Vec::new();
-    f.agent
-        .run_turn(&mut history, "meet", CancellationToken::new())
-        .await;
+    f.agent.run_turn("meet", CancellationToken::new()).await;
+    let history = f.agent.history();
     let Message::ToolResults { results } = &history[2] else {
         panic!("{history:?}")
     };
@@ -258,11 +256,8 @@ turns:
 "#,
         10,
     );
-    let mut history = Vec::new();
-    let summary = f
-        .agent
-        .run_turn(&mut history, "go", CancellationToken::new())
-        .await;
+    let summary = f.agent.run_turn("go", CancellationToken::new()).await;
+    let history = f.agent.history();
     assert_eq!(summary.reason, FinishReason::Completed);
     let Message::ToolResults { results } = &history[2] else {
         panic!("{history:?}")
@@ -297,11 +292,8 @@ turns:
 "#,
         2,
     );
-    let mut history = Vec::new();
-    let summary = f
-        .agent
-        .run_turn(&mut history, "loop", CancellationToken::new())
-        .await;
+    let summary = f.agent.run_turn("loop", CancellationToken::new()).await;
+    let history = f.agent.history();
     assert_eq!(summary.reason, FinishReason::MaxSteps);
     assert_eq!(summary.steps, 2);
     assert_history_answered(&history);
@@ -328,8 +320,8 @@ turns:
         tokio::time::sleep(Duration::from_millis(100)).await;
         trigger.cancel();
     });
-    let mut history = Vec::new();
-    let summary = f.agent.run_turn(&mut history, "wait", cancel).await;
+    let summary = f.agent.run_turn("wait", cancel).await;
+    let history = f.agent.history();
     assert_eq!(summary.reason, FinishReason::Interrupted);
     assert_history_answered(&history);
     let events = drain(&mut f.events);

@@ -36,9 +36,8 @@ async fn run_two_steps(provider: Arc<dyn ModelProvider>) -> FinishReason {
             max_tokens: Some(1024),
         },
     );
-    let mut history = Vec::new();
     agent
-        .run_turn(&mut history, "Echo a and b.", CancellationToken::new())
+        .run_turn("Echo a and b.", CancellationToken::new())
         .await
         .reason
 }

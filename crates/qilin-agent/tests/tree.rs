@@ -27,6 +27,7 @@ fn code_mode_calls_nest_under_their_run_code_call() {
         .iter()
         .map(|item| match item {
             TurnItem::Text { .. } => "text",
+            TurnItem::Reasoning { .. } => "reasoning",
             TurnItem::Tool(_) => "tool",
         })
         .collect();
@@ -109,7 +110,7 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
         .iter()
         .filter_map(|item| match item {
             TurnItem::Tool(node) => Some(node.tool_name.as_str()),
-            TurnItem::Text { .. } => None,
+            TurnItem::Text { .. } | TurnItem::Reasoning { .. } => None,
         })
         .collect();
     assert_eq!(roots, ["glob", "grep", "run_code", "read", "edit", "bash"]);
@@ -139,7 +140,7 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
     );
     let all_done = tree.turns[0].items.iter().all(|item| match item {
         TurnItem::Tool(node) => node.phase == Phase::Done && node.outcome.is_some(),
-        TurnItem::Text { .. } => true,
+        TurnItem::Text { .. } | TurnItem::Reasoning { .. } => true,
     });
     assert!(all_done);
     assert_eq!(

@@ -1,88 +1,52 @@
-//! Asking the user on the terminal — the `question` tool's answers and the review policy's
-//! approvals: the live display pauses, the question goes to standard error and the answer
-//! comes from standard input.
+//! Asking the user on the terminal — the session's requests: an approval the review policy
+//! asks for, or the `question` tool's questions. The live display pauses, the question goes to
+//! standard error and the answer comes from standard input.
 
 use crate::render::TerminalRenderer;
-use futures_util::future::BoxFuture;
-use qilin_tool::{Approver, ReviewRequest};
-use qilin_tools::{Answer, AnswerError, Answerer, Question};
-use std::io::{BufRead, Stderr, StdinLock, Write};
+use qilin_protocol::{Answer, Question, RequestAsk, RequestOpenedEvent};
+use qilin_tool::RequestReply;
+use std::io::{BufRead, Write};
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// Runs `ask` with the terminal to itself: the live display is paused (and the renderer
-/// locked) until it returns.
-async fn with_terminal<T: Send + 'static>(
+/// Asks the user what `opened` asks, with the terminal to itself (the live display is paused
+/// and the renderer locked until the answer), and returns the answer for the session. End of
+/// input declines an approval and dismisses questions.
+pub async fn ask_on_terminal(
     renderer: &Arc<Mutex<TerminalRenderer>>,
-    ask: impl FnOnce(&mut StdinLock<'static>, &mut Stderr) -> T + Send + 'static,
-) -> Result<T, tokio::task::JoinError> {
+    opened: &RequestOpenedEvent,
+) -> RequestReply {
     let mut renderer = Arc::clone(renderer).lock_owned().await;
     renderer.suspend();
+    let ask = opened.ask.clone();
+    let tool = opened.tool_name.clone();
     let asked = tokio::task::spawn_blocking(move || {
         let mut input = std::io::stdin().lock();
         let mut prompt = std::io::stderr();
-        ask(&mut input, &mut prompt)
+        match ask {
+            RequestAsk::Approval {
+                reason, arguments, ..
+            } => {
+                let question = format!(
+                    "Allow `{tool}` {}? ({reason})",
+                    serde_json::to_string(&arguments).unwrap_or_default()
+                );
+                match confirm(&question, &mut input, &mut prompt) {
+                    true => RequestReply::Approve,
+                    false => RequestReply::Deny { reason: None },
+                }
+            }
+            RequestAsk::Question { questions } => {
+                match ask_all(&questions, &mut input, &mut prompt) {
+                    Some(answers) => RequestReply::Answer(answers),
+                    None => RequestReply::Dismiss,
+                }
+            }
+        }
     })
     .await;
     drop(renderer);
-    asked
-}
-
-/// Asks on the terminal that `renderer` draws on.
-pub struct TerminalAnswerer {
-    renderer: Arc<Mutex<TerminalRenderer>>,
-}
-
-impl TerminalAnswerer {
-    /// An answerer sharing the terminal with `renderer`.
-    pub fn new(renderer: Arc<Mutex<TerminalRenderer>>) -> Self {
-        TerminalAnswerer { renderer }
-    }
-}
-
-impl Answerer for TerminalAnswerer {
-    fn answer<'a>(
-        &'a self,
-        questions: &'a [Question],
-    ) -> BoxFuture<'a, Result<Vec<Answer>, AnswerError>> {
-        let questions = questions.to_vec();
-        Box::pin(async move {
-            with_terminal(&self.renderer, move |input, prompt| {
-                ask_all(&questions, input, prompt)
-            })
-            .await
-            .map_err(|err| AnswerError::Unavailable(format!("the terminal prompt failed: {err}")))?
-        })
-    }
-}
-
-/// Approves calls the review policy asks about, on the terminal that `renderer` draws on.
-pub struct TerminalApprover {
-    renderer: Arc<Mutex<TerminalRenderer>>,
-}
-
-impl TerminalApprover {
-    /// An approver sharing the terminal with `renderer`.
-    pub fn new(renderer: Arc<Mutex<TerminalRenderer>>) -> Self {
-        TerminalApprover { renderer }
-    }
-}
-
-impl Approver for TerminalApprover {
-    fn approve<'a>(&'a self, request: ReviewRequest<'a>, reason: &'a str) -> BoxFuture<'a, bool> {
-        let question = format!(
-            "Allow `{}` {}? ({reason})",
-            request.tool,
-            serde_json::to_string(request.arguments).unwrap_or_default()
-        );
-        Box::pin(async move {
-            with_terminal(&self.renderer, move |input, prompt| {
-                confirm(&question, input, prompt)
-            })
-            .await
-            .unwrap_or(false)
-        })
-    }
+    asked.unwrap_or(RequestReply::Dismiss)
 }
 
 /// Asks a yes/no question; only `y` or `yes` approves, end of input declines.
@@ -100,34 +64,35 @@ fn confirm(question: &str, input: &mut impl BufRead, prompt: &mut impl Write) ->
     }
 }
 
-/// Asks every question in order; end of input cancels.
+/// Asks every question in order; `None` when the input ends (or fails) first, so no answer is
+/// invented.
 fn ask_all(
     questions: &[Question],
     input: &mut impl BufRead,
     prompt: &mut impl Write,
-) -> Result<Vec<Answer>, AnswerError> {
+) -> Option<Vec<Answer>> {
     questions
         .iter()
         .map(|question| {
-            Ok(Answer {
+            Some(Answer {
                 id: question.id.clone(),
-                answer: ask(question, input, prompt)?,
+                answer: ask(question, input, prompt).ok()??,
             })
         })
         .collect()
 }
 
+/// One question's answer; `Ok(None)` at end of input.
 fn ask(
     question: &Question,
     input: &mut impl BufRead,
     prompt: &mut impl Write,
-) -> Result<Vec<String>, AnswerError> {
-    let unavailable = |err: std::io::Error| AnswerError::Unavailable(err.to_string());
-    writeln!(prompt, "? {}", question.question).map_err(unavailable)?;
+) -> std::io::Result<Option<Vec<String>>> {
+    writeln!(prompt, "? {}", question.question)?;
     let options = question.options.as_deref().unwrap_or_default();
     let multi = question.multi_select.unwrap_or(false);
     for (number, option) in options.iter().enumerate() {
-        writeln!(prompt, "  {}) {option}", number + 1).map_err(unavailable)?;
+        writeln!(prompt, "  {}) {option}", number + 1)?;
     }
     loop {
         let hint = match (options.is_empty(), multi) {
@@ -135,28 +100,27 @@ fn ask(
             (false, false) => "number> ",
             (false, true) => "numbers, comma-separated> ",
         };
-        write!(prompt, "{hint}").map_err(unavailable)?;
-        prompt.flush().map_err(unavailable)?;
+        write!(prompt, "{hint}")?;
+        prompt.flush()?;
         let mut line = String::new();
-        if input.read_line(&mut line).map_err(unavailable)? == 0 {
-            return Err(AnswerError::Cancelled);
+        if input.read_line(&mut line)? == 0 {
+            return Ok(None);
         }
         let line = line.trim();
         if options.is_empty() {
             if !line.is_empty() {
-                return Ok(vec![line.to_string()]);
+                return Ok(Some(vec![line.to_string()]));
             }
             continue;
         }
         match pick(line, options, multi) {
-            Some(picked) => return Ok(picked),
+            Some(picked) => return Ok(Some(picked)),
             None => writeln!(
                 prompt,
                 "  please answer with {} between 1 and {}",
                 if multi { "numbers" } else { "one number" },
                 options.len()
-            )
-            .map_err(unavailable)?,
+            )?,
         }
     }
 }
@@ -235,9 +199,11 @@ mod tests {
     }
 
     #[test]
-    fn end_of_input_cancels_without_inventing_an_answer() {
+    fn end_of_input_dismisses_without_inventing_an_answer() {
         let mut input = "".as_bytes();
-        let result = ask_all(&[question(None, false)], &mut input, &mut Vec::new());
-        assert_eq!(result.unwrap_err(), AnswerError::Cancelled);
+        assert_eq!(
+            ask_all(&[question(None, false)], &mut input, &mut Vec::new()),
+            None
+        );
     }
 }

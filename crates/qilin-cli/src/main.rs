@@ -3,7 +3,6 @@
 mod asking;
 mod commands;
 mod render;
-mod runtime;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

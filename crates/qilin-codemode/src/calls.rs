@@ -23,6 +23,7 @@ pub(crate) struct ToolCalls {
     executor: Executor,
     parent_call_id: String,
     cancel: CancellationToken,
+    calls_cancel: CancellationToken,
     limit: usize,
     made: usize,
     permits: Arc<Semaphore>,
@@ -37,6 +38,7 @@ impl ToolCalls {
             executor: cx.executor().clone(),
             parent_call_id: cx.call_id().to_string(),
             cancel: cx.cancellation().clone(),
+            calls_cancel: cx.cancellation().child_token(),
             limit,
             made: 0,
             permits: Arc::new(Semaphore::new(concurrency)),
@@ -82,7 +84,7 @@ impl ToolCalls {
         let call = self.next_call(name, arguments)?;
         let outcome = self
             .executor
-            .dispatch_cancellable(call, self.caller(), self.cancel.clone())
+            .dispatch_cancellable(call, self.caller(), self.calls_cancel.clone())
             .await;
         if outcome.status == CallStatus::Interrupted && self.cancel.is_cancelled() {
             return Err(CodeError::Interrupted);
@@ -100,7 +102,7 @@ impl ToolCalls {
         let call = self.next_call(name, arguments)?;
         let executor = self.executor.clone();
         let caller = self.caller();
-        let cancel = self.cancel.clone();
+        let cancel = self.calls_cancel.clone();
         let permits = Arc::clone(&self.permits);
         self.running.spawn(async move {
             // The semaphore is never closed, so a permit always comes.
@@ -109,6 +111,17 @@ impl ToolCalls {
             (future_id, to_python(outcome))
         });
         Ok(())
+    }
+
+    /// Ends the calls still running when the run ends (an exception, a limit, an interrupt):
+    /// each is cancelled and finishes as interrupted with what it had, so every call the code
+    /// started has its result before the run's own.
+    pub(crate) async fn finish(&mut self) {
+        if self.running.is_empty() {
+            return;
+        }
+        self.calls_cancel.cancel();
+        while self.running.join_next().await.is_some() {}
     }
 
     /// Waits until at least one of `pending` has finished and returns every finished one.

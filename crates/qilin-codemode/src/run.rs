@@ -143,6 +143,7 @@ impl CodeMode {
                 }
             }
         };
+        calls.finish().await;
         let printed = out.visible();
         match result {
             Ok(value) => Ok(RunCodeOutput {

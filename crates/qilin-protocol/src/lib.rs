@@ -20,5 +20,5 @@ pub use event::{
     StopReason, ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
 };
 pub use presentation::{CallPresentation, Detail};
-pub use question::{Answer, Question};
+pub use question::{Answer, Question, check_answers};
 pub use spill::{SpillNotice, parse_spill_notice, spill_notice};

@@ -30,3 +30,41 @@ pub struct Answer {
     /// `multi_select`).
     pub answer: Vec<String>,
 }
+
+/// Checks that `answers` answer `questions`: one answer for each question, none for a question
+/// not asked, each choice among its question's options (exactly one unless `multi_select`).
+/// The error says what does not fit, for the person answering.
+pub fn check_answers(questions: &[Question], answers: &[Answer]) -> Result<(), String> {
+    if let Some(stray) = answers
+        .iter()
+        .find(|answer| !questions.iter().any(|q| q.id == answer.id))
+    {
+        return Err(format!("no question has the id `{}`", stray.id));
+    }
+    for question in questions {
+        let mut given = answers.iter().filter(|answer| answer.id == question.id);
+        let (Some(answer), None) = (given.next(), given.next()) else {
+            return Err(format!(
+                "question `{}` needs exactly one answer",
+                question.id
+            ));
+        };
+        if let Some(options) = &question.options {
+            let single = question.multi_select != Some(true);
+            if single && answer.answer.len() != 1 {
+                return Err(format!(
+                    "question `{}` takes exactly one of its options",
+                    question.id
+                ));
+            }
+            if let Some(unknown) = answer.answer.iter().find(|a| !options.contains(a)) {
+                return Err(format!(
+                    "`{unknown}` is not an option of question `{}` (options: {})",
+                    question.id,
+                    options.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -25,6 +25,7 @@ const KNOWN_KEYS: KnownKeys = &[
             "tools",
             "skills",
             "code_mode",
+            "code_tools",
             "limits",
             "review",
         ],
@@ -84,6 +85,43 @@ impl<'de> Deserialize<'de> for AvailableSkills {
     }
 }
 
+/// Which tools the agent's code may call with `sdk.tool.call` (never `run_code` itself).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CodeTools {
+    /// Every tool of the runtime but `run_code` (`code_tools: all`, and the default).
+    #[default]
+    All,
+    /// Only these: wire names, or prefixes ending in `*` (`mcp_github__*`).
+    Named(Vec<String>),
+}
+
+impl CodeTools {
+    /// Whether code may call the tool `name`.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            CodeTools::All => true,
+            CodeTools::Named(patterns) => {
+                patterns
+                    .iter()
+                    .any(|pattern| match pattern.strip_suffix('*') {
+                        Some(prefix) => name.starts_with(prefix),
+                        None => pattern == name,
+                    })
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CodeTools {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match AvailableSkills::deserialize(deserializer)? {
+            AvailableSkills::All => Ok(CodeTools::All),
+            AvailableSkills::Named(names) => Ok(CodeTools::Named(names)),
+        }
+    }
+}
+
 /// A skill file put into the system prompt when the agent starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PreloadedFile {
@@ -135,6 +173,8 @@ pub struct Agent {
     pub catalog_tokens: usize,
     /// Whether `run_code` is mounted.
     pub code_mode: bool,
+    /// The tools its code may call (with code mode on).
+    pub code_tools: CodeTools,
     /// Step and code-mode limits.
     pub limits: Limits,
     /// The review policy as written.
@@ -164,6 +204,8 @@ struct RawAgent {
     skills: RawSkills,
     #[serde(default)]
     code_mode: bool,
+    #[serde(default)]
+    code_tools: CodeTools,
     #[serde(default)]
     limits: Limits,
     #[serde(default)]
@@ -230,6 +272,7 @@ impl Agent {
             &mut warnings,
         );
         check_available(&raw.skills.available, &source, skills, &mut errors);
+        check_code_tools(&raw, &source, registry, &mut errors, &mut warnings);
         let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
         if !raw.code_mode && !raw.limits.code.is_empty() {
             warnings.push(Diagnostic::warning(
@@ -270,6 +313,7 @@ impl Agent {
                 preload,
                 catalog_tokens: raw.skills.catalog_tokens.unwrap_or(DEFAULT_CATALOG_TOKENS),
                 code_mode: raw.code_mode,
+                code_tools: raw.code_tools,
                 limits: raw.limits,
                 review: raw.review,
                 policy,
@@ -382,6 +426,50 @@ fn check_tools(
         mounted.push(name.clone());
     }
     mounted
+}
+
+fn check_code_tools(
+    raw: &RawAgent,
+    source: &Source,
+    registry: &ToolRegistry,
+    errors: &mut Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) {
+    let CodeTools::Named(names) = &raw.code_tools else {
+        return;
+    };
+    if !raw.code_mode {
+        warnings.push(Diagnostic::warning(
+            DiagnosticKind::CodeLimitsWithoutCodeMode,
+            source.path,
+            source.line_of(&[key("code_tools")]),
+            "`code_tools` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
+        ));
+    }
+    for (index, name) in names.iter().enumerate() {
+        let line = source.line_of(&[key("code_tools"), Segment::Index(index)]);
+        if name == "run_code" {
+            errors.push(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
+                source.path,
+                line,
+                "`code_tools` names `run_code`, which code can never call (the code already runs inside it); remove it",
+            ));
+        } else if !name.ends_with('*') && registry.get(name).is_none() {
+            let suggestions = registry.suggest(name);
+            let hint = if suggestions.is_empty() {
+                "; `qilin tools list` shows every tool".to_string()
+            } else {
+                format!("; did you mean `{}`?", suggestions.join("` or `"))
+            };
+            errors.push(Diagnostic::error(
+                DiagnosticKind::UnknownTool,
+                source.path,
+                line,
+                format!("`code_tools` names `{name}`, but no tool has that name{hint}"),
+            ));
+        }
+    }
 }
 
 fn unknown_skill(name: &str, skills: &SkillSet) -> String {

@@ -111,6 +111,17 @@ pub fn assemble_prompt(
     })
 }
 
+/// The skills the agent may read with the `skill` tool: its available skills and those it
+/// preloads.
+pub fn agent_skill_set(agent: &Agent, skills: &SkillSet) -> Result<SkillSet, PromptError> {
+    let available = available_skills(agent, skills)?;
+    let names = available
+        .iter()
+        .map(|skill| skill.name.as_str())
+        .chain(agent.preload.iter().map(|file| file.skill.as_str()));
+    Ok(skills.only(names))
+}
+
 fn available_skills<'a>(
     agent: &Agent,
     skills: &'a SkillSet,

@@ -51,6 +51,17 @@ impl SkillSet {
         self.skills.is_empty()
     }
 
+    /// The skills of this set named in `names` (names not in the set are skipped).
+    pub fn only<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> SkillSet {
+        let mut skills = BTreeMap::new();
+        for name in names {
+            if let Some(skill) = self.skills.get(name) {
+                skills.insert(skill.name.clone(), skill.clone());
+            }
+        }
+        SkillSet { skills }
+    }
+
     /// Names close to `name`, for "did you mean".
     pub fn suggest(&self, name: &str) -> Vec<String> {
         closest_names(name, self.names(), 3)

@@ -1,9 +1,11 @@
-use crate::{EventLog, Executor};
-use qilin_protocol::{EventBody, ToolProgressEvent};
+use crate::{EventLog, Executor, RequestOutcome, Requests, WaitingCall};
+use qilin_protocol::{EventBody, RequestAsk, ToolProgressEvent};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -28,12 +30,14 @@ impl Services {
     }
 }
 
-/// One conversation's shared state: its workspace, its data folder and its event log.
+/// One conversation's shared state: its workspace, its data folder, its event log, its open
+/// requests and the host's services.
 pub struct Session {
     id: String,
     workspace: PathBuf,
     data_dir: PathBuf,
     events: EventLog,
+    requests: Requests,
     services: Services,
 }
 
@@ -49,8 +53,22 @@ impl Session {
             workspace: workspace.into(),
             data_dir: data_dir.into(),
             events: EventLog::new(),
+            requests: Requests::unattended(),
             services: Services::default(),
         }
+    }
+
+    /// The same session with its event log continuing after `seq` (a resumed session).
+    pub fn continuing_after(mut self, seq: u64) -> Self {
+        self.events = EventLog::continuing_after(seq);
+        self
+    }
+
+    /// The same session with `requests` deciding who answers approvals and questions
+    /// ([`Requests::unattended`] by default: no one).
+    pub fn with_requests(mut self, requests: Requests) -> Self {
+        self.requests = requests;
+        self
     }
 
     /// The same session with host services attached.
@@ -103,6 +121,96 @@ impl Session {
     pub fn services(&self) -> &Services {
         &self.services
     }
+
+    /// The session's requests: the approvals and questions waiting for a person.
+    pub fn requests(&self) -> &Requests {
+        &self.requests
+    }
+}
+
+/// The time a call may still run: its limit counts from when it was approved, and stops
+/// while the call waits for a person (a question).
+pub(crate) struct CallClock {
+    limit: Option<Duration>,
+    state: Mutex<ClockState>,
+    changed: Notify,
+}
+
+struct ClockState {
+    started: Instant,
+    waited: Duration,
+    waiting_since: Option<Instant>,
+}
+
+impl CallClock {
+    /// A clock started now, ending the call after `limit` of running time.
+    pub(crate) fn start(limit: Option<Duration>) -> Self {
+        CallClock {
+            limit,
+            state: Mutex::new(ClockState {
+                started: Instant::now(),
+                waited: Duration::ZERO,
+                waiting_since: None,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// When the call's time runs out; `None` without a limit or while the call waits.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        let state = self.state();
+        match (self.limit, state.waiting_since) {
+            (Some(limit), None) => Some(state.started + state.waited + limit),
+            _ => None,
+        }
+    }
+
+    /// The call's limit.
+    pub(crate) fn limit(&self) -> Option<Duration> {
+        self.limit
+    }
+
+    fn pause(&self) {
+        self.state().waiting_since.get_or_insert_with(Instant::now);
+        self.changed.notify_waiters();
+    }
+
+    fn resume(&self) {
+        {
+            let mut state = self.state();
+            if let Some(since) = state.waiting_since.take() {
+                state.waited += since.elapsed();
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Resolves when the call's running time is used up.
+    pub(crate) async fn expired(&self) {
+        loop {
+            let changed = self.changed.notified();
+            match self.deadline() {
+                Some(deadline) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(deadline) => {
+                            if self.deadline().is_some_and(|d| d <= Instant::now()) {
+                                return;
+                            }
+                        }
+                        () = changed => {}
+                    }
+                }
+                None if self.limit.is_none() => std::future::pending::<()>().await,
+                None => changed.await,
+            }
+        }
+    }
 }
 
 /// What a running call can see of the runtime: its identity, its deadline and cancellation,
@@ -111,8 +219,9 @@ impl Session {
 pub struct ToolContext {
     pub(crate) call_id: String,
     pub(crate) parent_call_id: Option<String>,
+    pub(crate) tool_name: String,
     pub(crate) cancel: CancellationToken,
-    pub(crate) deadline: Option<Instant>,
+    pub(crate) clock: Arc<CallClock>,
     pub(crate) executor: Executor,
 }
 
@@ -132,9 +241,32 @@ impl ToolContext {
         &self.cancel
     }
 
-    /// When the execution layer will end the call with `TIMEOUT`, if it has a deadline.
+    /// When the execution layer will end the call with `TIMEOUT`, if it has a deadline (none
+    /// while the call waits for a person).
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
+        self.clock.deadline()
+    }
+
+    /// Asks a person (the `question` tool): records `request.opened` for this call and waits
+    /// for the answer, or for the call's cancellation. The call's time limit stops meanwhile.
+    pub async fn ask(&self, ask: RequestAsk) -> RequestOutcome {
+        self.clock.pause();
+        let session = self.session();
+        let outcome = session
+            .requests()
+            .ask(
+                session.events(),
+                WaitingCall {
+                    call_id: &self.call_id,
+                    parent_call_id: self.parent_call_id.as_deref(),
+                    tool_name: &self.tool_name,
+                },
+                ask,
+                &self.cancel,
+            )
+            .await;
+        self.clock.resume();
+        outcome
     }
 
     /// The session this call belongs to.

@@ -1,12 +1,18 @@
 //! The execution layer: one `dispatch` for calls from both entries.
 //!
-//! In order: look the tool up → refuse a direct call of a code-mode-only tool → validate the
-//! arguments → review → run under the deadline and cancellation (a panic is a failed call) →
-//! cap the output → record `tool.start` and `tool.result`. Every refusal is a `tool.result`
-//! with its error code and a message the model can act on.
+//! In order: look the tool up among those the entry may call (the tools offered to the model,
+//! or the agent's code-mode set) → refuse a direct call of a code-mode-only tool → validate the
+//! arguments → record `tool.start` → review, asking a person when the policy says so (the call
+//! waits, and an interrupt ends the wait) → take a slot among the session's running calls →
+//! run under the deadline (counted from here) and cancellation, letting an interrupted tool
+//! hand back what it had so far (a panic is a failed call) → cap the output → record
+//! `tool.result`. Every refusal is a `tool.result` with its error code and a message the model
+//! can act on, and every `tool.start` gets exactly one `tool.result` — a call whose future is
+//! dropped half-way records `interrupted` as it goes.
 
+use crate::context::CallClock;
 use crate::registry::{PreparedCall, Ran, RegisteredTool};
-use crate::{AllowAll, OutputCap};
+use crate::{AllowAll, OutputCap, RequestOutcome, RequestReply, WaitingCall, closest_names};
 use crate::{
     ReviewDecision, ReviewRequest, Reviewer, Session, ToolContext, ToolError, ToolRegistry,
 };
@@ -14,15 +20,20 @@ use futures_util::FutureExt;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, EventBody,
-    ToolResultEvent, ToolStartEvent,
+    RequestAsk, ToolResultEvent, ToolStartEvent,
 };
 use serde_json::Value;
 use std::any::Any;
+use std::collections::BTreeSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// The name of the tool that runs code; code can never call it.
+pub const RUN_CODE: &str = "run_code";
 
 /// Which entry a call came through.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,12 +75,88 @@ pub struct ToolCall {
 }
 
 /// Limits the execution layer applies to every call.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ExecConfig {
-    /// The longest a call may run before it ends with `TIMEOUT`; `None` for no limit.
+    /// The longest a call may run, counted from its approval and not while it waits for a
+    /// person, before it ends with `TIMEOUT`; `None` for no limit.
     pub timeout: Option<Duration>,
     /// How much of an output the model sees.
     pub output_cap: OutputCap,
+    /// The most direct calls of the session running at once; more wait for a slot. Calls made
+    /// from code are bounded by code mode's own concurrency instead (a slot held by `run_code`
+    /// must not starve its own calls).
+    pub max_running_calls: usize,
+    /// How long an interrupted or timed-out tool may take to stop and hand back what it had.
+    pub stop_grace: Duration,
+}
+
+/// The direct calls of a session that may run at once, by default.
+pub const DEFAULT_MAX_RUNNING_CALLS: usize = 8;
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        ExecConfig {
+            timeout: None,
+            output_cap: OutputCap::default(),
+            max_running_calls: DEFAULT_MAX_RUNNING_CALLS,
+            stop_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Which tools each entry may call. A direct call runs only if its tool was offered to the
+/// model; a call from code only if its tool is in the agent's code-mode set; `run_code` is never
+/// callable from code.
+#[derive(Debug, Clone, Default)]
+pub struct Mounts {
+    direct: Option<BTreeSet<String>>,
+    code: Option<BTreeSet<String>>,
+}
+
+impl Mounts {
+    /// Every registered tool from both entries (code-mode-only tools still only from code):
+    /// for tests and embedders that have no agent.
+    pub fn all() -> Self {
+        Mounts::default()
+    }
+
+    /// Direct calls of exactly `direct` (the tools list offered to the model) and calls from
+    /// code of exactly `code`.
+    pub fn new(
+        direct: impl IntoIterator<Item = impl Into<String>>,
+        code: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Mounts {
+            direct: Some(direct.into_iter().map(Into::into).collect()),
+            code: Some(code.into_iter().map(Into::into).collect()),
+        }
+    }
+
+    fn allows(&self, caller: &Caller, tool: &RegisteredTool) -> bool {
+        match caller {
+            Caller::Direct => self
+                .direct
+                .as_ref()
+                .is_none_or(|direct| direct.contains(tool.name())),
+            Caller::Code { .. } => {
+                tool.name() != RUN_CODE
+                    && self
+                        .code
+                        .as_ref()
+                        .is_none_or(|code| code.contains(tool.name()))
+            }
+        }
+    }
+
+    /// The names `caller` may call, among `registry`'s tools.
+    fn callable<'r>(&self, caller: &Caller, registry: &'r ToolRegistry) -> Vec<&'r str> {
+        registry
+            .list()
+            .filter(|tool| self.allows(caller, tool))
+            .filter(|tool| !(tool.code_mode_only() && *caller == Caller::Direct))
+            .map(RegisteredTool::name)
+            .collect()
+    }
 }
 
 /// How a dispatched call ended, for the caller (the agent loop or code mode).
@@ -99,6 +186,8 @@ struct ExecutorInner {
     registry: Arc<ToolRegistry>,
     reviewer: Arc<dyn Reviewer>,
     session: Arc<Session>,
+    mounts: Mounts,
+    running: Arc<Semaphore>,
     config: ExecConfig,
 }
 
@@ -108,18 +197,31 @@ impl Executor {
         Self::with_policy(registry, session, Arc::new(AllowAll), ExecConfig::default())
     }
 
-    /// An executor with a reviewer and limits of its own.
+    /// An executor with a reviewer and limits of its own, every tool mounted.
     pub fn with_policy(
         registry: Arc<ToolRegistry>,
         session: Arc<Session>,
         reviewer: Arc<dyn Reviewer>,
         config: ExecConfig,
     ) -> Self {
+        Self::with_mounts(registry, session, reviewer, config, Mounts::all())
+    }
+
+    /// An executor that runs only the tools `mounts` allows each entry.
+    pub fn with_mounts(
+        registry: Arc<ToolRegistry>,
+        session: Arc<Session>,
+        reviewer: Arc<dyn Reviewer>,
+        config: ExecConfig,
+        mounts: Mounts,
+    ) -> Self {
         Executor {
             inner: Arc::new(ExecutorInner {
                 registry,
                 reviewer,
                 session,
+                mounts,
+                running: Arc::new(Semaphore::new(config.max_running_calls.max(1))),
                 config,
             }),
         }
@@ -148,22 +250,11 @@ impl Executor {
         caller: Caller,
         cancel: CancellationToken,
     ) -> CallOutcome {
-        let started = Instant::now();
-        let mut record = CallRecord {
-            executor: self,
-            call_id: call.call_id,
-            tool_name: call.name,
-            caller,
-            started,
+        let mut record = CallRecord::new(self, call.call_id, call.name, caller);
+        let tool = match self.admit(&record) {
+            Ok(tool) => tool,
+            Err((code, message)) => return record.refuse(call.arguments, code, message),
         };
-        let Some(tool) = self.inner.registry.get(&record.tool_name) else {
-            let message = unknown_tool_message(&record.tool_name, &self.inner.registry);
-            return record.refuse(call.arguments, ErrorCode::UnknownTool, message);
-        };
-        if tool.code_mode_only() && record.caller == Caller::Direct {
-            let message = code_mode_only_message(tool.name());
-            return record.refuse(call.arguments, ErrorCode::CodeModeOnly, message);
-        }
         let arguments = normalize_arguments(call.arguments);
         if let Some(message) = validation_message(tool, &arguments) {
             return record.refuse(arguments, ErrorCode::InvalidArguments, message);
@@ -190,44 +281,128 @@ impl Executor {
                 return record.refuse(arguments, ErrorCode::ToolFailed, message);
             }
         };
-        record.start(arguments.clone(), presentation, before_detail);
+        record.start(
+            arguments.clone(),
+            presentation.clone(),
+            before_detail.clone(),
+        );
 
-        let decision = self
-            .inner
-            .reviewer
-            .review(ReviewRequest {
-                tool: &record.tool_name,
-                arguments: &arguments,
-                caller: &record.caller,
-            })
-            .await;
-        if let ReviewDecision::Deny { reason } = decision {
-            let error = ToolError::new(
-                ErrorCode::AutoReviewDenied,
-                format!(
-                    "The call was denied by the agent's review policy: {reason}. \
-                     Do not retry the same call; choose another approach or ask the user."
-                ),
-            );
+        let review = self.inner.reviewer.review(ReviewRequest {
+            tool: &record.tool_name,
+            arguments: &arguments,
+            caller: &record.caller,
+        });
+        let decision = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return record.finish(Ended::Failed(interrupted_error()), None),
+            decision = review => decision,
+        };
+        let denial = match decision {
+            ReviewDecision::Allow => None,
+            ReviewDecision::Deny { reason } => Some(denied_error(&format!(
+                "The call was denied by the agent's review policy: {reason}."
+            ))),
+            ReviewDecision::Ask { reason } => {
+                let ask = RequestAsk::Approval {
+                    reason: reason.clone(),
+                    presentation,
+                    arguments: arguments.clone(),
+                    detail: before_detail,
+                };
+                match self.ask(&record, ask, &cancel).await {
+                    RequestOutcome::Replied(RequestReply::Approve) => None,
+                    RequestOutcome::Replied(RequestReply::Deny { reason: said }) => {
+                        Some(denied_error(&match said.as_deref().map(str::trim) {
+                            Some(said) if !said.is_empty() => {
+                                format!("The user declined this call, saying: {said}")
+                            }
+                            _ => format!("The user declined this call ({reason})."),
+                        }))
+                    }
+                    RequestOutcome::Replied(_) | RequestOutcome::Cancelled => {
+                        return record.finish(Ended::Failed(interrupted_error()), None);
+                    }
+                    RequestOutcome::Unattended => Some(denied_error(&format!(
+                        "The call needs the user's approval ({reason}), and no one can approve it here."
+                    ))),
+                }
+            }
+        };
+        if let Some(error) = denial {
             let detail = prepared.error_detail(&error);
-            return record.finish(Err(error), detail);
+            return record.finish(Ended::Failed(error), detail);
         }
 
-        let (result, detail) = self.run(&*prepared, &record, cancel).await;
-        record.finish(result, detail)
+        let _slot = match record.caller {
+            Caller::Direct => {
+                let slots = Arc::clone(&self.inner.running);
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return record.finish(Ended::Failed(interrupted_error()), None),
+                    slot = slots.acquire_owned() => slot.ok(),
+                }
+            }
+            Caller::Code { .. } => None,
+        };
+        let (ended, detail) = self.run(&*prepared, &record, cancel).await;
+        record.finish(ended, detail)
+    }
+
+    /// The tool of `record`'s call, when its entry may call it; else the refusal. A direct
+    /// call of a code-mode-only tool that code may call is told how to call it.
+    fn admit(&self, record: &CallRecord<'_>) -> Result<&RegisteredTool, (ErrorCode, String)> {
+        let registry = &self.inner.registry;
+        let mounts = &self.inner.mounts;
+        let name = record.tool_name.as_str();
+        if let Some(tool) = registry.get(name) {
+            let from_code = Caller::Code {
+                parent_call_id: String::new(),
+            };
+            match (&record.caller, tool.code_mode_only()) {
+                (Caller::Direct, true) if mounts.allows(&from_code, tool) => {
+                    return Err((ErrorCode::CodeModeOnly, code_mode_only_message(name)));
+                }
+                (Caller::Direct, true) => {}
+                (caller, _) if mounts.allows(caller, tool) => return Ok(tool),
+                _ => {}
+            }
+        }
+        let callable = mounts.callable(&record.caller, registry);
+        Err((
+            ErrorCode::UnknownTool,
+            unavailable_message(name, &record.caller, &callable),
+        ))
+    }
+
+    /// Opens an approval request for `record`'s call and waits for it.
+    async fn ask(
+        &self,
+        record: &CallRecord<'_>,
+        ask: RequestAsk,
+        cancel: &CancellationToken,
+    ) -> RequestOutcome {
+        let session = self.session();
+        let parent = record.caller.parent_call_id();
+        session
+            .requests()
+            .ask(
+                session.events(),
+                WaitingCall {
+                    call_id: &record.call_id,
+                    parent_call_id: parent.as_deref(),
+                    tool_name: &record.tool_name,
+                },
+                ask,
+                cancel,
+            )
+            .await
     }
 
     /// Records a call that cannot be dispatched — its argument text is not JSON, or the turn
     /// ended before its arguments were complete — as a `tool.start` and a `tool.result`
     /// carrying `error`, so that the log and the model see it like any refused call.
     pub fn reject(&self, call: ToolCall, caller: Caller, error: ToolError) -> CallOutcome {
-        let mut record = CallRecord {
-            executor: self,
-            call_id: call.call_id,
-            tool_name: call.name,
-            caller,
-            started: Instant::now(),
-        };
+        let mut record = CallRecord::new(self, call.call_id, call.name, caller);
         record.refuse(call.arguments, error.code, error.message)
     }
 
@@ -236,86 +411,135 @@ impl Executor {
         prepared: &dyn PreparedCall,
         record: &CallRecord<'_>,
         cancel: CancellationToken,
-    ) -> (Result<Ran, ToolError>, Option<Detail>) {
+    ) -> (Ended, Option<Detail>) {
         let call_cancel = cancel.child_token();
-        let deadline = self
-            .inner
-            .config
-            .timeout
-            .map(|limit| record.started + limit);
+        let clock = Arc::new(CallClock::start(self.inner.config.timeout));
         let cx = ToolContext {
             call_id: record.call_id.clone(),
             parent_call_id: record.caller.parent_call_id(),
+            tool_name: record.tool_name.clone(),
             cancel: call_cancel.clone(),
-            deadline,
+            clock: Arc::clone(&clock),
             executor: self.clone(),
         };
         let running = match catch_panic(|| prepared.run(cx)) {
             Ok(running) => running,
-            Err(panic) => return (Err(panic_error(&record.tool_name, &panic)), None),
-        };
-        let expired = async {
-            match deadline {
-                Some(deadline) => tokio::time::sleep_until(deadline).await,
-                None => std::future::pending().await,
+            Err(panic) => {
+                return (Ended::Failed(panic_error(&record.tool_name, &panic)), None);
             }
         };
-        let outcome = tokio::select! {
+        let mut running = AssertUnwindSafe(running).catch_unwind();
+        let stopped = tokio::select! {
             biased;
-            finished = AssertUnwindSafe(running).catch_unwind() => finished,
-            () = call_cancel.cancelled() => {
-                let error = ToolError::new(
-                    ErrorCode::Interrupted,
-                    "The call was interrupted before it finished; its work may be incomplete.",
-                );
-                let detail = prepared.error_detail(&error);
-                return (Err(error), detail);
-            }
-            () = expired => {
-                call_cancel.cancel();
-                let limit = self.inner.config.timeout.unwrap_or_default();
-                let error = ToolError::new(
+            finished = &mut running => return ran(finished, &record.tool_name),
+            () = call_cancel.cancelled() => interrupted_error(),
+            () = clock.expired() => {
+                let limit = clock.limit().unwrap_or_default();
+                ToolError::new(
                     ErrorCode::Timeout,
                     format!(
                         "The call did not finish within its {} s limit and was stopped. \
                          Narrow the request or split the work into smaller calls.",
                         limit.as_secs_f64()
                     ),
-                );
-                let detail = prepared.error_detail(&error);
-                return (Err(error), detail);
+                )
             }
         };
-        match outcome {
-            Ok(Ok(ran)) => {
+        // Stop the tool, and give it a moment to hand back what it had produced.
+        call_cancel.cancel();
+        let wrapped_up = tokio::time::timeout(self.inner.config.stop_grace, running).await;
+        let (partial, detail) = match wrapped_up {
+            Ok(Ok(Ok(ran))) => {
                 let detail = ran.detail.clone();
-                (Ok(ran), detail)
+                (Some(ran), detail)
             }
-            Ok(Err((error, detail))) => (Err(error), detail),
-            Err(panic) => (
-                Err(panic_error(&record.tool_name, &panic_text(panic.as_ref()))),
-                None,
-            ),
-        }
+            Ok(Ok(Err((_, detail)))) => (None, detail),
+            Ok(Err(_)) | Err(_) => (None, None),
+        };
+        let detail = detail.or_else(|| prepared.error_detail(&stopped));
+        (
+            Ended::Stopped {
+                error: stopped,
+                partial,
+            },
+            detail,
+        )
     }
 }
 
-/// The events of one call, so that every `tool.start` gets exactly one `tool.result`.
+/// How a run ended: the tool's own result, or stopped by an interrupt or the deadline with
+/// whatever the tool handed back while stopping.
+enum Ended {
+    Ran(Ran),
+    Failed(ToolError),
+    Stopped {
+        error: ToolError,
+        partial: Option<Ran>,
+    },
+}
+
+/// The ending of a tool future that ran to completion (or panicked).
+fn ran(
+    finished: Result<Result<Ran, (ToolError, Option<Detail>)>, Box<dyn Any + Send>>,
+    tool: &str,
+) -> (Ended, Option<Detail>) {
+    match finished {
+        Ok(Ok(ran)) => {
+            let detail = ran.detail.clone();
+            (Ended::Ran(ran), detail)
+        }
+        Ok(Err((error, detail))) => (Ended::Failed(error), detail),
+        Err(panic) => (
+            Ended::Failed(panic_error(tool, &panic_text(panic.as_ref()))),
+            None,
+        ),
+    }
+}
+
+fn interrupted_error() -> ToolError {
+    ToolError::new(
+        ErrorCode::Interrupted,
+        "The call was interrupted before it finished; its work may be incomplete.",
+    )
+}
+
+fn denied_error(said: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::AutoReviewDenied,
+        format!("{said} Do not retry the same call; choose another approach or ask the user."),
+    )
+}
+
+/// The events of one call, so that every `tool.start` gets exactly one `tool.result`: a
+/// record dropped between the two (its future was dropped) records the call as interrupted.
 struct CallRecord<'e> {
     executor: &'e Executor,
     call_id: String,
     tool_name: String,
     caller: Caller,
     started: Instant,
+    open: bool,
 }
 
-impl CallRecord<'_> {
+impl<'e> CallRecord<'e> {
+    fn new(executor: &'e Executor, call_id: String, tool_name: String, caller: Caller) -> Self {
+        CallRecord {
+            executor,
+            call_id,
+            tool_name,
+            caller,
+            started: Instant::now(),
+            open: false,
+        }
+    }
+
     fn start(
-        &self,
+        &mut self,
         arguments: Value,
         presentation: CallPresentation,
         before_detail: Option<Detail>,
     ) {
+        self.open = true;
         self.executor
             .session()
             .events()
@@ -334,32 +558,72 @@ impl CallRecord<'_> {
     fn refuse(&mut self, arguments: Value, code: ErrorCode, message: String) -> CallOutcome {
         let presentation = CallPresentation::new(self.tool_name.clone(), String::new());
         self.start(arguments, presentation, None);
-        self.finish(Err(ToolError::new(code, message)), None)
+        self.finish(Ended::Failed(ToolError::new(code, message)), None)
     }
 
-    fn finish(&mut self, result: Result<Ran, ToolError>, detail: Option<Detail>) -> CallOutcome {
+    fn finish(&mut self, ended: Ended, detail: Option<Detail>) -> CallOutcome {
+        self.open = false;
         let duration = self.started.elapsed();
-        let (status, error, content, output) = match result {
-            Ok(ran) => {
-                let spill_path = self.executor.session().spill_path(&self.call_id, "");
-                let content = self
-                    .executor
-                    .inner
-                    .config
-                    .output_cap
-                    .apply(ran.content, &spill_path);
-                (CallStatus::Ok, None, content, Some(ran.output))
+        let session = self.executor.session();
+        let capped = |ran: Ran| {
+            let spill_path = session.spill_path(&self.call_id, "");
+            let content = self
+                .executor
+                .inner
+                .config
+                .output_cap
+                .apply(ran.content, &spill_path);
+            (content, ran.output)
+        };
+        let (status, error, content, output) = match ended {
+            Ended::Ran(ran) => {
+                let (content, output) = capped(ran);
+                (CallStatus::Ok, None, content, Some(output))
             }
-            Err(error) => {
-                let status = match error.code {
-                    ErrorCode::AutoReviewDenied => CallStatus::Denied,
-                    ErrorCode::Interrupted => CallStatus::Interrupted,
-                    _ => CallStatus::Error,
-                };
+            Ended::Failed(error) => {
                 let content = vec![ContentBlock::text(error.message.clone())];
-                (status, Some(error), content, None)
+                (status_of(&error), Some(error), content, None)
+            }
+            Ended::Stopped { error, partial } => {
+                let mut content = vec![ContentBlock::text(error.message.clone())];
+                let output = partial.map(|ran| {
+                    let (so_far, output) = capped(ran);
+                    content.push(ContentBlock::text(
+                        "What the call produced before it stopped:",
+                    ));
+                    content.extend(so_far);
+                    output
+                });
+                (status_of(&error), Some(error), content, output)
             }
         };
+        self.emit_result(
+            status,
+            error.as_ref().map(|e| e.code),
+            &content,
+            &output,
+            detail,
+            duration,
+        );
+        CallOutcome {
+            call_id: std::mem::take(&mut self.call_id),
+            status,
+            error,
+            content,
+            output,
+            duration,
+        }
+    }
+
+    fn emit_result(
+        &self,
+        status: CallStatus,
+        error_code: Option<ErrorCode>,
+        content: &[ContentBlock],
+        output: &Option<Value>,
+        detail: Option<Detail>,
+        duration: Duration,
+    ) {
         self.executor
             .session()
             .events()
@@ -369,20 +633,40 @@ impl CallRecord<'_> {
                 caller: self.caller.kind(),
                 parent_call_id: self.caller.parent_call_id(),
                 status,
-                error_code: error.as_ref().map(|e| e.code),
-                content: content.clone(),
+                error_code,
+                content: content.to_vec(),
                 output: output.clone(),
                 detail,
-                duration_ms: duration.as_millis() as u64,
+                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             }));
-        CallOutcome {
-            call_id: std::mem::take(&mut self.call_id),
-            status,
-            error,
-            content,
-            output,
-            duration,
+    }
+}
+
+impl Drop for CallRecord<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let error = ToolError::new(
+                ErrorCode::Interrupted,
+                "The call was stopped before it finished: the run or turn that made it ended.",
+            );
+            let content = vec![ContentBlock::text(error.message)];
+            self.emit_result(
+                CallStatus::Interrupted,
+                Some(ErrorCode::Interrupted),
+                &content,
+                &None,
+                None,
+                self.started.elapsed(),
+            );
         }
+    }
+}
+
+fn status_of(error: &ToolError) -> CallStatus {
+    match error.code {
+        ErrorCode::AutoReviewDenied => CallStatus::Denied,
+        ErrorCode::Interrupted => CallStatus::Interrupted,
+        _ => CallStatus::Error,
     }
 }
 
@@ -398,14 +682,30 @@ fn normalize_arguments(arguments: Value) -> Value {
     }
 }
 
-fn unknown_tool_message(name: &str, registry: &ToolRegistry) -> String {
-    let suggestions = registry.suggest(name);
-    let mut message = format!("Unknown tool `{name}`.");
-    if !suggestions.is_empty() {
+/// Why `name` cannot be called from this entry, with close names and what can be called.
+fn unavailable_message(name: &str, caller: &Caller, callable: &[&str]) -> String {
+    let mut message = match caller {
+        Caller::Code { .. } if name == RUN_CODE => {
+            "`run_code` cannot be called from code: the code already runs inside `run_code`. \
+             Call the tools themselves with `sdk.tool.call`."
+                .to_string()
+        }
+        Caller::Code { .. } => format!("Unknown tool `{name}`: code in this agent cannot call it."),
+        Caller::Direct => format!("Unknown tool `{name}`: it is not one of your tools."),
+    };
+    let suggestions = closest_names(name, callable.iter().copied(), 3);
+    if !suggestions.is_empty() && name != RUN_CODE {
         let listed: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
         message.push_str(&format!(" Did you mean {}?", listed.join(" or ")));
     }
-    message.push_str(" Call only tools that exist.");
+    if callable.is_empty() {
+        message.push_str(" No tools can be called here.");
+    } else {
+        message.push_str(&format!(
+            " The tools you can call: {}.",
+            callable.join(", ")
+        ));
+    }
     message
 }
 

@@ -32,6 +32,25 @@ impl EventLog {
         }
     }
 
+    /// An empty log whose first event gets `seq` `seq + 1`: a resumed session's.
+    pub fn continuing_after(seq: u64) -> Self {
+        EventLog {
+            inner: Mutex::new(LogState {
+                next_seq: seq + 1,
+                subscribers: Vec::new(),
+            }),
+        }
+    }
+
+    /// The `seq` of the latest event appended; 0 before any.
+    pub fn head(&self) -> u64 {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .next_seq
+            - 1
+    }
+
     /// Appends an event and returns its sequence number.
     pub fn emit(&self, body: EventBody) -> u64 {
         let mut state = self

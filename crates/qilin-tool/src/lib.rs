@@ -14,6 +14,7 @@ mod dispatch;
 mod events;
 mod output_cap;
 mod registry;
+mod requests;
 mod review;
 mod schema;
 mod suggest;
@@ -21,14 +22,18 @@ mod tool;
 
 pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
-pub use dispatch::{CallOutcome, Caller, ExecConfig, Executor, ToolCall};
+pub use dispatch::{
+    CallOutcome, Caller, DEFAULT_MAX_RUNNING_CALLS, ExecConfig, Executor, Mounts, RUN_CODE,
+    ToolCall,
+};
 pub use events::{EventLog, now};
 pub use output_cap::OutputCap;
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
+pub use requests::{RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall};
 pub use review::{
-    AllowAll, Approver, AskingPolicy, PolicyConfig, PolicyError, PolicyRule, ReviewDecision,
-    ReviewRequest, Reviewer, RulePolicy, Verdict,
+    AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
+    RulePolicy, Verdict,
 };
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;

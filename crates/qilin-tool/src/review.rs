@@ -6,7 +6,6 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// A call as the reviewer sees it, after its arguments were validated.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +26,12 @@ pub enum ReviewDecision {
     /// Refuse it; the reason is told to the model.
     Deny {
         /// Why, in words the model can act on.
+        reason: String,
+    },
+    /// Ask a person; the execution layer opens an approval request and the call waits for it
+    /// (or is refused where no one can answer).
+    Ask {
+        /// Why the policy asks, shown to the person.
         reason: String,
     },
 }
@@ -55,7 +60,7 @@ pub enum Verdict {
     Allow,
     /// Refuse the call.
     Deny,
-    /// Ask the user, through the host's [`Approver`]; refused where no one can answer.
+    /// Ask the user (an approval request); refused where no one can answer.
     Ask,
 }
 
@@ -176,71 +181,14 @@ impl RulePolicy {
             ),
         }
     }
-
-    /// This policy with `approver` answering its `ask` verdicts.
-    pub fn with_approver(self: Arc<Self>, approver: Arc<dyn Approver>) -> AskingPolicy {
-        AskingPolicy {
-            policy: self,
-            approver: Some(approver),
-        }
-    }
 }
 
-/// Asks the user whether a call may run, for a policy's `ask` verdict. The host implements it
-/// (the CLI on its terminal).
-pub trait Approver: Send + Sync {
-    /// True when the user allows the call; `reason` is the policy's reason for asking.
-    fn approve<'a>(&'a self, request: ReviewRequest<'a>, reason: &'a str) -> BoxFuture<'a, bool>;
-}
-
-/// A [`RulePolicy`] whose `ask` verdicts go to an [`Approver`]; without one they are denials
-/// that say no one could approve.
-pub struct AskingPolicy {
-    policy: Arc<RulePolicy>,
-    approver: Option<Arc<dyn Approver>>,
-}
-
-impl AskingPolicy {
-    /// `policy` with no one to ask.
-    pub fn unattended(policy: Arc<RulePolicy>) -> Self {
-        AskingPolicy {
-            policy,
-            approver: None,
-        }
-    }
-}
-
-impl Reviewer for AskingPolicy {
-    fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
-        Box::pin(async move {
-            let (verdict, reason) = self.policy.decide(request.tool, request.arguments);
-            match (verdict, &self.approver) {
-                (Verdict::Ask, Some(approver)) => {
-                    if approver.approve(request, &reason).await {
-                        ReviewDecision::Allow
-                    } else {
-                        ReviewDecision::Deny {
-                            reason: format!("the user declined this call ({reason})"),
-                        }
-                    }
-                }
-                (Verdict::Ask, None) => ReviewDecision::Deny {
-                    reason: format!("{reason}, and no one can approve it here"),
-                },
-                (verdict, _) => verdict_decision(verdict, reason),
-            }
-        })
-    }
-}
-
-/// An `allow` or `deny` verdict as a decision; `ask` without an approver is a denial.
+/// A verdict and its reason as a decision.
 fn verdict_decision(verdict: Verdict, reason: String) -> ReviewDecision {
     match verdict {
         Verdict::Allow => ReviewDecision::Allow,
         Verdict::Deny => ReviewDecision::Deny { reason },
-        Verdict::Ask => ReviewDecision::Deny {
-            reason: format!("{reason}, and no one can approve it here"),
-        },
+        Verdict::Ask => ReviewDecision::Ask { reason },
     }
 }
 
@@ -300,46 +248,18 @@ mod tests {
         verdict_decision(verdict, reason)
     }
 
-    struct Answering(bool);
-
-    impl Approver for Answering {
-        fn approve<'a>(&'a self, _: ReviewRequest<'a>, _: &'a str) -> BoxFuture<'a, bool> {
-            Box::pin(std::future::ready(self.0))
-        }
-    }
-
-    async fn review(reviewer: &dyn Reviewer, tool: &str) -> ReviewDecision {
-        let arguments = json!({"command": "git push"});
-        reviewer
-            .review(ReviewRequest {
-                tool,
-                arguments: &arguments,
-                caller: &Caller::Direct,
-            })
-            .await
-    }
-
-    #[tokio::test]
-    async fn an_ask_verdict_goes_to_the_approver_or_is_refused_without_one() {
-        let policy = Arc::new(policy(json!({
+    #[test]
+    fn an_ask_verdict_carries_its_reason() {
+        let policy = policy(json!({
             "rules": [{"tool": "bash", "when": {"command": "^git push"}, "decision": "ask", "reason": "pushing publishes work"}]
-        })));
-        let yes = Arc::clone(&policy).with_approver(Arc::new(Answering(true)));
-        assert_eq!(review(&yes, "bash").await, ReviewDecision::Allow);
-        let no = Arc::clone(&policy).with_approver(Arc::new(Answering(false)));
-        let ReviewDecision::Deny { reason } = review(&no, "bash").await else {
-            panic!("a declined call is denied");
-        };
+        }));
         assert_eq!(
-            reason,
-            "the user declined this call (pushing publishes work)"
+            decision(&policy, "bash", &json!({"command": "git push"})),
+            ReviewDecision::Ask {
+                reason: "pushing publishes work".into()
+            }
         );
-        let nobody = AskingPolicy::unattended(Arc::clone(&policy));
-        let ReviewDecision::Deny { reason } = review(&nobody, "bash").await else {
-            panic!("with no one to ask the call is denied");
-        };
-        assert!(reason.contains("no one can approve it here"), "{reason}");
-        assert_eq!(review(&nobody, "read").await, ReviewDecision::Allow);
+        assert_eq!(decision(&policy, "read", &json!({})), ReviewDecision::Allow);
     }
 
     fn policy(yaml_like_json: Value) -> RulePolicy {

@@ -10,7 +10,6 @@
 //! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
-//! | [`QuestionAnswerer`] | `question` | the call fails saying nobody can answer |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
 //!
 //! [`session_services`] gives a session the first three, fresh.
@@ -48,10 +47,7 @@ pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
-pub use question::{
-    Answer, AnswerError, AnsweredQuestion, Answerer, AskQuestion, Question, QuestionAnswerer,
-    QuestionArgs, QuestionOutput,
-};
+pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
 pub use read::{Read, ReadArgs, ReadOutput};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
 pub use str_replace_editor::{
@@ -89,7 +85,8 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
 }
 
 /// Fresh per-session services for the built-in tools: a [`JobTable`], a [`TodoStore`] and an
-/// [`EditHistory`]. The host adds a [`QuestionAnswerer`] and a [`WebFetchConfig`] as it needs.
+/// [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));

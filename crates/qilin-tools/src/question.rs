@@ -1,13 +1,11 @@
-//! `question`: ask the user, through the host's [`Answerer`], and wait for the answers.
+//! `question`: ask the user — a request the host answers — and wait for the answers.
 
-use futures_util::future::BoxFuture;
 pub use qilin_protocol::{Answer, Question};
-use qilin_protocol::{CallPresentation, ContentBlock, Detail, ErrorCode};
-use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use qilin_protocol::{CallPresentation, ContentBlock, Detail, ErrorCode, RequestAsk};
+use qilin_tool::{RequestOutcome, RequestReply, Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Ask the user questions and wait for the answers.
 ///
@@ -42,32 +40,6 @@ pub struct QuestionOutput {
     /// Every question with its answer, in the order asked.
     pub answers: Vec<AnsweredQuestion>,
 }
-
-/// Why the host returned no answers.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AnswerError {
-    /// The user dismissed the questions.
-    #[error("the user dismissed the questions without answering")]
-    Cancelled,
-    /// The host could not ask (e.g. no terminal).
-    #[error("the questions could not be asked: {0}")]
-    Unavailable(String),
-}
-
-/// Asks the user on behalf of the `question` tool: the host implements it (the CLI on its
-/// terminal, the server through its client).
-pub trait Answerer: Send + Sync {
-    /// Asks `questions` and resolves with one answer per question.
-    fn answer<'a>(
-        &'a self,
-        questions: &'a [Question],
-    ) -> BoxFuture<'a, Result<Vec<Answer>, AnswerError>>;
-}
-
-/// The host service that holds the [`Answerer`]. Without it, `question` fails saying that
-/// nobody can answer.
-#[derive(Clone)]
-pub struct QuestionAnswerer(pub Arc<dyn Answerer>);
 
 fn check(questions: &[Question]) -> ToolResult<()> {
     if questions.is_empty() {
@@ -184,12 +156,6 @@ impl Tool for AskQuestion {
 
     async fn call(&self, args: QuestionArgs, cx: &ToolContext) -> ToolResult<QuestionOutput> {
         check(&args.questions)?;
-        let answerer = cx.service::<QuestionAnswerer>().ok_or_else(|| {
-            ToolError::failed(
-                "nobody can answer questions in this runtime (it has no answerer, e.g. it is \
-                 not interactive); decide yourself and say what you assumed",
-            )
-        })?;
         let interrupted = || {
             ToolError::new(
                 ErrorCode::Interrupted,
@@ -199,17 +165,18 @@ impl Tool for AskQuestion {
                 ),
             )
         };
-        let answers = tokio::select! {
-            biased;
-            () = cx.cancellation().cancelled() => return Err(interrupted()),
-            answers = answerer.0.answer(&args.questions) => answers,
+        let asked = RequestAsk::Question {
+            questions: args.questions.clone(),
         };
-        match answers {
-            Ok(answers) => pair(&args.questions, answers),
-            Err(AnswerError::Cancelled) => Err(interrupted()),
-            Err(err @ AnswerError::Unavailable(_)) => Err(ToolError::failed(format!(
-                "{err}; decide yourself and say what you assumed"
-            ))),
+        match cx.ask(asked).await {
+            RequestOutcome::Replied(RequestReply::Answer(answers)) => {
+                pair(&args.questions, answers)
+            }
+            RequestOutcome::Replied(_) | RequestOutcome::Cancelled => Err(interrupted()),
+            RequestOutcome::Unattended => Err(ToolError::failed(
+                "nobody can answer questions here (the session is not interactive); decide \
+                 yourself and say what you assumed",
+            )),
         }
     }
 

@@ -2,13 +2,10 @@
 
 mod common;
 
-use common::{harness, harness_with};
-use futures_util::future::BoxFuture;
-use qilin_protocol::{CallStatus, ErrorCode};
-use qilin_tool::Services;
-use qilin_tools::{
-    Answer, AnswerError, Answerer, Question, QuestionAnswerer, TodoStatus, TodoStore,
-};
+use common::{harness, harness_attended, harness_with};
+use qilin_protocol::{CallStatus, ErrorCode, EventBody, RequestAsk, RequestResolution};
+use qilin_tool::{RequestReply, ResolveError, Services};
+use qilin_tools::{Answer, Question, TodoStatus, TodoStore};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -91,35 +88,47 @@ async fn todo_write_refuses_duplicate_ids_bad_statuses_and_a_missing_store() {
     assert!(message.contains("no todo store"), "{message}");
 }
 
-/// Answers from a script, recording what it was asked; `None` answers never come.
-struct Scripted {
-    reply: Option<Result<Vec<Answer>, AnswerError>>,
+/// A person answering the session's questions from another task: each reply in turn goes to
+/// the next question request (none left: the request waits), recording what was asked and
+/// what each answer came to.
+struct Person {
     asked: Mutex<Vec<Question>>,
+    answered: Mutex<Vec<Result<(), ResolveError>>>,
 }
 
-impl Answerer for Scripted {
-    fn answer<'a>(
-        &'a self,
-        questions: &'a [Question],
-    ) -> BoxFuture<'a, Result<Vec<Answer>, AnswerError>> {
-        self.asked.lock().unwrap().extend_from_slice(questions);
-        Box::pin(async move {
-            match &self.reply {
-                Some(reply) => reply.clone(),
-                None => std::future::pending().await,
-            }
-        })
-    }
-}
-
-fn answering(reply: Option<Result<Vec<Answer>, AnswerError>>) -> (common::Harness, Arc<Scripted>) {
-    let answerer = Arc::new(Scripted {
-        reply,
+fn answering(replies: Vec<RequestReply>) -> (common::Harness, Arc<Person>) {
+    let h = harness_attended();
+    let person = Arc::new(Person {
         asked: Mutex::new(Vec::new()),
+        answered: Mutex::new(Vec::new()),
     });
-    let mut services = Services::default();
-    services.insert(Arc::new(QuestionAnswerer(answerer.clone())));
-    (harness_with(services), answerer)
+    let executor = h.executor.clone();
+    let mut events = executor.session().events().subscribe();
+    let recording = Arc::clone(&person);
+    tokio::spawn(async move {
+        let mut replies = replies.into_iter();
+        while let Some(event) = events.recv().await {
+            let EventBody::RequestOpened(opened) = event.body else {
+                continue;
+            };
+            if let RequestAsk::Question { questions } = &opened.ask {
+                recording.asked.lock().unwrap().extend_from_slice(questions);
+            }
+            for reply in replies.by_ref() {
+                let session = executor.session();
+                let result =
+                    session
+                        .requests()
+                        .resolve(session.events(), &opened.request_id, reply, "test");
+                let refused = result.is_err();
+                recording.answered.lock().unwrap().push(result);
+                if !refused {
+                    break;
+                }
+            }
+        }
+    });
+    (h, person)
 }
 
 fn questions() -> serde_json::Value {
@@ -129,18 +138,19 @@ fn questions() -> serde_json::Value {
     ]})
 }
 
+fn answer(id: &str, text: &str) -> Answer {
+    Answer {
+        id: id.into(),
+        answer: vec![text.into()],
+    }
+}
+
 #[tokio::test]
 async fn answers_are_paired_with_their_questions() {
-    let (h, answerer) = answering(Some(Ok(vec![
-        Answer {
-            id: "name".into(),
-            answer: vec!["ledger".into()],
-        },
-        Answer {
-            id: "db".into(),
-            answer: vec!["postgres".into()],
-        },
-    ])));
+    let (mut h, person) = answering(vec![RequestReply::Answer(vec![
+        answer("name", "ledger"),
+        answer("db", "postgres"),
+    ])]);
     let (output, text) = h.ok("question", questions()).await;
     assert_eq!(
         output["answers"],
@@ -153,12 +163,24 @@ async fn answers_are_paired_with_their_questions() {
         text,
         "Which database? (db): postgres\nWhat is the service called? (name): ledger"
     );
-    assert_eq!(answerer.asked.lock().unwrap().len(), 2);
+    assert_eq!(person.asked.lock().unwrap().len(), 2);
+    let resolved: Vec<RequestResolution> = h
+        .drain()
+        .into_iter()
+        .filter_map(|event| match event.body {
+            EventBody::RequestResolved(resolved) => Some(resolved.resolution),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(resolved.as_slice(), [RequestResolution::Answered { .. }]),
+        "{resolved:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_dismissal_or_an_interruption_is_interrupted_keeping_the_questions() {
-    let (h, _) = answering(Some(Err(AnswerError::Cancelled)));
+    let (h, _) = answering(vec![RequestReply::Dismiss]);
     let outcome = h.call("question", questions()).await;
     assert_eq!(outcome.status, CallStatus::Interrupted);
     let message = outcome.error.unwrap().message;
@@ -169,7 +191,7 @@ async fn a_dismissal_or_an_interruption_is_interrupted_keeping_the_questions() {
         "{message}"
     );
 
-    let (h, _) = answering(None);
+    let (h, _) = answering(Vec::new());
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     tokio::spawn(async move {
@@ -184,25 +206,54 @@ async fn a_dismissal_or_an_interruption_is_interrupted_keeping_the_questions() {
 
 #[tokio::test]
 async fn answers_that_do_not_fit_are_refused_and_none_is_invented() {
-    let (h, _) = answering(Some(Ok(vec![Answer {
-        id: "db".into(),
-        answer: vec!["mysql".into()],
-    }])));
-    let message = h.err("question", questions(), ErrorCode::ToolFailed).await;
-    assert!(message.contains("does not fit its options"), "{message}");
-    let (h, _) = answering(Some(Ok(vec![Answer {
-        id: "db".into(),
-        answer: vec!["sqlite".into()],
-    }])));
-    let message = h.err("question", questions(), ErrorCode::ToolFailed).await;
+    let (h, person) = answering(vec![
+        RequestReply::Answer(vec![answer("db", "mysql"), answer("name", "x")]),
+        RequestReply::Answer(vec![answer("db", "sqlite")]),
+        RequestReply::Approve,
+        RequestReply::Dismiss,
+    ]);
+    let outcome = h.call("question", questions()).await;
+    assert_eq!(outcome.status, CallStatus::Interrupted, "{outcome:?}");
+    let answered = person.answered.lock().unwrap();
+    let problems: Vec<String> = answered
+        .iter()
+        .map(|result| match result {
+            Ok(()) => "ok".to_string(),
+            Err(err) => err.to_string(),
+        })
+        .collect();
     assert!(
-        message.contains("no answer to question `name`"),
-        "{message}"
+        problems[0].contains("`mysql` is not an option"),
+        "{problems:?}"
     );
+    assert!(
+        problems[1].contains("`name` needs exactly one answer"),
+        "{problems:?}"
+    );
+    assert!(problems[2].contains("is a question"), "{problems:?}");
+    assert_eq!(problems[3], "ok");
 }
 
 #[tokio::test]
-async fn without_an_answerer_or_with_bad_questions_the_call_fails_saying_so() {
+async fn an_answer_after_the_request_ended_is_refused() {
+    let (h, person) = answering(vec![RequestReply::Dismiss]);
+    h.call("question", questions()).await;
+    let session = h.executor.session();
+    let late = session.requests().resolve(
+        session.events(),
+        "req-1",
+        RequestReply::Answer(vec![answer("db", "sqlite"), answer("name", "x")]),
+        "late client",
+    );
+    assert!(
+        matches!(&late, Err(ResolveError::Ended { ended: "dismissed", resolved_by, .. }) if resolved_by == "test"),
+        "{late:?}"
+    );
+    assert_eq!(person.answered.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn without_anyone_to_answer_or_with_bad_questions_the_call_fails_saying_so() {
     let h = harness();
     let message = h.err("question", questions(), ErrorCode::ToolFailed).await;
     assert!(message.contains("nobody can answer"), "{message}");

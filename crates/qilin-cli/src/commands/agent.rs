@@ -1,10 +1,11 @@
 //! `qilin agent prompt`: exactly what a provider would receive for an agent file.
 
 use crate::commands::skills::{SkillSources, report};
-use crate::runtime::{full_registry, pooled_code_mode, workspace_of};
+use crate::commands::worker_sandbox;
 use anyhow::Result;
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
+use qilin_runtime::{full_registry, workspace_of};
 use qilin_skill::{Agent, assemble_prompt};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,8 +37,8 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
     let skill_warnings = report(&found.diagnostics);
     let registry = full_registry(
         Arc::new(found.skills.clone()),
-        pooled_code_mode(CodeLimits::default())?,
-    )?;
+        worker_sandbox()?.code_mode(CodeLimits::default()),
+    );
     let loaded = Agent::load(&file, &found.skills, &registry)?;
     report(&loaded.warnings);
     let prompt = assemble_prompt(&loaded.value, &found.skills, &registry)?;

@@ -1,11 +1,12 @@
 //! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
-use crate::runtime::{discover_skills, full_registry, pooled_code_mode};
+use crate::commands::worker_sandbox;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
 use qilin_protocol::{CallStatus, EventBody, ToolResultEvent};
+use qilin_runtime::{discover_skills, full_registry};
 use qilin_tool::{CallOutcome, Caller, Executor, Session, ToolCall};
 use serde::Serialize;
 use std::io::Read;
@@ -154,8 +155,8 @@ async fn run_script(
     let found = discover_skills(&workspace, &[])?;
     let registry = full_registry(
         Arc::new(found.skills),
-        pooled_code_mode(CodeLimits::default())?,
-    )?;
+        worker_sandbox()?.code_mode(CodeLimits::default()),
+    );
     let session = Session::new("code-run", workspace, data_dir)
         .with_services(qilin_tools::session_services());
     let executor = Executor::new(Arc::new(registry), Arc::new(session));

@@ -2,11 +2,12 @@
 //! key — direct calls, a code-mode run with nested calls, an edit with its diff and a
 //! command that fails — rendered exactly as `qilin run` renders a real model.
 
-use crate::commands::run::{RunArgs, run_turn};
+use crate::commands::run::{RunArgs, run_session};
 use anyhow::{Context, Result};
 use clap::Args;
 use include_dir::{Dir, include_dir};
-use qilin_model::{Script, ScriptedProvider, SelectedModel};
+use qilin_model::{Script, ScriptedProvider};
+use qilin_runtime::ModelChoice;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -64,18 +65,21 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
     if args.fast {
         script = script.with_chunk_delay(Duration::ZERO);
     }
-    let model = SelectedModel {
+    let model = ModelChoice::Provider {
         provider: Arc::new(ScriptedProvider::new(script)),
         model: "scripted".to_string(),
+        label: "scripted:demo.script.yaml".to_string(),
     };
     let run = RunArgs {
-        agent: workspace.join("demo.agent"),
+        agent: Some(workspace.join("demo.agent")),
         model: None,
         workspace: Some(workspace),
         skills: Vec::new(),
+        resume: None,
+        continue_latest: false,
         json: args.json,
         prompt: Some(DEMO_PROMPT.to_string()),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(run_turn(run, Some(model)))
+    runtime.block_on(run_session(run, Some(model)))
 }

@@ -8,12 +8,20 @@ pub mod run;
 pub mod skills;
 pub mod tools;
 
-use qilin_tool::ToolRegistry;
+use anyhow::{Context, Result};
+use qilin_runtime::CodeSandbox;
+use qilin_store::{EventStore, MemoryStore};
+use std::path::Path;
+use std::sync::Arc;
 
-/// The registry of every tool this build of Qilin ships.
-pub fn registry() -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    qilin_tools::register_builtins(&mut registry)
-        .expect("the built-in tools have unique names and valid schemas");
-    registry
+/// Code mode in worker processes of this very binary (`qilin subprocess`).
+pub fn worker_sandbox() -> Result<CodeSandbox> {
+    let binary =
+        std::env::current_exe().context("cannot locate the qilin binary for code-mode workers")?;
+    Ok(CodeSandbox::workers(binary))
+}
+
+/// The store of the sessions of `workspace`.
+pub fn open_store(_workspace: &Path) -> Result<Arc<dyn EventStore>> {
+    Ok(Arc::new(MemoryStore::new()))
 }

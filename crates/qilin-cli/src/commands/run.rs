@@ -1,46 +1,47 @@
-//! `qilin run`: one turn of an agent, rendered on the terminal as it happens (or printed as
-//! the event log in JSON lines), with Ctrl-C interrupting the turn.
+//! `qilin run`: a session on the terminal — one turn of a prompt, or a conversation — rendered
+//! as it happens (or printed as the event log in JSON lines), with Ctrl-C interrupting the turn.
+//! The session itself is `qilin-runtime`'s; this is a host that renders its events and answers
+//! its requests on the terminal.
 
-use crate::asking::{TerminalAnswerer, TerminalApprover};
+use crate::asking::ask_on_terminal;
+use crate::commands::{open_store, worker_sandbox};
 use crate::render::{Style, TerminalRenderer};
-use crate::runtime::{code_limits, discover_skills, full_registry, pooled_code_mode, workspace_of};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use qilin_agent::{Agent, AgentPrompt, LoopSettings};
-use qilin_model::{Message, SelectedModel, select_model};
-use qilin_protocol::{Event, FinishReason};
-use qilin_skill::{Agent as AgentFile, SkillSet, assemble_prompt};
-use qilin_tool::{AskingPolicy, ExecConfig, Executor, Session, ToolRegistry};
-use qilin_tools::QuestionAnswerer;
+use futures_util::StreamExt;
+use qilin_protocol::{Event, EventBody, FinishReason};
+use qilin_runtime::{ModelChoice, Runtime, SessionHandle, workspace_of};
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
-
-/// The steps a turn may take when the agent file sets no limit.
-const DEFAULT_MAX_STEPS: u32 = 50;
+use tokio::sync::{Mutex, watch};
 
 /// `qilin run`'s arguments.
 #[derive(Args)]
 pub struct RunArgs {
-    /// The `.agent` file.
-    #[arg(long)]
-    pub agent: PathBuf,
+    /// The `.agent` file (not needed with `--resume` or `--continue`).
+    #[arg(long, required_unless_present_any = ["resume", "continue_latest"])]
+    pub agent: Option<PathBuf>,
     /// The model: `openai:NAME`, `anthropic:NAME` or `scripted:FILE`; the agent file's
-    /// `model` when omitted.
+    /// `model` (or the resumed session's) when omitted.
     #[arg(long)]
     pub model: Option<String>,
     /// The folder the tools work in; the agent file's workspace (the nearest folder above it
-    /// holding `.qilin/`) when omitted.
+    /// holding `.qilin/`) when omitted, or the current folder with `--continue`.
     #[arg(long)]
     pub workspace: Option<PathBuf>,
     /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/` and
     /// before the built-in skills.
     #[arg(long = "skills", value_name = "DIR")]
     pub skills: Vec<PathBuf>,
+    /// Continue the stored session ID (`qilin sessions list` shows them).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["agent", "continue_latest"])]
+    pub resume: Option<String>,
+    /// Continue the latest session of the workspace.
+    #[arg(long = "continue", conflicts_with = "agent")]
+    pub continue_latest: bool,
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
@@ -52,94 +53,71 @@ pub struct RunArgs {
 /// Runs `qilin run`.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    runtime.block_on(run_turn(args, None))
+    runtime.block_on(run_session(args, None))
 }
 
-/// Loads the agent, runs one turn of it and renders it; the exit status says how it ended.
-/// `model` replaces the model the arguments or the agent file name.
-pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<ExitCode> {
-    let workspace = match &args.workspace {
-        Some(dir) => dir.clone(),
-        None => workspace_of(&args.agent),
+/// Opens (or resumes) the session, runs the prompt — or a conversation — and renders it; the
+/// exit status says how the last turn ended. `model` replaces the model the arguments, the
+/// agent file or the stored session name.
+pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<ExitCode> {
+    let workspace = match (&args.workspace, &args.agent) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(agent)) => workspace_of(agent),
+        (None, None) => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let workspace = workspace
-        .canonicalize()
-        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let found = discover_skills(&workspace, &args.skills)?;
-    for diagnostic in &found.diagnostics {
+    let runtime = Runtime::new(open_store(&workspace)?, worker_sandbox()?);
+    let interactive = !args.json && std::io::stdin().is_terminal();
+    let mut builder = match (&args.resume, args.continue_latest, &args.agent) {
+        (Some(id), _, _) => runtime.resume(id).await?,
+        (None, true, _) => {
+            let id = latest_session(&runtime, &workspace).await?;
+            runtime.resume(&id).await?
+        }
+        (None, false, Some(agent)) => runtime.session(&workspace).agent_file(agent),
+        (None, false, None) => bail!("pass --agent FILE, --resume ID or --continue"),
+    };
+    builder = builder.attended(interactive);
+    for dir in &args.skills {
+        builder = builder.skill_dir(dir);
+    }
+    if let Some(model) = model {
+        builder = builder.model(model);
+    } else if let Some(spec) = &args.model {
+        builder = builder.model(ModelChoice::Spec(spec.clone()));
+    }
+    let resuming = builder.resumes().map(str::to_string);
+    let handle = builder.build().await?;
+    for diagnostic in handle.diagnostics() {
         eprintln!("{diagnostic}");
     }
-    let skills = Arc::new(found.skills);
-    let (agent_file, registry) = load_agent(&args.agent, &skills)?;
-    let prompt = assemble_prompt(&agent_file, &skills, &registry)?;
+    if let Some(id) = &resuming
+        && !args.json
+    {
+        eprintln!("Continuing session {id}.");
+    }
 
-    let model = match (model, &args.model, &agent_file.model) {
-        (Some(model), _, _) => model,
-        (None, Some(spec), _) | (None, None, Some(spec)) => select_model(spec)?,
-        (None, None, None) => bail!(
-            "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE",
-            args.agent.display()
-        ),
-    };
-
-    let session_id = new_session_id();
-    let data_dir = workspace.join(".qilin").join("sessions").join(&session_id);
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("cannot create the session folder {}", data_dir.display()))?;
-    let style = Style::detect();
     let renderer = Arc::new(Mutex::new(TerminalRenderer::new(
-        style,
+        Style::detect(),
         Box::new(std::io::stdout()),
     )));
-    let mut services = qilin_tools::session_services();
-    let interactive = !args.json && std::io::stdin().is_terminal();
-    let reviewer = match interactive {
-        true => {
-            services.insert(Arc::new(QuestionAnswerer(Arc::new(TerminalAnswerer::new(
-                Arc::clone(&renderer),
-            )))));
-            let approver = Arc::new(TerminalApprover::new(Arc::clone(&renderer)));
-            agent_file.policy.reviewer().with_approver(approver)
-        }
-        false => AskingPolicy::unattended(agent_file.policy.reviewer()),
+    // A resumed session shows what happens from now on; a new one, everything.
+    let after = match resuming {
+        Some(_) => handle.committed_head(),
+        None => 0,
     };
-    let session =
-        Arc::new(Session::new(&session_id, &workspace, &data_dir).with_services(services));
-    let events = session.events().subscribe();
-    let executor = Executor::with_policy(
-        Arc::new(registry),
-        session,
-        Arc::new(reviewer),
-        ExecConfig::default(),
+    let display = Display::start(
+        handle.clone(),
+        after,
+        args.json,
+        Arc::clone(&renderer),
+        interactive,
     );
-    let agent = Agent::new(
-        model.provider,
-        AgentPrompt {
-            system: prompt.system,
-            tools: prompt.tools,
-        },
-        executor,
-        LoopSettings {
-            model: model.model,
-            max_steps: agent_file.limits.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
-            max_tokens: None,
-        },
-    );
-
-    let log = std::fs::File::create(data_dir.join("events.jsonl"))
-        .with_context(|| format!("cannot write the event log in {}", data_dir.display()))?;
-    let display = Display::start(events, log, args.json, renderer);
-    let interrupts = Interrupts::listen();
-    let mut history = Vec::new();
-    let status = match args.prompt {
-        Some(prompt) => {
-            let reason = interrupts.run(&agent, &mut history, &prompt).await;
-            exit_status(reason)
-        }
+    listen_for_interrupts(handle.clone());
+    let status = match &args.prompt {
+        Some(prompt) => exit_status(run_turn(&handle, &display, prompt).await?),
         None if std::io::stdin().is_terminal() => {
             while let Some(prompt) = read_prompt().await? {
-                interrupts.run(&agent, &mut history, &prompt).await;
-                display.flush().await;
+                run_turn(&handle, &display, &prompt).await?;
             }
             ExitCode::SUCCESS
         }
@@ -152,11 +130,43 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
                 !prompt.trim().is_empty(),
                 "the prompt read from stdin is empty"
             );
-            exit_status(interrupts.run(&agent, &mut history, prompt.trim()).await)
+            exit_status(run_turn(&handle, &display, prompt.trim()).await?)
         }
     };
-    display.stop().await?;
+    handle.close().await?;
+    display.caught_up(&handle).await;
     Ok(status)
+}
+
+/// Runs one turn and waits until everything it recorded is shown.
+async fn run_turn(handle: &SessionHandle, display: &Display, prompt: &str) -> Result<FinishReason> {
+    let turn = handle.submit(prompt, None)?;
+    let summary = turn.finished().await;
+    handle.flush().await?;
+    display.caught_up(handle).await;
+    Ok(summary.reason)
+}
+
+/// The id of the latest session of `workspace`.
+async fn latest_session(runtime: &Runtime, workspace: &std::path::Path) -> Result<String> {
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+    let page = runtime
+        .store()
+        .list_sessions(&qilin_store::SessionQuery {
+            workspace: Some(workspace.display().to_string()),
+            limit: 1,
+            ..Default::default()
+        })
+        .await?;
+    match page.sessions.into_iter().next() {
+        Some(session) => Ok(session.id),
+        None => bail!(
+            "no session to continue in {}; start one with `qilin run --agent FILE`",
+            workspace.display()
+        ),
+    }
 }
 
 fn exit_status(reason: FinishReason) -> ExitCode {
@@ -195,147 +205,98 @@ async fn read_prompt() -> Result<Option<String>> {
     }
 }
 
-/// Loads the agent file against the tools, then builds the registry it runs with (its
-/// `run_code` carries the agent's code-mode limits).
-fn load_agent(path: &Path, skills: &Arc<SkillSet>) -> Result<(AgentFile, ToolRegistry)> {
-    let checking = full_registry(Arc::clone(skills), pooled_code_mode(Default::default())?)?;
-    let loaded = AgentFile::load(path, skills, &checking)?;
-    for warning in &loaded.warnings {
-        eprintln!("{warning}");
-    }
-    let agent = loaded.value;
-    let code_mode = pooled_code_mode(code_limits(&agent.limits.code))?;
-    let registry = full_registry(Arc::clone(skills), code_mode)?;
-    Ok((agent, registry))
-}
-
-/// The task that renders (or prints as JSON lines) every event and appends each to the
-/// session's `events.jsonl`.
+/// The task that renders (or prints as JSON lines) every event the session commits, and puts
+/// its requests to the user on the terminal.
 struct Display {
-    flushes: mpsc::UnboundedSender<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<()>>,
+    shown: watch::Receiver<u64>,
+    renderer: Arc<Mutex<TerminalRenderer>>,
 }
 
 impl Display {
     fn start(
-        events: mpsc::UnboundedReceiver<Event>,
-        log: std::fs::File,
+        handle: SessionHandle,
+        after: u64,
         json: bool,
         renderer: Arc<Mutex<TerminalRenderer>>,
+        interactive: bool,
     ) -> Self {
-        let (flushes, requests) = mpsc::unbounded_channel();
-        let task = tokio::spawn(show_events(events, requests, log, json, renderer));
-        Display { flushes, task }
-    }
-
-    /// Returns once every event emitted so far is shown and the live region is cleared.
-    async fn flush(&self) {
-        let (done, shown) = oneshot::channel();
-        if self.flushes.send(done).is_ok() {
-            let _ = shown.await;
-        }
-    }
-
-    /// Shows what is left and ends the task.
-    async fn stop(self) -> Result<()> {
-        drop(self.flushes);
-        self.task.await.context("the display task failed")?
-    }
-}
-
-async fn show_events(
-    mut events: mpsc::UnboundedReceiver<Event>,
-    mut flushes: mpsc::UnboundedReceiver<oneshot::Sender<()>>,
-    log: std::fs::File,
-    json: bool,
-    renderer: Arc<Mutex<TerminalRenderer>>,
-) -> Result<()> {
-    let mut log = std::io::BufWriter::new(log);
-    let mut ticker = tokio::time::interval(Duration::from_millis(80));
-    let mut stdout = std::io::stdout();
-    let mut show =
-        async |event: Event, log: &mut std::io::BufWriter<std::fs::File>| -> Result<()> {
-            let line = serde_json::to_string(&event)?;
-            writeln!(log, "{line}")?;
-            if json {
-                writeln!(stdout, "{line}")?;
-            } else {
-                renderer.lock().await.handle(&event);
-            }
-            Ok(())
-        };
-    loop {
-        tokio::select! {
-            biased;
-            Some(event) = events.recv() => show(event, &mut log).await?,
-            request = flushes.recv() => {
-                while let Ok(event) = events.try_recv() {
-                    show(event, &mut log).await?;
-                }
-                renderer.lock().await.finish();
-                log.flush()?;
-                match request {
-                    Some(done) => {
-                        let _ = done.send(());
-                    }
-                    None => return Ok(()),
-                }
-            }
-            _ = ticker.tick() => {
-                if !json {
-                    renderer.lock().await.tick();
-                }
-            }
-        }
-    }
-}
-
-/// Ctrl-C interrupts the running turn; pressed again, or with no turn running, it ends the
-/// process.
-struct Interrupts {
-    current: Arc<std::sync::Mutex<Option<CancellationToken>>>,
-}
-
-impl Interrupts {
-    fn listen() -> Self {
-        let current: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
-        let watched = Arc::clone(&current);
+        let (shown_tx, shown) = watch::channel(after);
+        let rendering = Arc::clone(&renderer);
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                let turn = watched
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner())
-                    .clone();
-                match turn {
-                    Some(token) if !token.is_cancelled() => token.cancel(),
-                    _ => std::process::exit(130),
+            let mut events = handle.subscribe_from(after);
+            let mut ticker = tokio::time::interval(Duration::from_millis(80));
+            let mut stdout = std::io::stdout();
+            loop {
+                tokio::select! {
+                    biased;
+                    next = events.next() => {
+                        let event = match next {
+                            Some(Ok(event)) => event,
+                            Some(Err(err)) => {
+                                eprintln!("error: the session's events cannot be read: {err}");
+                                return;
+                            }
+                            None => return,
+                        };
+                        if json {
+                            if let Ok(line) = serde_json::to_string(&event) {
+                                let _ = writeln!(stdout, "{line}");
+                            }
+                        } else {
+                            rendering.lock().await.handle(&event);
+                        }
+                        if interactive {
+                            answer(&handle, &rendering, &event);
+                        }
+                        shown_tx.send_replace(event.seq);
+                    }
+                    _ = ticker.tick() => {
+                        if !json {
+                            rendering.lock().await.tick();
+                        }
+                    }
                 }
             }
         });
-        Interrupts { current }
+        Display { shown, renderer }
     }
 
-    /// Runs one turn that Ctrl-C can interrupt.
-    async fn run(&self, agent: &Agent, history: &mut Vec<Message>, prompt: &str) -> FinishReason {
-        let token = CancellationToken::new();
-        self.set(Some(token.clone()));
-        let summary = agent.run_turn(history, prompt, token).await;
-        self.set(None);
-        summary.reason
-    }
-
-    fn set(&self, turn: Option<CancellationToken>) {
-        *self
-            .current
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner()) = turn;
+    /// Returns once every event the session has committed is shown and the live region is
+    /// cleared.
+    async fn caught_up(&self, handle: &SessionHandle) {
+        let head = handle.committed_head();
+        let mut shown = self.shown.clone();
+        let _ = shown.wait_for(|seq| *seq >= head).await;
+        self.renderer.lock().await.finish();
     }
 }
 
-/// A session id that sorts by time: seconds since the epoch and a random suffix.
-fn new_session_id() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    format!("{seconds}-{:04x}", fastrand::u16(..))
+/// Puts a request the session opened to the user, in a task of its own (the terminal is
+/// taken from the live display until it is answered), and hands the answer to the session.
+fn answer(handle: &SessionHandle, renderer: &Arc<Mutex<TerminalRenderer>>, event: &Event) {
+    let EventBody::RequestOpened(opened) = &event.body else {
+        return;
+    };
+    let handle = handle.clone();
+    let renderer = Arc::clone(renderer);
+    let opened = opened.clone();
+    tokio::spawn(async move {
+        let reply = ask_on_terminal(&renderer, &opened).await;
+        if let Err(err) = handle.resolve(&opened.request_id, reply, "terminal") {
+            eprintln!("(not applied: {err})");
+        }
+    });
+}
+
+/// Ctrl-C interrupts the running turn; pressed again, or with no turn running, it ends the
+/// process once the session's events are stored.
+fn listen_for_interrupts(handle: SessionHandle) {
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if !handle.interrupt() {
+                let _ = tokio::time::timeout(Duration::from_secs(3), handle.flush()).await;
+                std::process::exit(130);
+            }
+        }
+    });
 }

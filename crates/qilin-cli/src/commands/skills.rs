@@ -1,8 +1,8 @@
 //! `qilin skills list` and `qilin skills show`.
 
-use crate::runtime::discover_skills;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use qilin_runtime::discover_skills;
 use qilin_skill::{Diagnostic, SkillDiscovery};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ impl SkillSources {
     /// Discovers the skills, with `fallback` as the workspace when `--workspace` is absent.
     pub fn discover(&self, fallback: &Path) -> Result<SkillDiscovery> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
-        discover_skills(workspace, &self.skills)
+        Ok(discover_skills(workspace, &self.skills)?)
     }
 }
 

@@ -1,9 +1,10 @@
 //! `qilin tools list`, `qilin tools show` and `qilin tools stubs`.
 
-use crate::runtime::{full_registry, pooled_code_mode};
+use crate::commands::worker_sandbox;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
+use qilin_runtime::full_registry;
 use qilin_skill::SkillSet;
 use qilin_tool::ToolRegistry;
 use serde::Serialize;
@@ -56,8 +57,8 @@ fn first_sentence(description: &str) -> String {
 pub fn run(command: ToolsCommand) -> Result<ExitCode> {
     let registry = full_registry(
         Arc::new(SkillSet::new()),
-        pooled_code_mode(CodeLimits::default())?,
-    )?;
+        worker_sandbox()?.code_mode(CodeLimits::default()),
+    );
     let mut out = String::new();
     match command {
         ToolsCommand::List { json } => list(&registry, json, &mut out)?,

@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode, Event};
-use qilin_tool::{CallOutcome, Caller, Executor, Services, Session, ToolCall, ToolRegistry};
+use qilin_tool::{
+    CallOutcome, Caller, Executor, Requests, Services, Session, ToolCall, ToolRegistry,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,12 +27,24 @@ pub fn harness() -> Harness {
 }
 
 pub fn harness_with(services: Services) -> Harness {
+    harness_requests(services, Requests::unattended())
+}
+
+/// A harness whose requests (approvals, questions) someone answers through the session.
+pub fn harness_attended() -> Harness {
+    harness_requests(qilin_tools::session_services(), Requests::attended())
+}
+
+fn harness_requests(services: Services, requests: Requests) -> Harness {
     let mut registry = ToolRegistry::new();
     qilin_tools::register_builtins(&mut registry).unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let session =
-        Arc::new(Session::new("s1", workspace.path(), data.path()).with_services(services));
+    let session = Arc::new(
+        Session::new("s1", workspace.path(), data.path())
+            .with_services(services)
+            .with_requests(requests),
+    );
     let events = session.events().subscribe();
     Harness {
         executor: Executor::new(Arc::new(registry), session),

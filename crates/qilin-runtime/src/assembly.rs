@@ -1,18 +1,27 @@
-//! What the commands that run or inspect an agent share: the workspace an agent file belongs
-//! to, the skills found for it (the built-in skills last), and the registry of every tool this
-//! build offers — the built-in tools, `skill` over the skills found, and `run_code` with the
-//! agent's limits.
+//! How a session is put together from files: the workspace an agent file belongs to, the
+//! skills found for it (the built-in skills last), and the registries — every tool this build
+//! offers (for checking), or exactly an agent's (its tools, `skill` over its skills, and
+//! `run_code` with its limits when code mode is on).
 
-use anyhow::{Context, Result};
+use crate::RuntimeError;
 use include_dir::{Dir, include_dir};
-use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, RunCode, WorkerPool};
+use qilin_codemode::{CodeLimits, CodeMode, RunCode};
 use qilin_skill::{
-    CodeLimitsConfig, RootOrigin, SkillDiscovery, SkillRoot, SkillSet, SkillTool, discover,
-    skill_roots,
+    Agent, CodeLimitsConfig, RootOrigin, SkillDiscovery, SkillRoot, SkillSet, SkillTool,
+    agent_skill_set, discover, skill_roots,
 };
 use qilin_tool::ToolRegistry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// What a fallible assembly step returns.
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// An I/O failure, naming what was being done.
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RuntimeError {
+    let what = what.into();
+    move |source| RuntimeError::Io { what, source }
+}
 
 /// The workspace of an agent file: the nearest folder above it holding `.qilin/`, else the
 /// file's own folder.
@@ -28,6 +37,14 @@ pub fn workspace_of(agent_file: &Path) -> PathBuf {
 /// The skills shipped with the built-in tools (those of the code-mode-only ones), built into
 /// the binary.
 static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tools/skills");
+
+/// The registry of every built-in tool.
+pub fn builtin_registry() -> ToolRegistry {
+    let mut registry = ToolRegistry::new();
+    qilin_tools::register_builtins(&mut registry)
+        .expect("the built-in tools have unique names and valid schemas");
+    registry
+}
 
 /// The folder holding the built-in skills, searched after every other skill root.
 ///
@@ -47,18 +64,14 @@ pub fn builtin_skills_root() -> Result<SkillRoot> {
         let staging = tempfile::Builder::new()
             .prefix(".qilin-builtin-skills-")
             .tempdir_in(&parent)
-            .with_context(|| {
-                format!(
-                    "cannot create a folder for the built-in skills in {}",
-                    parent.display()
-                )
-            })?;
-        BUILTIN_SKILLS.extract(staging.path()).with_context(|| {
-            format!(
-                "cannot write the built-in skills into {}",
-                staging.path().display()
-            )
-        })?;
+            .map_err(io(format!(
+                "creating a folder for the built-in skills in {}",
+                parent.display()
+            )))?;
+        BUILTIN_SKILLS.extract(staging.path()).map_err(io(format!(
+            "writing the built-in skills into {}",
+            staging.path().display()
+        )))?;
         if dir.symlink_metadata().is_ok() {
             // A stale folder (or anything else in its place) is moved aside, then removed with
             // `stale`; if another process moved it first, the rename below settles who is in
@@ -66,7 +79,7 @@ pub fn builtin_skills_root() -> Result<SkillRoot> {
             let stale = tempfile::Builder::new()
                 .prefix(".qilin-builtin-skills-stale-")
                 .tempdir_in(&parent)
-                .with_context(|| format!("cannot replace {}", dir.display()))?;
+                .map_err(io(format!("replacing {}", dir.display())))?;
             let _ = std::fs::rename(&dir, stale.path().join("skills"));
         }
         match std::fs::rename(staging.path(), &dir) {
@@ -74,12 +87,10 @@ pub fn builtin_skills_root() -> Result<SkillRoot> {
             Ok(()) => drop(staging.keep()),
             Err(_) if holds_builtin_skills(&dir) => {}
             Err(err) => {
-                return Err(err).with_context(|| {
-                    format!(
-                        "cannot put the built-in skills in place at {}",
-                        dir.display()
-                    )
-                });
+                return Err(io(format!(
+                    "putting the built-in skills in place at {}",
+                    dir.display()
+                ))(err));
             }
         }
     }
@@ -178,26 +189,37 @@ pub fn discover_skills(workspace: &Path, explicit: &[PathBuf]) -> Result<SkillDi
     Ok(discover(&roots))
 }
 
-/// Every tool: the built-ins, `skill` over `skills`, and `run_code` running as `code_mode`.
-pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> Result<ToolRegistry> {
-    let mut registry = crate::commands::registry();
+/// Every tool: the built-ins, `skill` over `skills`, and `run_code` running as `code_mode`
+/// (what `qilin check` and `qilin tools` look at, and what an agent file is checked against).
+pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry {
+    let mut registry = builtin_registry();
     registry
         .register(SkillTool::new(skills))
-        .context("the `skill` tool could not be registered")?;
+        .expect("`skill` is not a built-in tool's name");
     registry
         .register(RunCode::new(code_mode))
-        .context("the `run_code` tool could not be registered")?;
-    Ok(registry)
+        .expect("`run_code` is not a built-in tool's name");
+    registry
 }
 
-/// Code mode in worker processes of this very binary (`qilin subprocess`), with `limits`.
-pub fn pooled_code_mode(limits: CodeLimits) -> Result<CodeMode> {
-    let binary =
-        std::env::current_exe().context("cannot locate the qilin binary for code-mode workers")?;
-    Ok(CodeMode::workers(
-        WorkerPool::new(PoolOptions::new(binary)),
-        limits,
-    ))
+/// The tools `agent` runs with: the built-ins, `skill` serving only the skills it may read,
+/// and `run_code` only when its code mode is on (running as `code_mode`).
+pub fn agent_registry(
+    agent: &Agent,
+    skills: &SkillSet,
+    code_mode: Option<CodeMode>,
+) -> Result<ToolRegistry> {
+    let mut registry = builtin_registry();
+    let readable = agent_skill_set(agent, skills).map_err(RuntimeError::Prompt)?;
+    registry
+        .register(SkillTool::new(Arc::new(readable)))
+        .expect("`skill` is not a built-in tool's name");
+    if let Some(code_mode) = code_mode {
+        registry
+            .register(RunCode::new(code_mode))
+            .expect("`run_code` is not a built-in tool's name");
+    }
+    Ok(registry)
 }
 
 /// The code-mode limits an agent file asks for, on top of the defaults.

@@ -1,0 +1,75 @@
+//! What can go wrong putting a session together or running it.
+
+use qilin_skill::{AgentError, PromptError};
+use qilin_store::StoreError;
+
+/// Why a session could not be built, resumed or driven.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The workspace folder is missing or unreadable.
+    #[error("the workspace {path} cannot be used: {source}")]
+    Workspace {
+        /// The folder given.
+        path: String,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The agent file could not be loaded; each diagnostic names its file and line.
+    #[error("{0}")]
+    Agent(#[from] AgentError),
+    /// The agent's prompt could not be assembled.
+    #[error("{0}")]
+    Prompt(PromptError),
+    /// No model was named, or the one named cannot be used.
+    #[error("{0}")]
+    Model(String),
+    /// The session store failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// No stored session has this id.
+    #[error("no session `{0}`; `qilin sessions list` shows the sessions of this workspace")]
+    UnknownSession(String),
+    /// A stored session cannot be resumed (its log lacks what resuming needs).
+    #[error("session `{id}` cannot be resumed: {reason}")]
+    NotResumable {
+        /// The session.
+        id: String,
+        /// What is missing.
+        reason: String,
+    },
+    /// A file operation failed.
+    #[error("{what} failed: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why a prompt was not started as a turn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitError {
+    /// The prompt is empty.
+    #[error("the prompt is empty; say what the agent should do")]
+    EmptyPrompt,
+    /// A turn is running; only one runs at a time.
+    #[error("turn `{turn_id}` is still running; wait for it to end or interrupt it")]
+    Busy {
+        /// The running turn.
+        turn_id: String,
+    },
+    /// A turn with this client turn id was started already (a retried request).
+    #[error("client turn id `{client_turn_id}` already started turn `{turn_id}`")]
+    AlreadySubmitted {
+        /// The id the client chose.
+        client_turn_id: String,
+        /// The turn it started.
+        turn_id: String,
+    },
+    /// The session's events can no longer be stored, so no turn may start.
+    #[error("the session can no longer record its events: {0}")]
+    Broken(String),
+}

@@ -1,0 +1,40 @@
+//! Qilin's sessions, as a library every host shares.
+//!
+//! A [`Runtime`] holds what the sessions of one process share: the [`EventStore`] their logs
+//! are kept in and the code-mode worker pool. [`Runtime::session`] gives a [`SessionBuilder`]
+//! (workspace, agent, model, who answers requests); `build` gives a [`SessionHandle`], the one
+//! interface a host needs:
+//!
+//! - [`SessionHandle::submit`] starts a turn, which runs to its end whether or not anyone
+//!   watches; [`SessionHandle::interrupt`] ends it early, every call still getting its result;
+//! - [`SessionHandle::subscribe_from`] follows the log from any `seq`: stored events, then
+//!   live ones, each exactly once — every event is committed to the store before anyone sees
+//!   it;
+//! - [`SessionHandle::resolve`] answers an approval or a question (`request.opened` in the
+//!   log), from any task or client; the first answer wins;
+//! - [`SessionHandle::snapshot`] folds the stored log into the call tree clients render.
+//!
+//! [`Runtime::resume`] continues a stored session in a new process: the model receives
+//! exactly the messages an uninterrupted session would have sent, because the loop's history
+//! is itself folded from the log. [`Runtime::recover`] first closes what a killed process left
+//! open (calls, requests, the step and the turn, as interrupted).
+//!
+//! [`EventStore`]: qilin_store::EventStore
+
+mod assembly;
+mod error;
+mod recovery;
+mod runtime;
+mod session;
+
+pub use assembly::{
+    agent_registry, builtin_registry, builtin_skills_root, code_limits, discover_skills,
+    full_registry, workspace_of,
+};
+pub use error::{RuntimeError, SubmitError};
+pub use recovery::Dangling;
+pub use runtime::{CodeSandbox, Runtime};
+pub use session::{
+    AgentSource, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder,
+    SessionHandle, SessionSnapshot, TurnHandle,
+};

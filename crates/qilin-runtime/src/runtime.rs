@@ -1,0 +1,166 @@
+//! [`Runtime`]: what the sessions of one process share — the store and the code-mode workers.
+
+use crate::RuntimeError;
+use crate::recovery::Dangling;
+use crate::session::{ModelChoice, Resumed, SessionBuilder};
+use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
+use qilin_protocol::{Event, EventBody};
+use qilin_store::{EventStore, StoreError};
+use qilin_tool::now;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where the code of `run_code` runs.
+#[derive(Clone)]
+pub enum CodeSandbox {
+    /// In worker processes of the pool, shared by every session of the runtime.
+    Workers(WorkerPool),
+    /// In this process (tests, benchmarks, embedders without a worker binary).
+    InProcess,
+}
+
+impl CodeSandbox {
+    /// Workers running `binary` (the `qilin` binary, whose hidden `subprocess` command is the
+    /// worker).
+    pub fn workers(binary: impl Into<PathBuf>) -> Self {
+        CodeSandbox::Workers(WorkerPool::new(PoolOptions::new(binary)))
+    }
+
+    /// Code mode with `limits` in this sandbox.
+    pub fn code_mode(&self, limits: CodeLimits) -> CodeMode {
+        match self {
+            CodeSandbox::Workers(pool) => CodeMode::workers(pool.clone(), limits),
+            CodeSandbox::InProcess => CodeMode::in_process(limits),
+        }
+    }
+}
+
+/// The sessions of one process: their store and their code-mode workers. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<RuntimeInner>,
+}
+
+struct RuntimeInner {
+    store: Arc<dyn EventStore>,
+    code: CodeSandbox,
+}
+
+impl Runtime {
+    /// A runtime keeping sessions in `store` and running code in `code`.
+    pub fn new(store: Arc<dyn EventStore>, code: CodeSandbox) -> Self {
+        Runtime {
+            inner: Arc::new(RuntimeInner { store, code }),
+        }
+    }
+
+    /// The store the sessions are kept in.
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.inner.store
+    }
+
+    /// Where `run_code` runs.
+    pub fn code_sandbox(&self) -> &CodeSandbox {
+        &self.inner.code
+    }
+
+    /// A new session working in `workspace`; set its agent and model, then `build` it.
+    pub fn session(&self, workspace: impl Into<PathBuf>) -> SessionBuilder {
+        SessionBuilder::new(self.clone(), workspace.into())
+    }
+
+    /// A stored session, to continue where its log ends: its workspace, agent file and model
+    /// come from its `session.started` (the model can be replaced before `build`). Anything
+    /// its last process left open is closed first (see [`Runtime::recover`]).
+    pub async fn resume(&self, id: &str) -> Result<SessionBuilder, RuntimeError> {
+        self.recover(id).await?;
+        let events = read_all(self.store().as_ref(), id).await?;
+        let Some(EventBody::SessionStarted(started)) = events.first().map(|e| &e.body) else {
+            return Err(RuntimeError::NotResumable {
+                id: id.to_string(),
+                reason: "its log does not begin with `session.started`".to_string(),
+            });
+        };
+        let Some(agent_file) = started.agent.file.clone() else {
+            return Err(RuntimeError::NotResumable {
+                id: id.to_string(),
+                reason: format!(
+                    "its agent `{}` did not come from a file, so it cannot be loaded again",
+                    started.agent.name
+                ),
+            });
+        };
+        let builder = self
+            .session(&started.workspace)
+            .agent_file(agent_file)
+            .model(ModelChoice::Spec(started.model.clone()));
+        Ok(builder.resuming(Resumed {
+            id: id.to_string(),
+            agent_hash: started.agent.file_hash.clone(),
+            events,
+        }))
+    }
+
+    /// Closes what the process that last ran session `id` left open — calls without a result,
+    /// requests without an answer, a step or turn without its end — by appending their ends,
+    /// as interrupted. Returns how many events it appended (0 for a session closed cleanly).
+    /// A host calls it for every session of [`EventStore::running_sessions`] when it starts.
+    pub async fn recover(&self, id: &str) -> Result<usize, RuntimeError> {
+        let store = self.store();
+        let events = read_all(store.as_ref(), id).await?;
+        let closing = Dangling::of(&events).closing_events();
+        if closing.is_empty() {
+            return Ok(0);
+        }
+        let head = events.last().map_or(0, |event| event.seq);
+        let time = now();
+        let appended: Vec<Event> = (head + 1..)
+            .zip(closing)
+            .map(|(seq, body)| Event {
+                seq,
+                time: time.clone(),
+                body,
+            })
+            .collect();
+        store.append(id, &appended).await?;
+        tracing::info!(
+            session = id,
+            closed = appended.len(),
+            "closed what the last process left open"
+        );
+        Ok(appended.len())
+    }
+
+    /// Recovers every session whose last turn did not finish (see [`Runtime::recover`]).
+    pub async fn recover_all(&self) -> Result<usize, RuntimeError> {
+        let mut closed = 0;
+        for session in self.store().running_sessions().await? {
+            closed += self.recover(&session.id).await?;
+        }
+        Ok(closed)
+    }
+}
+
+/// Every stored event of session `id`.
+pub(crate) async fn read_all(store: &dyn EventStore, id: &str) -> Result<Vec<Event>, RuntimeError> {
+    const PAGE: usize = 10_000;
+    if store.session(id).await?.is_none() {
+        return Err(RuntimeError::UnknownSession(id.to_string()));
+    }
+    let mut events = Vec::new();
+    loop {
+        let after = events.last().map_or(0, |event: &Event| event.seq);
+        let page = match store.read(id, after, PAGE).await {
+            Ok(page) => page,
+            Err(StoreError::UnknownSession(_)) => {
+                return Err(RuntimeError::UnknownSession(id.to_string()));
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let full = page.len() == PAGE;
+        events.extend(page);
+        if !full {
+            return Ok(events);
+        }
+    }
+}

@@ -1,0 +1,701 @@
+//! A session: [`SessionBuilder`] puts it together, [`SessionHandle`] is what every host drives
+//! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
+//! requests, take a snapshot.
+
+use crate::assembly::{agent_registry, code_limits, discover_skills, full_registry};
+use crate::runtime::read_all;
+use crate::{Runtime, RuntimeError, SubmitError};
+use futures_util::stream::BoxStream;
+use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
+use qilin_model::{ModelProvider, select_model};
+use qilin_protocol::{
+    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
+};
+use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt};
+use qilin_store::{EventStore, NewSession, StoreError};
+use qilin_tool::{
+    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
+};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+/// The steps a turn may take when the agent file sets no limit.
+pub const DEFAULT_MAX_STEPS: u32 = 50;
+
+/// The longest one tool call may run when the host sets no other limit (time waiting for a
+/// person not counted).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// The most events one append to the store carries.
+const MAX_BATCH: usize = 1024;
+
+/// Where a session's agent comes from.
+pub enum AgentSource {
+    /// An `.agent` file, loaded and checked when the session is built.
+    File(PathBuf),
+    /// An agent already loaded.
+    Loaded(Box<AgentFile>),
+}
+
+/// Which model a session talks to.
+pub enum ModelChoice {
+    /// `openai:NAME`, `anthropic:NAME` or `scripted:FILE`.
+    Spec(String),
+    /// A provider the host made itself.
+    Provider {
+        /// The provider.
+        provider: Arc<dyn ModelProvider>,
+        /// The model name it receives.
+        model: String,
+        /// How the session records it (`scripted:demo.script.yaml`).
+        label: String,
+    },
+}
+
+/// A stored session being continued.
+pub(crate) struct Resumed {
+    pub(crate) id: String,
+    pub(crate) agent_hash: Option<String>,
+    pub(crate) events: Vec<Event>,
+}
+
+/// Puts a session together: its workspace, agent, model and who answers its requests.
+pub struct SessionBuilder {
+    runtime: Runtime,
+    workspace: PathBuf,
+    agent: Option<AgentSource>,
+    model: Option<ModelChoice>,
+    skill_dirs: Vec<PathBuf>,
+    attended: bool,
+    call_timeout: Option<Duration>,
+    id: Option<String>,
+    services: Services,
+    resumed: Option<Resumed>,
+}
+
+impl SessionBuilder {
+    pub(crate) fn new(runtime: Runtime, workspace: PathBuf) -> Self {
+        SessionBuilder {
+            runtime,
+            workspace,
+            agent: None,
+            model: None,
+            skill_dirs: Vec::new(),
+            attended: false,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            id: None,
+            services: qilin_tools::session_services(),
+            resumed: None,
+        }
+    }
+
+    /// The agent file to run.
+    pub fn agent_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.agent = Some(AgentSource::File(path.into()));
+        self
+    }
+
+    /// An agent already loaded.
+    pub fn agent(mut self, agent: AgentFile) -> Self {
+        self.agent = Some(AgentSource::Loaded(Box::new(agent)));
+        self
+    }
+
+    /// The model; the agent file's `model` when not set.
+    pub fn model(mut self, model: ModelChoice) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// Another folder of skills, searched after the workspace's and the user's and before
+    /// the built-in skills.
+    pub fn skill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.skill_dirs.push(dir.into());
+        self
+    }
+
+    /// Whether a host answers the session's requests (approvals, questions). Without one
+    /// (the default), an approval is refused and a question fails, saying no one can answer.
+    pub fn attended(mut self, attended: bool) -> Self {
+        self.attended = attended;
+        self
+    }
+
+    /// The longest one tool call may run ([`DEFAULT_CALL_TIMEOUT`] unless set; `None` for no
+    /// limit).
+    pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
+        self.call_timeout = limit;
+        self
+    }
+
+    /// The session's id, instead of a new one (ignored when resuming).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Adds (or replaces) a host service the session's tools can look up.
+    pub fn service<T: std::any::Any + Send + Sync>(mut self, service: Arc<T>) -> Self {
+        self.services.insert(service);
+        self
+    }
+
+    pub(crate) fn resuming(mut self, resumed: Resumed) -> Self {
+        self.resumed = Some(resumed);
+        self
+    }
+
+    /// The id of the stored session this builder continues, if it does.
+    pub fn resumes(&self) -> Option<&str> {
+        self.resumed.as_ref().map(|resumed| resumed.id.as_str())
+    }
+
+    /// Loads the agent, assembles its prompt and tools, and starts the session: a new one gets
+    /// its row in the store and its `session.started`; a resumed one continues its log.
+    pub async fn build(self) -> Result<SessionHandle, RuntimeError> {
+        let workspace =
+            self.workspace
+                .canonicalize()
+                .map_err(|source| RuntimeError::Workspace {
+                    path: self.workspace.display().to_string(),
+                    source,
+                })?;
+        let found = discover_skills(&workspace, &self.skill_dirs)?;
+        let skills = Arc::new(found.skills);
+        let mut diagnostics = found.diagnostics;
+        let sandbox = self.runtime.code_sandbox();
+        let agent = match self.agent {
+            Some(AgentSource::File(path)) => {
+                let checking =
+                    full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                let loaded = AgentFile::load(&path, &skills, &checking)?;
+                diagnostics.extend(loaded.warnings);
+                loaded.value
+            }
+            Some(AgentSource::Loaded(agent)) => *agent,
+            None => {
+                return Err(RuntimeError::Model(
+                    "the session has no agent: give it an agent file".to_string(),
+                ));
+            }
+        };
+        let code_mode = agent
+            .code_mode
+            .then(|| sandbox.code_mode(code_limits(&agent.limits.code)));
+        let registry = agent_registry(&agent, &skills, code_mode)?;
+        let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
+        let (provider, model_name, model_label) = match self.model {
+            Some(ModelChoice::Provider {
+                provider,
+                model,
+                label,
+            }) => (provider, model, label),
+            Some(ModelChoice::Spec(spec)) => select(&spec)?,
+            None => match &agent.model {
+                Some(spec) => select(spec)?,
+                None => {
+                    return Err(RuntimeError::Model(format!(
+                        "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE, or add `model:` to the agent file",
+                        agent.path.display()
+                    )));
+                }
+            },
+        };
+        let code_tools: Vec<String> = match agent.code_mode {
+            true => registry
+                .names()
+                .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
+                .map(str::to_string)
+                .collect(),
+            false => Vec::new(),
+        };
+        let mounts = Mounts::new(
+            prompt.tools.iter().map(|tool| tool.name.clone()),
+            code_tools,
+        );
+        let agent_hash = std::fs::read(&agent.path)
+            .ok()
+            .map(|bytes| hex(&Sha256::digest(&bytes)));
+        let store = Arc::clone(self.runtime.store());
+
+        let id = match (&self.resumed, self.id) {
+            (Some(resumed), _) => resumed.id.clone(),
+            (None, Some(id)) => id,
+            (None, None) => new_session_id(),
+        };
+        let data_dir = workspace.join(".qilin").join("sessions").join(&id);
+        std::fs::create_dir_all(&data_dir).map_err(|source| RuntimeError::Io {
+            what: format!("creating the session folder {}", data_dir.display()),
+            source,
+        })?;
+        let started = SessionStartedEvent {
+            session_id: id.clone(),
+            protocol_version: PROTOCOL_VERSION,
+            agent: AgentInfo {
+                name: agent.name.clone(),
+                file: Some(agent.path.display().to_string()),
+                file_hash: agent_hash.clone(),
+            },
+            model: model_label,
+            workspace: workspace.display().to_string(),
+        };
+        let requests = match self.attended {
+            true => Requests::attended(),
+            false => Requests::unattended(),
+        };
+        let mut session = Session::new(&id, &workspace, &data_dir)
+            .with_services(self.services)
+            .with_requests(requests);
+        let stored = match self.resumed {
+            Some(resumed) => {
+                if resumed.agent_hash.is_some() && resumed.agent_hash != agent_hash {
+                    tracing::warn!(session = %id, "the agent file changed since the session began");
+                }
+                session = session.continuing_after(resumed.events.last().map_or(0, |e| e.seq));
+                resumed.events
+            }
+            None => {
+                store
+                    .create_session(NewSession {
+                        id: id.clone(),
+                        workspace: started.workspace.clone(),
+                        agent: agent.name.clone(),
+                        agent_file: started.agent.file.clone(),
+                        model: started.model.clone(),
+                        created_at: qilin_tool::now(),
+                    })
+                    .await?;
+                Vec::new()
+            }
+        };
+        let session = Arc::new(session);
+        session
+            .requests()
+            .continue_after(stored.iter().filter_map(|event| match &event.body {
+                EventBody::RequestOpened(opened) => Some(opened.request_id.clone()),
+                _ => None,
+            }));
+        let client_turns = stored
+            .iter()
+            .filter_map(|event| match &event.body {
+                EventBody::TurnStarted {
+                    turn_id,
+                    client_turn_id: Some(client),
+                    ..
+                } => Some((client.clone(), turn_id.clone())),
+                _ => None,
+            })
+            .collect();
+        let committer = Committer::start(
+            Arc::clone(&store),
+            id.clone(),
+            session.events().subscribe(),
+            session.events().head(),
+        );
+        let reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
+        let executor = Executor::with_mounts(
+            Arc::new(registry),
+            Arc::clone(&session),
+            reviewer,
+            ExecConfig {
+                timeout: self.call_timeout,
+                ..ExecConfig::default()
+            },
+            mounts,
+        );
+        let agent_loop = Agent::resume(
+            provider,
+            AgentPrompt {
+                system: prompt.system,
+                tools: prompt.tools,
+            },
+            executor,
+            LoopSettings {
+                model: model_name,
+                max_steps: agent.limits.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
+                max_tokens: None,
+            },
+            &stored,
+        );
+        if stored.is_empty() {
+            session
+                .events()
+                .emit(EventBody::SessionStarted(started.clone()));
+        }
+        Ok(SessionHandle {
+            inner: Arc::new(SessionInner {
+                id,
+                store,
+                session,
+                agent: Arc::new(agent_loop),
+                committer,
+                started,
+                diagnostics,
+                turns: Mutex::new(Turns {
+                    running: None,
+                    by_client_id: client_turns,
+                }),
+            }),
+        })
+    }
+}
+
+fn select(spec: &str) -> Result<(Arc<dyn ModelProvider>, String, String), RuntimeError> {
+    let selected = select_model(spec).map_err(|err| RuntimeError::Model(err.to_string()))?;
+    Ok((selected.provider, selected.model, spec.to_string()))
+}
+
+/// A running session. Cheap to clone; every clone drives the same session. A turn, once
+/// started, runs to its end whether or not anyone holds a handle.
+#[derive(Clone)]
+pub struct SessionHandle {
+    inner: Arc<SessionInner>,
+}
+
+struct SessionInner {
+    id: String,
+    store: Arc<dyn EventStore>,
+    session: Arc<Session>,
+    agent: Arc<Agent>,
+    committer: Committer,
+    started: SessionStartedEvent,
+    diagnostics: Vec<Diagnostic>,
+    turns: Mutex<Turns>,
+}
+
+struct Turns {
+    running: Option<RunningTurn>,
+    by_client_id: HashMap<String, String>,
+}
+
+struct RunningTurn {
+    turn_id: String,
+    cancel: CancellationToken,
+    done: watch::Receiver<Option<TurnSummary>>,
+}
+
+impl RunningTurn {
+    fn is_running(&self) -> bool {
+        self.done.borrow().is_none()
+    }
+}
+
+/// A turn started by [`SessionHandle::submit`].
+pub struct TurnHandle {
+    turn_id: String,
+    done: watch::Receiver<Option<TurnSummary>>,
+}
+
+impl TurnHandle {
+    /// The turn's id.
+    pub fn turn_id(&self) -> &str {
+        &self.turn_id
+    }
+
+    /// Waits for the turn to end and says how it ended.
+    pub async fn finished(mut self) -> TurnSummary {
+        match self.done.wait_for(Option::is_some).await {
+            Ok(summary) => summary.clone().expect("waited for a summary"),
+            Err(_) => TurnSummary {
+                reason: qilin_protocol::FinishReason::Error,
+                steps: 0,
+                usage: Default::default(),
+                final_text: String::new(),
+                error: Some("the turn's task ended without a summary".to_string()),
+            },
+        }
+    }
+}
+
+/// Where a session stands: its call tree as every client renders it, and what waits.
+#[derive(Debug, Clone)]
+pub struct SessionSnapshot {
+    /// The session's id.
+    pub id: String,
+    /// The `seq` of the latest event folded into `tree`.
+    pub head_seq: u64,
+    /// The conversation, folded from the stored events.
+    pub tree: ConversationTree,
+    /// The requests waiting for an answer.
+    pub open_requests: Vec<RequestOpenedEvent>,
+    /// The turn running now, if one is.
+    pub running_turn: Option<String>,
+}
+
+impl SessionHandle {
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// What the session runs: its agent, model, workspace and protocol version.
+    pub fn info(&self) -> &SessionStartedEvent {
+        &self.inner.started
+    }
+
+    /// The warnings found putting the session together (skills that did not load, unknown
+    /// keys in the agent file), for the host to show.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.inner.diagnostics
+    }
+
+    /// The workspace folder the tools work in.
+    pub fn workspace(&self) -> &Path {
+        self.inner.session.workspace()
+    }
+
+    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.inner
+            .turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Starts a turn of `prompt`; it runs in the background to its end. Refused while another
+    /// turn runs, for an empty prompt, and for a `client_turn_id` that started a turn already
+    /// (so a retried request never starts a second turn).
+    pub fn submit(
+        &self,
+        prompt: &str,
+        client_turn_id: Option<String>,
+    ) -> Result<TurnHandle, SubmitError> {
+        if prompt.trim().is_empty() {
+            return Err(SubmitError::EmptyPrompt);
+        }
+        if let Some(failure) = self.inner.committer.failure() {
+            return Err(SubmitError::Broken(failure));
+        }
+        let mut turns = self.turns();
+        if let Some(client) = &client_turn_id
+            && let Some(turn_id) = turns.by_client_id.get(client)
+        {
+            return Err(SubmitError::AlreadySubmitted {
+                client_turn_id: client.clone(),
+                turn_id: turn_id.clone(),
+            });
+        }
+        if let Some(running) = &turns.running
+            && running.is_running()
+        {
+            return Err(SubmitError::Busy {
+                turn_id: running.turn_id.clone(),
+            });
+        }
+        let turn_id = self.inner.agent.next_turn_id();
+        let cancel = CancellationToken::new();
+        let (finished, done) = watch::channel(None);
+        let agent = Arc::clone(&self.inner.agent);
+        let prompt = prompt.to_string();
+        let span = tracing::info_span!("session", id = %self.inner.id);
+        {
+            let cancel = cancel.clone();
+            let client_turn_id = client_turn_id.clone();
+            tokio::spawn(
+                async move {
+                    let summary = agent.run_turn_as(&prompt, client_turn_id, cancel).await;
+                    finished.send_replace(Some(summary));
+                }
+                .instrument(span),
+            );
+        }
+        if let Some(client) = client_turn_id {
+            turns.by_client_id.insert(client, turn_id.clone());
+        }
+        turns.running = Some(RunningTurn {
+            turn_id: turn_id.clone(),
+            cancel,
+            done: done.clone(),
+        });
+        Ok(TurnHandle { turn_id, done })
+    }
+
+    /// The turn running now, if one is.
+    pub fn running_turn(&self) -> Option<String> {
+        self.turns()
+            .running
+            .as_ref()
+            .filter(|running| running.is_running())
+            .map(|running| running.turn_id.clone())
+    }
+
+    /// Interrupts the running turn: its model stream stops, its calls end `interrupted` (with
+    /// what they had), its open requests end `cancelled`. Returns false when no turn runs, or
+    /// when it was interrupted already and is winding down.
+    pub fn interrupt(&self) -> bool {
+        match &self.turns().running {
+            Some(running) if running.is_running() && !running.cancel.is_cancelled() => {
+                running.cancel.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The `seq` of the latest event in the store.
+    pub fn committed_head(&self) -> u64 {
+        *self.inner.committer.committed.borrow()
+    }
+
+    /// Every event after `after`, stored then live, each exactly once and in order.
+    pub fn subscribe_from(&self, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
+        self.inner.store.follow(&self.inner.id, after)
+    }
+
+    /// Answers the open request `request_id` for `resolved_by` (a name the log keeps:
+    /// `terminal`, a client's id). Refused when it has ended or the answer does not fit.
+    pub fn resolve(
+        &self,
+        request_id: &str,
+        reply: RequestReply,
+        resolved_by: &str,
+    ) -> Result<(), ResolveError> {
+        let session = &self.inner.session;
+        session
+            .requests()
+            .resolve(session.events(), request_id, reply, resolved_by)
+    }
+
+    /// The requests waiting for an answer now.
+    pub fn open_requests(&self) -> Vec<RequestOpenedEvent> {
+        self.inner.session.requests().open()
+    }
+
+    /// The session's call tree and what waits, folded from its stored events.
+    pub async fn snapshot(&self) -> Result<SessionSnapshot, RuntimeError> {
+        let events = read_all(self.inner.store.as_ref(), &self.inner.id).await?;
+        Ok(SessionSnapshot {
+            id: self.inner.id.clone(),
+            head_seq: events.last().map_or(0, |event| event.seq),
+            tree: ConversationTree::from_events(&events),
+            open_requests: self.open_requests(),
+            running_turn: self.running_turn(),
+        })
+    }
+
+    /// Returns once every event recorded so far is in the store.
+    pub async fn flush(&self) -> Result<(), RuntimeError> {
+        let head = self.inner.session.events().head();
+        self.inner.committer.committed(head).await
+    }
+
+    /// Interrupts the running turn, waits for it to end, and flushes the log.
+    pub async fn close(&self) -> Result<(), RuntimeError> {
+        let running = self
+            .turns()
+            .running
+            .as_ref()
+            .map(|running| (running.cancel.clone(), running.done.clone()));
+        if let Some((cancel, mut done)) = running {
+            cancel.cancel();
+            let _ = done.wait_for(Option::is_some).await;
+        }
+        self.flush().await
+    }
+}
+
+/// Writes a session's events to the store in order, in batches, and says how far it got.
+struct Committer {
+    committed: watch::Receiver<u64>,
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Committer {
+    fn start(
+        store: Arc<dyn EventStore>,
+        session: String,
+        mut events: mpsc::UnboundedReceiver<Event>,
+        head: u64,
+    ) -> Self {
+        let (committed, watched) = watch::channel(head);
+        let failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let failed = Arc::clone(&failure);
+        tokio::spawn(async move {
+            while let Some(first) = events.recv().await {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match events.try_recv() {
+                        Ok(event) => batch.push(event),
+                        Err(_) => break,
+                    }
+                }
+                if lock(&failed).is_some() {
+                    continue;
+                }
+                let last = batch.last().map_or(0, |event| event.seq);
+                match append(store.as_ref(), &session, &batch).await {
+                    Ok(()) => {
+                        committed.send_replace(last);
+                    }
+                    Err(err) => {
+                        tracing::error!(session = %session, error = %err, "the session's events can no longer be stored");
+                        *lock(&failed) = Some(err.to_string());
+                        committed.send_modify(|_| {});
+                    }
+                }
+            }
+        });
+        Committer {
+            committed: watched,
+            failure,
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        lock(&self.failure).clone()
+    }
+
+    /// Waits until the events up to `seq` are stored.
+    async fn committed(&self, seq: u64) -> Result<(), RuntimeError> {
+        let mut committed = self.committed.clone();
+        loop {
+            if *committed.borrow_and_update() >= seq {
+                return Ok(());
+            }
+            if let Some(failure) = self.failure() {
+                return Err(RuntimeError::Store(StoreError::Backend(failure)));
+            }
+            if committed.changed().await.is_err() {
+                return Err(RuntimeError::Store(StoreError::Backend(
+                    "the task storing the session's events ended".to_string(),
+                )));
+            }
+        }
+    }
+}
+
+/// Appends a batch, retrying a busy store a few times.
+async fn append(store: &dyn EventStore, session: &str, batch: &[Event]) -> Result<(), StoreError> {
+    let mut wait = Duration::from_millis(20);
+    for _ in 0..6 {
+        match store.append(session, batch).await {
+            Err(StoreError::Busy(_)) => {
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+            other => return other.map(|_| ()),
+        }
+    }
+    store.append(session, batch).await.map(|_| ())
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// A session id that sorts by time: seconds since the epoch and a random suffix.
+fn new_session_id() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("{seconds}-{:06x}", fastrand::u32(..0x100_0000))
+}

@@ -1,0 +1,335 @@
+//! Requests: a call waiting for a person — an approval the review policy asks for, or the
+//! `question` tool's questions.
+//!
+//! Opening a request records `request.opened`; the call then waits until a host answers it with
+//! [`Requests::resolve`] (the terminal, a web client) or the call is cancelled. Exactly one
+//! `request.resolved` follows, whichever comes first; an answer arriving after the request
+//! ended is refused with the reason, never applied.
+
+use crate::EventLog;
+use qilin_protocol::{
+    Answer, EventBody, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
+    check_answers,
+};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// A host's answer to a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestReply {
+    /// Allow the call (an approval).
+    Approve,
+    /// Refuse the call (an approval); the reason is told to the model.
+    Deny {
+        /// What the person said, if anything.
+        reason: Option<String>,
+    },
+    /// The answers to the questions (a question).
+    Answer(Vec<Answer>),
+    /// Dismiss the questions without answering (a question).
+    Dismiss,
+}
+
+/// How a request ended, for the waiting call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestOutcome {
+    /// A person answered.
+    Replied(RequestReply),
+    /// The call was cancelled before anyone answered.
+    Cancelled,
+    /// No one can answer requests in this session (an unattended run).
+    Unattended,
+}
+
+/// Why an answer was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// No request of this session has this id.
+    #[error("no request `{0}` in this session")]
+    Unknown(String),
+    /// The request ended before this answer arrived.
+    #[error("request `{request_id}` has already ended ({ended}), by {resolved_by}")]
+    Ended {
+        /// The request.
+        request_id: String,
+        /// How it ended (`approved`, `denied`, `answered`, `dismissed`, `cancelled`).
+        ended: &'static str,
+        /// Who ended it.
+        resolved_by: String,
+    },
+    /// The answers do not fit the questions (a missing answer, a choice not offered).
+    #[error("the answers to request `{request_id}` do not fit its questions: {problem}")]
+    InvalidAnswers {
+        /// The request.
+        request_id: String,
+        /// What does not fit.
+        problem: String,
+    },
+    /// The answer does not fit the request (answers to an approval, a decision on questions).
+    #[error("request `{request_id}` is {expected}; this answer does not fit it")]
+    Mismatch {
+        /// The request.
+        request_id: String,
+        /// What the request needs (`an approval` or `a question`).
+        expected: &'static str,
+    },
+}
+
+/// The requests of one session: the open ones, and how the ended ones ended.
+pub struct Requests {
+    attended: bool,
+    state: Mutex<RequestState>,
+}
+
+#[derive(Default)]
+struct RequestState {
+    next: u64,
+    open: HashMap<String, OpenRequest>,
+    ended: HashMap<String, (&'static str, String)>,
+}
+
+struct OpenRequest {
+    opened: RequestOpenedEvent,
+    reply: oneshot::Sender<RequestReply>,
+}
+
+/// The call a request belongs to.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitingCall<'a> {
+    /// The waiting call's id.
+    pub call_id: &'a str,
+    /// The `run_code` call that made it, for a code-mode call.
+    pub parent_call_id: Option<&'a str>,
+    /// The waiting call's tool.
+    pub tool_name: &'a str,
+}
+
+impl Requests {
+    /// Requests that a host answers (the terminal, a server's clients).
+    pub fn attended() -> Self {
+        Requests {
+            attended: true,
+            state: Mutex::default(),
+        }
+    }
+
+    /// No one answers here: every request ends at once as [`RequestOutcome::Unattended`],
+    /// with no events.
+    pub fn unattended() -> Self {
+        Requests {
+            attended: false,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Whether a host answers requests in this session.
+    pub fn is_attended(&self) -> bool {
+        self.attended
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, RequestState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Opens a request for `call`, records `request.opened`, and waits for an answer or for
+    /// `cancel`. If the returned future is dropped first, the request ends as cancelled.
+    pub async fn ask(
+        &self,
+        events: &EventLog,
+        call: WaitingCall<'_>,
+        ask: RequestAsk,
+        cancel: &CancellationToken,
+    ) -> RequestOutcome {
+        if !self.attended {
+            return RequestOutcome::Unattended;
+        }
+        let (reply, replied) = oneshot::channel();
+        let request_id = {
+            let mut state = self.state();
+            state.next += 1;
+            let request_id = format!("req-{}", state.next);
+            let opened = RequestOpenedEvent {
+                request_id: request_id.clone(),
+                call_id: call.call_id.to_string(),
+                parent_call_id: call.parent_call_id.map(str::to_string),
+                tool_name: call.tool_name.to_string(),
+                ask,
+            };
+            // Emitted under the lock, so that no answer can be recorded before the opening.
+            events.emit(EventBody::RequestOpened(opened.clone()));
+            state
+                .open
+                .insert(request_id.clone(), OpenRequest { opened, reply });
+            request_id
+        };
+        let guard = CancelOnDrop {
+            requests: self,
+            events,
+            request_id: &request_id,
+        };
+        let outcome = tokio::select! {
+            biased;
+            answered = replied => match answered {
+                Ok(reply) => RequestOutcome::Replied(reply),
+                Err(_) => RequestOutcome::Cancelled,
+            },
+            () = cancel.cancelled() => RequestOutcome::Cancelled,
+        };
+        drop(guard);
+        outcome
+    }
+
+    /// Answers the open request `request_id` on behalf of `resolved_by`; records
+    /// `request.resolved` and wakes the waiting call. Refused when the request is unknown, has
+    /// ended, or the answer does not fit it.
+    pub fn resolve(
+        &self,
+        events: &EventLog,
+        request_id: &str,
+        reply: RequestReply,
+        resolved_by: &str,
+    ) -> Result<(), ResolveError> {
+        let mut state = self.state();
+        let Some(open) = state.open.get(request_id) else {
+            return Err(match state.ended.get(request_id) {
+                Some((ended, by)) => ResolveError::Ended {
+                    request_id: request_id.to_string(),
+                    ended,
+                    resolved_by: by.clone(),
+                },
+                None => ResolveError::Unknown(request_id.to_string()),
+            });
+        };
+        let resolution = match (&open.opened.ask, &reply) {
+            (RequestAsk::Approval { .. }, RequestReply::Approve) => RequestResolution::Approved,
+            (RequestAsk::Approval { .. }, RequestReply::Deny { reason }) => {
+                RequestResolution::Denied {
+                    reason: reason.clone(),
+                }
+            }
+            (RequestAsk::Question { questions }, RequestReply::Answer(answers)) => {
+                check_answers(questions, answers).map_err(|problem| {
+                    ResolveError::InvalidAnswers {
+                        request_id: request_id.to_string(),
+                        problem,
+                    }
+                })?;
+                RequestResolution::Answered {
+                    answers: answers.clone(),
+                }
+            }
+            (RequestAsk::Question { .. }, RequestReply::Dismiss) => RequestResolution::Dismissed,
+            (RequestAsk::Approval { .. }, _) => {
+                return Err(ResolveError::Mismatch {
+                    request_id: request_id.to_string(),
+                    expected: "an approval",
+                });
+            }
+            (RequestAsk::Question { .. }, _) => {
+                return Err(ResolveError::Mismatch {
+                    request_id: request_id.to_string(),
+                    expected: "a question",
+                });
+            }
+        };
+        let open = state
+            .open
+            .remove(request_id)
+            .expect("the request was found open above");
+        end(
+            &mut state,
+            events,
+            open,
+            resolution,
+            resolved_by,
+            Some(reply),
+        );
+        Ok(())
+    }
+
+    /// The requests waiting for an answer now, in the order opened.
+    pub fn open(&self) -> Vec<RequestOpenedEvent> {
+        let mut open: Vec<RequestOpenedEvent> = self
+            .state()
+            .open
+            .values()
+            .map(|open| open.opened.clone())
+            .collect();
+        open.sort_by_key(|opened| request_number(&opened.request_id));
+        open
+    }
+
+    /// Continues the numbering of a resumed session after its highest request id.
+    pub fn continue_after(&self, opened: impl IntoIterator<Item = impl AsRef<str>>) {
+        let mut state = self.state();
+        for id in opened {
+            state.next = state.next.max(request_number(id.as_ref()));
+        }
+    }
+}
+
+fn request_number(request_id: &str) -> u64 {
+    request_id
+        .strip_prefix("req-")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Records how a request ended and wakes its call (with `reply`, or none when cancelled).
+fn end(
+    state: &mut RequestState,
+    events: &EventLog,
+    open: OpenRequest,
+    resolution: RequestResolution,
+    resolved_by: &str,
+    reply: Option<RequestReply>,
+) {
+    let ended = match resolution {
+        RequestResolution::Approved => "approved",
+        RequestResolution::Denied { .. } => "denied",
+        RequestResolution::Answered { .. } => "answered",
+        RequestResolution::Dismissed => "dismissed",
+        RequestResolution::Cancelled => "cancelled",
+    };
+    events.emit(EventBody::RequestResolved(RequestResolvedEvent {
+        request_id: open.opened.request_id.clone(),
+        call_id: open.opened.call_id,
+        parent_call_id: open.opened.parent_call_id,
+        resolution,
+        resolved_by: resolved_by.to_string(),
+    }));
+    state
+        .ended
+        .insert(open.opened.request_id, (ended, resolved_by.to_string()));
+    if let Some(reply) = reply {
+        // The call may have stopped waiting a moment ago; its own end then records nothing.
+        let _ = open.reply.send(reply);
+    }
+}
+
+/// Ends a request as cancelled when its call stops waiting without an answer.
+struct CancelOnDrop<'a> {
+    requests: &'a Requests,
+    events: &'a EventLog,
+    request_id: &'a str,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut state = self.requests.state();
+        if let Some(open) = state.open.remove(self.request_id) {
+            end(
+                &mut state,
+                self.events,
+                open,
+                RequestResolution::Cancelled,
+                "runtime",
+                None,
+            );
+        }
+    }
+}
