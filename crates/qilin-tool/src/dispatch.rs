@@ -11,7 +11,7 @@
 //! dropped half-way records `interrupted` as it goes.
 
 use crate::context::CallClock;
-use crate::registry::{PreparedCall, Ran, RegisteredTool};
+use crate::registry::{PreparedCall, Ran, RegisteredTool, RunResult};
 use crate::{AllowAll, OutputCap, RequestOutcome, RequestReply, WaitingCall, closest_names};
 use crate::{
     ReviewDecision, ReviewRequest, Reviewer, Session, ToolContext, ToolError, ToolRegistry,
@@ -451,9 +451,9 @@ impl Executor {
         let (partial, detail) = match wrapped_up {
             Ok(Ok(Ok(ran))) => {
                 let detail = ran.detail.clone();
-                (Some(ran), detail)
+                (Some(Partial::Ran(ran)), detail)
             }
-            Ok(Ok(Err((_, detail)))) => (None, detail),
+            Ok(Ok(Err((said, detail)))) => (Some(Partial::Said(said)), detail),
             Ok(Err(_)) | Err(_) => (None, None),
         };
         let detail = detail.or_else(|| prepared.error_detail(&stopped));
@@ -474,15 +474,18 @@ enum Ended {
     Failed(ToolError),
     Stopped {
         error: ToolError,
-        partial: Option<Ran>,
+        partial: Option<Partial>,
     },
 }
 
+/// What a stopped tool handed back: an output, or an error saying what it had done.
+enum Partial {
+    Ran(Ran),
+    Said(ToolError),
+}
+
 /// The ending of a tool future that ran to completion (or panicked).
-fn ran(
-    finished: Result<Result<Ran, (ToolError, Option<Detail>)>, Box<dyn Any + Send>>,
-    tool: &str,
-) -> (Ended, Option<Detail>) {
+fn ran(finished: Result<RunResult, Box<dyn Any + Send>>, tool: &str) -> (Ended, Option<Detail>) {
     match finished {
         Ok(Ok(ran)) => {
             let detail = ran.detail.clone();
@@ -586,14 +589,27 @@ impl<'e> CallRecord<'e> {
             }
             Ended::Stopped { error, partial } => {
                 let mut content = vec![ContentBlock::text(error.message.clone())];
-                let output = partial.map(|ran| {
-                    let (so_far, output) = capped(ran);
-                    content.push(ContentBlock::text(
-                        "What the call produced before it stopped:",
-                    ));
-                    content.extend(so_far);
-                    output
-                });
+                let output = match partial {
+                    Some(Partial::Ran(ran)) => {
+                        let (so_far, output) = capped(ran);
+                        content.push(ContentBlock::text(
+                            "What the call produced before it stopped:",
+                        ));
+                        content.extend(so_far);
+                        Some(output)
+                    }
+                    // The tool's own account of how it stopped (e.g. the output so far) says
+                    // more than the generic message.
+                    Some(Partial::Said(said)) if said.code == error.code => {
+                        content = vec![ContentBlock::text(said.message)];
+                        None
+                    }
+                    Some(Partial::Said(said)) => {
+                        content.push(ContentBlock::text(said.message));
+                        None
+                    }
+                    None => None,
+                };
                 (status_of(&error), Some(error), content, output)
             }
         };

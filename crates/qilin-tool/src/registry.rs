@@ -52,11 +52,14 @@ pub(crate) struct Ran {
     pub detail: Option<Detail>,
 }
 
+/// How a tool's run ends: its output, or its error with the detail to show.
+pub(crate) type RunResult = Result<Ran, (ToolError, Option<Detail>)>;
+
 /// A call whose arguments have been decoded into the tool's type.
 pub(crate) trait PreparedCall: Send + Sync {
     fn presentation(&self) -> CallPresentation;
     fn before_detail(&self) -> Option<Detail>;
-    fn run(&self, cx: ToolContext) -> BoxFuture<'static, Result<Ran, (ToolError, Option<Detail>)>>;
+    fn run(&self, cx: ToolContext) -> BoxFuture<'static, RunResult>;
     fn error_detail(&self, error: &ToolError) -> Option<Detail>;
 }
 
@@ -90,7 +93,7 @@ impl<T: Tool> PreparedCall for Prepared<T> {
         self.tool.before_detail(&self.args)
     }
 
-    fn run(&self, cx: ToolContext) -> BoxFuture<'static, Result<Ran, (ToolError, Option<Detail>)>> {
+    fn run(&self, cx: ToolContext) -> BoxFuture<'static, RunResult> {
         let tool = Arc::clone(&self.tool);
         let args = Arc::clone(&self.args);
         Box::pin(async move {

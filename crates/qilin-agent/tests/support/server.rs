@@ -5,10 +5,13 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// The server's address and the request bodies it received, in order.
+/// The server's address and the request bodies it received, in order (parsed, and as the
+/// bytes that arrived).
 pub struct FakeProvider {
     pub base_url: String,
     pub requests: Arc<Mutex<Vec<serde_json::Value>>>,
+    #[allow(dead_code)]
+    pub raw: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 /// Starts a server on 127.0.0.1 answering request N with `answers[N]` as `text/event-stream`.
@@ -16,7 +19,9 @@ pub async fn serve(answers: Vec<String>) -> FakeProvider {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
+    let raw = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&requests);
+    let seen_raw = Arc::clone(&raw);
     tokio::spawn(async move {
         for answer in answers {
             let Ok((mut socket, _)) = listener.accept().await else {
@@ -26,6 +31,7 @@ pub async fn serve(answers: Vec<String>) -> FakeProvider {
             seen.lock()
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap());
+            seen_raw.lock().unwrap().push(body);
             let head =
                 "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
             socket.write_all(head.as_bytes()).await.unwrap();
@@ -33,7 +39,11 @@ pub async fn serve(answers: Vec<String>) -> FakeProvider {
             socket.shutdown().await.unwrap();
         }
     });
-    FakeProvider { base_url, requests }
+    FakeProvider {
+        base_url,
+        requests,
+        raw,
+    }
 }
 
 async fn read_request_body(socket: &mut TcpStream) -> Vec<u8> {
