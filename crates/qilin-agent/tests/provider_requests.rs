@@ -304,3 +304,81 @@ async fn openai_compatible_arguments_that_are_not_json_come_back_as_an_error_res
     let content = answer["content"].as_str().unwrap();
     assert!(content.contains("not valid JSON"), "{content}");
 }
+
+/// An OpenAI stream: `content` as text (if any), then one `echo` call with exactly
+/// `arguments` (if any), then `finish_reason`.
+fn openai_answer(content: &str, arguments: Option<&str>, finish_reason: &str) -> String {
+    let mut chunks = Vec::new();
+    if !content.is_empty() {
+        chunks.push(json!({"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":content},"finish_reason":null}]}).to_string());
+    }
+    if let Some(arguments) = arguments {
+        chunks.push(json!({"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_cut","type":"function","function":{"name":"echo","arguments":arguments}}]},"finish_reason":null}]}).to_string());
+    }
+    chunks.push(json!({"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":finish_reason}]}).to_string());
+    chunks.push("[DONE]".to_string());
+    let events: Vec<(Option<&str>, &str)> = chunks.iter().map(|c| (None, c.as_str())).collect();
+    sse(&events)
+}
+
+async fn openai_turn(answers: Vec<String>) -> (qilin_agent::TurnSummary, Vec<Value>) {
+    let server = serve(answers).await;
+    let provider = OpenAiProvider::new(OpenAiConfig::new(
+        format!("{}/v1", server.base_url),
+        Some("k".into()),
+    ))
+    .unwrap();
+    let mut registry = ToolRegistry::new();
+    registry.register(Echo).unwrap();
+    let tools = registry.tools_list(["echo"]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let session = Arc::new(Session::new("s", dir.path(), dir.path().join("data")));
+    let agent = Agent::new(
+        Arc::new(provider),
+        AgentPrompt {
+            system: "Be brief.".into(),
+            tools,
+        },
+        Executor::new(Arc::new(registry), session),
+        LoopSettings {
+            model: "m".into(),
+            max_steps: 5,
+            max_tokens: Some(64),
+        },
+    );
+    let summary = agent.run_turn("Go.", CancellationToken::new()).await;
+    let requests = server.requests.lock().unwrap().clone();
+    (summary, requests)
+}
+
+#[tokio::test]
+async fn a_call_cut_by_the_token_limit_is_told_as_cut_and_the_turn_goes_on() {
+    let (summary, requests) = openai_turn(vec![
+        openai_answer("Writing.", Some(r#"{"text": "a very long te"#), "length"),
+        openai_answer("Sent a shorter one.", None, "stop"),
+    ])
+    .await;
+    assert_eq!(summary.reason, FinishReason::Completed);
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let told = messages.iter().find(|m| m["role"] == "tool").unwrap()["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        told.contains("cut off by the model's output token limit"),
+        "{told}"
+    );
+    assert!(!told.contains("not valid JSON"), "{told}");
+}
+
+#[tokio::test]
+async fn an_answer_cut_by_the_token_limit_ends_the_turn_as_such() {
+    let (summary, _) = openai_turn(vec![openai_answer("The answer is", None, "length")]).await;
+    assert_eq!(summary.reason, FinishReason::MaxTokens);
+    assert!(summary.error.unwrap().contains("token limit"));
+}
+
+#[tokio::test]
+async fn a_filtered_answer_ends_the_turn_as_refused() {
+    let (summary, _) = openai_turn(vec![openai_answer("I can't", None, "content_filter")]).await;
+    assert_eq!(summary.reason, FinishReason::Refused);
+}

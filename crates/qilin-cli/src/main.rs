@@ -44,7 +44,25 @@ enum Command {
     Check(commands::check::CheckArgs),
 }
 
+/// Sends the libraries' traces to standard error when `QILIN_LOG` asks for them (a filter such
+/// as `debug` or `qilin_tool=debug,qilin_runtime=info`).
+fn trace_to_stderr() {
+    let Ok(filter) = std::env::var("QILIN_LOG") else {
+        return;
+    };
+    match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(filter) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init(),
+        Err(err) => {
+            eprintln!("warning: QILIN_LOG={filter} is not a trace filter ({err}); no traces")
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    trace_to_stderr();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),

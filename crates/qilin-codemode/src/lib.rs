@@ -11,7 +11,6 @@ mod calls;
 mod convert;
 mod error;
 mod in_process;
-mod limits;
 mod output;
 mod pool;
 mod run;
@@ -24,8 +23,8 @@ pub mod worker;
 
 pub use convert::{json_to_monty, monty_to_json};
 pub use error::CodeError;
-pub use limits::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use pool::{PoolOptions, WorkerPool};
+pub use qilin_tool::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox};
 pub use run_code::{RunCode, RunCodeArgs};
 pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};

@@ -5,10 +5,10 @@
 
 use crate::RuntimeError;
 use include_dir::{Dir, include_dir};
-use qilin_codemode::{CodeLimits, CodeMode, RunCode};
+use qilin_codemode::{CodeMode, RunCode};
 use qilin_skill::{
-    Agent, CodeLimitsConfig, RootOrigin, SkillDiscovery, SkillRoot, SkillSet, SkillTool,
-    agent_skill_set, discover, skill_roots,
+    Agent, RootOrigin, SkillDiscovery, SkillRoot, SkillSet, SkillTool, agent_skill_set, discover,
+    skill_roots,
 };
 use qilin_tool::ToolRegistry;
 use std::path::{Path, PathBuf};
@@ -220,27 +220,4 @@ pub fn agent_registry(
             .expect("`run_code` is not a built-in tool's name");
     }
     Ok(registry)
-}
-
-/// The code-mode limits an agent file asks for, on top of the defaults.
-pub fn code_limits(config: &CodeLimitsConfig) -> CodeLimits {
-    let defaults = CodeLimits::default();
-    CodeLimits {
-        wall_time_ms: config.wall_time_ms.unwrap_or(defaults.wall_time_ms),
-        memory_mb: config.memory_mb.unwrap_or(defaults.memory_mb),
-        max_recursion_depth: config
-            .max_recursion_depth
-            .map_or(defaults.max_recursion_depth, |d| d as usize),
-        max_tool_calls: config
-            .max_tool_calls
-            .map_or(defaults.max_tool_calls, |n| n as usize),
-        max_output_bytes: config
-            .max_output_bytes
-            .map_or(defaults.max_output_bytes, |n| {
-                usize::try_from(n).unwrap_or(usize::MAX)
-            }),
-        max_concurrency: config
-            .max_concurrency
-            .map_or(defaults.max_concurrency, |n| n as usize),
-    }
 }

@@ -2,7 +2,7 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
-use crate::assembly::{agent_registry, code_limits, discover_skills, full_registry};
+use crate::assembly::{agent_registry, discover_skills, full_registry};
 use crate::runtime::read_all;
 use crate::{Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
@@ -187,7 +187,7 @@ impl SessionBuilder {
         };
         let code_mode = agent
             .code_mode
-            .then(|| sandbox.code_mode(code_limits(&agent.limits.code)));
+            .then(|| sandbox.code_mode(agent.limits.code));
         let registry = agent_registry(&agent, &skills, code_mode)?;
         let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
         let (provider, model_name, model_label) = match self.model {

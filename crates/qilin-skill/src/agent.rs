@@ -274,7 +274,7 @@ impl Agent {
         check_available(&raw.skills.available, &source, skills, &mut errors);
         check_code_tools(&raw, &source, registry, &mut errors, &mut warnings);
         let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
-        if !raw.code_mode && !raw.limits.code.is_empty() {
+        if !raw.code_mode && raw.limits.code != qilin_tool::CodeLimits::default() {
             warnings.push(Diagnostic::warning(
                 DiagnosticKind::CodeLimitsWithoutCodeMode,
                 path,

@@ -28,7 +28,7 @@ pub use agent::{
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
-pub use limits::{CodeLimitsConfig, Limits};
+pub use limits::Limits;
 pub use prompt::{
     AssembledPrompt, PromptError, RUN_CODE_TOOL, SKILL_TOOL, agent_skill_set, assemble_prompt,
     estimate_tokens,

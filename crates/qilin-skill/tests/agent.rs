@@ -79,9 +79,13 @@ fn a_complete_agent_file_loads_with_every_section() {
     assert_eq!(agent.preload[1].content, "# Regions\nemea, apac\n");
     assert!(agent.code_mode);
     assert_eq!(agent.limits.max_steps, Some(30));
-    assert_eq!(agent.limits.code.wall_time_ms, Some(20000));
-    assert_eq!(agent.limits.code.max_tool_calls, Some(50));
-    assert_eq!(agent.limits.code.memory_mb, None);
+    assert_eq!(agent.limits.code.wall_time_ms, 20000);
+    assert_eq!(agent.limits.code.max_tool_calls, 50);
+    assert_eq!(
+        agent.limits.code.memory_mb,
+        qilin_tool::CodeLimits::default().memory_mb,
+        "an absent limit keeps its default"
+    );
     assert!(matches!(
         agent
             .policy

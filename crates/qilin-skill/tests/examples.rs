@@ -75,7 +75,7 @@ fn the_analyst_works_in_code_mode_with_its_skill_preloaded() {
     assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
     let agent = loaded.value;
     assert!(agent.code_mode);
-    assert_eq!(agent.limits.code.max_tool_calls, Some(50));
+    assert_eq!(agent.limits.code.max_tool_calls, 50);
     let prompt = assemble_prompt(&agent, &skills.skills, &registry).unwrap();
     let tools: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(tools, ["skill", "run_code"]);

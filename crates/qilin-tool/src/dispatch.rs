@@ -31,6 +31,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// The name of the tool that runs code; code can never call it.
 pub const RUN_CODE: &str = "run_code";
@@ -245,6 +246,28 @@ impl Executor {
 
     /// Dispatches one call; cancelling `cancel` ends it with `INTERRUPTED`.
     pub async fn dispatch_cancellable(
+        &self,
+        call: ToolCall,
+        caller: Caller,
+        cancel: CancellationToken,
+    ) -> CallOutcome {
+        let span = tracing::debug_span!(
+            "call",
+            call = %call.call_id,
+            tool = %call.name,
+            parent = caller.parent_call_id().as_deref().unwrap_or(""),
+        );
+        let outcome = self
+            .dispatch_in(call, caller, cancel)
+            .instrument(span)
+            .await;
+        if let Some(error) = &outcome.error {
+            tracing::debug!(call = %outcome.call_id, code = %error.code, "call ended without success");
+        }
+        outcome
+    }
+
+    async fn dispatch_in(
         &self,
         call: ToolCall,
         caller: Caller,

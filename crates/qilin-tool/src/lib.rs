@@ -8,6 +8,7 @@
 
 extern crate self as qilin_tool;
 
+mod code_limits;
 mod context;
 mod definition;
 mod dispatch;
@@ -20,6 +21,7 @@ mod schema;
 mod suggest;
 mod tool;
 
+pub use code_limits::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
 pub use dispatch::{

@@ -6,13 +6,14 @@ use qilin_protocol::{
 };
 use qilin_test_tools::Echo;
 use qilin_tool::{
-    Caller, ExecConfig, Executor, OutputCap, PolicyConfig, RulePolicy, Session, Tool, ToolCall,
-    ToolContext, ToolError, ToolRegistry, ToolResult,
+    Caller, ExecConfig, Executor, OutputCap, PolicyConfig, RequestReply, Requests, RulePolicy,
+    Session, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, ToolResult,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
@@ -84,6 +85,13 @@ impl Tool for Behave {
                 tokio::time::sleep(Duration::from_millis(args.amount)).await;
                 Ok("slept".into())
             }
+            "track" => {
+                let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+                MOST_RUNNING.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(args.amount)).await;
+                RUNNING.fetch_sub(1, Ordering::SeqCst);
+                Ok("tracked".into())
+            }
             "panic" => panic!("the tool broke on purpose"),
             "fail" => Err(ToolError::failed("the disk is full")),
             "flood" => {
@@ -99,6 +107,10 @@ impl Tool for Behave {
     }
 }
 
+/// Calls of mode `track` running now, and the most that ever ran at once.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static MOST_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
 struct Harness {
     executor: Executor,
     events: UnboundedReceiver<Event>,
@@ -106,12 +118,18 @@ struct Harness {
 }
 
 fn harness(config: ExecConfig, policy: Option<PolicyConfig>) -> Harness {
+    harness_with(config, policy, Requests::unattended())
+}
+
+fn harness_with(config: ExecConfig, policy: Option<PolicyConfig>, requests: Requests) -> Harness {
     let mut registry = ToolRegistry::new();
     registry.register(Echo).unwrap();
     registry.register(CrmLookup).unwrap();
     registry.register(Behave).unwrap();
     let data = tempfile::tempdir().unwrap();
-    let session = Arc::new(Session::new("s1", data.path(), data.path().join("session")));
+    let session = Arc::new(
+        Session::new("s1", data.path(), data.path().join("session")).with_requests(requests),
+    );
     let events = session.events().subscribe();
     let reviewer: Arc<dyn qilin_tool::Reviewer> = match policy {
         Some(policy) => Arc::new(RulePolicy::new(policy).unwrap()),
@@ -495,4 +513,145 @@ async fn a_rejected_call_is_recorded_like_any_refusal() {
         panic!()
     };
     assert_eq!(result.error_code, Some(ErrorCode::InvalidArguments));
+}
+
+#[tokio::test]
+async fn a_dispatch_dropped_half_way_still_records_its_result() {
+    let mut h = harness(ExecConfig::default(), None);
+    let executor = h.executor.clone();
+    let running = tokio::spawn(async move {
+        executor
+            .dispatch(
+                call("c1", "behave", json!({"mode": "sleep", "amount": 10_000})),
+                Caller::Direct,
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    running.abort();
+    let _ = running.await;
+    let events = drain(&mut h.events);
+    let kinds: Vec<&str> = events.iter().map(|e| e.body.kind()).collect();
+    assert_eq!(kinds, ["tool.start", "tool.result"]);
+    let EventBody::ToolResult(result) = &events[1].body else {
+        panic!()
+    };
+    assert_eq!(result.status, CallStatus::Interrupted);
+    assert!(text(&result.content).contains("stopped before it finished"));
+}
+
+#[tokio::test]
+async fn the_deadline_counts_from_the_approval_not_from_the_request() {
+    let config = ExecConfig {
+        timeout: Some(Duration::from_millis(300)),
+        ..ExecConfig::default()
+    };
+    let policy: PolicyConfig = serde_json::from_value(
+        json!({"rules": [{"tool": "behave", "decision": "ask", "reason": "check first"}]}),
+    )
+    .unwrap();
+    let mut h = harness_with(config, Some(policy), Requests::attended());
+    let executor = h.executor.clone();
+    let mut watching = executor.session().events().subscribe();
+    let approver = tokio::spawn(async move {
+        while let Some(event) = watching.recv().await {
+            if let EventBody::RequestOpened(opened) = event.body {
+                // The person takes longer than the call's whole limit to decide.
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                let session = executor.session();
+                session
+                    .requests()
+                    .resolve(
+                        session.events(),
+                        &opened.request_id,
+                        RequestReply::Approve,
+                        "me",
+                    )
+                    .unwrap();
+                return;
+            }
+        }
+    });
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c1", "behave", json!({"mode": "sleep", "amount": 100})),
+            Caller::Direct,
+        )
+        .await;
+    approver.await.unwrap();
+    assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
+    let kinds: Vec<&str> = drain(&mut h.events).iter().map(|e| e.body.kind()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool.start",
+            "request.opened",
+            "request.resolved",
+            "tool.result"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_declined_approval_is_a_denial_with_what_the_user_said() {
+    let policy: PolicyConfig = serde_json::from_value(
+        json!({"rules": [{"tool": "echo", "decision": "ask", "reason": "check first"}]}),
+    )
+    .unwrap();
+    let h = harness_with(ExecConfig::default(), Some(policy), Requests::attended());
+    let executor = h.executor.clone();
+    let mut watching = executor.session().events().subscribe();
+    tokio::spawn(async move {
+        while let Some(event) = watching.recv().await {
+            if let EventBody::RequestOpened(opened) = event.body {
+                let session = executor.session();
+                let reply = RequestReply::Deny {
+                    reason: Some("use the staging copy".into()),
+                };
+                session
+                    .requests()
+                    .resolve(session.events(), &opened.request_id, reply, "me")
+                    .unwrap();
+            }
+        }
+    });
+    let outcome = h
+        .executor
+        .dispatch(call("c1", "echo", json!({"text": "x"})), Caller::Direct)
+        .await;
+    assert_eq!(outcome.status, CallStatus::Denied);
+    let message = outcome.error.unwrap().message;
+    assert!(
+        message.contains("declined this call, saying: use the staging copy"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_session_runs_at_most_its_limit_of_direct_calls_at_once() {
+    let config = ExecConfig {
+        max_running_calls: 2,
+        ..ExecConfig::default()
+    };
+    let h = harness(config, None);
+    let calls = (0..8).map(|n| {
+        let executor = h.executor.clone();
+        tokio::spawn(async move {
+            executor
+                .dispatch(
+                    call(
+                        &format!("c{n}"),
+                        "behave",
+                        json!({"mode": "track", "amount": 40}),
+                    ),
+                    Caller::Direct,
+                )
+                .await
+        })
+    });
+    for outcome in futures_util::future::join_all(calls).await {
+        assert_eq!(outcome.unwrap().status, CallStatus::Ok);
+    }
+    assert_eq!(MOST_RUNNING.load(Ordering::SeqCst), 2);
 }

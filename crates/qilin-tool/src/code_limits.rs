@@ -1,16 +1,18 @@
-//! The caps on one `run_code` run.
+//! The caps on one `run_code` run: declared once, here, where both the agent file (which sets
+//! them) and code mode (which enforces them) can see them.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The deepest Python recursion a run may reach. Monty keeps Python frames on the heap, but
 /// unwinding a very deep stack recurses natively; above this a worker can overflow its stack.
 pub const MAX_SAFE_RECURSION_DEPTH: usize = 2_000;
 
-/// The caps on one `run_code` run, configurable per agent. Each cap, when reached, ends the
-/// run with an error that names it. Field names match the `code:` limits of an agent file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// The caps on one `run_code` run, configurable per agent (`limits.code` in an agent file,
+/// each field absent there keeping its default). Each cap, when reached, ends the run with an
+/// error that names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default)]
 pub struct CodeLimits {
     /// Wall time of the code itself in milliseconds; time spent inside tool calls is not
     /// counted (each tool call has the execution layer's own timeout). Default 10 000.
@@ -90,8 +92,9 @@ mod tests {
         assert_eq!(limits.wall_time_ms, 500);
         assert_eq!(limits.max_concurrency, 2);
         assert_eq!(limits.max_tool_calls, CodeLimits::default().max_tool_calls);
-        let unknown = serde_json::from_str::<CodeLimits>(r#"{"wall_time": 5}"#).unwrap_err();
-        assert!(unknown.to_string().contains("wall_time"), "{unknown}");
+        // An unknown key is left to the agent file's loader, which warns about it by name.
+        let unknown = serde_json::from_str::<CodeLimits>(r#"{"wall_time": 5}"#).unwrap();
+        assert_eq!(unknown, CodeLimits::default());
     }
 
     #[test]
