@@ -21,8 +21,12 @@ static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one turn of an agent, rendered as it happens; Ctrl-C interrupts it.
+    /// Run an agent: one turn of a prompt, or a conversation; `--resume ID` or `--continue`
+    /// carries on a stored session. Ctrl-C interrupts the turn.
     Run(commands::run::RunArgs),
+    /// List the stored sessions of a workspace, show one, or export its event log.
+    #[command(subcommand)]
+    Sessions(commands::sessions::SessionsCommand),
     /// A scripted agent tours the bundled example workspace, offline and with no key.
     Demo(commands::demo::DemoArgs),
     /// Run Python code against the built-in tools, as `run_code` does.
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
+        Command::Sessions(command) => commands::sessions::run(command),
         Command::Demo(args) => commands::demo::run(args),
         Command::Code(command) => commands::code::run(command),
         Command::Subprocess => return commands::code::serve_worker(),
