@@ -160,6 +160,7 @@ impl Agent {
             tools: self.prompt.tools.clone(),
             messages: history.clone(),
             max_tokens: self.settings.max_tokens,
+            reasoning: None,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();
@@ -208,6 +209,7 @@ impl Agent {
                 }
                 Some(Ok(ModelEvent::Usage(reported))) => usage = reported,
                 Some(Ok(ModelEvent::Finished { .. })) => finished = true,
+                Some(Ok(ModelEvent::ReasoningDelta(_) | ModelEvent::ReasoningBlock(_))) => {}
                 Some(Err(err)) => {
                     failure = Some(format!("the model failed: {err}"));
                     break;

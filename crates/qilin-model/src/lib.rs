@@ -36,10 +36,12 @@ mod transport;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::ModelError;
-pub use event::{ModelEvent, StopReason};
+pub use event::{ModelEvent, Reasoning, StopReason};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelStream};
-pub use request::{Message, ModelRequest, ToolCall, ToolCallResult};
+pub use request::{
+    Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCall, ToolCallResult,
+};
 pub use response::ModelResponse;
 pub use retry::RetryPolicy;
 pub use scripted::{

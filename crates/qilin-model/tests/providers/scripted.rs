@@ -118,6 +118,7 @@ async fn text_and_arguments_stream_in_small_pieces_with_every_call_ended() {
             ModelEvent::ToolCallEnd { .. } => Some("end"),
             ModelEvent::Usage(_) => Some("usage"),
             ModelEvent::Finished { .. } => Some("finished"),
+            ModelEvent::ReasoningDelta(_) | ModelEvent::ReasoningBlock(_) => Some("reasoning"),
         })
         .collect();
     assert_eq!(shape, ["start", "end", "start", "end", "usage", "finished"]);
@@ -199,8 +200,11 @@ fn the_documented_example_loads() {
     let start = doc.find("```yaml\n").expect("a yaml example") + "```yaml\n".len();
     let end = start + doc[start..].find("```").expect("the example's end");
     let script = parse(&doc[start..end]).expect("the documented example");
-    assert_eq!(script.turns().len(), 3);
+    assert_eq!(script.turns().len(), 4);
     assert_eq!(script.chunk_delay(), Duration::from_millis(15));
+    let cut = &script.turns()[3];
+    assert_eq!(cut.think, "The file is long; I will write it in one call.");
+    assert_eq!(cut.stop, Some(qilin_model::StopReason::MaxTokens));
     assert_eq!(script.turns()[1].calls[0].id, "call_3");
     assert_eq!(
         script.turns()[0].calls[1].arguments,
