@@ -218,3 +218,41 @@ fn the_documented_example_loads() {
         .to_string();
     assert_eq!(shown_error, actual);
 }
+
+#[tokio::test]
+async fn a_turn_can_reason_first_and_name_its_stop_reason() {
+    let script = parse(
+        "turns:\n  - think: Write it all at once.\n    calls:\n      - tool: write\n        raw: '{\"path\": \"a.md\", \"content\": \"# A'\n    stop: max_tokens\n  - say: Sorry, no.\n    stop: refusal\n",
+    )
+    .expect("script");
+    let model = ScriptedProvider::new(script);
+    let got = events(model.stream(first_request("scripted"))).await;
+    assert_eq!(
+        got[..3],
+        [
+            ModelEvent::ReasoningDelta("Write it all".into()),
+            ModelEvent::ReasoningDelta(" at once.".into()),
+            ModelEvent::ReasoningBlock(qilin_model::Reasoning::Text {
+                text: "Write it all at once.".into(),
+                signature: None,
+            }),
+        ]
+    );
+    assert!(got.contains(&ModelEvent::ToolCallEnd {
+        id: "call_1".into()
+    }));
+    assert_eq!(
+        got.last(),
+        Some(&ModelEvent::Finished {
+            stop_reason: StopReason::MaxTokens
+        })
+    );
+    let refusal = response(model.stream(first_request("scripted"))).await;
+    assert_eq!(refusal.text, "Sorry, no.");
+    assert_eq!(refusal.stop_reason, Some(StopReason::Refusal));
+    let err = error_of("turns:\n  - say: hi\n    stop: done\n");
+    assert!(
+        err.contains("`stop: done` is not a stop reason; write one of end_turn, tool_use"),
+        "{err}"
+    );
+}
