@@ -82,30 +82,51 @@ fn a_wrongly_typed_value_names_its_line_offset_by_the_opening_delimiter() {
         )],
     );
     let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(4), "{error}");
-    assert!(error.message.contains("description"), "{error}");
+    assert_eq!(error.line, Some(3), "{error}");
+    assert!(
+        error.message.contains("`description` must be text"),
+        "{error}"
+    );
+}
+
+/// The one warning of a skill that loaded.
+fn only_warning(found: &qilin_skill::SkillDiscovery) -> &Diagnostic {
+    let [warning] = found.diagnostics.as_slice() else {
+        panic!("expected one warning, got {:#?}", found.diagnostics);
+    };
+    assert_eq!(warning.severity, Severity::Warning, "{warning}");
+    warning
 }
 
 #[test]
-fn a_name_that_differs_from_its_folder_is_an_error_at_the_name_line() {
+fn a_name_that_differs_from_its_folder_loads_under_it_with_a_warning_at_the_name_line() {
     let ws = tempfile::tempdir().unwrap();
     write_files(
         &ws.path().join(".qilin/skills/pdf-tools"),
         &[("SKILL.md", "---\ndescription: PDFs\nname: pdf\n---\n")],
     );
-    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("folder `pdf-tools`"), "{error}");
+    let found = discover_workspace(ws.path());
+    assert!(found.skills.get("pdf").is_some());
+    let warning = only_warning(&found);
+    assert_eq!(warning.kind, DiagnosticKind::NameNotFolder);
+    assert_eq!(warning.line, Some(3));
+    assert!(warning.message.contains("folder `pdf-tools`"), "{warning}");
 }
 
 #[test]
-fn an_over_long_description_is_an_error_that_gives_the_limit() {
+fn an_over_long_description_loads_whole_with_a_warning_that_gives_the_limit() {
     let ws = tempfile::tempdir().unwrap();
     write_skill(ws.path(), "wordy", &"x".repeat(1025), "body");
-    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("1025 characters"), "{error}");
-    assert!(error.message.contains("1 to 1024"), "{error}");
+    let found = discover_workspace(ws.path());
+    assert_eq!(found.skills.get("wordy").unwrap().description.len(), 1025);
+    let warning = only_warning(&found);
+    assert_eq!(warning.kind, DiagnosticKind::LongDescription);
+    assert_eq!(warning.line, Some(3));
+    assert!(warning.message.contains("1025 characters"), "{warning}");
+    assert!(
+        warning.message.contains("over the format's 1024"),
+        "{warning}"
+    );
 }
 
 #[test]
