@@ -26,10 +26,13 @@ pub use agent::{
     Agent, AgentError, AvailableSkills, CompiledPolicy, DEFAULT_CATALOG_TOKENS, PreloadedFile,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
-pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
+pub use discovery::{
+    AgentDiagnostics, RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots,
+};
 pub use limits::{CodeLimitsConfig, Limits};
 pub use prompt::{
-    AssembledPrompt, PromptError, RUN_CODE_TOOL, SKILL_TOOL, assemble_prompt, estimate_tokens,
+    AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,
+    SKILL_TOOL, assemble_prompt, estimate_tokens,
 };
 pub use skill::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, SKILL_FILE, Skill,

@@ -370,3 +370,54 @@ fn symlinks_left_out_of_a_skill_are_told_apart_by_their_kind() {
         found.diagnostics
     );
 }
+
+#[test]
+fn a_run_shows_the_diagnostics_of_the_skills_its_agent_uses_and_counts_the_rest() {
+    let ws = tempfile::tempdir().unwrap();
+    let skills = ws.path().join(".qilin/skills");
+    write_skill(ws.path(), "good", "Clean.", "body");
+    write_files(
+        &skills.join("renamed"),
+        &[(
+            "SKILL.md",
+            &skill_md("renamed-skill", "Named apart.", "body"),
+        )],
+    );
+    write_files(
+        &skills.join("Other Notes"),
+        &[("SKILL.md", &skill_md("Other Notes", "Capitals.", "body"))],
+    );
+    write_files(&skills.join("broken"), &[("SKILL.md", "no front matter")]);
+    let found = discover_workspace(ws.path());
+    assert_eq!(found.diagnostics.len(), 3, "{:#?}", found.diagnostics);
+    let registry = common::registry_with(&found);
+    let shown = |agent: &str| {
+        let path = ws.path().join("a.agent");
+        std::fs::write(&path, agent).unwrap();
+        let agent = qilin_skill::Agent::load(&path, &found.skills, &registry)
+            .unwrap()
+            .value;
+        let picked = found.diagnostics_for(&agent);
+        let kinds: Vec<DiagnosticKind> = picked.relevant.iter().map(|d| d.kind).collect();
+        (kinds, picked.others)
+    };
+    assert_eq!(
+        shown("name: a\ninstructions: hi\nskills:\n  available: [good, renamed-skill]\n"),
+        (vec![DiagnosticKind::NameNotFolder], 2)
+    );
+    assert_eq!(
+        shown(
+            "name: a\ninstructions: hi\nskills:\n  available: []\n  preload:\n    - name: Other Notes\n"
+        ),
+        (vec![DiagnosticKind::NonstandardName], 2)
+    );
+    assert_eq!(
+        shown("name: a\ninstructions: hi\nskills:\n  available: []\n"),
+        (vec![], 3)
+    );
+    assert_eq!(
+        shown("name: a\ninstructions: hi\n"),
+        (vec![DiagnosticKind::InvalidSkill], 2),
+        "with `available: all`, the skills it lost; warnings are counted"
+    );
+}
