@@ -24,6 +24,11 @@ fn qilin_with_temp(home: &Path, temp: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `qilin agent prompt` of the agent file `file` in `ws`.
+fn agent_prompt(home: &Path, ws: &Path, file: &str) -> Output {
+    qilin(home, &["agent", "prompt", ws.join(file).to_str().unwrap()])
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -144,14 +149,7 @@ fn agent_prompt_succeeds_for_a_valid_agent_and_counts_the_findings_of_skills_it_
         "focused.agent",
         "name: focused\ninstructions: Only changelogs.\nskills:\n  available: [changelog]\n",
     );
-    let out = qilin(
-        home.path(),
-        &[
-            "agent",
-            "prompt",
-            ws.path().join("focused.agent").to_str().unwrap(),
-        ],
-    );
+    let out = agent_prompt(home.path(), ws.path(), "focused.agent");
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(stdout(&out).contains("- changelog: Keep CHANGELOG.md in order.\n"));
@@ -182,14 +180,7 @@ fn agent_prompt_says_which_skills_the_catalog_budget_left_out() {
         "tight.agent",
         "name: tight\ninstructions: hi\nskills:\n  catalog_tokens: 180\n  available: [cache-warmup, audit-log, billing-export]\n",
     );
-    let out = qilin(
-        home.path(),
-        &[
-            "agent",
-            "prompt",
-            ws.path().join("tight.agent").to_str().unwrap(),
-        ],
-    );
+    let out = agent_prompt(home.path(), ws.path(), "tight.agent");
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     let text = stdout(&out);
@@ -283,14 +274,7 @@ fn agent_prompt_reports_an_agent_error_with_file_and_line() {
         "bad.agent",
         "name: bad\ninstructions: x\nskills:\n  preload:\n    - name: release-notes\n      files: [reference/missing.md]\n",
     );
-    let out = qilin(
-        home.path(),
-        &[
-            "agent",
-            "prompt",
-            ws.path().join("bad.agent").to_str().unwrap(),
-        ],
-    );
+    let out = agent_prompt(home.path(), ws.path(), "bad.agent");
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("bad.agent:6: error:"), "{err}");

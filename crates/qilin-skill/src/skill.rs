@@ -194,17 +194,14 @@ impl Skill {
                 "`description` is empty; say what the skill teaches and when to read it",
             ));
         }
-        let description_chars = description.chars().count();
-        if description_chars > MAX_DESCRIPTION_CHARS {
-            warn(
-                DiagnosticKind::LongDescription,
-                "description",
-                format!(
-                    "`description` is {description_chars} characters, over the format's \
-                     {MAX_DESCRIPTION_CHARS}; the skill loads with all of it, but other clients \
-                     may refuse it: shorten it to what the skill teaches and when to read it"
-                ),
-            );
+        if let Some(message) = over_length(
+            "description",
+            &description,
+            MAX_DESCRIPTION_CHARS,
+            "the skill loads with all of it, but other clients may refuse it: shorten it to \
+             what the skill teaches and when to read it",
+        ) {
+            warn(DiagnosticKind::LongDescription, "description", message);
         }
 
         let written_name = raw.name.as_ref().and_then(scalar_text);
@@ -260,18 +257,11 @@ impl Skill {
         };
         let license = optional_text("license", raw.license.as_ref());
         let compatibility = optional_text("compatibility", raw.compatibility.as_ref());
-        if let Some(note) = &compatibility {
-            let chars = note.chars().count();
-            if chars > MAX_COMPATIBILITY_CHARS {
-                warn(
-                    DiagnosticKind::IgnoredField,
-                    "compatibility",
-                    format!(
-                        "`compatibility` is {chars} characters, over the format's \
-                         {MAX_COMPATIBILITY_CHARS}; it is kept, but other clients may refuse it"
-                    ),
-                );
-            }
+        if let Some(message) = compatibility.as_deref().and_then(|note| {
+            let kept = "it is kept, but other clients may refuse it";
+            over_length("compatibility", note, MAX_COMPATIBILITY_CHARS, kept)
+        }) {
+            warn(DiagnosticKind::IgnoredField, "compatibility", message);
         }
         let allowed = match raw.allowed_tools.as_ref().map(allowed_tools) {
             None => Vec::new(),
@@ -399,6 +389,14 @@ fn read_metadata(
         }
     }
     metadata
+}
+
+/// The warning for a `key` whose `text` is over the format's `max` characters, saying what
+/// happens (`consequence`); `None` within the limit.
+fn over_length(key: &str, text: &str, max: usize, consequence: &str) -> Option<String> {
+    let chars = text.chars().count();
+    (chars > max)
+        .then(|| format!("`{key}` is {chars} characters, over the format's {max}; {consequence}"))
 }
 
 /// `text` with each run of whitespace (line breaks included) as one space, trimmed.
