@@ -173,8 +173,8 @@ pub enum Message {
         /// in order. Each provider sends back what its API requires and leaves out the rest
         /// (another provider's reasoning included): Anthropic its signed and redacted
         /// thinking when the request turns thinking on; OpenAI-compatible servers unsigned
-        /// text as `reasoning_content` on a message with tool calls (which DeepSeek's thinking
-        /// mode requires).
+        /// text as `reasoning_content` on the assistant messages of a turn that called tools
+        /// (which DeepSeek's thinking mode requires).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reasoning: Vec<Reasoning>,
     },

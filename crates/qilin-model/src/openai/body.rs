@@ -12,16 +12,18 @@ use serde_json::{Value, json};
 /// `role: "tool"` message under its `tool_call_id`. `max_tokens` is sent as `max_tokens`,
 /// the field every compatible server reads; a reasoning setting as `reasoning_effort`.
 ///
-/// An assistant message with calls carries its unsigned reasoning as `reasoning_content`, the
-/// way the server sent it (DeepSeek's thinking mode refuses a conversation without it); no
-/// other message does, and reasoning with a signature (another provider's) never does, as
-/// servers that never sent the field (Groq, Cerebras) refuse it.
+/// The assistant messages of a turn (the messages between two user messages) in which the
+/// model called tools carry their unsigned reasoning as `reasoning_content`, the way the
+/// server sent it: DeepSeek's thinking mode refuses such a turn without it. No other message
+/// does, and reasoning with a signature (another provider's) never does, as servers that
+/// never sent the field (Groq, Cerebras) refuse it.
 pub(crate) fn request_body(request: &ModelRequest) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
-    for message in &request.messages {
+    let calling_turns = turns_with_calls(&request.messages);
+    for (message, in_calling_turn) in request.messages.iter().zip(calling_turns) {
         match message {
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
             Message::Assistant {
@@ -47,9 +49,9 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
                         })
                         .collect();
                     entry["tool_calls"] = Value::Array(calls);
-                    if let Some(text) = reasoning_content(reasoning) {
-                        entry["reasoning_content"] = Value::String(text);
-                    }
+                }
+                if in_calling_turn && let Some(text) = reasoning_content(reasoning) {
+                    entry["reasoning_content"] = Value::String(text);
                 }
                 messages.push(entry);
             }
@@ -94,6 +96,23 @@ pub(crate) fn request_body(request: &ModelRequest) -> Value {
         body["reasoning_effort"] = json!(reasoning.effort().as_str());
     }
     body
+}
+
+/// For each message, whether it belongs to a turn (the run of messages up to the next user
+/// message) in which an assistant message called tools.
+fn turns_with_calls(conversation: &[Message]) -> Vec<bool> {
+    let mut marks = vec![false; conversation.len()];
+    let mut start = 0;
+    for end in 0..=conversation.len() {
+        if end == conversation.len() || matches!(conversation[end], Message::User { .. }) {
+            let called = conversation[start..end].iter().any(|message| {
+                matches!(message, Message::Assistant { tool_calls, .. } if !tool_calls.is_empty())
+            });
+            marks[start..end].iter_mut().for_each(|mark| *mark = called);
+            start = end;
+        }
+    }
+    marks
 }
 
 /// The unsigned reasoning texts joined, when there are any: what the server streamed as

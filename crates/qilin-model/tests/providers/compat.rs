@@ -201,7 +201,7 @@ async fn openai_unknown_events_chunks_and_content_parts_are_skipped() {
 // ---- DeepSeek ----
 
 #[tokio::test]
-async fn deepseek_reasoning_streams_and_goes_back_with_the_call_it_led_to() {
+async fn deepseek_reasoning_streams_and_goes_back_in_every_turn_that_called_tools() {
     let server = replaying(
         &[
             "deepseek_thinking_tool_call.sse",
@@ -242,10 +242,17 @@ async fn deepseek_reasoning_streams_and_goes_back_with_the_call_it_led_to() {
     assert_eq!(last.reasoning_text, "Three hits, all in one file.");
     assert_eq!(last.usage.cache_read_tokens, 768, "prompt_cache_hit_tokens");
 
-    // A later turn: the answer without calls goes back without its reasoning.
+    // Later turns: the answer closing the turn that called tools goes back with its
+    // reasoning too; a turn without calls goes back without it.
     let mut third = second.clone();
     third.messages.push(last.to_message());
-    third.messages.push(Message::user("Thanks. Any FIXMEs?"));
+    third.messages.push(Message::user("Thanks. Is that a lot?"));
+    third.messages.push(Message::assistant_with_reasoning(
+        "Not for a file that size.",
+        Vec::new(),
+        vec![unsigned("Three is few.")],
+    ));
+    third.messages.push(Message::user("Any FIXMEs?"));
     response(model.stream(third)).await;
 
     let requests = server.requests();
@@ -264,7 +271,12 @@ async fn deepseek_reasoning_streams_and_goes_back_with_the_call_it_led_to() {
     assert_eq!(three[0]["reasoning_content"], reasoning);
     assert_eq!(
         *three[1],
-        json!({"role": "assistant", "content": "There are three TODO comments, all in src/main.rs."})
+        json!({"role": "assistant", "content": "There are three TODO comments, all in src/main.rs.",
+               "reasoning_content": "Three hits, all in one file."})
+    );
+    assert_eq!(
+        *three[2],
+        json!({"role": "assistant", "content": "Not for a file that size."})
     );
 }
 
