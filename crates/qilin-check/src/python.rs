@@ -11,7 +11,7 @@ use crate::literal::{self, Literal};
 use monty::MontyRun;
 use monty_types::CompileOptions;
 use ruff_python_ast::visitor::{Visitor, walk_expr};
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, ModModule};
 use ruff_text_size::Ranged;
 use serde_json::Value;
 
@@ -86,7 +86,7 @@ pub fn parse(code: &str) -> Result<(), CompileError> {
 /// (found in its syntax tree, or in its text when it does not parse).
 pub fn calls_sdk(code: &str) -> bool {
     match ruff_python_parser::parse_module(code) {
-        Ok(_) => !tool_calls(code).is_empty(),
+        Ok(parsed) => !calls_in(&parsed.into_syntax(), code).is_empty(),
         Err(_) => code.contains("sdk.tool.call"),
     }
 }
@@ -94,15 +94,20 @@ pub fn calls_sdk(code: &str) -> bool {
 /// Every `sdk.tool.call`/`call_async` in `code`, in source order; empty when the code does
 /// not parse (its compile error is reported instead).
 pub fn tool_calls(code: &str) -> Vec<ToolCallSite> {
-    let Ok(parsed) = ruff_python_parser::parse_module(code) else {
-        return Vec::new();
-    };
+    match ruff_python_parser::parse_module(code) {
+        Ok(parsed) => calls_in(&parsed.into_syntax(), code),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The `sdk.tool.call`/`call_async` calls in a parsed module of `code`.
+fn calls_in(module: &ModModule, code: &str) -> Vec<ToolCallSite> {
     let lines = LineIndex::new(code);
     let mut finder = CallFinder {
         lines: &lines,
         found: Vec::new(),
     };
-    for statement in &parsed.syntax().body {
+    for statement in &module.body {
         finder.visit_stmt(statement);
     }
     finder.found
