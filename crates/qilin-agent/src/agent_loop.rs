@@ -101,6 +101,7 @@ impl Agent {
         self.emit(EventBody::TurnStarted {
             turn_id: turn_id.clone(),
             prompt: prompt.to_string(),
+            client_turn_id: None,
         });
         history.push(Message::user(prompt));
         let mut summary = TurnSummary {
@@ -167,8 +168,8 @@ impl Agent {
         let mut calls: Vec<StepCall> = Vec::new();
         let mut usage = Usage::default();
         let mut failure: Option<String> = None;
-        let mut finished = false;
-        while !finished {
+        let mut stop_reason = None;
+        while stop_reason.is_none() {
             let next = tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
@@ -208,7 +209,11 @@ impl Agent {
                     }
                 }
                 Some(Ok(ModelEvent::Usage(reported))) => usage = reported,
-                Some(Ok(ModelEvent::Finished { .. })) => finished = true,
+                Some(Ok(ModelEvent::Finished {
+                    stop_reason: reason,
+                })) => {
+                    stop_reason = Some(wire_stop_reason(&reason));
+                }
                 Some(Ok(ModelEvent::ReasoningDelta(_) | ModelEvent::ReasoningBlock(_))) => {}
                 Some(Err(err)) => {
                     failure = Some(format!("the model failed: {err}"));
@@ -229,6 +234,7 @@ impl Agent {
             turn_id: turn_id.to_string(),
             step,
             usage,
+            stop_reason,
         });
         let made_calls = !calls.is_empty();
         if made_calls || !text.is_empty() {
@@ -378,4 +384,15 @@ fn add_usage(total: &mut Usage, step: Usage) {
     total.input_tokens += step.input_tokens;
     total.output_tokens += step.output_tokens;
     total.cache_read_tokens += step.cache_read_tokens;
+}
+
+fn wire_stop_reason(reason: &qilin_model::StopReason) -> qilin_protocol::StopReason {
+    match reason {
+        qilin_model::StopReason::EndTurn => qilin_protocol::StopReason::EndTurn,
+        qilin_model::StopReason::ToolUse => qilin_protocol::StopReason::ToolUse,
+        qilin_model::StopReason::MaxTokens => qilin_protocol::StopReason::MaxTokens,
+        qilin_model::StopReason::Refusal => qilin_protocol::StopReason::Refusal,
+        qilin_model::StopReason::ContentFilter => qilin_protocol::StopReason::ContentFilter,
+        qilin_model::StopReason::Other(_) => qilin_protocol::StopReason::Other,
+    }
 }

@@ -145,7 +145,9 @@ impl ConversationTree {
     /// Folds one more event into the tree.
     pub fn apply(&mut self, event: &Event) {
         match &event.body {
-            EventBody::TurnStarted { turn_id, prompt } => self.turns.push(TurnNode {
+            EventBody::TurnStarted {
+                turn_id, prompt, ..
+            } => self.turns.push(TurnNode {
                 turn_id: turn_id.clone(),
                 prompt: prompt.clone(),
                 items: Vec::new(),
@@ -160,7 +162,13 @@ impl ConversationTree {
                     turn.message = message.clone();
                 }
             }
-            EventBody::StepStarted { .. } | EventBody::StepFinished { .. } => {}
+            EventBody::SessionStarted(_)
+            | EventBody::StepStarted { .. }
+            | EventBody::StepFinished { .. }
+            | EventBody::StepReasoningDelta { .. }
+            | EventBody::StepReasoningEnd { .. }
+            | EventBody::RequestOpened(_)
+            | EventBody::RequestResolved(_) => {}
             EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text),
             EventBody::ToolPreparing(preparing) => {
                 if !self.index.contains_key(&preparing.call_id) {

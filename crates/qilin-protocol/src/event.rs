@@ -1,6 +1,10 @@
-use crate::{CallPresentation, ContentBlock, Detail, ErrorCode};
+use crate::{Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
+
+/// The version of this event vocabulary, recorded in every `session.started`. It changes when
+/// an event changes in a way an older reader would misread.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// One entry of a session's append-only event log.
 ///
@@ -11,6 +15,8 @@ pub struct Event {
     /// Position in the session's log, starting at 1.
     #[ts(type = "number")]
     pub seq: u64,
+    /// When it happened: RFC 3339 in UTC with milliseconds (`2026-11-30T17:05:16.123Z`).
+    pub time: String,
     /// What happened.
     #[serde(flatten)]
     pub body: EventBody,
@@ -20,6 +26,9 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type")]
 pub enum EventBody {
+    /// The session began: the first event of every log.
+    #[serde(rename = "session.started")]
+    SessionStarted(SessionStartedEvent),
     /// A user prompt started a turn.
     #[serde(rename = "turn.started", rename_all = "camelCase")]
     TurnStarted {
@@ -27,6 +36,10 @@ pub enum EventBody {
         turn_id: String,
         /// The user's prompt.
         prompt: String,
+        /// The id the client chose for this turn, so that a retried request starts no second turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        client_turn_id: Option<String>,
     },
     /// A turn ended.
     #[serde(rename = "turn.finished", rename_all = "camelCase")]
@@ -58,6 +71,33 @@ pub enum EventBody {
         /// The new text.
         text: String,
     },
+    /// The model streamed some of its reasoning (thinking) text.
+    #[serde(rename = "step.reasoning.delta", rename_all = "camelCase")]
+    StepReasoningDelta {
+        /// The turn's id.
+        turn_id: String,
+        /// Step number within the turn.
+        step: u32,
+        /// The new reasoning text.
+        text: String,
+    },
+    /// A block of reasoning ended. What the provider needs back verbatim (a signature, or a
+    /// redacted block's data) is kept here so that a resumed session sends it again.
+    #[serde(rename = "step.reasoning.end", rename_all = "camelCase")]
+    StepReasoningEnd {
+        /// The turn's id.
+        turn_id: String,
+        /// Step number within the turn.
+        step: u32,
+        /// The provider's signature over the block's text, when it gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        signature: Option<String>,
+        /// The opaque data of a block the provider redacted (its text is empty).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        redacted: Option<String>,
+    },
     /// The model finished a step.
     #[serde(rename = "step.finished", rename_all = "camelCase")]
     StepFinished {
@@ -65,8 +105,13 @@ pub enum EventBody {
         turn_id: String,
         /// Step number within the turn.
         step: u32,
-        /// Tokens used by the step.
+        /// Tokens used by the step (what the provider reported before a failure too).
         usage: Usage,
+        /// Why the model stopped; absent when the step ended without the model finishing
+        /// (an interrupt, a failed stream).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        stop_reason: Option<StopReason>,
     },
     /// The model named a tool and its arguments are streaming; nothing runs yet.
     #[serde(rename = "tool.preparing")]
@@ -80,6 +125,85 @@ pub enum EventBody {
     /// A call ended. Every `tool.start` has exactly one.
     #[serde(rename = "tool.result")]
     ToolResult(ToolResultEvent),
+    /// A call waits for a person: an approval the review policy asks for, or a `question`.
+    /// Until its `request.resolved`, the call is waiting, not running.
+    #[serde(rename = "request.opened")]
+    RequestOpened(RequestOpenedEvent),
+    /// A request was answered, or cancelled. Every `request.opened` has exactly one.
+    #[serde(rename = "request.resolved")]
+    RequestResolved(RequestResolvedEvent),
+}
+
+impl EventBody {
+    /// The event's `type` tag, as on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EventBody::SessionStarted(_) => "session.started",
+            EventBody::TurnStarted { .. } => "turn.started",
+            EventBody::TurnFinished { .. } => "turn.finished",
+            EventBody::StepStarted { .. } => "step.started",
+            EventBody::StepTextDelta { .. } => "step.text.delta",
+            EventBody::StepReasoningDelta { .. } => "step.reasoning.delta",
+            EventBody::StepReasoningEnd { .. } => "step.reasoning.end",
+            EventBody::StepFinished { .. } => "step.finished",
+            EventBody::ToolPreparing(_) => "tool.preparing",
+            EventBody::ToolStart(_) => "tool.start",
+            EventBody::ToolProgress(_) => "tool.progress",
+            EventBody::ToolResult(_) => "tool.result",
+            EventBody::RequestOpened(_) => "request.opened",
+            EventBody::RequestResolved(_) => "request.resolved",
+        }
+    }
+}
+
+/// The `session.started` event: what the session runs, recorded once at its start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStartedEvent {
+    /// The session's id.
+    pub session_id: String,
+    /// The [`PROTOCOL_VERSION`] the log is written in.
+    pub protocol_version: u32,
+    /// The agent the session runs.
+    pub agent: AgentInfo,
+    /// The model, as `provider:name` (`openai:gpt-4.1`, `scripted:demo.script.yaml`).
+    pub model: String,
+    /// The workspace folder, absolute.
+    pub workspace: String,
+}
+
+/// Which agent a session runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    /// The agent's name.
+    pub name: String,
+    /// The agent file, when the agent came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub file: Option<String>,
+    /// A hash of the agent file's contents (hex), to tell whether it changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub file_hash: Option<String>,
+}
+
+/// Why the model stopped a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its answer.
+    EndTurn,
+    /// The model asked for its tool calls to run.
+    ToolUse,
+    /// The answer reached the token limit and was cut.
+    MaxTokens,
+    /// The model refused to answer.
+    Refusal,
+    /// The provider's content filter stopped the answer.
+    ContentFilter,
+    /// A reason the provider named that Qilin does not know.
+    Other,
 }
 
 /// Why a turn ended.
@@ -90,8 +214,12 @@ pub enum FinishReason {
     Completed,
     /// The agent's step limit was reached.
     MaxSteps,
-    /// The user interrupted the turn.
+    /// The user interrupted the turn (or the process running it ended).
     Interrupted,
+    /// The model's answer reached the token limit.
+    MaxTokens,
+    /// The model refused, or the provider's content filter stopped the answer.
+    Refused,
     /// The model or the runtime failed.
     Error,
 }
@@ -219,4 +347,90 @@ pub struct ToolResultEvent {
     /// Wall time from dispatch to result, in milliseconds.
     #[ts(type = "number")]
     pub duration_ms: u64,
+}
+
+/// The `request.opened` event: a call waits for a person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestOpenedEvent {
+    /// The request's id, unique in the session; answers name it.
+    pub request_id: String,
+    /// The waiting call.
+    pub call_id: String,
+    /// The `run_code` call that made the waiting call, for a code-mode call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_call_id: Option<String>,
+    /// The waiting call's tool.
+    pub tool_name: String,
+    /// What is asked.
+    pub ask: RequestAsk,
+}
+
+/// What a request asks of a person.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestAsk {
+    /// May this call run? The review policy asks.
+    Approval {
+        /// Why the policy asks.
+        reason: String,
+        /// The call's friendly action and remark.
+        presentation: CallPresentation,
+        /// The call's arguments.
+        #[ts(type = "unknown")]
+        arguments: serde_json::Value,
+        /// The detail the call shows before it runs (a diff, a command).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        detail: Option<Detail>,
+    },
+    /// The `question` tool's questions.
+    Question {
+        /// The questions, in the order asked.
+        questions: Vec<Question>,
+    },
+}
+
+/// The `request.resolved` event: how a request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestResolvedEvent {
+    /// The request's id.
+    pub request_id: String,
+    /// The call that waited.
+    pub call_id: String,
+    /// The `run_code` call that made the waiting call, for a code-mode call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_call_id: Option<String>,
+    /// The answer, or why there is none.
+    pub resolution: RequestResolution,
+    /// Who resolved it: `runtime` for a cancellation, else what the answering host named
+    /// itself (`terminal`, a web client's id).
+    pub resolved_by: String,
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum RequestResolution {
+    /// The person allowed the call.
+    Approved,
+    /// The person refused the call.
+    Denied {
+        /// What the person said, told to the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason: Option<String>,
+    },
+    /// The person answered the questions.
+    Answered {
+        /// One answer per question, paired by id.
+        answers: Vec<Answer>,
+    },
+    /// The person dismissed the questions without answering.
+    Dismissed,
+    /// Nobody answered: the turn was interrupted or the process ended.
+    Cancelled,
 }

@@ -8,14 +8,17 @@ mod content;
 mod error;
 mod event;
 mod presentation;
+mod question;
 mod spill;
 pub mod typescript;
 
 pub use content::ContentBlock;
 pub use error::ErrorCode;
 pub use event::{
-    CallStatus, CallerKind, Event, EventBody, FinishReason, ToolPreparingEvent, ToolProgressEvent,
-    ToolResultEvent, ToolStartEvent, Usage,
+    AgentInfo, CallStatus, CallerKind, Event, EventBody, FinishReason, PROTOCOL_VERSION,
+    RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
+    StopReason, ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
 };
 pub use presentation::{CallPresentation, Detail};
+pub use question::{Answer, Question};
 pub use spill::{SpillNotice, parse_spill_notice, spill_notice};

@@ -40,15 +40,19 @@ impl EventLog {
             .unwrap_or_else(|poison| poison.into_inner());
         let seq = state.next_seq;
         state.next_seq += 1;
+        let time = now();
         match state.subscribers.len() {
             0 => {}
             1 => {
-                if state.subscribers[0].send(Event { seq, body }).is_err() {
+                if state.subscribers[0]
+                    .send(Event { seq, time, body })
+                    .is_err()
+                {
                     state.subscribers.clear();
                 }
             }
             _ => {
-                let event = Event { seq, body };
+                let event = Event { seq, time, body };
                 state
                     .subscribers
                     .retain(|subscriber| subscriber.send(event.clone()).is_ok());
@@ -67,4 +71,9 @@ impl EventLog {
             .push(sender);
         receiver
     }
+}
+
+/// The current time as events carry it: RFC 3339 in UTC with milliseconds.
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

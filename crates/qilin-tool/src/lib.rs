@@ -22,7 +22,7 @@ mod tool;
 pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
 pub use dispatch::{CallOutcome, Caller, ExecConfig, Executor, ToolCall};
-pub use events::EventLog;
+pub use events::{EventLog, now};
 pub use output_cap::OutputCap;
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};

@@ -1,6 +1,7 @@
 //! `question`: ask the user, through the host's [`Answerer`], and wait for the answers.
 
 use futures_util::future::BoxFuture;
+pub use qilin_protocol::{Answer, Question};
 use qilin_protocol::{CallPresentation, ContentBlock, Detail, ErrorCode};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -16,36 +17,12 @@ use std::sync::Arc;
 #[tool(name = "question")]
 pub struct AskQuestion;
 
-/// One question for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Question {
-    /// A short id, unique within the call, that the answer is paired with.
-    pub id: String,
-    /// The question as the user reads it; complete on its own.
-    pub question: String,
-    /// Choices to offer; absent for a free-text answer.
-    pub options: Option<Vec<String>>,
-    /// With `options`: let the user pick several (default false: exactly one).
-    pub multi_select: Option<bool>,
-}
-
 /// Arguments of `question`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionArgs {
     /// The questions, asked in this order.
     pub questions: Vec<Question>,
-}
-
-/// The user's answer to one question, as the host returns it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Answer {
-    /// The id of the question answered.
-    pub id: String,
-    /// The answer: the text typed, or the option(s) picked (several only with
-    /// `multi_select`).
-    pub answer: Vec<String>,
 }
 
 /// A question paired with its answer.

@@ -163,7 +163,10 @@ fn exit_status(reason: FinishReason) -> ExitCode {
     match reason {
         FinishReason::Completed => ExitCode::SUCCESS,
         FinishReason::Interrupted => ExitCode::from(130),
-        FinishReason::MaxSteps | FinishReason::Error => ExitCode::FAILURE,
+        FinishReason::MaxSteps
+        | FinishReason::MaxTokens
+        | FinishReason::Refused
+        | FinishReason::Error => ExitCode::FAILURE,
     }
 }
 

@@ -56,7 +56,13 @@ impl TerminalRenderer {
     /// Renders one event.
     pub fn handle(&mut self, event: &Event) {
         match &event.body {
-            EventBody::TurnStarted { .. } | EventBody::StepStarted { .. } => {}
+            EventBody::SessionStarted(_)
+            | EventBody::TurnStarted { .. }
+            | EventBody::StepStarted { .. }
+            | EventBody::StepReasoningDelta { .. }
+            | EventBody::StepReasoningEnd { .. }
+            | EventBody::RequestOpened(_)
+            | EventBody::RequestResolved(_) => {}
             EventBody::StepTextDelta { text, .. } => {
                 self.text.push_str(text);
                 if let Some(end) = self.text.rfind('\n') {
@@ -132,6 +138,14 @@ impl TerminalRenderer {
                             .yellow("■ stopped: the agent reached its step limit"),
                     ),
                     FinishReason::Interrupted => Some(self.style.yellow("■ interrupted")),
+                    FinishReason::MaxTokens => Some(self.style.yellow(&format!(
+                        "■ stopped: the answer reached the model's token limit{}",
+                        message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                    ))),
+                    FinishReason::Refused => Some(self.style.yellow(&format!(
+                        "■ the model refused{}",
+                        message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
+                    ))),
                     FinishReason::Error => Some(self.style.red(&format!(
                         "✗ the turn failed: {}",
                         message.as_deref().unwrap_or("unknown error")
@@ -443,20 +457,20 @@ mod tests {
     #[test]
     fn a_code_mode_turn_reads_as_a_nested_list() {
         let log = r#"
-{"seq":1,"type":"turn.started","turnId":"t1","prompt":"go"}
-{"seq":2,"type":"step.text.delta","turnId":"t1","step":1,"text":"Let me look.\n"}
-{"seq":3,"type":"tool.start","callId":"c1","toolName":"run_code","caller":"direct","arguments":{},"presentation":{"action":"Run code","remark":"for f in files:"}}
-{"seq":4,"type":"tool.start","callId":"c1.1","toolName":"grep","caller":"code","parentCallId":"c1","arguments":{},"presentation":{"action":"Search","remark":"TODO"}}
-{"seq":5,"type":"tool.result","callId":"c1.1","toolName":"grep","caller":"code","parentCallId":"c1","status":"ok","content":[],"durationMs":4}
-{"seq":6,"type":"tool.start","callId":"c1.2","toolName":"read","caller":"code","parentCallId":"c1","arguments":{},"presentation":{"action":"Read","remark":"missing.rs"}}
-{"seq":7,"type":"tool.result","callId":"c1.2","toolName":"read","caller":"code","parentCallId":"c1","status":"error","errorCode":"TOOL_FAILED","content":[{"type":"text","text":"missing.rs does not exist"}],"durationMs":1}
-{"seq":8,"type":"tool.result","callId":"c1","toolName":"run_code","caller":"direct","status":"ok","content":[],"durationMs":1500}
-{"seq":9,"type":"tool.start","callId":"c2","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run command","remark":"cargo test"}}
-{"seq":10,"type":"tool.result","callId":"c2","toolName":"bash","caller":"direct","status":"ok","content":[],"detail":{"type":"shell","command":"cargo test","output":"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n","exitCode":101},"durationMs":20}
-{"seq":11,"type":"tool.start","callId":"c3","toolName":"edit","caller":"direct","arguments":{},"presentation":{"action":"Edit","remark":"src/a.rs"}}
-{"seq":12,"type":"tool.result","callId":"c3","toolName":"edit","caller":"direct","status":"ok","content":[],"detail":{"type":"diff","path":"src/a.rs","diff":"--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-old\n+new\n","added":1,"removed":1},"durationMs":2}
-{"seq":13,"type":"step.text.delta","turnId":"t1","step":2,"text":"Done"}
-{"seq":14,"type":"turn.finished","turnId":"t1","reason":"completed"}
+{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
+{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"step.text.delta","turnId":"t1","step":1,"text":"Let me look.\n"}
+{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"run_code","caller":"direct","arguments":{},"presentation":{"action":"Run code","remark":"for f in files:"}}
+{"seq":4,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1.1","toolName":"grep","caller":"code","parentCallId":"c1","arguments":{},"presentation":{"action":"Search","remark":"TODO"}}
+{"seq":5,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1.1","toolName":"grep","caller":"code","parentCallId":"c1","status":"ok","content":[],"durationMs":4}
+{"seq":6,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1.2","toolName":"read","caller":"code","parentCallId":"c1","arguments":{},"presentation":{"action":"Read","remark":"missing.rs"}}
+{"seq":7,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1.2","toolName":"read","caller":"code","parentCallId":"c1","status":"error","errorCode":"TOOL_FAILED","content":[{"type":"text","text":"missing.rs does not exist"}],"durationMs":1}
+{"seq":8,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1","toolName":"run_code","caller":"direct","status":"ok","content":[],"durationMs":1500}
+{"seq":9,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c2","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run command","remark":"cargo test"}}
+{"seq":10,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c2","toolName":"bash","caller":"direct","status":"ok","content":[],"detail":{"type":"shell","command":"cargo test","output":"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n","exitCode":101},"durationMs":20}
+{"seq":11,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c3","toolName":"edit","caller":"direct","arguments":{},"presentation":{"action":"Edit","remark":"src/a.rs"}}
+{"seq":12,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c3","toolName":"edit","caller":"direct","status":"ok","content":[],"detail":{"type":"diff","path":"src/a.rs","diff":"--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1 @@\n-old\n+new\n","added":1,"removed":1},"durationMs":2}
+{"seq":13,"time":"2026-11-30T12:00:00.000Z","type":"step.text.delta","turnId":"t1","step":2,"text":"Done"}
+{"seq":14,"time":"2026-11-30T12:00:00.000Z","type":"turn.finished","turnId":"t1","reason":"completed"}
 "#;
         let expected = "\
 Let me look.
@@ -491,10 +505,10 @@ Done
     #[test]
     fn an_interrupted_turn_says_so() {
         let log = r#"
-{"seq":1,"type":"turn.started","turnId":"t1","prompt":"go"}
-{"seq":2,"type":"tool.start","callId":"c1","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run command","remark":"sleep 100"}}
-{"seq":3,"type":"tool.result","callId":"c1","toolName":"bash","caller":"direct","status":"interrupted","errorCode":"INTERRUPTED","content":[{"type":"text","text":"The call was interrupted"}],"durationMs":300}
-{"seq":4,"type":"turn.finished","turnId":"t1","reason":"interrupted"}
+{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
+{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run command","remark":"sleep 100"}}
+{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1","toolName":"bash","caller":"direct","status":"interrupted","errorCode":"INTERRUPTED","content":[{"type":"text","text":"The call was interrupted"}],"durationMs":300}
+{"seq":4,"time":"2026-11-30T12:00:00.000Z","type":"turn.finished","turnId":"t1","reason":"interrupted"}
 "#;
         assert_eq!(
             render(log),

@@ -1,0 +1,263 @@
+//! [`MemoryStore`]: the store that keeps everything in memory, for tests and hosts that keep
+//! nothing after they exit.
+
+use crate::{
+    EventStore, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus, StoreError,
+    title_from_prompt,
+};
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use futures_util::stream::{self, BoxStream};
+use qilin_protocol::{Event, EventBody, RequestOpenedEvent};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+
+/// Sessions and events in memory; every follower wakes on a commit and reads what is new.
+#[derive(Default)]
+pub struct MemoryStore {
+    sessions: Mutex<HashMap<String, Arc<MemorySession>>>,
+}
+
+struct MemorySession {
+    state: Mutex<SessionState>,
+    head: watch::Sender<u64>,
+}
+
+struct SessionState {
+    info: SessionInfo,
+    renamed: bool,
+    deleted: bool,
+    events: Vec<Event>,
+    open_requests: Vec<RequestOpenedEvent>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<MemorySession>, StoreError> {
+        lock(&self.sessions)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| StoreError::UnknownSession(id.to_string()))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// Updates the rows an event derives: title, status, turns, activity, open requests.
+fn derive(state: &mut SessionState, event: &Event) {
+    state.info.head_seq = event.seq;
+    state.info.last_activity.clone_from(&event.time);
+    match &event.body {
+        EventBody::TurnStarted { prompt, .. } => {
+            state.info.status = SessionStatus::Running;
+            state.info.turns += 1;
+            if state.info.title.is_none() && !state.renamed {
+                state.info.title = Some(title_from_prompt(prompt));
+            }
+        }
+        EventBody::TurnFinished { .. } => state.info.status = SessionStatus::Idle,
+        EventBody::RequestOpened(opened) => state.open_requests.push(opened.clone()),
+        EventBody::RequestResolved(resolved) => state
+            .open_requests
+            .retain(|open| open.request_id != resolved.request_id),
+        _ => {}
+    }
+}
+
+#[async_trait]
+impl EventStore for MemoryStore {
+    async fn create_session(&self, session: NewSession) -> Result<SessionInfo, StoreError> {
+        let mut sessions = lock(&self.sessions);
+        if sessions.contains_key(&session.id) {
+            return Err(StoreError::DuplicateSession(session.id));
+        }
+        let info = SessionInfo {
+            id: session.id.clone(),
+            workspace: session.workspace,
+            agent: session.agent,
+            agent_file: session.agent_file,
+            model: session.model,
+            title: None,
+            last_activity: session.created_at.clone(),
+            created_at: session.created_at,
+            status: SessionStatus::Idle,
+            turns: 0,
+            head_seq: 0,
+        };
+        sessions.insert(
+            session.id,
+            Arc::new(MemorySession {
+                state: Mutex::new(SessionState {
+                    info: info.clone(),
+                    renamed: false,
+                    deleted: false,
+                    events: Vec::new(),
+                    open_requests: Vec::new(),
+                }),
+                head: watch::Sender::new(0),
+            }),
+        );
+        Ok(info)
+    }
+
+    async fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
+        Ok(lock(&self.sessions)
+            .get(id)
+            .map(|session| lock(&session.state).info.clone()))
+    }
+
+    async fn list_sessions(&self, query: &SessionQuery) -> Result<SessionPage, StoreError> {
+        let mut all: Vec<SessionInfo> = lock(&self.sessions)
+            .values()
+            .map(|session| lock(&session.state).info.clone())
+            .filter(|info| {
+                query
+                    .workspace
+                    .as_ref()
+                    .is_none_or(|workspace| &info.workspace == workspace)
+            })
+            .filter(|info| {
+                query.title_contains.as_ref().is_none_or(|text| {
+                    info.title
+                        .as_deref()
+                        .is_some_and(|title| title.to_lowercase().contains(&text.to_lowercase()))
+                })
+            })
+            .collect();
+        all.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
+        let start = match &query.after {
+            Some(cursor) => all
+                .iter()
+                .position(|info| &info.id == cursor)
+                .map_or(all.len(), |at| at + 1),
+            None => 0,
+        };
+        let limit = query.limit.max(1);
+        let sessions: Vec<SessionInfo> = all.iter().skip(start).take(limit).cloned().collect();
+        let next = (start + limit < all.len())
+            .then(|| sessions.last().map(|info| info.id.clone()))
+            .flatten();
+        Ok(SessionPage { sessions, next })
+    }
+
+    async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        let session = self.get(id)?;
+        let mut state = lock(&session.state);
+        state.info.title = Some(title.to_string());
+        state.renamed = true;
+        Ok(())
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        let removed = lock(&self.sessions)
+            .remove(id)
+            .ok_or_else(|| StoreError::UnknownSession(id.to_string()))?;
+        lock(&removed.state).deleted = true;
+        removed.head.send_modify(|_| {});
+        Ok(())
+    }
+
+    async fn append(&self, session: &str, events: &[Event]) -> Result<u64, StoreError> {
+        let stored = self.get(session)?;
+        let head = {
+            let mut state = lock(&stored.state);
+            for (expected, event) in (state.info.head_seq + 1..).zip(events) {
+                if event.seq != expected {
+                    return Err(StoreError::SeqConflict {
+                        session: session.to_string(),
+                        expected,
+                        got: event.seq,
+                    });
+                }
+            }
+            for event in events {
+                derive(&mut state, event);
+                state.events.push(event.clone());
+            }
+            state.info.head_seq
+        };
+        stored.head.send_replace(head);
+        Ok(head)
+    }
+
+    async fn read(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        let stored = self.get(session)?;
+        let state = lock(&stored.state);
+        let start = usize::try_from(after)
+            .unwrap_or(usize::MAX)
+            .min(state.events.len());
+        Ok(state.events[start..].iter().take(limit).cloned().collect())
+    }
+
+    fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
+        match self.get(session) {
+            Ok(stored) => {
+                let follower = Follower {
+                    head: stored.head.subscribe(),
+                    stored,
+                    cursor: after,
+                    pending: VecDeque::new(),
+                };
+                stream::unfold(follower, Follower::next).boxed()
+            }
+            Err(err) => stream::once(std::future::ready(Err(err))).boxed(),
+        }
+    }
+
+    async fn open_requests(&self, session: &str) -> Result<Vec<RequestOpenedEvent>, StoreError> {
+        Ok(lock(&self.get(session)?.state).open_requests.clone())
+    }
+
+    async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        Ok(lock(&self.sessions)
+            .values()
+            .map(|session| lock(&session.state).info.clone())
+            .filter(|info| info.status == SessionStatus::Running)
+            .collect())
+    }
+}
+
+/// A follower: reads what is stored after its cursor, then waits for the head to move.
+struct Follower {
+    stored: Arc<MemorySession>,
+    cursor: u64,
+    pending: VecDeque<Event>,
+    head: watch::Receiver<u64>,
+}
+
+impl Follower {
+    async fn next(mut self) -> Option<(Result<Event, StoreError>, Follower)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                self.cursor = event.seq;
+                return Some((Ok(event), self));
+            }
+            self.head.borrow_and_update();
+            {
+                let state = lock(&self.stored.state);
+                if state.deleted {
+                    return None;
+                }
+                let start = usize::try_from(self.cursor)
+                    .unwrap_or(usize::MAX)
+                    .min(state.events.len());
+                self.pending.extend(state.events[start..].iter().cloned());
+            }
+            if self.pending.is_empty() {
+                self.head.changed().await.ok()?;
+            }
+        }
+    }
+}
