@@ -69,6 +69,7 @@ fn measure(label: &str, runtime: &tokio::runtime::Runtime) {
                     model: "scripted".into(),
                     max_steps: 100,
                     max_tokens: None,
+                    reasoning: None,
                 },
             );
             let started = Instant::now();

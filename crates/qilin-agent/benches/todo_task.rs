@@ -118,6 +118,7 @@ async fn run(
             model: "scripted".into(),
             max_steps: 10,
             max_tokens: None,
+            reasoning: None,
         },
     );
     let summary = agent

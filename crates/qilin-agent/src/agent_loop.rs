@@ -6,7 +6,9 @@
 
 use crate::HistoryFold;
 use futures_util::StreamExt;
-use qilin_model::{Message, ModelEvent, ModelProvider, ModelRequest, StopReason};
+use qilin_model::{
+    Message, ModelEvent, ModelProvider, ModelRequest, Reasoning, ReasoningSetting, StopReason,
+};
 use qilin_protocol::{ErrorCode, Event, EventBody, FinishReason, ToolPreparingEvent, Usage};
 use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolError};
 use serde_json::Value;
@@ -35,6 +37,8 @@ pub struct LoopSettings {
     pub max_steps: u32,
     /// The most tokens one answer may have; the provider's default when `None`.
     pub max_tokens: Option<u32>,
+    /// How much the model reasons before answering, where it can; its default when `None`.
+    pub reasoning: Option<ReasoningSetting>,
 }
 
 /// How a turn ended.
@@ -239,6 +243,7 @@ impl Agent {
             tools: self.prompt.tools.clone(),
             messages,
             max_tokens: self.settings.max_tokens,
+            reasoning: self.settings.reasoning,
         };
         let mut stream = self.provider.stream(request);
         let mut text = String::new();
@@ -290,6 +295,25 @@ impl Agent {
                 Some(Ok(ModelEvent::Finished {
                     stop_reason: reason,
                 })) => stop_reason = Some(reason),
+                Some(Ok(ModelEvent::ReasoningDelta(delta))) => {
+                    self.emit(EventBody::StepReasoningDelta {
+                        turn_id: turn_id.to_string(),
+                        step,
+                        text: delta,
+                    });
+                }
+                Some(Ok(ModelEvent::ReasoningBlock(block))) => {
+                    let (signature, redacted) = match block {
+                        Reasoning::Text { signature, .. } => (signature, None),
+                        Reasoning::Redacted { data } => (None, Some(data)),
+                    };
+                    self.emit(EventBody::StepReasoningEnd {
+                        turn_id: turn_id.to_string(),
+                        step,
+                        signature,
+                        redacted,
+                    });
+                }
                 Some(Err(err)) => {
                     failure = Some(format!("the model failed: {err}"));
                     break;
@@ -316,8 +340,11 @@ impl Agent {
             (None, true, _) => StepEnd::Interrupted,
             (None, false, _) if !calls.is_empty() => StepEnd::Calls,
             (None, false, Some(StopReason::MaxTokens)) => StepEnd::CutAtLimit,
-            (None, false, Some(StopReason::Other(reason))) if refusal(reason) => {
-                StepEnd::Refused(format!("the model stopped with `{reason}`"))
+            (None, false, Some(StopReason::Refusal)) => {
+                StepEnd::Refused("the model refused to answer".to_string())
+            }
+            (None, false, Some(StopReason::ContentFilter)) => {
+                StepEnd::Refused("the provider's content filter stopped the answer".to_string())
             }
             (None, false, _) => StepEnd::Answer,
         };
@@ -439,11 +466,6 @@ fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
     serde_json::from_str(text)
 }
 
-/// Whether a provider's stop reason means the model refused or was filtered.
-fn refusal(reason: &str) -> bool {
-    matches!(reason, "refusal" | "content_filter")
-}
-
 fn preparing(call_id: &str, tool_name: &str, delta: String) -> EventBody {
     EventBody::ToolPreparing(ToolPreparingEvent {
         call_id: call_id.to_string(),
@@ -463,10 +485,8 @@ fn wire_stop_reason(reason: &StopReason) -> qilin_protocol::StopReason {
         StopReason::EndTurn => qilin_protocol::StopReason::EndTurn,
         StopReason::ToolUse => qilin_protocol::StopReason::ToolUse,
         StopReason::MaxTokens => qilin_protocol::StopReason::MaxTokens,
-        StopReason::Other(reason) if reason == "refusal" => qilin_protocol::StopReason::Refusal,
-        StopReason::Other(reason) if reason == "content_filter" => {
-            qilin_protocol::StopReason::ContentFilter
-        }
+        StopReason::Refusal => qilin_protocol::StopReason::Refusal,
+        StopReason::ContentFilter => qilin_protocol::StopReason::ContentFilter,
         StopReason::Other(_) => qilin_protocol::StopReason::Other,
     }
 }

@@ -4,7 +4,7 @@
 //! record, and sends what the fold holds. A stored log folds to exactly the same messages, so a
 //! session resumed in another process sends the same bytes an uninterrupted one would have.
 
-use qilin_model::{Message, ToolCall, ToolCallResult};
+use qilin_model::{Message, Reasoning, ToolCall, ToolCallResult};
 use qilin_protocol::{CallStatus, CallerKind, Event, EventBody};
 
 /// The messages a provider receives, rebuilt from events in `seq` order.
@@ -19,6 +19,10 @@ pub struct HistoryFold {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct StepSoFar {
     text: String,
+    /// Reasoning streamed since the last block ended; shown only unless a block end follows.
+    reasoning_text: String,
+    /// The blocks of reasoning the provider wants back, in order.
+    reasoning: Vec<Reasoning>,
     calls: Vec<ToolCall>,
     results: Vec<ToolCallResult>,
 }
@@ -56,6 +60,27 @@ impl HistoryFold {
                     step.text.push_str(text);
                 }
             }
+            EventBody::StepReasoningDelta { text, .. } => {
+                if let Some(step) = &mut self.step {
+                    step.reasoning_text.push_str(text);
+                }
+            }
+            EventBody::StepReasoningEnd {
+                signature,
+                redacted,
+                ..
+            } => {
+                if let Some(step) = &mut self.step {
+                    let text = std::mem::take(&mut step.reasoning_text);
+                    step.reasoning.push(match redacted {
+                        Some(data) => Reasoning::Redacted { data: data.clone() },
+                        None => Reasoning::Text {
+                            text,
+                            signature: signature.clone(),
+                        },
+                    });
+                }
+            }
             EventBody::ToolPreparing(preparing) => {
                 let Some(step) = &mut self.step else { return };
                 match step.calls.iter_mut().find(|c| c.id == preparing.call_id) {
@@ -81,7 +106,7 @@ impl HistoryFold {
             }
             EventBody::StepFinished { .. } => {
                 let Some(step) = self.step.take() else { return };
-                if step.calls.is_empty() && step.text.is_empty() {
+                if step.calls.is_empty() && step.text.is_empty() && step.reasoning.is_empty() {
                     return;
                 }
                 let results: Vec<ToolCallResult> = step
@@ -96,8 +121,11 @@ impl HistoryFold {
                     })
                     .collect();
                 let made_calls = !step.calls.is_empty();
-                self.messages
-                    .push(Message::assistant(step.text, step.calls));
+                self.messages.push(Message::assistant_with_reasoning(
+                    step.text,
+                    step.calls,
+                    step.reasoning,
+                ));
                 if made_calls {
                     self.messages.push(Message::tool_results(results));
                 }

@@ -111,6 +111,7 @@ fn fixture(script: &str, max_steps: u32) -> Fixture {
             model: "scripted".into(),
             max_steps,
             max_tokens: None,
+            reasoning: None,
         },
     );
     Fixture {

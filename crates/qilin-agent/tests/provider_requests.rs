@@ -34,6 +34,7 @@ async fn run_two_steps(provider: Arc<dyn ModelProvider>) -> FinishReason {
             model: "test-model".into(),
             max_steps: 5,
             max_tokens: Some(1024),
+            reasoning: None,
         },
     );
     agent
@@ -344,6 +345,7 @@ async fn openai_turn(answers: Vec<String>) -> (qilin_agent::TurnSummary, Vec<Val
             model: "m".into(),
             max_steps: 5,
             max_tokens: Some(64),
+            reasoning: None,
         },
     );
     let summary = agent.run_turn("Go.", CancellationToken::new()).await;

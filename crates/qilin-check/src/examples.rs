@@ -1,5 +1,8 @@
-//! Rules on a skill's Python examples: each compiles (Q301), each `sdk.tool.call` names a
-//! known tool (Q302) and sends literal arguments its schema accepts (Q303).
+//! Rules on a skill's Python examples: each compiles (Q301) — with Monty when it is meant for
+//! `run_code` (it calls `sdk.tool.call`, or its fence is marked ```` ```python run_code ````),
+//! else as CPython, since a skill may also show ordinary Python (a server, a script) — each
+//! `sdk.tool.call` names a known tool (Q302) and sends literal arguments its schema accepts
+//! (Q303).
 
 use crate::python::{self, ToolCallSite};
 use crate::skill_docs::SkillDocs;
@@ -48,18 +51,37 @@ pub fn check(
 ) -> Vec<CoveredCall> {
     let mut covered = Vec::new();
     for example in &docs.examples {
-        if let Err(error) = python::compile(&example.code) {
+        let for_run_code = example.marked_for_run_code || python::calls_sdk(&example.code);
+        let verdict = if for_run_code {
+            python::compile(&example.code)
+        } else {
+            python::parse(&example.code)
+        };
+        if let Err(error) = verdict {
             let (line, column) = error.position.map_or((example.first_line, 1), |p| {
                 (example.file_line(p.line), p.column)
             });
+            let (what, help) = if for_run_code {
+                (
+                    "does not compile for `run_code`",
+                    "fix the example so `run_code` can run it as written (it calls \
+                     `sdk.tool.call` or is marked ```python run_code, so it is held to Monty)",
+                )
+            } else {
+                (
+                    "is not valid Python",
+                    "fix the example; a block that neither calls `sdk.tool.call` nor is marked \
+                     ```python run_code is read as CPython",
+                )
+            };
             findings.push(Finding::new(
                 Rule::ExampleSyntaxError,
                 Location::file(&example.path, Some(line), Some(column)),
                 format!(
-                    "a Python example of skill `{}` does not compile: {}",
+                    "a Python example of skill `{}` {what}: {}",
                     skill.name, error.message
                 ),
-                "fix the example so `run_code` can run it as written",
+                help,
             ));
             continue;
         }

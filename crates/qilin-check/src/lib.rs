@@ -26,8 +26,8 @@ mod tool_prompt;
 
 pub use finding::{Finding, JsonFinding, Location};
 pub use literal::Literal;
-pub use markdown::{Fence, fences};
-pub use python::{CompileError, Position, ToolCallSite, compile, tool_calls};
+pub use markdown::{Fence, RUN_CODE_MARKER, fences};
+pub use python::{CompileError, Position, ToolCallSite, calls_sdk, compile, parse, tool_calls};
 pub use render::{render_json, render_text};
 pub use report::{Report, check};
 pub use rule::Rule;

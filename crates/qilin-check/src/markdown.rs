@@ -6,6 +6,8 @@
 pub struct Fence {
     /// The first word of the info string, lowercased (`python`), empty when there is none.
     pub language: String,
+    /// The whole info string after the fence, trimmed (`python run_code`).
+    pub info: String,
     /// The line of the opening fence, from 1.
     pub fence_line: usize,
     /// The block's text, each line stripped of up to the opening fence's indentation.
@@ -17,13 +19,27 @@ impl Fence {
     pub fn is_python(&self) -> bool {
         matches!(self.language.as_str(), "python" | "py" | "python3")
     }
+
+    /// True when the info string marks the block as code for `run_code` with the word
+    /// [`RUN_CODE_MARKER`] after the language: ```` ```python run_code ````.
+    pub fn is_marked_for_run_code(&self) -> bool {
+        self.info
+            .split(|c: char| c.is_whitespace() || matches!(c, ',' | '{' | '}'))
+            .skip(1)
+            .any(|word| word == RUN_CODE_MARKER)
+    }
 }
+
+/// The word that marks a fenced Python block as code for `run_code` (```` ```python run_code ````),
+/// so `qilin check` holds it to Monty even when it makes no `sdk.tool.call`.
+pub const RUN_CODE_MARKER: &str = "run_code";
 
 struct Opening {
     marker: char,
     length: usize,
     indent: usize,
     language: String,
+    info: String,
     line: usize,
 }
 
@@ -52,6 +68,7 @@ fn opening(line: &str, number: usize) -> Option<Opening> {
         length,
         indent,
         language,
+        info: info.to_owned(),
         line: number,
     })
 }
@@ -104,6 +121,7 @@ fn finish(start: Opening, lines: &[&str]) -> Fence {
     code.push('\n');
     Fence {
         language: start.language,
+        info: start.info,
         fence_line: start.line,
         code,
     }
@@ -122,11 +140,22 @@ mod tests {
         assert_eq!(found[0].fence_line, 3);
         assert_eq!(found[0].code, "x = 1\n");
         assert!(found[1].is_python());
+        assert_eq!(found[1].info, "py title=x");
+        assert!(!found[1].is_marked_for_run_code());
         assert_eq!(found[1].fence_line, 9);
         assert_eq!(found[1].code, "y = 2\n```\n");
         assert_eq!(found[2].language, "");
         assert_eq!(found[2].code, "open\n");
         assert!(!found[2].is_python());
+    }
+
+    #[test]
+    fn the_run_code_marker_follows_the_language() {
+        let found = fences(
+            "```python run_code\nx = 1\n```\n```python {run_code}\n```\n```run_code\n```\n```python\n# run_code\n```\n",
+        );
+        let marked: Vec<bool> = found.iter().map(|f| f.is_marked_for_run_code()).collect();
+        assert_eq!(marked, [true, true, false, false]);
     }
 
     #[test]

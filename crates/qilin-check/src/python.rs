@@ -1,15 +1,17 @@
-//! A Python example: does it compile with Monty (what `run_code` runs), and which
-//! `sdk.tool.call` / `sdk.tool.call_async` calls does it make, with which literal arguments.
+//! A Python example: is it meant for `run_code` (it calls `sdk.tool.call`), does it compile
+//! with Monty (what `run_code` runs) or else parse as CPython, and which `sdk.tool.call` /
+//! `sdk.tool.call_async` calls does it make, with which literal arguments.
 //!
 //! Monty compiles the code exactly as `run_code` would, so its verdict is the one that
-//! counts. Monty does not expose its syntax tree, so the calls are found with the parser
-//! Monty itself is built on (`ruff_python_parser`, the version Monty pins).
+//! counts for code meant for `run_code`. Monty does not expose its syntax tree, so the calls
+//! are found, and other code parsed, with the parser Monty itself is built on
+//! (`ruff_python_parser`, the version Monty pins), which reads current CPython's grammar.
 
 use crate::literal::{self, Literal};
 use monty::MontyRun;
 use monty_types::CompileOptions;
 use ruff_python_ast::visitor::{Visitor, walk_expr};
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, ModModule};
 use ruff_text_size::Ranged;
 use serde_json::Value;
 
@@ -68,18 +70,44 @@ pub fn compile(code: &str) -> Result<(), CompileError> {
     }
 }
 
+/// Parses `code` with CPython's grammar; `Err` with the parser's message and place when it
+/// is not valid Python.
+pub fn parse(code: &str) -> Result<(), CompileError> {
+    match ruff_python_parser::parse_module(code) {
+        Ok(_) => Ok(()),
+        Err(error) => Err(CompileError {
+            position: Some(LineIndex::new(code).position(error.location.start().to_usize())),
+            message: format!("SyntaxError: {}", error.error),
+        }),
+    }
+}
+
+/// Whether `code` is meant for `run_code`: it calls `sdk.tool.call` or `sdk.tool.call_async`
+/// (found in its syntax tree, or in its text when it does not parse).
+pub fn calls_sdk(code: &str) -> bool {
+    match ruff_python_parser::parse_module(code) {
+        Ok(parsed) => !calls_in(&parsed.into_syntax(), code).is_empty(),
+        Err(_) => code.contains("sdk.tool.call"),
+    }
+}
+
 /// Every `sdk.tool.call`/`call_async` in `code`, in source order; empty when the code does
 /// not parse (its compile error is reported instead).
 pub fn tool_calls(code: &str) -> Vec<ToolCallSite> {
-    let Ok(parsed) = ruff_python_parser::parse_module(code) else {
-        return Vec::new();
-    };
+    match ruff_python_parser::parse_module(code) {
+        Ok(parsed) => calls_in(&parsed.into_syntax(), code),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The `sdk.tool.call`/`call_async` calls in a parsed module of `code`.
+fn calls_in(module: &ModModule, code: &str) -> Vec<ToolCallSite> {
     let lines = LineIndex::new(code);
     let mut finder = CallFinder {
         lines: &lines,
         found: Vec::new(),
     };
-    for statement in &parsed.syntax().body {
+    for statement in &module.body {
         finder.visit_stmt(statement);
     }
     finder.found
@@ -199,7 +227,7 @@ impl<'a> Visitor<'a> for CallFinder<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Position, compile, tool_calls};
+    use super::{Position, calls_sdk, compile, parse, tool_calls};
     use serde_json::json;
 
     #[test]
@@ -231,6 +259,30 @@ mod tests {
         assert!(found[2].arguments.is_none());
         assert_eq!(found[3].name.as_deref(), Some("glob"));
         assert!(found[3].arguments.is_none());
+    }
+
+    #[test]
+    fn cpython_code_parses_and_its_errors_have_a_place() {
+        let server = "from mcp.server.fastmcp import FastMCP\n\nmcp = FastMCP(\"notes\")\n\n\
+                      class Store(dict):\n    async def load(self):\n        async with lock:\n            yield self\n\n\
+                      @mcp.tool()\ndef add(text: str) -> str:\n    return text\n";
+        assert!(parse(server).is_ok());
+        assert!(!calls_sdk(server));
+        let error = parse("def f(:\n    pass\n").expect_err("a syntax error");
+        assert_eq!(error.position.map(|p| p.line), Some(1));
+        assert!(
+            error.message.starts_with("SyntaxError: "),
+            "{}",
+            error.message
+        );
+        assert!(calls_sdk(
+            "x = sdk.tool.call(\"read\", {\"path\": \"a\"})\n"
+        ));
+        assert!(
+            calls_sdk("x = sdk.tool.call(\"read\", {\n"),
+            "found in the text"
+        );
+        assert!(!calls_sdk("print('sdk.tool is documented elsewhere')\n"));
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub enum Rule {
     OutputFieldUndocumented,
     /// A skill mentions a tool but shows no Python example calling it.
     ExampleMissing,
-    /// A Python example does not parse.
+    /// A Python example does not compile: with Monty when it is meant for `run_code` (it
+    /// calls `sdk.tool.call`, or is marked ```` ```python run_code ````), else as CPython.
     ExampleSyntaxError,
     /// A Python example calls a tool that does not exist.
     ExampleUnknownTool,

@@ -16,6 +16,8 @@ pub struct Example {
     pub first_line: usize,
     /// The example's code.
     pub code: String,
+    /// Whether its fence marks it for `run_code` (```` ```python run_code ````).
+    pub marked_for_run_code: bool,
 }
 
 impl Example {
@@ -60,6 +62,7 @@ impl SkillDocs {
                     docs.examples.push(Example {
                         path: path.clone(),
                         first_line: fence.fence_line + 1,
+                        marked_for_run_code: fence.is_marked_for_run_code(),
                         code: fence.code,
                     });
                 }

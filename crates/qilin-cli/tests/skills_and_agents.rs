@@ -24,6 +24,11 @@ fn qilin_with_temp(home: &Path, temp: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `qilin agent prompt` of the agent file `file` in `ws`.
+fn agent_prompt(home: &Path, ws: &Path, file: &str) -> Output {
+    qilin(home, &["agent", "prompt", ws.join(file).to_str().unwrap()])
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
@@ -102,7 +107,12 @@ fn a_broken_skill_is_reported_with_its_line_and_the_others_still_list() {
     write(
         ws.path(),
         ".qilin/skills/broken/SKILL.md",
-        "---\nname: wrong-name\ndescription: x\n---\n",
+        "---\nname: broken\nlicense: MIT\n---\n",
+    );
+    write(
+        ws.path(),
+        ".qilin/skills/renamed/SKILL.md",
+        "---\nname: renamed-skill\ndescription: x\n---\n",
     );
     let out = qilin(
         home.path(),
@@ -110,11 +120,81 @@ fn a_broken_skill_is_reported_with_its_line_and_the_others_still_list() {
     );
     assert!(!out.status.success());
     assert!(stdout(&out).contains("release-notes"));
+    assert!(stdout(&out).contains("renamed-skill"));
     let err = stderr(&out);
-    assert!(err.contains("broken/SKILL.md:2: error:"), "{err}");
+    assert!(err.contains("broken/SKILL.md:1: error:"), "{err}");
+    assert!(err.contains("has no `description`"), "{err}");
+    assert!(err.contains("renamed/SKILL.md:2: warning:"), "{err}");
     assert!(
-        err.contains("does not match the skill's folder `broken`"),
+        err.contains("differs from the skill's folder `renamed`"),
         "{err}"
+    );
+}
+
+#[test]
+fn agent_prompt_succeeds_for_a_valid_agent_and_counts_the_findings_of_skills_it_does_not_use() {
+    let (ws, home) = fixture();
+    write(
+        ws.path(),
+        ".qilin/skills/broken/SKILL.md",
+        "no front matter\n",
+    );
+    write(
+        ws.path(),
+        ".qilin/skills/Loud Name/SKILL.md",
+        "---\nname: Loud Name\ndescription: Capitals.\n---\n",
+    );
+    write(
+        ws.path(),
+        "focused.agent",
+        "name: focused\ninstructions: Only changelogs.\nskills:\n  available: [changelog]\n",
+    );
+    let out = agent_prompt(home.path(), ws.path(), "focused.agent");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(stdout(&out).contains("- changelog: Keep CHANGELOG.md in order.\n"));
+    assert_eq!(
+        err,
+        "note: 2 more skill findings are not shown here, as this agent does not need them; \
+         `qilin check` lists every finding\n"
+    );
+}
+
+#[test]
+fn agent_prompt_says_which_skills_the_catalog_budget_left_out() {
+    let (ws, home) = fixture();
+    for name in ["audit-log", "billing-export", "cache-warmup"] {
+        let description = format!(
+            "{name} covers one job from start to end, from when to use it to the files it reads and \
+             writes, how to check the result, what to do with malformed or partial input, and \
+             how to report what changed so a reviewer can follow every step of it afterwards."
+        );
+        write(
+            ws.path(),
+            &format!(".qilin/skills/{name}/SKILL.md"),
+            &format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        );
+    }
+    write(
+        ws.path(),
+        "tight.agent",
+        "name: tight\ninstructions: hi\nskills:\n  catalog_tokens: 180\n  available: [cache-warmup, audit-log, billing-export]\n",
+    );
+    let out = agent_prompt(home.path(), ws.path(), "tight.agent");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let text = stdout(&out);
+    assert!(
+        text.contains("\n- cache-warmup: cache-warmup covers"),
+        "{text}"
+    );
+    assert!(text.contains("2 more skills are not listed here"), "{text}");
+    assert_eq!(
+        err,
+        "note: the catalog of available skills lists 1 of 3 (1 with a shortened description) to \
+         keep within its budget of 180 tokens; left out: audit-log, billing-export. Raise \
+         `skills.catalog_tokens` in the agent file, or name the skills it needs under \
+         `skills.available`\n"
     );
 }
 
@@ -194,14 +274,7 @@ fn agent_prompt_reports_an_agent_error_with_file_and_line() {
         "bad.agent",
         "name: bad\ninstructions: x\nskills:\n  preload:\n    - name: release-notes\n      files: [reference/missing.md]\n",
     );
-    let out = qilin(
-        home.path(),
-        &[
-            "agent",
-            "prompt",
-            ws.path().join("bad.agent").to_str().unwrap(),
-        ],
-    );
+    let out = agent_prompt(home.path(), ws.path(), "bad.agent");
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("bad.agent:6: error:"), "{err}");

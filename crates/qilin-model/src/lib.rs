@@ -1,9 +1,12 @@
 //! Qilin's model providers.
 //!
 //! A [`ModelRequest`] is the provider-neutral conversation: system prompt, tools (as
-//! [`qilin_tool::DirectDefinition`]s), messages. A [`ModelProvider`] streams the answer as
-//! [`ModelEvent`]s: text deltas, tool calls (start, raw argument deltas, end), usage, and
-//! `Finished` with the [`StopReason`]. Three providers:
+//! [`qilin_tool::DirectDefinition`]s), messages, and optionally how much to reason
+//! ([`ReasoningSetting`]). A [`ModelProvider`] streams the answer as [`ModelEvent`]s: text
+//! deltas (a refusal's text included), reasoning deltas, reasoning blocks to keep in the
+//! history ([`Reasoning`]), tool calls (start, raw argument deltas, end), usage, and
+//! `Finished` with the [`StopReason`] (`end_turn`, `tool_use`, `max_tokens`, `refusal`,
+//! `content_filter`). Three providers:
 //!
 //! - [`OpenAiProvider`]: OpenAI-compatible Chat Completions (OpenAI, vLLM, Ollama,
 //!   llama.cpp's server, ...), configured by `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
@@ -14,7 +17,9 @@
 //! The network providers retry HTTP 429, 5xx and connection failures with jittered
 //! exponential backoff honouring `Retry-After`, only before any of the answer streamed; they
 //! time out an idle stream; a stream that ends before its end marker is
-//! [`ModelError::TruncatedStream`], never a silently short answer. [`select_model`] turns
+//! [`ModelError::TruncatedStream`], never a silently short answer, and a stream that fails
+//! after announcing usage yields that usage before its error. Chunk and block kinds a
+//! decoder does not know are skipped with a `tracing` debug line. [`select_model`] turns
 //! `openai:NAME`, `anthropic:NAME` or `scripted:FILE` into a provider.
 //!
 //! Tool results with images: Anthropic receives them as image blocks; Chat Completions tool
@@ -36,10 +41,12 @@ mod transport;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
 pub use error::ModelError;
-pub use event::{ModelEvent, StopReason};
+pub use event::{ModelEvent, Reasoning, StopReason};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelStream};
-pub use request::{Message, ModelRequest, ToolCall, ToolCallResult};
+pub use request::{
+    Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCall, ToolCallResult,
+};
 pub use response::ModelResponse;
 pub use retry::RetryPolicy;
 pub use scripted::{

@@ -1,6 +1,9 @@
+use crate::Reasoning;
 use qilin_protocol::ContentBlock;
 use qilin_tool::DirectDefinition;
-use serde::Serialize;
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
 
 /// One request to a model: the provider-neutral conversation a provider translates into its
 /// own wire format.
@@ -17,10 +20,141 @@ pub struct ModelRequest {
     /// The most tokens the model may generate in this answer; the provider's default when
     /// `None`.
     pub max_tokens: Option<u32>,
+    /// How much the model should reason before answering; the model's default when `None`.
+    /// Sent as OpenAI's `reasoning_effort` and Anthropic's `thinking` (see
+    /// [`ReasoningSetting`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningSetting>,
+}
+
+/// How much a model should reason (think) before answering: an effort, or a token budget.
+///
+/// Each provider gets what its API reads: OpenAI-compatible servers `reasoning_effort`
+/// (`low`, `medium`, `high`; a budget is sent as the effort it is closest to, see
+/// [`ReasoningSetting::effort`]); Anthropic `thinking: {type: enabled, budget_tokens}` (an
+/// effort is sent as the budget [`ReasoningSetting::budget_tokens`] gives it).
+///
+/// Written (in an agent file, in JSON) as `low`, `medium`, `high`, or a whole number of
+/// tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReasoningSetting {
+    /// An effort level.
+    Effort(ReasoningEffort),
+    /// At most this many tokens of reasoning.
+    BudgetTokens(u32),
+}
+
+/// A reasoning effort level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReasoningEffort {
+    /// Little reasoning: quick answers.
+    Low,
+    /// The usual amount.
+    Medium,
+    /// Much reasoning: hard problems.
+    High,
+}
+
+impl ReasoningEffort {
+    /// `low`, `medium` or `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+}
+
+impl ReasoningSetting {
+    /// The token budget of an effort: `low` 2,048, `medium` 8,192, `high` 24,576; a budget
+    /// as given.
+    pub fn budget_tokens(self) -> u32 {
+        match self {
+            ReasoningSetting::Effort(ReasoningEffort::Low) => 2_048,
+            ReasoningSetting::Effort(ReasoningEffort::Medium) => 8_192,
+            ReasoningSetting::Effort(ReasoningEffort::High) => 24_576,
+            ReasoningSetting::BudgetTokens(tokens) => tokens,
+        }
+    }
+
+    /// The effort of a budget: up to 4,096 tokens `low`, up to 16,384 `medium`, more `high`
+    /// (so each effort's own budget maps back to it); an effort as given.
+    pub fn effort(self) -> ReasoningEffort {
+        match self {
+            ReasoningSetting::Effort(effort) => effort,
+            ReasoningSetting::BudgetTokens(tokens) if tokens <= 4_096 => ReasoningEffort::Low,
+            ReasoningSetting::BudgetTokens(tokens) if tokens <= 16_384 => ReasoningEffort::Medium,
+            ReasoningSetting::BudgetTokens(_) => ReasoningEffort::High,
+        }
+    }
+}
+
+impl fmt::Display for ReasoningSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReasoningSetting::Effort(effort) => f.write_str(effort.as_str()),
+            ReasoningSetting::BudgetTokens(tokens) => write!(f, "{tokens} tokens"),
+        }
+    }
+}
+
+impl Serialize for ReasoningSetting {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ReasoningSetting::Effort(effort) => serializer.serialize_str(effort.as_str()),
+            ReasoningSetting::BudgetTokens(tokens) => serializer.serialize_u32(*tokens),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReasoningSetting {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SettingVisitor;
+        impl Visitor<'_> for SettingVisitor {
+            type Value = ReasoningSetting;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`low`, `medium`, `high` or a token budget (a whole number above 0)")
+            }
+            fn visit_str<E: de::Error>(self, value: &str) -> Result<ReasoningSetting, E> {
+                let effort = match value.trim() {
+                    "low" => ReasoningEffort::Low,
+                    "medium" => ReasoningEffort::Medium,
+                    "high" => ReasoningEffort::High,
+                    other => {
+                        return Err(E::custom(format!(
+                            "`{other}` is not a reasoning setting; write `low`, `medium`, \
+                             `high` or a token budget such as `8000`"
+                        )));
+                    }
+                };
+                Ok(ReasoningSetting::Effort(effort))
+            }
+            fn visit_u64<E: de::Error>(self, tokens: u64) -> Result<ReasoningSetting, E> {
+                match u32::try_from(tokens) {
+                    Ok(tokens) if tokens > 0 => Ok(ReasoningSetting::BudgetTokens(tokens)),
+                    _ => Err(E::custom(format!(
+                        "a reasoning budget of {tokens} tokens is out of range; give 1 to {}",
+                        u32::MAX
+                    ))),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, tokens: i64) -> Result<ReasoningSetting, E> {
+                match u64::try_from(tokens) {
+                    Ok(tokens) => self.visit_u64(tokens),
+                    Err(_) => Err(E::custom(format!(
+                        "a reasoning budget of {tokens} tokens is out of range; give a whole \
+                         number above 0"
+                    ))),
+                }
+            }
+        }
+        deserializer.deserialize_any(SettingVisitor)
+    }
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// What the user said.
@@ -28,12 +162,21 @@ pub enum Message {
         /// The user's text.
         text: String,
     },
-    /// What the model answered: its text and the tools it called.
+    /// What the model answered: its text, the tools it called, and the reasoning its
+    /// provider wants sent back.
     Assistant {
         /// The answer's text; empty when the model only called tools.
         text: String,
         /// The calls, in the order the model made them.
         tool_calls: Vec<ToolCall>,
+        /// The answer's [`ModelEvent::ReasoningBlock`](crate::ModelEvent::ReasoningBlock)s,
+        /// in order. Each provider sends back what its API requires and leaves out the rest
+        /// (another provider's reasoning included): Anthropic its signed and redacted
+        /// thinking when the request turns thinking on; OpenAI-compatible servers unsigned
+        /// text as `reasoning_content` on the assistant messages of a turn that called tools
+        /// (which DeepSeek's thinking mode requires).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
     },
     /// The results of the calls of the assistant message before it.
     ToolResults {
@@ -48,11 +191,21 @@ impl Message {
         Message::User { text: text.into() }
     }
 
-    /// An assistant message with its text and tool calls.
+    /// An assistant message with its text and tool calls, and no reasoning.
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self::assistant_with_reasoning(text, tool_calls, Vec::new())
+    }
+
+    /// An assistant message with its text, tool calls and the reasoning to send back.
+    pub fn assistant_with_reasoning(
+        text: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+        reasoning: Vec<Reasoning>,
+    ) -> Self {
         Message::Assistant {
             text: text.into(),
             tool_calls,
+            reasoning,
         }
     }
 
@@ -63,7 +216,7 @@ impl Message {
 }
 
 /// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call's id, as the provider assigned it.
     pub id: String,
@@ -75,7 +228,7 @@ pub struct ToolCall {
 }
 
 /// What a tool call returned, sent back to the model under the call's id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallResult {
     /// The id of the call this answers.
     pub call_id: String,
@@ -135,6 +288,48 @@ mod tests {
         assert_eq!(base64_decoded_len("YWI="), 2);
         assert_eq!(base64_decoded_len("YWJj"), 3);
         assert_eq!(base64_decoded_len("YWJjZA"), 4);
+    }
+
+    #[test]
+    fn reasoning_settings_read_an_effort_or_a_budget() {
+        let read = |json: &str| serde_json::from_str::<ReasoningSetting>(json);
+        assert_eq!(
+            read("\"high\"").unwrap(),
+            ReasoningSetting::Effort(ReasoningEffort::High)
+        );
+        assert_eq!(read("6000").unwrap(), ReasoningSetting::BudgetTokens(6000));
+        let err = read("\"extreme\"").unwrap_err().to_string();
+        assert!(err.contains("write `low`, `medium`, `high`"), "{err}");
+        assert!(read("0").is_err());
+        assert!(read("-5").is_err());
+        assert_eq!(
+            serde_json::to_string(&read("6000").unwrap()).unwrap(),
+            "6000"
+        );
+        assert_eq!(
+            serde_json::to_string(&ReasoningSetting::Effort(ReasoningEffort::Low)).unwrap(),
+            "\"low\""
+        );
+    }
+
+    #[test]
+    fn efforts_and_budgets_map_onto_each_other() {
+        for effort in [
+            ReasoningEffort::Low,
+            ReasoningEffort::Medium,
+            ReasoningEffort::High,
+        ] {
+            let budget = ReasoningSetting::Effort(effort).budget_tokens();
+            assert_eq!(ReasoningSetting::BudgetTokens(budget).effort(), effort);
+        }
+        assert_eq!(
+            ReasoningSetting::BudgetTokens(1024).effort(),
+            ReasoningEffort::Low
+        );
+        assert_eq!(
+            ReasoningSetting::BudgetTokens(50_000).effort(),
+            ReasoningEffort::High
+        );
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use crate::provider::ModelStream;
-use crate::{Message, ModelError, ModelEvent, StopReason, ToolCall};
+use crate::{Message, ModelError, ModelEvent, Reasoning, StopReason, ToolCall};
 use futures_util::StreamExt;
 use qilin_protocol::Usage;
 
@@ -7,8 +7,12 @@ use qilin_protocol::Usage;
 /// assistant message.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModelResponse {
-    /// The text, all deltas joined.
+    /// The text, all deltas joined (a refusal's text included).
     pub text: String,
+    /// The reasoning text, all reasoning deltas joined: for showing, not sent back.
+    pub reasoning_text: String,
+    /// The reasoning to send back with the assistant message, in order.
+    pub reasoning: Vec<Reasoning>,
     /// The calls in the order they started, each with its whole argument text.
     pub tool_calls: Vec<ToolCall>,
     /// The answer's token counts (zero until the provider reports them).
@@ -23,6 +27,8 @@ impl ModelResponse {
     pub fn apply(&mut self, event: &ModelEvent) {
         match event {
             ModelEvent::TextDelta(text) => self.text.push_str(text),
+            ModelEvent::ReasoningDelta(text) => self.reasoning_text.push_str(text),
+            ModelEvent::ReasoningBlock(block) => self.reasoning.push(block.clone()),
             ModelEvent::ToolCallStart { id, name } => self.tool_calls.push(ToolCall {
                 id: id.clone(),
                 name: name.clone(),
@@ -54,8 +60,12 @@ impl ModelResponse {
         Ok(response)
     }
 
-    /// The answer as the assistant message of the conversation.
+    /// The answer as the assistant message of the conversation, with its reasoning.
     pub fn to_message(&self) -> Message {
-        Message::assistant(self.text.clone(), self.tool_calls.clone())
+        Message::assistant_with_reasoning(
+            self.text.clone(),
+            self.tool_calls.clone(),
+            self.reasoning.clone(),
+        )
     }
 }

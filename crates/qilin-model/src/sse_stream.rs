@@ -6,6 +6,7 @@ use crate::sse::{SseEvent, SseParser};
 use crate::transport::{HttpTransport, error_chain};
 use crate::{ModelError, ModelEvent};
 use futures_util::StreamExt;
+use qilin_protocol::Usage;
 use reqwest::header::HeaderMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -18,6 +19,10 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn finished(&self) -> bool;
     /// The end marker, named for [`ModelError::TruncatedStream`].
     fn end_marker(&self) -> &'static str;
+    /// Usage the provider announced that no [`ModelEvent::Usage`] has carried yet; taking it
+    /// marks it reported. Called when the stream fails, so a failed answer still counts the
+    /// tokens it cost.
+    fn take_unreported_usage(&mut self) -> Option<Usage>;
 }
 
 /// A request ready to send.
@@ -38,6 +43,17 @@ struct Reading<D> {
     ended: bool,
 }
 
+impl<D: SseDecoder> Reading<D> {
+    /// Queues the error that ends the stream, after the usage announced but not yet
+    /// reported.
+    fn fail(&mut self, err: ModelError) {
+        if let Some(usage) = self.decoder.take_unreported_usage() {
+            self.queue.push_back(Ok(ModelEvent::Usage(usage)));
+        }
+        self.queue.push_back(Err(err));
+    }
+}
+
 enum State<D> {
     Unsent(Arc<HttpTransport>, PreparedRequest, D),
     Reading(Arc<HttpTransport>, Box<Reading<D>>),
@@ -46,7 +62,8 @@ enum State<D> {
 
 /// Sends `request` when first polled and streams the decoded answer. Ends with an error when
 /// the body stops before the decoder saw its end marker, when no chunk arrives within the
-/// idle timeout, or when a chunk cannot be decoded.
+/// idle timeout, or when a chunk cannot be decoded; before that error comes the usage the
+/// provider announced and no event reported yet.
 pub(crate) fn sse_stream<D: SseDecoder>(
     transport: Arc<HttpTransport>,
     request: PreparedRequest,
@@ -100,9 +117,10 @@ async fn next<D: SseDecoder>(
                         provider: transport.provider(),
                         expected: reading.decoder.end_marker(),
                     };
-                    return Some((Err(err), State::Done));
+                    reading.fail(err);
+                } else {
+                    read_chunk(&transport, &mut reading).await;
                 }
-                read_chunk(&transport, &mut reading).await;
                 State::Reading(transport, reading)
             }
         };
@@ -124,7 +142,7 @@ async fn read_chunk<D: SseDecoder>(transport: &HttpTransport, reading: &mut Read
     let mut events = Vec::new();
     let parsed = match chunk {
         Err(err) => {
-            reading.queue.push_back(Err(err));
+            reading.fail(err);
             return;
         }
         Ok(Some(bytes)) => reading.parser.feed(&bytes, &mut events),
@@ -141,7 +159,7 @@ async fn read_chunk<D: SseDecoder>(transport: &HttpTransport, reading: &mut Read
         }
         if let Err(err) = reading.decoder.decode(event, &mut decoded) {
             reading.queue.extend(decoded.drain(..).map(Ok));
-            reading.queue.push_back(Err(err));
+            reading.fail(err);
             return;
         }
     }
@@ -149,10 +167,10 @@ async fn read_chunk<D: SseDecoder>(transport: &HttpTransport, reading: &mut Read
     if let Err(line) = parsed
         && !reading.decoder.finished()
     {
-        reading.queue.push_back(Err(ModelError::InvalidChunk {
+        reading.fail(ModelError::InvalidChunk {
             provider,
             reason: "a line is not valid UTF-8".to_owned(),
             chunk: excerpt(&line),
-        }));
+        });
     }
 }

@@ -167,8 +167,8 @@ impl SessionBuilder {
                     source,
                 })?;
         let found = discover_skills(&workspace, &self.skill_dirs)?;
-        let skills = Arc::new(found.skills);
-        let mut diagnostics = found.diagnostics;
+        let skills = Arc::new(found.skills.clone());
+        let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
         let agent = match self.agent {
             Some(AgentSource::File(path)) => {
@@ -185,11 +185,22 @@ impl SessionBuilder {
                 ));
             }
         };
+        let concerning = found.diagnostics_for(&agent);
+        diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
+        let mut notes = Vec::new();
+        if concerning.others > 0 {
+            notes.push(format!(
+                "{} more skill finding(s) not shown, as this agent does not need those skills; \
+                 `qilin check` lists every finding",
+                concerning.others
+            ));
+        }
         let code_mode = agent
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
         let registry = agent_registry(&agent, &skills, code_mode)?;
         let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
+        notes.extend(prompt.catalog.note());
         let (provider, model_name, model_label) = match self.model {
             Some(ModelChoice::Provider {
                 provider,
@@ -320,6 +331,7 @@ impl SessionBuilder {
                 model: model_name,
                 max_steps: agent.limits.max_steps.unwrap_or(DEFAULT_MAX_STEPS),
                 max_tokens: None,
+                reasoning: agent.reasoning,
             },
             &stored,
         );
@@ -337,6 +349,7 @@ impl SessionBuilder {
                 committer,
                 started,
                 diagnostics,
+                notes,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
@@ -366,6 +379,7 @@ struct SessionInner {
     committer: Committer,
     started: SessionStartedEvent,
     diagnostics: Vec<Diagnostic>,
+    notes: Vec<String>,
     turns: Mutex<Turns>,
 }
 
@@ -439,10 +453,16 @@ impl SessionHandle {
         &self.inner.started
     }
 
-    /// The warnings found putting the session together (skills that did not load, unknown
-    /// keys in the agent file), for the host to show.
+    /// The warnings found putting the session together that concern this agent (its skills
+    /// that did not load cleanly, unknown keys in its agent file), for the host to show.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.inner.diagnostics
+    }
+
+    /// Notes for the user: how many skill findings were not shown, which skills the catalog
+    /// left out for its budget.
+    pub fn notes(&self) -> &[String] {
+        &self.inner.notes
     }
 
     /// The workspace folder the tools work in.

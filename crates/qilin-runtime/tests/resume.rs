@@ -28,7 +28,13 @@ fn chunk(data: &str) -> (Option<&'static str>, String) {
 fn reads(path: &str, id: &str) -> String {
     let events = [
         chunk(
-            r#"{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Reading."},"finish_reason":null}]}"#,
+            r#"{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"The notes are short; "},"finish_reason":null}]}"#,
+        ),
+        chunk(
+            r#"{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"reasoning_content":"read them whole."},"finish_reason":null}]}"#,
+        ),
+        chunk(
+            r#"{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Reading."},"finish_reason":null}]}"#,
         ),
         chunk(&format!(
             r#"{{"id":"a","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"read","arguments":"{{\"path\": \"{path}\"}}"}}}}]}},"finish_reason":null}}]}}"#
@@ -155,6 +161,13 @@ async fn a_resumed_session_sends_the_bytes_an_uninterrupted_one_would() {
             .filter(|e| matches!(e.body, EventBody::SessionStarted(_)))
             .count(),
         1
+    );
+    // The reasoning went back within its turn (as DeepSeek's thinking mode asks), folded
+    // from the events like the rest of the history.
+    let sent = String::from_utf8_lossy(&whole_raw[1]);
+    assert!(
+        sent.contains("The notes are short; read them whole."),
+        "{sent}"
     );
 }
 

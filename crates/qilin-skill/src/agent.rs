@@ -3,6 +3,7 @@
 
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
+use qilin_model::ReasoningSetting;
 use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,7 @@ const KNOWN_KEYS: KnownKeys = &[
             "code_tools",
             "limits",
             "review",
+            "reasoning",
         ],
     ),
     ("skills", &["available", "preload", "catalog_tokens"]),
@@ -181,6 +183,9 @@ pub struct Agent {
     pub review: PolicyConfig,
     /// The review policy, compiled.
     pub policy: CompiledPolicy,
+    /// How much the model reasons before answering (`reasoning: low|medium|high` or a token
+    /// budget); the model's default when `None`.
+    pub reasoning: Option<ReasoningSetting>,
 }
 
 /// Why an agent file could not be loaded: every error found, each naming the file and line.
@@ -210,6 +215,7 @@ struct RawAgent {
     limits: Limits,
     #[serde(default)]
     review: PolicyConfig,
+    reasoning: Option<ReasoningSetting>,
 }
 
 #[derive(Deserialize, Default)]
@@ -317,6 +323,7 @@ impl Agent {
                 limits: raw.limits,
                 review: raw.review,
                 policy,
+                reasoning: raw.reasoning,
             },
             warnings,
         })

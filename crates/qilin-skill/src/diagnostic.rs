@@ -24,12 +24,28 @@ pub enum DiagnosticKind {
     InvalidYaml,
     /// A skill or agent file has a key that is not read; it has no effect (warning).
     UnknownKey,
-    /// A skill's `SKILL.md` could not be read, has no front matter, or breaks a rule of the
-    /// skill format (its name, description or compatibility).
+    /// A skill's `SKILL.md` could not be read, has no front matter, or has an empty
+    /// description.
     InvalidSkill,
     /// A skill's `metadata` value is not a string, number or boolean, so it is ignored
     /// (warning).
     IgnoredMetadata,
+    /// A skill's name breaks the format's naming rules (uppercase, spaces, underscores, over
+    /// 64 characters); the skill loads under it (warning).
+    NonstandardName,
+    /// A skill's name differs from its folder's; the skill loads under its name (warning).
+    NameNotFolder,
+    /// A skill has no usable `name`; it loads under its folder's name (warning).
+    MissingName,
+    /// A skill's description is over 1,024 characters; the skill loads with all of it
+    /// (warning).
+    LongDescription,
+    /// A front matter value holds an unquoted `: `, which is not valid YAML; it was read as
+    /// quoted text (warning).
+    UnquotedColon,
+    /// A skill's `license`, `compatibility` or `allowed-tools` is of the wrong type (ignored)
+    /// or over its length (kept) (warning).
+    IgnoredField,
     /// A symlink in a skill folder leads outside the folder or back into itself, so it is
     /// not listed (warning).
     SkippedLink,

@@ -2,7 +2,7 @@
 //! `--skills DIR` and last the skills built into Qilin, in that order; the first root that
 //! has a name wins.
 
-use crate::{Diagnostic, DiagnosticKind, Skill, SkillSet};
+use crate::{Agent, AvailableSkills, Diagnostic, DiagnosticKind, SKILL_FILE, Skill, SkillSet};
 use std::path::{Path, PathBuf};
 
 /// Where a skill root came from; decides whether its absence is worth telling.
@@ -58,10 +58,80 @@ pub struct SkillDiscovery {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The skill diagnostics worth showing when one agent runs, and a count of the rest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentDiagnostics<'a> {
+    /// The diagnostics about what the agent uses, in the order found: every error about a
+    /// skill it can read (one it names, or any with `available: all`) or about a skills
+    /// folder, and every warning about a skill it names under `skills.available` or
+    /// `skills.preload`.
+    pub relevant: Vec<&'a Diagnostic>,
+    /// How many other diagnostics there are (warnings about skills it reaches only through
+    /// `available: all`, anything about skills it cannot read); `qilin check` lists them.
+    pub others: usize,
+}
+
 impl SkillDiscovery {
     /// True when some skill failed to load.
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The diagnostics that concern `agent` (see [`AgentDiagnostics`]), so a run prints those
+    /// and points to `qilin check` for the others rather than printing every skill's.
+    ///
+    /// A diagnostic concerns the skill whose folder holds its path: a loaded skill by its
+    /// name, a refused one by its folder's name.
+    pub fn diagnostics_for(&self, agent: &Agent) -> AgentDiagnostics<'_> {
+        let mut named: Vec<&str> = agent
+            .preload
+            .iter()
+            .map(|file| file.skill.as_str())
+            .collect();
+        if let AvailableSkills::Named(names) = &agent.available_skills {
+            named.extend(names.iter().map(String::as_str));
+        }
+        let all = agent.available_skills == AvailableSkills::All;
+        let mut found = AgentDiagnostics::default();
+        for diagnostic in &self.diagnostics {
+            let relevant = match self.skill_of(diagnostic) {
+                None => diagnostic.is_error(),
+                Some(skill) if named.contains(&skill.as_str()) => true,
+                Some(_) => all && diagnostic.is_error(),
+            };
+            if relevant {
+                found.relevant.push(diagnostic);
+            } else {
+                found.others += 1;
+            }
+        }
+        found
+    }
+
+    /// The name of the skill a diagnostic is about: the loaded skill whose folder holds its
+    /// path, else the name of the folder holding its `SKILL.md` (or of the folder it names);
+    /// `None` for a diagnostic about a skills folder itself.
+    fn skill_of(&self, diagnostic: &Diagnostic) -> Option<String> {
+        if matches!(
+            diagnostic.kind,
+            DiagnosticKind::MissingSkillsFolder | DiagnosticKind::UnreadableSkillsFolder
+        ) {
+            return None;
+        }
+        if diagnostic.kind != DiagnosticKind::DuplicateSkill
+            && let Some(skill) = self
+                .skills
+                .iter()
+                .find(|skill| diagnostic.path.starts_with(&skill.dir))
+        {
+            return Some(skill.name.clone());
+        }
+        let folder = if diagnostic.path.ends_with(SKILL_FILE) {
+            diagnostic.path.parent()?
+        } else {
+            &diagnostic.path
+        };
+        Some(folder.file_name()?.to_string_lossy().into_owned())
     }
 }
 

@@ -27,11 +27,13 @@ pub use agent::{
     PreloadedFile,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
-pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
+pub use discovery::{
+    AgentDiagnostics, RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots,
+};
 pub use limits::Limits;
 pub use prompt::{
-    AssembledPrompt, PromptError, RUN_CODE_TOOL, SKILL_TOOL, agent_skill_set, assemble_prompt,
-    estimate_tokens,
+    AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,
+    SKILL_TOOL, agent_skill_set, assemble_prompt, estimate_tokens,
 };
 pub use skill::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, SKILL_FILE, Skill,

@@ -19,7 +19,63 @@ pub struct AssembledPrompt {
     /// The directly mounted tools in the agent's order, then `skill`, then `run_code` when
     /// code mode is on.
     pub tools: Vec<DirectDefinition>,
+    /// What the catalog holds and what its budget left out, for telling the user; not part
+    /// of what the provider receives.
+    #[serde(skip)]
+    pub catalog: CatalogSummary,
 }
+
+/// What the catalog of available skills holds once fitted to its budget.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CatalogSummary {
+    /// The skills listed, in name order.
+    pub listed: Vec<String>,
+    /// The listed skills whose description was shortened to fit, in name order.
+    pub shortened: Vec<String>,
+    /// The available skills left out to keep within the budget, highest priority first.
+    pub left_out: Vec<String>,
+    /// The budget, in estimated tokens (bytes / 4).
+    pub budget_tokens: usize,
+}
+
+impl CatalogSummary {
+    /// What a user should know about the catalog, when its budget shortened or left out
+    /// anything: how many skills it lists, which it left out, and how to change that. `None`
+    /// when every skill is listed whole.
+    pub fn note(&self) -> Option<String> {
+        let shortened = self.shortened.len();
+        if !self.left_out.is_empty() {
+            let total = self.listed.len() + self.left_out.len();
+            Some(format!(
+                "the catalog of available skills lists {} of {total}{} to keep within its \
+                 budget of {} tokens; left out: {}. Raise `skills.catalog_tokens` in the agent \
+                 file, or name the skills it needs under `skills.available`",
+                self.listed.len(),
+                if shortened > 0 {
+                    format!(" ({shortened} with a shortened description)")
+                } else {
+                    String::new()
+                },
+                self.budget_tokens,
+                self.left_out.join(", ")
+            ))
+        } else if shortened > 0 {
+            Some(format!(
+                "the catalog of available skills shortened {shortened} description{} to keep \
+                 within its budget of {} tokens; raise `skills.catalog_tokens` in the agent \
+                 file to list them whole",
+                if shortened == 1 { "" } else { "s" },
+                self.budget_tokens
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// The most characters a catalog description keeps once descriptions are shortened to fit
+/// the budget.
+pub const SHORT_DESCRIPTION_CHARS: usize = 160;
 
 /// Why a prompt could not be assembled for the registry and skills given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,12 +152,24 @@ pub fn assemble_prompt(
             file.content.trim_end()
         ));
     }
+    let mut summary = CatalogSummary {
+        budget_tokens: agent.catalog_tokens,
+        ..CatalogSummary::default()
+    };
     if !available.is_empty() {
-        sections.push(catalog(&available, agent.catalog_tokens));
+        let preloaded: Vec<&str> = agent
+            .preload
+            .iter()
+            .map(|file| file.skill.as_str())
+            .collect();
+        let (text, fitted) = catalog(&available, &preloaded, agent.catalog_tokens);
+        sections.push(text);
+        summary = fitted;
     }
     let mut system = sections.join("\n\n");
     system.push('\n');
     Ok(AssembledPrompt {
+        catalog: summary,
         system,
         tools: tools_list(
             agent,
@@ -122,6 +190,8 @@ pub fn agent_skill_set(agent: &Agent, skills: &SkillSet) -> Result<SkillSet, Pro
     Ok(skills.only(names))
 }
 
+/// The skills an agent may read, in the catalog's priority order: those named under
+/// `skills.available` in the order written, or every skill in name order.
 fn available_skills<'a>(
     agent: &Agent,
     skills: &'a SkillSet,
@@ -140,7 +210,6 @@ fn available_skills<'a>(
                     found.push(skill);
                 }
             }
-            found.sort_by(|a, b| a.name.cmp(&b.name));
             Ok(found)
         }
     }
@@ -151,39 +220,157 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
 
-/// The catalog: one line per skill, sorted by name, as many as fit the budget, then a note
-/// saying how many were left out and how to reach them.
-fn catalog(skills: &[&Skill], budget_tokens: usize) -> String {
+/// The catalog, fitted to `budget_tokens` by one rule:
+///
+/// 1. every available skill with its whole description, when that fits;
+/// 2. else every skill with its description shortened to [`SHORT_DESCRIPTION_CHARS`]
+///    characters (cut at a word, ending with `…`), when that fits;
+/// 3. else the shortened lines in priority order — the skills named under
+///    `skills.available` in the order written (all skills in name order with `available:
+///    all`), preloaded skills last since their files are already in the prompt — each
+///    listed while it fits (one that does not fit does not stop shorter ones after it), and
+///    a closing note says how many were left out and how to reach them.
+///
+/// Listed lines are in name order. `skills` comes in priority order.
+fn catalog(
+    skills: &[&Skill],
+    preloaded: &[&str],
+    budget_tokens: usize,
+) -> (String, CatalogSummary) {
     let mut text = String::from(
         "<available-skills>\nSkills teach capabilities on demand. Before a task one of them \
          covers, read it with the `skill` tool ({\"name\": \"<skill>\"}); it also lists the \
          skill's other files.\n",
     );
     let closing = "</available-skills>";
-    let mut used = estimate_tokens(&text) + estimate_tokens(closing);
-    let mut listed = 0;
-    for skill in skills {
-        let description = skill.description.split_whitespace().collect::<Vec<_>>();
-        let line = format!("- {}: {}\n", skill.name, description.join(" "));
-        let cost = estimate_tokens(&line);
-        if used + cost > budget_tokens {
-            break;
+    let fixed = estimate_tokens(&text) + estimate_tokens(closing);
+    let ordered: Vec<&Skill> = skills
+        .iter()
+        .filter(|skill| !preloaded.contains(&skill.name.as_str()))
+        .chain(
+            skills
+                .iter()
+                .filter(|skill| preloaded.contains(&skill.name.as_str())),
+        )
+        .copied()
+        .collect();
+    let cost = |lines: &[CatalogLine]| {
+        lines
+            .iter()
+            .map(|l| estimate_tokens(&l.text))
+            .sum::<usize>()
+    };
+    let whole: Vec<CatalogLine> = ordered.iter().map(|s| catalog_line(s, None)).collect();
+    let mut chosen = if fixed + cost(&whole) <= budget_tokens {
+        whole
+    } else {
+        let short: Vec<CatalogLine> = ordered
+            .iter()
+            .map(|s| catalog_line(s, Some(SHORT_DESCRIPTION_CHARS)))
+            .collect();
+        let shortened_note = estimate_tokens(SHORTENED_NOTE);
+        if fixed + shortened_note + cost(&short) <= budget_tokens {
+            short
+        } else {
+            let mut used = fixed + estimate_tokens(&left_out_note(ordered.len(), budget_tokens));
+            let mut noted = false;
+            short
+                .into_iter()
+                .filter(|line| {
+                    let note = if line.shortened && !noted {
+                        shortened_note
+                    } else {
+                        0
+                    };
+                    let line_cost = estimate_tokens(&line.text) + note;
+                    let fits = used + line_cost <= budget_tokens;
+                    if fits {
+                        used += line_cost;
+                        noted |= note > 0;
+                    }
+                    fits
+                })
+                .collect()
         }
-        used += cost;
-        text.push_str(&line);
-        listed += 1;
+    };
+    let left_out: Vec<String> = ordered
+        .iter()
+        .filter(|skill| !chosen.iter().any(|line| line.name == skill.name))
+        .map(|skill| skill.name.clone())
+        .collect();
+    chosen.sort_by(|a, b| a.name.cmp(&b.name));
+    for line in &chosen {
+        text.push_str(&line.text);
     }
-    let left_out = skills.len() - listed;
-    if left_out > 0 {
-        text.push_str(&format!(
-            "{left_out} more skill{} not listed here, to keep this catalog within \
-             {budget_tokens} tokens. To find one, call the `skill` tool with the name you \
-             expect: when no skill has that name, the reply names every available skill.\n",
-            if left_out == 1 { " is" } else { "s are" },
-        ));
+    let shortened: Vec<String> = chosen
+        .iter()
+        .filter(|line| line.shortened)
+        .map(|line| line.name.clone())
+        .collect();
+    if !shortened.is_empty() {
+        text.push_str(SHORTENED_NOTE);
+    }
+    if !left_out.is_empty() {
+        text.push_str(&left_out_note(left_out.len(), budget_tokens));
     }
     text.push_str(closing);
-    text
+    let summary = CatalogSummary {
+        listed: chosen.into_iter().map(|line| line.name).collect(),
+        shortened,
+        left_out,
+        budget_tokens,
+    };
+    (text, summary)
+}
+
+/// Said in the catalog when a description was shortened.
+const SHORTENED_NOTE: &str = "Descriptions ending in … were shortened to fit; read a skill for \
+                              all it covers.\n";
+
+fn left_out_note(left_out: usize, budget_tokens: usize) -> String {
+    format!(
+        "{left_out} more skill{} not listed here, to keep this catalog within {budget_tokens} \
+         tokens. To find one, call the `skill` tool with the name you expect: when no skill has \
+         that name, the reply names every available skill.\n",
+        if left_out == 1 { " is" } else { "s are" },
+    )
+}
+
+/// One line of the catalog.
+struct CatalogLine {
+    name: String,
+    text: String,
+    shortened: bool,
+}
+
+/// `- name: description`, the description on one line and, with `limit`, cut to at most
+/// that many characters at a word boundary, ending with `…`.
+fn catalog_line(skill: &Skill, limit: Option<usize>) -> CatalogLine {
+    let description = skill
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (description, shortened) = match limit {
+        Some(limit) if description.chars().count() > limit => (shorten(&description, limit), true),
+        _ => (description, false),
+    };
+    CatalogLine {
+        name: skill.name.clone(),
+        text: format!("- {}: {}\n", skill.name, description),
+        shortened,
+    }
+}
+
+/// `text` cut to at most `limit` characters, `…` included, at the last space before the cut
+/// when there is one.
+fn shorten(text: &str, limit: usize) -> String {
+    let keep: String = text.chars().take(limit.saturating_sub(1)).collect();
+    let cut = match keep.rfind(' ') {
+        Some(space) if space > 0 => &keep[..space],
+        _ => keep.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
 }
 
 fn tools_list(

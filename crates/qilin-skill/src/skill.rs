@@ -4,10 +4,9 @@ use crate::front_matter::{self, FrontMatterError};
 use crate::skill_files::{self, SkillFileError};
 use crate::yaml::{KnownKeys, Segment, Source};
 use crate::{Diagnostic, DiagnosticKind, Loaded};
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use serde_yaml_ng::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The file every skill folder holds.
@@ -36,7 +35,9 @@ const KNOWN_KEYS: KnownKeys = &[(
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Skill {
-    /// The skill's name, equal to its folder's name.
+    /// The skill's name as its front matter writes it (whitespace runs made single spaces),
+    /// or its folder's name when it has none. Normally equal to the folder's name; a skill
+    /// whose name differs, or breaks the naming rules, still loads with a warning.
     pub name: String,
     /// What the skill teaches and when to read it; shown in the catalog.
     pub description: String,
@@ -57,55 +58,78 @@ pub struct Skill {
     pub files: Vec<String>,
 }
 
+/// The front matter as written: every field kept as a YAML value and read leniently, so a
+/// value of an unexpected type is a warning, not a skill refused.
 #[derive(Deserialize)]
 struct RawFrontMatter {
-    name: String,
-    description: String,
-    license: Option<String>,
-    compatibility: Option<String>,
-    #[serde(default)]
-    metadata: BTreeMap<String, serde_yaml_ng::Value>,
-    #[serde(rename = "allowed-tools", default)]
-    allowed_tools: AllowedTools,
+    name: Option<Value>,
+    description: Option<Value>,
+    license: Option<Value>,
+    compatibility: Option<Value>,
+    metadata: Option<Value>,
+    #[serde(rename = "allowed-tools")]
+    allowed_tools: Option<Value>,
 }
 
-/// `allowed-tools`: a space-separated string per the format, or a list as some clients write.
-#[derive(Default)]
-struct AllowedTools(Vec<String>);
-
-impl<'de> Deserialize<'de> for AllowedTools {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct AllowedToolsVisitor;
-        impl<'de> Visitor<'de> for AllowedToolsVisitor {
-            type Value = AllowedTools;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a space-separated string of tools (`Read Bash(git:*)`) or a list of strings",
-                )
-            }
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<AllowedTools, E> {
-                Ok(AllowedTools(
-                    text.split_whitespace().map(str::to_string).collect(),
-                ))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<AllowedTools, E> {
-                Ok(AllowedTools::default())
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AllowedTools, A::Error> {
-                let mut tools = Vec::new();
-                while let Some(tool) = seq.next_element::<String>()? {
-                    tools.push(tool);
-                }
-                Ok(AllowedTools(tools))
-            }
-        }
-        deserializer.deserialize_any(AllowedToolsVisitor)
+/// A scalar as text (strings as they are, numbers and booleans written out); `None` for a
+/// list, a mapping or nothing.
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Tagged(tagged) => scalar_text(&tagged.value),
+        Value::Null | Value::Sequence(_) | Value::Mapping(_) => None,
     }
 }
 
+/// `allowed-tools`: a string of tools separated by spaces or commas per the format and the
+/// clients that write it (`Read, Bash(git status:*)`: a parenthesised pattern stays whole),
+/// or a list of strings; `None` for anything else.
+fn allowed_tools(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Null => Some(Vec::new()),
+        Value::Sequence(items) => items.iter().map(scalar_text).collect(),
+        other => scalar_text(other).map(|text| split_tools(&text)),
+    }
+}
+
+fn split_tools(text: &str) -> Vec<String> {
+    let mut tools = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c.is_whitespace() || c == ',') {
+            if !current.is_empty() {
+                tools.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        tools.push(current);
+    }
+    tools
+}
+
 impl Skill {
-    /// Loads the skill in `dir`: parses and checks `SKILL.md` and lists the other files.
-    /// Any error is one diagnostic naming `SKILL.md` and the line.
+    /// Loads the skill in `dir`: parses `SKILL.md` and lists the other files.
+    ///
+    /// Loading is lenient, as the Agent Skills client guide asks: what breaks the format but
+    /// leaves the skill usable is a warning naming `SKILL.md` and the line, and the skill
+    /// loads — a name that differs from the folder's, or breaks the naming rules (uppercase,
+    /// spaces, over 64 characters), or is missing (the folder's name is used); a description
+    /// over 1,024 characters; a plain value holding `: ` (read as quoted text); a license,
+    /// compatibility note, metadata or `allowed-tools` of the wrong type (ignored). The skill
+    /// is refused, with one error diagnostic, only when `SKILL.md` cannot be read, has no
+    /// front matter, its YAML cannot be parsed even after quoting such values, or it has no
+    /// description.
     pub fn load(dir: &Path) -> Result<Loaded<Skill>, Diagnostic> {
         let skill_md = dir.join(SKILL_FILE);
         let text = std::fs::read_to_string(&skill_md).map_err(|err| {
@@ -129,75 +153,141 @@ impl Skill {
             text: cut.yaml,
             line_offset: 1,
         };
-        let (raw, mut warnings): (RawFrontMatter, _) = source.parse(KNOWN_KEYS)?;
+        let (raw, mut warnings) = parse_front_matter(&source)?;
         let folder = dir
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
         let line_of = |key: &str| source.line_of(&[Segment::Key(key.to_string())]);
-        if let Err(problem) = check_name(&raw.name, &folder) {
-            return Err(Diagnostic::error(
-                DiagnosticKind::InvalidSkill,
-                &skill_md,
-                line_of("name"),
-                problem,
-            ));
-        }
-        let description = raw.description.trim().to_string();
-        let description_chars = description.chars().count();
-        if description_chars == 0 || description_chars > MAX_DESCRIPTION_CHARS {
+        let mut warn = |kind: DiagnosticKind, key: &str, message: String| {
+            warnings.push(Diagnostic::warning(kind, &skill_md, line_of(key), message));
+        };
+
+        let description = match &raw.description {
+            None | Some(Value::Null) => {
+                return Err(Diagnostic::error(
+                    DiagnosticKind::InvalidYaml,
+                    &skill_md,
+                    Some(1),
+                    "SKILL.md has no `description`, so the skill cannot be listed; add \
+                     `description:` saying what it teaches and when to read it",
+                ));
+            }
+            Some(value) => match scalar_text(value) {
+                Some(text) => text.trim().to_string(),
+                None => {
+                    return Err(Diagnostic::error(
+                        DiagnosticKind::InvalidYaml,
+                        &skill_md,
+                        line_of("description"),
+                        "`description` must be text, not a list or mapping: say what the \
+                         skill teaches and when to read it",
+                    ));
+                }
+            },
+        };
+        if description.is_empty() {
             return Err(Diagnostic::error(
                 DiagnosticKind::InvalidSkill,
                 &skill_md,
                 line_of("description"),
-                format!(
-                    "`description` is {description_chars} characters; it must be 1 to \
-                     {MAX_DESCRIPTION_CHARS}: say what the skill teaches and when to read it"
-                ),
+                "`description` is empty; say what the skill teaches and when to read it",
             ));
         }
-        if let Some(compatibility) = &raw.compatibility {
-            let chars = compatibility.chars().count();
-            if chars == 0 || chars > MAX_COMPATIBILITY_CHARS {
-                return Err(Diagnostic::error(
-                    DiagnosticKind::InvalidSkill,
-                    &skill_md,
-                    line_of("compatibility"),
-                    format!(
-                        "`compatibility` is {chars} characters; it must be 1 to {MAX_COMPATIBILITY_CHARS}"
-                    ),
-                ));
-            }
+        if let Some(message) = over_length(
+            "description",
+            &description,
+            MAX_DESCRIPTION_CHARS,
+            "the skill loads with all of it, but other clients may refuse it: shorten it to \
+             what the skill teaches and when to read it",
+        ) {
+            warn(DiagnosticKind::LongDescription, "description", message);
         }
-        let mut metadata = BTreeMap::new();
-        for (key, value) in raw.metadata {
-            let text = match value {
-                serde_yaml_ng::Value::String(text) => text,
-                serde_yaml_ng::Value::Number(number) => number.to_string(),
-                serde_yaml_ng::Value::Bool(flag) => flag.to_string(),
-                _ => {
-                    let path = [Segment::Key("metadata".into()), Segment::Key(key.clone())];
-                    warnings.push(Diagnostic::warning(
-                        DiagnosticKind::IgnoredMetadata,
-                        &skill_md,
-                        source.line_of(&path),
-                        format!("`metadata.{key}` is ignored: metadata values must be strings"),
-                    ));
-                    continue;
+
+        let written_name = raw.name.as_ref().and_then(scalar_text);
+        let name = match written_name.map(|name| collapse_whitespace(&name)) {
+            Some(name) if !name.is_empty() => {
+                if let Some(problem) = name_problem(&name) {
+                    warn(
+                        DiagnosticKind::NonstandardName,
+                        "name",
+                        format!(
+                            "`name: {name}` {problem}; the skill loads under that name, but \
+                             the format wants 1 to {MAX_NAME_CHARS} characters of a-z, 0-9 and \
+                             single hyphens inside, like `pdf-tools`"
+                        ),
+                    );
+                } else if name != folder {
+                    warn(
+                        DiagnosticKind::NameNotFolder,
+                        "name",
+                        format!(
+                            "`name: {name}` differs from the skill's folder `{folder}`; the \
+                             skill loads as `{name}`, but the format wants the two equal \
+                             (rename one of them)"
+                        ),
+                    );
                 }
-            };
-            metadata.insert(key, text);
+                name
+            }
+            _ => {
+                warn(
+                    DiagnosticKind::MissingName,
+                    "name",
+                    format!(
+                        "SKILL.md has no usable `name`; the skill loads under its folder's \
+                         name `{folder}`: add `name: {folder}`"
+                    ),
+                );
+                folder.clone()
+            }
+        };
+
+        let mut optional_text = |key: &str, value: Option<&Value>| -> Option<String> {
+            let value = value.filter(|value| !value.is_null())?;
+            let text = scalar_text(value);
+            if text.is_none() {
+                warn(
+                    DiagnosticKind::IgnoredField,
+                    key,
+                    format!("`{key}` is ignored: it must be text, not a list or mapping"),
+                );
+            }
+            text
+        };
+        let license = optional_text("license", raw.license.as_ref());
+        let compatibility = optional_text("compatibility", raw.compatibility.as_ref());
+        if let Some(message) = compatibility.as_deref().and_then(|note| {
+            let kept = "it is kept, but other clients may refuse it";
+            over_length("compatibility", note, MAX_COMPATIBILITY_CHARS, kept)
+        }) {
+            warn(DiagnosticKind::IgnoredField, "compatibility", message);
         }
+        let allowed = match raw.allowed_tools.as_ref().map(allowed_tools) {
+            None => Vec::new(),
+            Some(Some(tools)) => tools,
+            Some(None) => {
+                warn(
+                    DiagnosticKind::IgnoredField,
+                    "allowed-tools",
+                    "`allowed-tools` is ignored: write the tools as one string (`Read Bash(git:*)`) \
+                     or a list of strings"
+                        .into(),
+                );
+                Vec::new()
+            }
+        };
+        let metadata = read_metadata(raw.metadata.as_ref(), &source, &mut warnings);
         let (files, file_warnings) = skill_files::list_files(dir);
         warnings.extend(file_warnings);
         Ok(Loaded {
             value: Skill {
-                name: raw.name,
+                name,
                 description,
-                license: raw.license,
-                compatibility: raw.compatibility,
+                license,
+                compatibility,
                 metadata,
-                allowed_tools: raw.allowed_tools.0,
+                allowed_tools: allowed,
                 dir: dir.to_path_buf(),
                 body: cut.body.trim_start_matches(['\r', '\n']).to_string(),
                 files,
@@ -223,10 +313,101 @@ impl Skill {
     }
 }
 
-/// Checks a name against the Agent Skills rules and the folder's name.
-fn check_name(name: &str, folder: &str) -> Result<(), String> {
+/// The front matter, strictly parsed, or else with plain values that hold `: ` quoted (one
+/// warning per value quoted); the strict parse's error when neither reads.
+fn parse_front_matter(source: &Source) -> Result<(RawFrontMatter, Vec<Diagnostic>), Diagnostic> {
+    let strict_error = match source.parse::<RawFrontMatter>(KNOWN_KEYS) {
+        Ok(parsed) => return Ok(parsed),
+        Err(error) => error,
+    };
+    let Some(quoted) = front_matter::quote_colon_values(source.text) else {
+        return Err(strict_error);
+    };
+    let retry = Source {
+        text: &quoted.yaml,
+        ..*source
+    };
+    let Ok((raw, mut warnings)) = retry.parse::<RawFrontMatter>(KNOWN_KEYS) else {
+        return Err(strict_error);
+    };
+    warnings.extend(quoted.keys.iter().map(|(key, line)| {
+        Diagnostic::warning(
+            DiagnosticKind::UnquotedColon,
+            source.path,
+            Some(source.file_line(*line)),
+            format!(
+                "the value of `{key}` holds `: ` without quotes, which is not valid YAML; it was \
+                 read as quoted text: quote it (`{key}: \"...\"`) so every client reads it"
+            ),
+        )
+    }));
+    Ok((raw, warnings))
+}
+
+/// `metadata`: a mapping of keys to strings (numbers and booleans written out); other values,
+/// and a `metadata` that is not a mapping, are warnings and left out.
+fn read_metadata(
+    value: Option<&Value>,
+    source: &Source,
+    warnings: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, String> {
+    let mut metadata = BTreeMap::new();
+    let mapping = match value {
+        None | Some(Value::Null) => return metadata,
+        Some(Value::Mapping(mapping)) => mapping,
+        Some(_) => {
+            warnings.push(Diagnostic::warning(
+                DiagnosticKind::IgnoredMetadata,
+                source.path,
+                source.line_of(&[Segment::Key("metadata".into())]),
+                "`metadata` is ignored: it must be a mapping of keys to strings",
+            ));
+            return metadata;
+        }
+    };
+    for (key, value) in mapping {
+        let Some(key) = scalar_text(key) else {
+            continue;
+        };
+        let text = match value {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => scalar_text(value),
+            _ => None,
+        };
+        match text {
+            Some(text) => {
+                metadata.insert(key, text);
+            }
+            None => {
+                let path = [Segment::Key("metadata".into()), Segment::Key(key.clone())];
+                warnings.push(Diagnostic::warning(
+                    DiagnosticKind::IgnoredMetadata,
+                    source.path,
+                    source.line_of(&path),
+                    format!("`metadata.{key}` is ignored: metadata values must be strings"),
+                ));
+            }
+        }
+    }
+    metadata
+}
+
+/// The warning for a `key` whose `text` is over the format's `max` characters, saying what
+/// happens (`consequence`); `None` within the limit.
+fn over_length(key: &str, text: &str, max: usize, consequence: &str) -> Option<String> {
+    let chars = text.chars().count();
+    (chars > max)
+        .then(|| format!("`{key}` is {chars} characters, over the format's {max}; {consequence}"))
+}
+
+/// `text` with each run of whitespace (line breaks included) as one space, trimmed.
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What breaks the Agent Skills naming rules in `name`, if anything.
+fn name_problem(name: &str) -> Option<String> {
     let chars = name.chars().count();
-    let problem = if chars == 0 || chars > MAX_NAME_CHARS {
+    if chars > MAX_NAME_CHARS {
         Some(format!("is {chars} characters long"))
     } else if let Some(bad) = name
         .chars()
@@ -239,42 +420,36 @@ fn check_name(name: &str, folder: &str) -> Result<(), String> {
         Some("contains a double hyphen".to_string())
     } else {
         None
-    };
-    if let Some(problem) = problem {
-        return Err(format!(
-            "`name: {name}` {problem}; a skill name is 1 to {MAX_NAME_CHARS} characters of \
-             a-z, 0-9 and single hyphens inside, like `pdf-tools`"
-        ));
     }
-    if name != folder {
-        return Err(format!(
-            "`name: {name}` does not match the skill's folder `{folder}`; the name must equal \
-             the folder's name (rename one of them)"
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::check_name;
+    use super::{name_problem, split_tools};
 
     #[test]
     fn names_follow_the_agent_skills_rules() {
-        assert!(check_name("pdf-tools", "pdf-tools").is_ok());
-        assert!(check_name("v2", "v2").is_ok());
+        assert_eq!(name_problem("pdf-tools"), None);
+        assert_eq!(name_problem("v2"), None);
         for bad in [
-            "",
             "-pdf",
             "pdf-",
             "pdf--tools",
             "Pdf",
             "pdf_tools",
+            "PDF Tools",
             &"a".repeat(65),
         ] {
-            assert!(check_name(bad, bad).is_err(), "{bad:?} should be refused");
+            assert!(name_problem(bad).is_some(), "{bad:?} should be flagged");
         }
-        let mismatch = check_name("pdf", "pdf-tools").unwrap_err();
-        assert!(mismatch.contains("folder `pdf-tools`"), "{mismatch}");
+    }
+
+    #[test]
+    fn allowed_tools_split_on_spaces_and_commas_outside_parentheses() {
+        assert_eq!(
+            split_tools("Read, Write Bash(git status:*), Grep"),
+            ["Read", "Write", "Bash(git status:*)", "Grep"]
+        );
+        assert!(split_tools("  ").is_empty());
     }
 }

@@ -58,20 +58,41 @@ impl Source<'_> {
     }
 
     fn error_from(&self, err: &serde_yaml_ng::Error) -> Diagnostic {
-        let message = err.to_string();
+        let mut message = err.to_string();
+        if let Some(location) = err.location() {
+            let suffix = format!(" at line {} column {}", location.line(), location.column());
+            message = message.replacen(&suffix, "", 1);
+        }
+        let message = self.file_lines_in(&message);
         match err.location() {
-            Some(location) => {
-                let suffix = format!(" at line {} column {}", location.line(), location.column());
-                let message = message.replacen(&suffix, "", 1);
-                Diagnostic::error(
-                    DiagnosticKind::InvalidYaml,
-                    self.path,
-                    Some(self.file_line(location.line())),
-                    format!("{message} (column {})", location.column()),
-                )
-            }
+            Some(location) => Diagnostic::error(
+                DiagnosticKind::InvalidYaml,
+                self.path,
+                Some(self.file_line(location.line())),
+                format!("{message} (column {})", location.column()),
+            ),
             None => Diagnostic::error(DiagnosticKind::InvalidYaml, self.path, None, message),
         }
+    }
+
+    /// `message` with each ` at line N` the parser wrote (counting from the YAML text's first
+    /// line) turned into the file's line.
+    fn file_lines_in(&self, message: &str) -> String {
+        const MARK: &str = " at line ";
+        let mut out = String::with_capacity(message.len());
+        let mut rest = message;
+        while let Some(at) = rest.find(MARK) {
+            let after = &rest[at + MARK.len()..];
+            let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            out.push_str(&rest[..at + MARK.len()]);
+            match after[..digits].parse::<usize>() {
+                Ok(line) => out.push_str(&self.file_line(line).to_string()),
+                Err(_) => out.push_str(&after[..digits]),
+            }
+            rest = &after[digits..];
+        }
+        out.push_str(rest);
+        out
     }
 
     fn unknown_key(&self, path: &[Segment], known: KnownKeys) -> Diagnostic {

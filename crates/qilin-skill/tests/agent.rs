@@ -285,3 +285,33 @@ fn each_agent_mistake_carries_a_kind_that_tells_it_apart_without_reading_the_mes
         loaded.warnings
     );
 }
+
+#[test]
+fn reasoning_is_an_effort_or_a_token_budget() {
+    use qilin_model::{ReasoningEffort, ReasoningSetting};
+    let ws = workspace();
+    let base = "name: a\ninstructions: hi\n";
+    let read = |line: &str| {
+        ws.load(&format!("{base}{line}"))
+            .expect("the agent loads")
+            .value
+            .reasoning
+    };
+    assert_eq!(read(""), None);
+    assert_eq!(
+        read("reasoning: high\n"),
+        Some(ReasoningSetting::Effort(ReasoningEffort::High))
+    );
+    assert_eq!(
+        read("reasoning: 12000\n"),
+        Some(ReasoningSetting::BudgetTokens(12_000))
+    );
+    let error = ws.error(&format!("{base}reasoning: maximum\n"));
+    assert_eq!(error.line, Some(3), "{error}");
+    assert!(
+        error
+            .message
+            .contains("`maximum` is not a reasoning setting; write `low`, `medium`, `high`"),
+        "{error}"
+    );
+}

@@ -79,14 +79,100 @@ fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
 fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
     let ws = workspace();
     let prompt = ws.prompt("name: a\ninstructions: hi\nskills:\n  catalog_tokens: 60\n");
-    assert!(prompt.system.contains("- alpha-notes: Keep notes.\n"));
-    assert!(!prompt.system.contains("- sales-data"), "{}", prompt.system);
     assert!(
-        prompt.system.contains("2 more skills are not listed here"),
+        !prompt.system.contains("- alpha-notes"),
+        "{}",
+        prompt.system
+    );
+    assert!(
+        prompt.system.contains("3 more skills are not listed here"),
         "{}",
         prompt.system
     );
     assert!(prompt.system.contains("within 60 tokens"));
+    assert_eq!(
+        prompt.catalog.left_out,
+        ["alpha-notes", "code-search", "sales-data"]
+    );
+    assert!(prompt.catalog.listed.is_empty());
+}
+
+/// A description of about 300 characters for skill number `n`.
+fn wordy_description(n: usize) -> String {
+    format!(
+        "Skill {n} handles one family of tasks end to end: it explains when to reach for it, \
+         which files it reads, how to check its own output, and what to do when the input is \
+         malformed, partial or far larger than expected. Use it whenever a request mentions \
+         family {n} by name or asks for its reports."
+    )
+}
+
+/// The prompt of `agent` in a workspace holding `count` skills `skill-01`, `skill-02`, ...
+fn prompt_with_skills(count: usize, agent: &str) -> AssembledPrompt {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 1..=count {
+        write_skill(
+            dir.path(),
+            &format!("skill-{n:02}"),
+            &wordy_description(n),
+            "# Body\n",
+        );
+    }
+    let discovery = discover_workspace(dir.path());
+    let registry = registry_with(&discovery);
+    let path = dir.path().join("test.agent");
+    std::fs::write(&path, agent).unwrap();
+    let agent = Agent::load(&path, &discovery.skills, &registry)
+        .unwrap()
+        .value;
+    assemble_prompt(&agent, &discovery.skills, &registry).unwrap()
+}
+
+#[test]
+fn over_the_budget_descriptions_are_shortened_before_any_skill_is_left_out() {
+    let prompt = prompt_with_skills(36, "name: a\ninstructions: hi\n");
+    assert_eq!(prompt.catalog.listed.len(), 36, "{}", prompt.system);
+    assert!(prompt.catalog.left_out.is_empty());
+    assert_eq!(prompt.catalog.shortened.len(), 36);
+    let catalog = &prompt.system[prompt.system.find("<available-skills>").unwrap()..];
+    assert!(
+        qilin_skill::estimate_tokens(catalog) <= qilin_skill::DEFAULT_CATALOG_TOKENS,
+        "{} tokens",
+        qilin_skill::estimate_tokens(catalog)
+    );
+    let line = catalog
+        .lines()
+        .find(|line| line.starts_with("- skill-07: "))
+        .unwrap();
+    assert!(line.ends_with('…'), "{line}");
+    assert!(line.chars().count() <= "- skill-07: ".len() + 160, "{line}");
+    assert!(catalog.contains("Descriptions ending in … were shortened to fit"));
+    assert_eq!(
+        prompt.catalog.note().as_deref(),
+        Some(
+            "the catalog of available skills shortened 36 descriptions to keep within its \
+             budget of 2000 tokens; raise `skills.catalog_tokens` in the agent file to list them \
+             whole"
+        )
+    );
+}
+
+#[test]
+fn when_short_lines_still_do_not_fit_named_skills_keep_their_order_and_preloaded_go_last() {
+    let agent = "name: a\ninstructions: hi\nskills:\n  catalog_tokens: 230\n  available: [skill-09, skill-03, skill-01, skill-05, skill-07]\n  preload:\n    - name: skill-03\n";
+    let prompt = prompt_with_skills(9, agent);
+    assert_eq!(prompt.catalog.listed, ["skill-01", "skill-09"]);
+    assert_eq!(
+        prompt.catalog.left_out,
+        ["skill-05", "skill-07", "skill-03"]
+    );
+    assert!(
+        prompt.system.contains("3 more skills are not listed here"),
+        "{}",
+        prompt.system
+    );
+    let catalog = &prompt.system[prompt.system.find("<available-skills>").unwrap()..];
+    assert!(qilin_skill::estimate_tokens(catalog) <= 230);
 }
 
 #[test]

@@ -82,30 +82,51 @@ fn a_wrongly_typed_value_names_its_line_offset_by_the_opening_delimiter() {
         )],
     );
     let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(4), "{error}");
-    assert!(error.message.contains("description"), "{error}");
+    assert_eq!(error.line, Some(3), "{error}");
+    assert!(
+        error.message.contains("`description` must be text"),
+        "{error}"
+    );
+}
+
+/// The one warning of a skill that loaded.
+fn only_warning(found: &qilin_skill::SkillDiscovery) -> &Diagnostic {
+    let [warning] = found.diagnostics.as_slice() else {
+        panic!("expected one warning, got {:#?}", found.diagnostics);
+    };
+    assert_eq!(warning.severity, Severity::Warning, "{warning}");
+    warning
 }
 
 #[test]
-fn a_name_that_differs_from_its_folder_is_an_error_at_the_name_line() {
+fn a_name_that_differs_from_its_folder_loads_under_it_with_a_warning_at_the_name_line() {
     let ws = tempfile::tempdir().unwrap();
     write_files(
         &ws.path().join(".qilin/skills/pdf-tools"),
         &[("SKILL.md", "---\ndescription: PDFs\nname: pdf\n---\n")],
     );
-    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("folder `pdf-tools`"), "{error}");
+    let found = discover_workspace(ws.path());
+    assert!(found.skills.get("pdf").is_some());
+    let warning = only_warning(&found);
+    assert_eq!(warning.kind, DiagnosticKind::NameNotFolder);
+    assert_eq!(warning.line, Some(3));
+    assert!(warning.message.contains("folder `pdf-tools`"), "{warning}");
 }
 
 #[test]
-fn an_over_long_description_is_an_error_that_gives_the_limit() {
+fn an_over_long_description_loads_whole_with_a_warning_that_gives_the_limit() {
     let ws = tempfile::tempdir().unwrap();
     write_skill(ws.path(), "wordy", &"x".repeat(1025), "body");
-    let error = only_error(&discover_workspace(ws.path()).diagnostics).clone();
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("1025 characters"), "{error}");
-    assert!(error.message.contains("1 to 1024"), "{error}");
+    let found = discover_workspace(ws.path());
+    assert_eq!(found.skills.get("wordy").unwrap().description.len(), 1025);
+    let warning = only_warning(&found);
+    assert_eq!(warning.kind, DiagnosticKind::LongDescription);
+    assert_eq!(warning.line, Some(3));
+    assert!(warning.message.contains("1025 characters"), "{warning}");
+    assert!(
+        warning.message.contains("over the format's 1024"),
+        "{warning}"
+    );
 }
 
 #[test]
@@ -347,5 +368,56 @@ fn symlinks_left_out_of_a_skill_are_told_apart_by_their_kind() {
         [DiagnosticKind::SkippedLink, DiagnosticKind::SkippedLink],
         "{:#?}",
         found.diagnostics
+    );
+}
+
+#[test]
+fn a_run_shows_the_diagnostics_of_the_skills_its_agent_uses_and_counts_the_rest() {
+    let ws = tempfile::tempdir().unwrap();
+    let skills = ws.path().join(".qilin/skills");
+    write_skill(ws.path(), "good", "Clean.", "body");
+    write_files(
+        &skills.join("renamed"),
+        &[(
+            "SKILL.md",
+            &skill_md("renamed-skill", "Named apart.", "body"),
+        )],
+    );
+    write_files(
+        &skills.join("Other Notes"),
+        &[("SKILL.md", &skill_md("Other Notes", "Capitals.", "body"))],
+    );
+    write_files(&skills.join("broken"), &[("SKILL.md", "no front matter")]);
+    let found = discover_workspace(ws.path());
+    assert_eq!(found.diagnostics.len(), 3, "{:#?}", found.diagnostics);
+    let registry = common::registry_with(&found);
+    let shown = |agent: &str| {
+        let path = ws.path().join("a.agent");
+        std::fs::write(&path, agent).unwrap();
+        let agent = qilin_skill::Agent::load(&path, &found.skills, &registry)
+            .unwrap()
+            .value;
+        let picked = found.diagnostics_for(&agent);
+        let kinds: Vec<DiagnosticKind> = picked.relevant.iter().map(|d| d.kind).collect();
+        (kinds, picked.others)
+    };
+    assert_eq!(
+        shown("name: a\ninstructions: hi\nskills:\n  available: [good, renamed-skill]\n"),
+        (vec![DiagnosticKind::NameNotFolder], 2)
+    );
+    assert_eq!(
+        shown(
+            "name: a\ninstructions: hi\nskills:\n  available: []\n  preload:\n    - name: Other Notes\n"
+        ),
+        (vec![DiagnosticKind::NonstandardName], 2)
+    );
+    assert_eq!(
+        shown("name: a\ninstructions: hi\nskills:\n  available: []\n"),
+        (vec![], 3)
+    );
+    assert_eq!(
+        shown("name: a\ninstructions: hi\n"),
+        (vec![DiagnosticKind::InvalidSkill], 2),
+        "with `available: all`, the skills it lost; warnings are counted"
     );
 }

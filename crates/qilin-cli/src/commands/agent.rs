@@ -1,6 +1,6 @@
 //! `qilin agent prompt`: exactly what a provider would receive for an agent file.
 
-use crate::commands::skills::{SkillSources, report};
+use crate::commands::skills::{SkillSources, report, report_for_agent};
 use crate::commands::worker_sandbox;
 use anyhow::Result;
 use clap::Subcommand;
@@ -26,7 +26,9 @@ pub enum AgentCommand {
     },
 }
 
-/// Runs an `agent` subcommand.
+/// Runs an `agent` subcommand. The exit status is the agent's: 0 when it loads, whatever is
+/// wrong with skills it does not use (their findings are counted, and `qilin check` lists
+/// them).
 pub fn run(command: AgentCommand) -> Result<ExitCode> {
     let AgentCommand::Prompt {
         file,
@@ -34,14 +36,29 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
         sources,
     } = command;
     let found = sources.discover(&workspace_of(&file))?;
-    let skill_warnings = report(&found.diagnostics);
     let registry = full_registry(
         Arc::new(found.skills.clone()),
         worker_sandbox()?.code_mode(CodeLimits::default()),
     );
-    let loaded = Agent::load(&file, &found.skills, &registry)?;
+    let loaded = match Agent::load(&file, &found.skills, &registry) {
+        Ok(loaded) => loaded,
+        Err(err) => {
+            let skill_errors: Vec<_> = found
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .cloned()
+                .collect();
+            report(&skill_errors);
+            return Err(err.into());
+        }
+    };
     report(&loaded.warnings);
+    report_for_agent(&found, &loaded.value);
     let prompt = assemble_prompt(&loaded.value, &found.skills, &registry)?;
+    if let Some(note) = prompt.catalog.note() {
+        eprintln!("note: {note}");
+    }
     let mut out = String::new();
     if json {
         out.push_str(&serde_json::to_string_pretty(&prompt)?);
@@ -52,5 +69,5 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
     }
     out.push('\n');
     print!("{out}");
-    Ok(skill_warnings)
+    Ok(ExitCode::SUCCESS)
 }

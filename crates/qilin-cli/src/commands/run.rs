@@ -90,6 +90,9 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     for diagnostic in handle.diagnostics() {
         eprintln!("{diagnostic}");
     }
+    for note in handle.notes() {
+        eprintln!("note: {note}");
+    }
     if let Some(id) = &resuming
         && !args.json
     {

@@ -3,7 +3,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use qilin_runtime::discover_skills;
-use qilin_skill::{Diagnostic, SkillDiscovery};
+use qilin_skill::{Agent, Diagnostic, SkillDiscovery};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,6 +67,28 @@ pub fn report(diagnostics: &[Diagnostic]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Prints to stderr the skill diagnostics that concern `agent` (those of the skills it names,
+/// and errors of skills it could read) and a count of the others with a pointer to
+/// `qilin check`.
+pub fn report_for_agent(found: &SkillDiscovery, agent: &Agent) {
+    let picked = found.diagnostics_for(agent);
+    for diagnostic in &picked.relevant {
+        eprintln!("{diagnostic}");
+    }
+    if picked.others > 0 {
+        let (noun, verb) = match picked.others {
+            1 => ("finding", "is"),
+            _ => ("findings", "are"),
+        };
+        eprintln!(
+            "note: {} more skill {noun} {verb} not shown here, as this agent does not need \
+             {}; `qilin check` lists every finding",
+            picked.others,
+            if picked.others == 1 { "it" } else { "them" },
+        );
     }
 }
 

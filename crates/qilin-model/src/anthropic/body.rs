@@ -1,6 +1,6 @@
 //! The Messages request body.
 
-use crate::{Message, ModelRequest, ToolCallResult};
+use crate::{Message, ModelRequest, Reasoning, ToolCallResult};
 use qilin_protocol::ContentBlock;
 use serde_json::{Value, json};
 
@@ -12,12 +12,32 @@ use serde_json::{Value, json};
 /// user message, images included as image blocks. A call's raw arguments go back as its
 /// `input` object: empty text as `{}`, text that is not a JSON object as
 /// `{"raw_arguments": TEXT}` (the API accepts nothing but an object there).
+///
+/// A reasoning setting turns thinking on: `thinking: {type: "enabled", budget_tokens}` with
+/// the setting's budget (at least [`MIN_THINKING_BUDGET`], the API's floor), and
+/// `max_tokens` raised to the budget plus the default when it would not exceed the budget (the
+/// API requires it to). With thinking on, each assistant message sends back its signed
+/// thinking and redacted thinking first, as the API requires of the turn's last assistant
+/// message; unsigned reasoning (another provider's) is left out. With thinking off no
+/// reasoning is sent.
 pub(crate) fn request_body(request: &ModelRequest, default_max_tokens: u32) -> Value {
+    let mut max_tokens = request.max_tokens.unwrap_or(default_max_tokens);
+    let thinking_budget = request
+        .reasoning
+        .map(|setting| setting.budget_tokens().max(MIN_THINKING_BUDGET));
+    if let Some(budget) = thinking_budget
+        && max_tokens <= budget
+    {
+        max_tokens = budget.saturating_add(default_max_tokens);
+    }
     let mut body = json!({
         "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(default_max_tokens),
+        "max_tokens": max_tokens,
         "stream": true,
     });
+    if let Some(budget) = thinking_budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if !request.system.is_empty() {
         body["system"] = json!([{
             "type": "text",
@@ -42,17 +62,28 @@ pub(crate) fn request_body(request: &ModelRequest, default_max_tokens: u32) -> V
         }
         body["tools"] = Value::Array(tools);
     }
-    body["messages"] = Value::Array(messages(&request.messages));
+    body["messages"] = Value::Array(messages(&request.messages, thinking_budget.is_some()));
     body
 }
 
-fn messages(conversation: &[Message]) -> Vec<Value> {
+/// The smallest thinking budget the Messages API accepts.
+pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
+
+fn messages(conversation: &[Message], thinking: bool) -> Vec<Value> {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in conversation {
         let (role, blocks) = match message {
             Message::User { text } => ("user", text_block(text).into_iter().collect()),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<Value> = text_block(text).into_iter().collect();
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                let mut blocks: Vec<Value> = Vec::new();
+                if thinking {
+                    blocks.extend(reasoning.iter().filter_map(thinking_block));
+                }
+                blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|call| {
                     json!({
                         "type": "tool_use",
@@ -77,6 +108,21 @@ fn messages(conversation: &[Message]) -> Vec<Value> {
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect()
+}
+
+/// A signed thinking block or a redacted one, as the API wants it back; `None` for
+/// reasoning without a signature, which the API would refuse.
+fn thinking_block(reasoning: &Reasoning) -> Option<Value> {
+    match reasoning {
+        Reasoning::Text {
+            text,
+            signature: Some(signature),
+        } => Some(json!({"type": "thinking", "thinking": text, "signature": signature})),
+        Reasoning::Text {
+            signature: None, ..
+        } => None,
+        Reasoning::Redacted { data } => Some(json!({"type": "redacted_thinking", "data": data})),
+    }
 }
 
 fn text_block(text: &str) -> Option<Value> {

@@ -3,7 +3,7 @@
 use crate::error::excerpt;
 use crate::sse::SseEvent;
 use crate::sse_stream::SseDecoder;
-use crate::{ModelError, ModelEvent, StopReason};
+use crate::{ModelError, ModelEvent, Reasoning, StopReason};
 use qilin_protocol::Usage;
 use serde::Deserialize;
 use serde_json::Value;
@@ -57,6 +57,15 @@ enum Block {
         #[serde(default)]
         input: Value,
     },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -69,6 +78,12 @@ enum BlockDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,
@@ -93,16 +108,48 @@ enum OpenBlock {
     Tool {
         id: String,
     },
-    /// A block Qilin does not stream (thinking, server tools): its deltas are skipped.
+    /// Thinking: its text so far and its signature once sent.
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
+    /// Redacted thinking, whole from its start.
+    Redacted {
+        data: String,
+    },
+    /// A block Qilin does not stream (server tools, future kinds): its deltas are skipped.
     Skipped,
 }
 
-/// Turns Messages events into model events: text blocks into text deltas, `tool_use` blocks
-/// into calls (ended at their `content_block_stop`), usage and `Finished` at `message_stop`.
+impl OpenBlock {
+    /// The event a block's end produces: a call's end, a reasoning block, or none.
+    fn end(self) -> Option<ModelEvent> {
+        match self {
+            OpenBlock::Tool { id } => Some(ModelEvent::ToolCallEnd { id }),
+            OpenBlock::Thinking { text, signature } => {
+                Some(ModelEvent::ReasoningBlock(Reasoning::Text {
+                    text,
+                    signature,
+                }))
+            }
+            OpenBlock::Redacted { data } => {
+                Some(ModelEvent::ReasoningBlock(Reasoning::Redacted { data }))
+            }
+            OpenBlock::Text | OpenBlock::Skipped => None,
+        }
+    }
+}
+
+/// Turns Messages events into model events: text blocks into text deltas, thinking blocks
+/// into reasoning deltas and, at their `content_block_stop`, a reasoning block with their
+/// signature; `tool_use` blocks into calls (ended at their `content_block_stop`); usage and
+/// `Finished` at `message_stop`. Unknown event, block and delta types are skipped.
 #[derive(Default)]
 pub(crate) struct MessagesDecoder {
     blocks: BTreeMap<u64, OpenBlock>,
     any_tool: bool,
+    usage_seen: bool,
+    usage_reported: bool,
     input_tokens: u64,
     output_tokens: u64,
     cache_creation_tokens: u64,
@@ -126,7 +173,10 @@ impl SseDecoder for MessagesDecoder {
                     .ok()
                     .and_then(|value| value.get("type")?.as_str().map(str::to_owned));
                 return match kind {
-                    Some(kind) if !is_known(&kind) => Ok(()),
+                    Some(kind) if !is_known(&kind) => {
+                        tracing::debug!(kind, "skipped a Messages stream event of an unknown type");
+                        Ok(())
+                    }
                     _ => Err(invalid(format!(
                         "expected a Messages stream event JSON object: {err}"
                     ))),
@@ -160,41 +210,77 @@ impl SseDecoder for MessagesDecoder {
                         }
                         OpenBlock::Tool { id }
                     }
-                    Block::Other => OpenBlock::Skipped,
+                    Block::Thinking {
+                        thinking,
+                        signature,
+                    } => {
+                        if !thinking.is_empty() {
+                            out.push(ModelEvent::ReasoningDelta(thinking.clone()));
+                        }
+                        OpenBlock::Thinking {
+                            text: thinking,
+                            signature: signature.filter(|s| !s.is_empty()),
+                        }
+                    }
+                    Block::RedactedThinking { data } => OpenBlock::Redacted { data },
+                    Block::Other => {
+                        tracing::debug!(
+                            block = %excerpt(data),
+                            "skipped a content block of a type Qilin does not stream"
+                        );
+                        OpenBlock::Skipped
+                    }
                 };
                 if self.blocks.insert(index, block).is_some() {
                     return Err(invalid(format!("content block {index} started twice")));
                 }
             }
-            Wire::ContentBlockDelta { index, delta } => match (self.blocks.get(&index), delta) {
-                (None, _) => {
-                    return Err(invalid(format!(
-                        "a delta for content block {index}, which was never started"
-                    )));
-                }
-                (Some(OpenBlock::Text), BlockDelta::TextDelta { text }) => {
-                    if !text.is_empty() {
-                        out.push(ModelEvent::TextDelta(text));
+            Wire::ContentBlockDelta { index, delta } => {
+                match (self.blocks.get_mut(&index), delta) {
+                    (None, _) => {
+                        return Err(invalid(format!(
+                            "a delta for content block {index}, which was never started"
+                        )));
+                    }
+                    (Some(OpenBlock::Text), BlockDelta::TextDelta { text }) => {
+                        if !text.is_empty() {
+                            out.push(ModelEvent::TextDelta(text));
+                        }
+                    }
+                    (Some(OpenBlock::Tool { id }), BlockDelta::InputJsonDelta { partial_json }) => {
+                        if !partial_json.is_empty() {
+                            out.push(ModelEvent::ToolCallDelta {
+                                id: id.clone(),
+                                arguments_delta: partial_json,
+                            });
+                        }
+                    }
+                    (
+                        Some(OpenBlock::Thinking { text, .. }),
+                        BlockDelta::ThinkingDelta { thinking },
+                    ) => {
+                        if !thinking.is_empty() {
+                            text.push_str(&thinking);
+                            out.push(ModelEvent::ReasoningDelta(thinking));
+                        }
+                    }
+                    (
+                        Some(OpenBlock::Thinking { signature, .. }),
+                        BlockDelta::SignatureDelta { signature: more },
+                    ) => signature.get_or_insert_with(String::new).push_str(&more),
+                    (Some(OpenBlock::Skipped), _) => {}
+                    (Some(_), BlockDelta::Other) => {
+                        tracing::debug!(delta = %excerpt(data), "skipped a delta of an unknown type");
+                    }
+                    (Some(_), _) => {
+                        return Err(invalid(format!(
+                            "a delta of the wrong kind for content block {index}"
+                        )));
                     }
                 }
-                (Some(OpenBlock::Tool { id }), BlockDelta::InputJsonDelta { partial_json }) => {
-                    if !partial_json.is_empty() {
-                        out.push(ModelEvent::ToolCallDelta {
-                            id: id.clone(),
-                            arguments_delta: partial_json,
-                        });
-                    }
-                }
-                (Some(OpenBlock::Skipped), _) | (Some(_), BlockDelta::Other) => {}
-                (Some(_), _) => {
-                    return Err(invalid(format!(
-                        "a delta of the wrong kind for content block {index}"
-                    )));
-                }
-            },
+            }
             Wire::ContentBlockStop { index } => match self.blocks.remove(&index) {
-                Some(OpenBlock::Tool { id }) => out.push(ModelEvent::ToolCallEnd { id }),
-                Some(_) => {}
+                Some(block) => out.extend(block.end()),
                 None => {
                     return Err(invalid(format!(
                         "content block {index} stopped without being started"
@@ -230,12 +316,21 @@ impl SseDecoder for MessagesDecoder {
     fn end_marker(&self) -> &'static str {
         "its end marker `message_stop`"
     }
+
+    fn take_unreported_usage(&mut self) -> Option<Usage> {
+        if !self.usage_seen || self.usage_reported {
+            return None;
+        }
+        self.usage_reported = true;
+        Some(self.usage())
+    }
 }
 
 impl MessagesDecoder {
     /// Usage fields are cumulative: the latest value of each wins.
     fn add_usage(&mut self, usage: Option<WireUsage>) {
         let Some(usage) = usage else { return };
+        self.usage_seen = true;
         let fields = [
             (usage.input_tokens, &mut self.input_tokens),
             (usage.output_tokens, &mut self.output_tokens),
@@ -252,17 +347,21 @@ impl MessagesDecoder {
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        for (_, block) in std::mem::take(&mut self.blocks) {
-            if let OpenBlock::Tool { id } = block {
-                out.push(ModelEvent::ToolCallEnd { id });
-            }
-        }
-        out.push(ModelEvent::Usage(Usage {
+    /// The usage so far; `input_tokens` counts the cached and cache-writing parts too.
+    fn usage(&self) -> Usage {
+        Usage {
             input_tokens: self.input_tokens + self.cache_creation_tokens + self.cache_read_tokens,
             output_tokens: self.output_tokens,
             cache_read_tokens: self.cache_read_tokens,
-        }));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        for (_, block) in std::mem::take(&mut self.blocks) {
+            out.extend(block.end());
+        }
+        self.usage_reported = true;
+        out.push(ModelEvent::Usage(self.usage()));
         let stop_reason = self.stop_reason.take().unwrap_or(if self.any_tool {
             StopReason::ToolUse
         } else {
@@ -289,11 +388,14 @@ fn is_known(kind: &str) -> bool {
     )
 }
 
+/// `end_turn` and `stop_sequence` end the turn; `refusal` is a refusal; others are kept
+/// as named (`pause_turn`, ...).
 fn stop_reason(reason: &str) -> StopReason {
     match reason {
-        "end_turn" => StopReason::EndTurn,
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
         "tool_use" => StopReason::ToolUse,
         "max_tokens" => StopReason::MaxTokens,
+        "refusal" => StopReason::Refusal,
         other => StopReason::Other(other.to_owned()),
     }
 }

@@ -1,62 +1,23 @@
-//! Reading the `chat.completion.chunk` stream.
+//! Reading the `chat.completion.chunk` stream, as OpenAI and the compatible servers send it.
+//!
+//! Chunks are read field by field from JSON values rather than into fixed types, because the
+//! servers differ: `delta.content` is a string or (Mistral) a list of text and thinking parts;
+//! reasoning comes as `reasoning_content` (DeepSeek, llama.cpp, xAI) or `reasoning` (Groq,
+//! Ollama, vLLM); a refusal as `delta.refusal` (OpenAI); usage at the top level, inside
+//! `x_groq` (Groq), with cached tokens under `prompt_tokens_details` or
+//! `prompt_cache_hit_tokens` (DeepSeek). Whatever is not understood is skipped with a debug
+//! trace; only a chunk that is not JSON at all, a call that never gets a name, or a call that
+//! continues after its finish reason is an error.
 
 use crate::error::excerpt;
 use crate::sse::SseEvent;
 use crate::sse_stream::SseDecoder;
-use crate::{ModelError, ModelEvent, StopReason};
+use crate::{ModelError, ModelEvent, Reasoning, StopReason};
 use qilin_protocol::Usage;
-use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 const PROVIDER: &str = super::PROVIDER;
-
-#[derive(Deserialize)]
-struct Chunk {
-    #[serde(default)]
-    choices: Vec<Choice>,
-    usage: Option<WireUsage>,
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    delta: Option<Delta>,
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Delta {
-    content: Option<String>,
-    tool_calls: Option<Vec<CallDelta>>,
-}
-
-#[derive(Deserialize)]
-struct CallDelta {
-    index: Option<u64>,
-    id: Option<String>,
-    function: Option<FunctionDelta>,
-}
-
-#[derive(Deserialize)]
-struct FunctionDelta {
-    name: Option<String>,
-    arguments: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WireUsage {
-    #[serde(default)]
-    prompt_tokens: u64,
-    #[serde(default)]
-    completion_tokens: u64,
-    prompt_tokens_details: Option<PromptDetails>,
-}
-
-#[derive(Deserialize)]
-struct PromptDetails {
-    cached_tokens: Option<u64>,
-}
 
 /// One streamed call, keyed by its `index`.
 #[derive(Default)]
@@ -69,13 +30,21 @@ struct Call {
     early_arguments: String,
 }
 
+/// Reasoning streamed as `reasoning_content`, which is sent back with the message.
+struct OpenReasoning {
+    text: String,
+}
+
 /// Turns chunks into events. Calls start when their name is known, end (in index order) at
-/// the `finish_reason`; usage (from the last chunk, or the latest one that carried it) and
+/// the `finish_reason`; `reasoning_content` ends as a [`ModelEvent::ReasoningBlock`] when the
+/// answer's text or a call begins, or at the end; usage (the latest a chunk carried) and
 /// `Finished` come at `data: [DONE]`.
 #[derive(Default)]
 pub(crate) struct ChatDecoder {
     calls: BTreeMap<u64, Call>,
-    stop_reason: Option<StopReason>,
+    reasoning: Option<OpenReasoning>,
+    refused: bool,
+    finish_reason: Option<String>,
     usage: Option<Usage>,
     done: bool,
 }
@@ -84,48 +53,58 @@ impl SseDecoder for ChatDecoder {
     fn decode(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), ModelError> {
         let data = event.data.trim();
         if data == "[DONE]" {
-            self.end_calls(data, out)?;
-            if let Some(usage) = self.usage.take() {
-                out.push(ModelEvent::Usage(usage));
-            }
-            let stop_reason = self.stop_reason.take().unwrap_or(if self.calls.is_empty() {
-                StopReason::EndTurn
-            } else {
-                StopReason::ToolUse
-            });
-            out.push(ModelEvent::Finished { stop_reason });
-            self.done = true;
+            self.finish(data, out)?;
             return Ok(());
         }
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|err| ModelError::InvalidChunk {
-            provider: PROVIDER,
-            reason: format!("expected a chat.completion.chunk JSON object: {err}"),
-            chunk: excerpt(data),
-        })?;
-        if let Some(error) = chunk.error {
-            return Err(stream_error(&error));
+        let chunk = match serde_json::from_str::<Value>(data) {
+            Ok(Value::Object(chunk)) => chunk,
+            Ok(_) | Err(_) if is_named_event(event) => {
+                tracing::debug!(
+                    event = %event.event,
+                    data = %excerpt(data),
+                    "skipped an SSE event that is not a chat.completion.chunk"
+                );
+                return Ok(());
+            }
+            Ok(other) => {
+                return Err(invalid(
+                    format!("expected a chat.completion.chunk JSON object, got {other}"),
+                    data,
+                ));
+            }
+            Err(err) => {
+                return Err(invalid(
+                    format!("expected a chat.completion.chunk JSON object: {err}"),
+                    data,
+                ));
+            }
+        };
+        if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
+            return Err(stream_error(error));
         }
-        for choice in chunk.choices {
-            if let Some(delta) = choice.delta {
+        let choices = chunk.get("choices").and_then(Value::as_array);
+        for choice in choices.into_iter().flatten() {
+            if let Some(delta) = choice.get("delta").and_then(Value::as_object) {
                 self.apply_delta(delta, data, out)?;
             }
-            if let Some(reason) = choice.finish_reason {
-                self.stop_reason = Some(stop_reason(&reason));
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_owned());
+                self.close_reasoning(out);
                 self.end_calls(data, out)?;
             }
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(Usage {
-                input_tokens: usage.prompt_tokens,
-                output_tokens: usage.completion_tokens,
-                cache_read_tokens: usage
-                    .prompt_tokens_details
-                    .and_then(|details| details.cached_tokens)
-                    .unwrap_or(0),
-            });
+        let usage = chunk
+            .get("usage")
+            .filter(|usage| usage.is_object())
+            .or_else(|| chunk.get("x_groq")?.get("usage"))
+            .and_then(read_usage);
+        if usage.is_some() {
+            self.usage = usage;
+        } else if choices.is_none() {
+            tracing::debug!(chunk = %excerpt(data), "skipped a chunk with neither choices nor usage");
         }
         Ok(())
     }
@@ -137,61 +116,163 @@ impl SseDecoder for ChatDecoder {
     fn end_marker(&self) -> &'static str {
         "its end marker `data: [DONE]`"
     }
+
+    fn take_unreported_usage(&mut self) -> Option<Usage> {
+        self.usage.take()
+    }
 }
 
 impl ChatDecoder {
     fn apply_delta(
         &mut self,
-        delta: Delta,
+        delta: &Map<String, Value>,
         data: &str,
         out: &mut Vec<ModelEvent>,
     ) -> Result<(), ModelError> {
-        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-            out.push(ModelEvent::TextDelta(text));
+        self.apply_reasoning(delta, out);
+        match delta.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => self.text(text, out),
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    self.apply_part(part, out);
+                }
+            }
+            Some(other) => {
+                tracing::debug!(content = %other, "skipped a delta content of an unknown kind")
+            }
         }
-        for (position, call_delta) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
-            let index = call_delta.index.unwrap_or(position as u64);
-            let call = self.calls.entry(index).or_default();
-            if call.ended {
-                return Err(ModelError::InvalidChunk {
-                    provider: PROVIDER,
-                    reason: format!("tool call {index} continued after the finish reason"),
-                    chunk: excerpt(data),
-                });
+        if let Some(refusal) = delta.get("refusal").and_then(Value::as_str) {
+            self.refused = true;
+            self.text(refusal, out);
+        }
+        let calls = delta.get("tool_calls").and_then(Value::as_array);
+        for (position, call_delta) in calls.into_iter().flatten().enumerate() {
+            self.apply_call(position, call_delta, data, out)?;
+        }
+        Ok(())
+    }
+
+    /// `reasoning_content` (kept, and sent back) or else `reasoning` (shown only).
+    fn apply_reasoning(&mut self, delta: &Map<String, Value>, out: &mut Vec<ModelEvent>) {
+        if let Some(text) = delta.get("reasoning_content").and_then(Value::as_str) {
+            self.reasoning
+                .get_or_insert_with(|| OpenReasoning {
+                    text: String::new(),
+                })
+                .text
+                .push_str(text);
+            if !text.is_empty() {
+                out.push(ModelEvent::ReasoningDelta(text.to_owned()));
             }
-            if !call.started && call.id.is_none() {
-                call.id = call_delta.id.filter(|id| !id.is_empty());
-            }
-            let (name, arguments) = match call_delta.function {
-                Some(function) => (function.name, function.arguments.unwrap_or_default()),
-                None => (None, String::new()),
-            };
-            if !call.started {
-                if let Some(name) = name.filter(|name| !name.is_empty()) {
-                    call.name = name;
+        } else if let Some(text) = delta.get("reasoning").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            out.push(ModelEvent::ReasoningDelta(text.to_owned()));
+        }
+    }
+
+    /// One part of a list-valued `content`: `{type: text, text}` is text, `{type: thinking,
+    /// thinking: [parts] | text}` is reasoning (shown only); other kinds are skipped.
+    fn apply_part(&mut self, part: &Value, out: &mut Vec<ModelEvent>) {
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    self.text(text, out);
                 }
-                call.early_arguments.push_str(&arguments);
-                if !call.name.is_empty() {
-                    call.started = true;
-                    let id = call.id.get_or_insert_with(generated_id).clone();
-                    out.push(ModelEvent::ToolCallStart {
-                        id: id.clone(),
-                        name: call.name.clone(),
+            }
+            Some("thinking") => {
+                let text = match part.get("thinking") {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(Value::Array(inner)) => inner
+                        .iter()
+                        .filter_map(|piece| piece.get("text").and_then(Value::as_str))
+                        .collect(),
+                    _ => String::new(),
+                };
+                if !text.is_empty() {
+                    out.push(ModelEvent::ReasoningDelta(text));
+                }
+            }
+            _ => tracing::debug!(part = %part, "skipped a content part of an unknown kind"),
+        }
+    }
+
+    fn text(&mut self, text: &str, out: &mut Vec<ModelEvent>) {
+        if text.is_empty() {
+            return;
+        }
+        self.close_reasoning(out);
+        out.push(ModelEvent::TextDelta(text.to_owned()));
+    }
+
+    /// Ends the `reasoning_content` streamed so far as a block to send back.
+    fn close_reasoning(&mut self, out: &mut Vec<ModelEvent>) {
+        if let Some(open) = self.reasoning.take() {
+            out.push(ModelEvent::ReasoningBlock(Reasoning::Text {
+                text: open.text,
+                signature: None,
+            }));
+        }
+    }
+
+    fn apply_call(
+        &mut self,
+        position: usize,
+        call_delta: &Value,
+        data: &str,
+        out: &mut Vec<ModelEvent>,
+    ) -> Result<(), ModelError> {
+        let index = call_delta
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(position as u64);
+        let function = call_delta.get("function");
+        let field = |key: &str| function.and_then(|f| f.get(key)).and_then(Value::as_str);
+        let name = field("name").filter(|name| !name.is_empty());
+        let arguments = field("arguments").unwrap_or_default();
+        if !self.calls.get(&index).is_some_and(|call| call.started) && name.is_some() {
+            self.close_reasoning(out);
+        }
+        let call = self.calls.entry(index).or_default();
+        if call.ended {
+            return Err(invalid(
+                format!("tool call {index} continued after the finish reason"),
+                data,
+            ));
+        }
+        if !call.started && call.id.is_none() {
+            call.id = call_delta
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+                .map(str::to_owned);
+        }
+        if !call.started {
+            if let Some(name) = name {
+                call.name = name.to_owned();
+            }
+            call.early_arguments.push_str(arguments);
+            if !call.name.is_empty() {
+                call.started = true;
+                let id = call.id.get_or_insert_with(generated_id).clone();
+                out.push(ModelEvent::ToolCallStart {
+                    id: id.clone(),
+                    name: call.name.clone(),
+                });
+                let early = std::mem::take(&mut call.early_arguments);
+                if !early.is_empty() {
+                    out.push(ModelEvent::ToolCallDelta {
+                        id,
+                        arguments_delta: early,
                     });
-                    let early = std::mem::take(&mut call.early_arguments);
-                    if !early.is_empty() {
-                        out.push(ModelEvent::ToolCallDelta {
-                            id,
-                            arguments_delta: early,
-                        });
-                    }
                 }
-            } else if !arguments.is_empty() {
-                out.push(ModelEvent::ToolCallDelta {
-                    id: call.id.clone().unwrap_or_default(),
-                    arguments_delta: arguments,
-                });
             }
+        } else if !arguments.is_empty() {
+            out.push(ModelEvent::ToolCallDelta {
+                id: call.id.clone().unwrap_or_default(),
+                arguments_delta: arguments.to_owned(),
+            });
         }
         Ok(())
     }
@@ -203,11 +284,10 @@ impl ChatDecoder {
                 continue;
             }
             if !call.started {
-                return Err(ModelError::InvalidChunk {
-                    provider: PROVIDER,
-                    reason: format!("tool call {index} ended without a function name"),
-                    chunk: excerpt(data),
-                });
+                return Err(invalid(
+                    format!("tool call {index} ended without a function name"),
+                    data,
+                ));
             }
             call.ended = true;
             out.push(ModelEvent::ToolCallEnd {
@@ -216,6 +296,54 @@ impl ChatDecoder {
         }
         Ok(())
     }
+
+    /// `data: [DONE]`: the open reasoning and calls end, then usage, then `Finished`.
+    fn finish(&mut self, data: &str, out: &mut Vec<ModelEvent>) -> Result<(), ModelError> {
+        self.close_reasoning(out);
+        self.end_calls(data, out)?;
+        if let Some(usage) = self.usage.take() {
+            out.push(ModelEvent::Usage(usage));
+        }
+        let stop_reason = stop_reason(
+            self.finish_reason.as_deref(),
+            self.refused,
+            !self.calls.is_empty(),
+        );
+        out.push(ModelEvent::Finished { stop_reason });
+        self.done = true;
+        Ok(())
+    }
+}
+
+/// Whether the event carries an `event:` name other than the default (`message`) or
+/// `error`: a kind the chunk stream does not define, skipped when its data is not a chunk.
+fn is_named_event(event: &SseEvent) -> bool {
+    !matches!(event.event.as_str(), "" | "message" | "error")
+}
+
+fn invalid(reason: String, data: &str) -> ModelError {
+    ModelError::InvalidChunk {
+        provider: PROVIDER,
+        reason,
+        chunk: excerpt(data),
+    }
+}
+
+/// Usage from `{prompt_tokens, completion_tokens, prompt_tokens_details: {cached_tokens}}`;
+/// DeepSeek names the cached part `prompt_cache_hit_tokens`.
+fn read_usage(usage: &Value) -> Option<Usage> {
+    let number = |value: Option<&Value>| value.and_then(Value::as_u64);
+    if !usage.is_object() {
+        return None;
+    }
+    let cached = number(usage.pointer("/prompt_tokens_details/cached_tokens"))
+        .or_else(|| number(usage.get("prompt_cache_hit_tokens")))
+        .unwrap_or(0);
+    Some(Usage {
+        input_tokens: number(usage.get("prompt_tokens")).unwrap_or(0),
+        output_tokens: number(usage.get("completion_tokens")).unwrap_or(0),
+        cache_read_tokens: cached,
+    })
 }
 
 /// An id for a call whose server sent none (some compatible servers omit it).
@@ -226,12 +354,18 @@ fn generated_id() -> String {
     format!("call_{suffix}")
 }
 
-fn stop_reason(reason: &str) -> StopReason {
+/// The stop reason of a finished answer. `stop` after a refusal is [`StopReason::Refusal`];
+/// `stop` (or no reason) with calls is [`StopReason::ToolUse`], as some servers say `stop`
+/// after calls.
+fn stop_reason(reason: Option<&str>, refused: bool, made_calls: bool) -> StopReason {
     match reason {
-        "stop" => StopReason::EndTurn,
-        "tool_calls" | "function_call" => StopReason::ToolUse,
-        "length" => StopReason::MaxTokens,
-        other => StopReason::Other(other.to_owned()),
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
+        Some("length") => StopReason::MaxTokens,
+        Some("content_filter") => StopReason::ContentFilter,
+        Some("stop") | None if refused => StopReason::Refusal,
+        Some("stop") | None if made_calls => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some(other) => StopReason::Other(other.to_owned()),
     }
 }
 
@@ -251,5 +385,35 @@ fn stream_error(error: &Value) -> ModelError {
             .unwrap_or("error")
             .to_owned(),
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stop_reason;
+    use crate::StopReason;
+
+    #[test]
+    fn finish_reasons_map_to_stop_reasons() {
+        assert_eq!(stop_reason(Some("stop"), false, false), StopReason::EndTurn);
+        assert_eq!(stop_reason(None, false, false), StopReason::EndTurn);
+        assert_eq!(
+            stop_reason(Some("tool_calls"), false, true),
+            StopReason::ToolUse
+        );
+        assert_eq!(stop_reason(Some("stop"), false, true), StopReason::ToolUse);
+        assert_eq!(
+            stop_reason(Some("length"), false, true),
+            StopReason::MaxTokens
+        );
+        assert_eq!(
+            stop_reason(Some("content_filter"), false, false),
+            StopReason::ContentFilter
+        );
+        assert_eq!(stop_reason(Some("stop"), true, false), StopReason::Refusal);
+        assert_eq!(
+            stop_reason(Some("eos"), false, false),
+            StopReason::Other("eos".into())
+        );
     }
 }

@@ -5,7 +5,7 @@ mod script;
 pub use script::{Script, ScriptError, ScriptTurn, ScriptedCall};
 
 use crate::provider::ModelStream;
-use crate::{ModelEvent, ModelProvider, ModelRequest, StopReason};
+use crate::{ModelEvent, ModelProvider, ModelRequest, Reasoning, StopReason};
 use futures_util::StreamExt;
 use qilin_protocol::Usage;
 use std::path::Path;
@@ -17,7 +17,8 @@ pub const SCRIPT_EXHAUSTED: &str = "(the script has no more turns)";
 /// The most bytes of text or argument text in one streamed delta.
 pub const CHUNK_BYTES: usize = 12;
 
-/// A model that answers each request with the script's next turn.
+/// A model that answers each request with the script's next turn: the turn after the answers
+/// the request's conversation already holds.
 ///
 /// Text and arguments stream in deltas of at most [`CHUNK_BYTES`] bytes, with the script's
 /// `chunk_delay_ms` before each event. Once the turns have run out every answer is
@@ -49,16 +50,32 @@ impl ScriptedProvider {
     }
 
     fn events(&self, request: &ModelRequest) -> Vec<ModelEvent> {
-        let index = self.next_turn.fetch_add(1, Ordering::SeqCst);
+        self.next_turn.fetch_add(1, Ordering::SeqCst);
+        // The turn to play is the number of answers the conversation already holds, so a
+        // session resumed in a new process (with a new provider) goes on where it stopped.
+        let index = request
+            .messages
+            .iter()
+            .filter(|message| matches!(message, crate::Message::Assistant { .. }))
+            .count();
         let exhausted = ScriptTurn {
+            think: String::new(),
             say: SCRIPT_EXHAUSTED.to_owned(),
             calls: Vec::new(),
+            stop: None,
         };
         let turn = self.script.turns().get(index).unwrap_or(&exhausted);
-        let mut events: Vec<ModelEvent> = chunks(&turn.say)
-            .map(|piece| ModelEvent::TextDelta(piece.to_owned()))
+        let mut events: Vec<ModelEvent> = chunks(&turn.think)
+            .map(|piece| ModelEvent::ReasoningDelta(piece.to_owned()))
             .collect();
-        let mut output_bytes = turn.say.len();
+        if !turn.think.is_empty() {
+            events.push(ModelEvent::ReasoningBlock(Reasoning::Text {
+                text: turn.think.clone(),
+                signature: None,
+            }));
+        }
+        events.extend(chunks(&turn.say).map(|piece| ModelEvent::TextDelta(piece.to_owned())));
+        let mut output_bytes = turn.think.len() + turn.say.len();
         for call in &turn.calls {
             output_bytes += call.tool.len() + call.arguments.len();
             events.push(ModelEvent::ToolCallStart {
@@ -80,10 +97,10 @@ impl ScriptedProvider {
             output_tokens: estimate_tokens(output_bytes),
             cache_read_tokens: 0,
         }));
-        let stop_reason = if turn.calls.is_empty() {
-            StopReason::EndTurn
-        } else {
-            StopReason::ToolUse
+        let stop_reason = match &turn.stop {
+            Some(stop) => stop.clone(),
+            None if turn.calls.is_empty() => StopReason::EndTurn,
+            None => StopReason::ToolUse,
         };
         events.push(ModelEvent::Finished { stop_reason });
         events

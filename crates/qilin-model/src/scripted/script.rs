@@ -1,5 +1,6 @@
 //! The scripted model's YAML format (documented in `SCRIPTED.md`).
 
+use crate::StopReason;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -18,10 +19,15 @@ pub struct Script {
 /// One scripted answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptTurn {
+    /// The reasoning streamed before the answer; empty for none.
+    pub think: String,
     /// The answer's text; empty for none.
     pub say: String,
     /// The calls the answer makes, in order.
     pub calls: Vec<ScriptedCall>,
+    /// The stop reason the answer ends with; `tool_use` for a turn with calls, `end_turn`
+    /// otherwise, when `None`.
+    pub stop: Option<StopReason>,
 }
 
 /// One scripted tool call.
@@ -70,16 +76,29 @@ struct ScriptFile {
 }
 
 struct TurnFile {
+    think: String,
     say: String,
     calls: Vec<CallFile>,
+    stop: Option<StopReason>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTurn {
+    think: Option<String>,
     say: Option<String>,
     calls: Option<Vec<CallFile>>,
+    stop: Option<String>,
 }
+
+/// The stop reasons a turn may name.
+const STOP_REASONS: [&str; 5] = [
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "refusal",
+    "content_filter",
+];
 
 impl Checked for TurnFile {
     type Raw = RawTurn;
@@ -89,9 +108,21 @@ impl Checked for TurnFile {
         if raw.say.is_none() && raw.calls.is_none() {
             return Err("a turn needs `say` (text), `calls` (a list of calls) or both".into());
         }
+        let stop = match raw.stop {
+            None => None,
+            Some(name) if STOP_REASONS.contains(&name.as_str()) => Some(StopReason::from(name)),
+            Some(name) => {
+                return Err(format!(
+                    "`stop: {name}` is not a stop reason; write one of {}",
+                    STOP_REASONS.join(", ")
+                ));
+            }
+        };
         Ok(TurnFile {
+            think: raw.think.unwrap_or_default(),
             say: raw.say.unwrap_or_default(),
             calls: raw.calls.unwrap_or_default(),
+            stop,
         })
     }
 }
@@ -216,7 +247,9 @@ impl Script {
             .turns
             .into_iter()
             .map(|turn| ScriptTurn {
+                think: turn.think,
                 say: turn.say,
+                stop: turn.stop,
                 calls: turn
                     .calls
                     .into_iter()

@@ -190,7 +190,7 @@ async fn arguments_that_are_not_a_json_object_go_back_under_raw_arguments() {
 }
 
 #[tokio::test]
-async fn an_error_event_mid_stream_ends_the_answer_with_the_providers_message() {
+async fn an_error_event_mid_stream_ends_the_answer_with_its_usage_and_the_providers_message() {
     let stream = fixture("anthropic_final_text.sse").replace(
         "event: content_block_stop",
         "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\nevent: content_block_stop",
@@ -203,11 +203,18 @@ async fn an_error_event_mid_stream_ends_the_answer_with_the_providers_message() 
     );
     assert_eq!(
         items[1..],
-        [Err(ModelError::Provider {
-            provider: "Anthropic",
-            kind: "overloaded_error".into(),
-            message: "Overloaded".into(),
-        })]
+        [
+            Ok(ModelEvent::Usage(Usage {
+                input_tokens: 96 + 2302,
+                output_tokens: 1,
+                cache_read_tokens: 2302,
+            })),
+            Err(ModelError::Provider {
+                provider: "Anthropic",
+                kind: "overloaded_error".into(),
+                message: "Overloaded".into(),
+            })
+        ]
     );
 }
 
@@ -229,7 +236,7 @@ fn the_key_is_required() {
 }
 
 #[tokio::test]
-async fn thinking_blocks_and_unknown_event_types_are_skipped() {
+async fn thinking_blocks_become_reasoning_and_unknown_event_types_are_skipped() {
     let thinking = [
         r#"event: content_block_start
 data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
@@ -267,6 +274,11 @@ data: {"type":"future_event","detail":{"anything":true}}"#,
     assert_eq!(
         got,
         vec![
+            ModelEvent::ReasoningDelta("The user wants a summary.".into()),
+            ModelEvent::ReasoningBlock(qilin_model::Reasoning::Text {
+                text: "The user wants a summary.".into(),
+                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3h".into()),
+            }),
             ModelEvent::TextDelta("Both files are fine.".into()),
             ModelEvent::Usage(Usage {
                 input_tokens: 96 + 2302,

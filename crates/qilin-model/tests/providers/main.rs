@@ -2,6 +2,7 @@
 //! the scripted model.
 
 mod anthropic;
+mod compat;
 mod faults;
 mod openai;
 mod scripted;

@@ -26,8 +26,10 @@ turns:
   - say: Two TODO comments — both in src/main.rs.
 "#;
 
+/// The turn a request gets is the number of answers its conversation holds, so a session
+/// resumed with a new provider goes on where it stopped.
 #[tokio::test]
-async fn each_request_takes_the_next_turn_and_ids_run_across_the_script() {
+async fn each_request_takes_the_turn_after_the_answers_it_holds_and_ids_run_across_the_script() {
     let model = ScriptedProvider::new(parse(SCRIPT).expect("script"));
     let request = first_request("scripted");
 
@@ -55,6 +57,8 @@ async fn each_request_takes_the_next_turn_and_ids_run_across_the_script() {
     assert!(first.usage.input_tokens > 50, "{:?}", first.usage);
     assert!(first.usage.output_tokens > 10, "{:?}", first.usage);
 
+    let mut request = request;
+    request.messages.push(first.to_message());
     let second = response(model.stream(request.clone())).await;
     assert_eq!(second.text, "");
     assert_eq!(
@@ -73,8 +77,10 @@ async fn each_request_takes_the_next_turn_and_ids_run_across_the_script() {
         ]
     );
 
+    request.messages.push(second.to_message());
     let third = response(model.stream(request.clone())).await;
     assert_eq!(third.text, "Two TODO comments — both in src/main.rs.");
+    request.messages.push(third.to_message());
     assert_eq!(third.stop_reason, Some(StopReason::EndTurn));
 
     for _ in 0..2 {
@@ -118,6 +124,7 @@ async fn text_and_arguments_stream_in_small_pieces_with_every_call_ended() {
             ModelEvent::ToolCallEnd { .. } => Some("end"),
             ModelEvent::Usage(_) => Some("usage"),
             ModelEvent::Finished { .. } => Some("finished"),
+            ModelEvent::ReasoningDelta(_) | ModelEvent::ReasoningBlock(_) => Some("reasoning"),
         })
         .collect();
     assert_eq!(shape, ["start", "end", "start", "end", "usage", "finished"]);
@@ -199,8 +206,11 @@ fn the_documented_example_loads() {
     let start = doc.find("```yaml\n").expect("a yaml example") + "```yaml\n".len();
     let end = start + doc[start..].find("```").expect("the example's end");
     let script = parse(&doc[start..end]).expect("the documented example");
-    assert_eq!(script.turns().len(), 3);
+    assert_eq!(script.turns().len(), 4);
     assert_eq!(script.chunk_delay(), Duration::from_millis(15));
+    let cut = &script.turns()[3];
+    assert_eq!(cut.think, "The file is long; I will write it in one call.");
+    assert_eq!(cut.stop, Some(qilin_model::StopReason::MaxTokens));
     assert_eq!(script.turns()[1].calls[0].id, "call_3");
     assert_eq!(
         script.turns()[0].calls[1].arguments,
@@ -213,4 +223,46 @@ fn the_documented_example_loads() {
         .expect_err("bad")
         .to_string();
     assert_eq!(shown_error, actual);
+}
+
+#[tokio::test]
+async fn a_turn_can_reason_first_and_name_its_stop_reason() {
+    let script = parse(
+        "turns:\n  - think: Write it all at once.\n    calls:\n      - tool: write\n        raw: '{\"path\": \"a.md\", \"content\": \"# A'\n    stop: max_tokens\n  - say: Sorry, no.\n    stop: refusal\n",
+    )
+    .expect("script");
+    let model = ScriptedProvider::new(script);
+    let got = events(model.stream(first_request("scripted"))).await;
+    assert_eq!(
+        got[..3],
+        [
+            ModelEvent::ReasoningDelta("Write it all".into()),
+            ModelEvent::ReasoningDelta(" at once.".into()),
+            ModelEvent::ReasoningBlock(qilin_model::Reasoning::Text {
+                text: "Write it all at once.".into(),
+                signature: None,
+            }),
+        ]
+    );
+    assert!(got.contains(&ModelEvent::ToolCallEnd {
+        id: "call_1".into()
+    }));
+    assert_eq!(
+        got.last(),
+        Some(&ModelEvent::Finished {
+            stop_reason: StopReason::MaxTokens
+        })
+    );
+    let mut request = first_request("scripted");
+    request
+        .messages
+        .push(qilin_model::Message::assistant("Writing.", Vec::new()));
+    let refusal = response(model.stream(request)).await;
+    assert_eq!(refusal.text, "Sorry, no.");
+    assert_eq!(refusal.stop_reason, Some(StopReason::Refusal));
+    let err = error_of("turns:\n  - say: hi\n    stop: done\n");
+    assert!(
+        err.contains("`stop: done` is not a stop reason; write one of end_turn, tool_use"),
+        "{err}"
+    );
 }

@@ -337,6 +337,7 @@ pub fn first_request(model: &str) -> qilin_model::ModelRequest {
         tools: tools(),
         messages: vec![qilin_model::Message::user("Check src/main.rs for TODOs.")],
         max_tokens: Some(1024),
+        reasoning: None,
     }
 }
 
