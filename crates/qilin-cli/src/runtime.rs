@@ -6,6 +6,7 @@
 use anyhow::{Context, Result};
 use include_dir::{Dir, include_dir};
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, RunCode, WorkerPool};
+use qilin_sandbox::{Sandbox, SandboxHelper, SandboxSettings};
 use qilin_skill::{
     CodeLimitsConfig, RootOrigin, SkillDiscovery, SkillRoot, SkillSet, SkillTool, discover,
     skill_roots,
@@ -188,6 +189,22 @@ pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> Result<ToolR
         .register(RunCode::new(code_mode))
         .context("the `run_code` tool could not be registered")?;
     Ok(registry)
+}
+
+/// The arguments that make this binary the bash sandbox's helper (`qilin sandbox-exec`).
+pub const SANDBOX_HELPER_ARGS: &[&str] = &["sandbox-exec"];
+
+/// A session's bash sandbox as `settings` ask, with this very binary as its helper; shows the
+/// warning of the unconfined mode. Fails, saying what is missing and how to opt out, when the
+/// kernel cannot confine commands.
+pub fn bash_sandbox(settings: SandboxSettings) -> Result<Sandbox> {
+    let helper = SandboxHelper::current_exe(SANDBOX_HELPER_ARGS)
+        .context("cannot locate the qilin binary for the bash sandbox")?;
+    let sandbox = Sandbox::start(settings, helper)?;
+    if let Some(warning) = sandbox.warning() {
+        eprintln!("{warning}");
+    }
+    Ok(sandbox)
 }
 
 /// Code mode in worker processes of this very binary (`qilin subprocess`), with `limits`.

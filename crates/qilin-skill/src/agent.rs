@@ -3,6 +3,7 @@
 
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
+use qilin_sandbox::SandboxSettings;
 use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -27,8 +28,10 @@ const KNOWN_KEYS: KnownKeys = &[
             "code_mode",
             "limits",
             "review",
+            "sandbox",
         ],
     ),
+    ("sandbox", &["mode", "network", "env"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
     ("skills.preload.*", &["name", "files"]),
     ("limits", &["max_steps", "code"]),
@@ -141,6 +144,8 @@ pub struct Agent {
     pub review: PolicyConfig,
     /// The review policy, compiled.
     pub policy: CompiledPolicy,
+    /// How confined its `bash` commands run (`sandbox: {mode, network, env}`).
+    pub sandbox: SandboxSettings,
 }
 
 /// Why an agent file could not be loaded: every error found, each naming the file and line.
@@ -168,6 +173,8 @@ struct RawAgent {
     limits: Limits,
     #[serde(default)]
     review: PolicyConfig,
+    #[serde(default)]
+    sandbox: SandboxSettings,
 }
 
 #[derive(Deserialize, Default)]
@@ -239,6 +246,14 @@ impl Agent {
                 "`limits.code` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
             ));
         }
+        for problem in raw.sandbox.invalid_env_names() {
+            errors.push(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
+                path,
+                source.line_of(&[key("sandbox"), key("env")]),
+                problem,
+            ));
+        }
         let policy = match RulePolicy::new(raw.review.clone()) {
             Ok(policy) => Some(CompiledPolicy(Arc::new(policy))),
             Err(err) => {
@@ -273,6 +288,7 @@ impl Agent {
                 limits: raw.limits,
                 review: raw.review,
                 policy,
+                sandbox: raw.sandbox,
             },
             warnings,
         })

@@ -1,7 +1,7 @@
 //! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
-use crate::runtime::{discover_skills, full_registry, pooled_code_mode};
+use crate::runtime::{bash_sandbox, discover_skills, full_registry, pooled_code_mode};
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
@@ -156,8 +156,12 @@ async fn run_script(
         Arc::new(found.skills),
         pooled_code_mode(CodeLimits::default())?,
     )?;
-    let session = Session::new("code-run", workspace, data_dir)
-        .with_services(qilin_tools::session_services());
+    let mut services = qilin_tools::session_services();
+    match bash_sandbox(Default::default()) {
+        Ok(sandbox) => services.insert(Arc::new(sandbox)),
+        Err(err) => eprintln!("note: bash calls will fail: {err:#}"),
+    }
+    let session = Session::new("code-run", workspace, data_dir).with_services(services);
     let executor = Executor::new(Arc::new(registry), Arc::new(session));
     let mut events = executor.session().events().subscribe();
     let call = ToolCall {

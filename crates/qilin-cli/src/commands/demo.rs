@@ -32,6 +32,9 @@ pub struct DemoArgs {
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
+    /// Run the demo's bash command without the sandbox.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// Runs `qilin demo`.
@@ -74,6 +77,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         workspace: Some(workspace),
         skills: Vec::new(),
         json: args.json,
+        no_sandbox: args.no_sandbox,
         prompt: Some(DEMO_PROMPT.to_string()),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

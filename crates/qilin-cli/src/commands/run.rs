@@ -3,7 +3,9 @@
 
 use crate::asking::{TerminalAnswerer, TerminalApprover};
 use crate::render::{Style, TerminalRenderer};
-use crate::runtime::{code_limits, discover_skills, full_registry, pooled_code_mode, workspace_of};
+use crate::runtime::{
+    bash_sandbox, code_limits, discover_skills, full_registry, pooled_code_mode, workspace_of,
+};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use qilin_agent::{Agent, AgentPrompt, LoopSettings};
@@ -44,6 +46,9 @@ pub struct RunArgs {
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
+    /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// What to ask the agent. Without it, a terminal gets a conversation (one turn per line,
     /// `/exit` or Ctrl-D to leave) and piped input is read whole as the prompt.
     pub prompt: Option<String>,
@@ -72,6 +77,9 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
     let skills = Arc::new(found.skills);
     let (agent_file, registry) = load_agent(&args.agent, &skills)?;
     let prompt = assemble_prompt(&agent_file, &skills, &registry)?;
+    let sandbox = Arc::new(bash_sandbox(
+        agent_file.sandbox.clone().opted_out(args.no_sandbox),
+    )?);
 
     let model = match (model, &args.model, &agent_file.model) {
         (Some(model), _, _) => model,
@@ -92,6 +100,7 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
         Box::new(std::io::stdout()),
     )));
     let mut services = qilin_tools::session_services();
+    services.insert(sandbox);
     let interactive = !args.json && std::io::stdin().is_terminal();
     let reviewer = match interactive {
         true => {
