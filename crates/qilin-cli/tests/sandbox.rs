@@ -86,6 +86,16 @@ fn assert_refused(output: &Output) {
     assert!(output.stdout.is_empty(), "no turn ran");
 }
 
+/// The run went ahead unconfined, with the warning.
+fn assert_warned_off(output: &Output) {
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("WARNING: the bash sandbox is OFF"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn bash_never_sees_the_model_api_keys() {
     let dir = workspace("", "env");
@@ -136,22 +146,12 @@ fn without_user_namespaces_run_refuses_to_start_until_the_user_opts_out() {
     }
 
     let flagged = run(dir.path(), launcher, &["--no-sandbox"], &[]);
-    assert!(flagged.status.success(), "{flagged:?}");
+    assert_warned_off(&flagged);
     assert!(bash_output(&flagged).contains("ran-unconfined"));
-    let stderr = String::from_utf8_lossy(&flagged.stderr);
-    assert!(
-        stderr.contains("WARNING: the bash sandbox is OFF"),
-        "{stderr}"
-    );
 
     let dir = workspace("sandbox: {mode: off}\n", "echo ran-unconfined");
     let opted_out = run(dir.path(), launcher, &[], &[]);
-    assert!(opted_out.status.success(), "{opted_out:?}");
-    let stderr = String::from_utf8_lossy(&opted_out.stderr);
-    assert!(
-        stderr.contains("WARNING: the bash sandbox is OFF"),
-        "{stderr}"
-    );
+    assert_warned_off(&opted_out);
 }
 
 #[test]

@@ -35,7 +35,10 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
     };
     namespaces::enter(confinement.network)?;
     for path in &protected {
-        namespaces::bind_read_only(path)?;
+        // A path gone since the walk (or a link to nothing) has nothing left to protect.
+        if path.exists() {
+            namespaces::bind_read_only(path)?;
+        }
     }
     confinement.private_shm = namespaces::mount_private_shm();
     if !confinement.network {
