@@ -2,9 +2,10 @@
 //! with the sandbox off and in each confined setting, in a small workspace and in one of
 //! 20,000 files (the helper walks the workspace for `*.agent` files on every call).
 //!
-//! Run with `cargo bench -p qilin-tools --bench bash_sandbox`. Prints the median and 90th
-//! percentile of each over interleaved runs after a warm-up. On a machine that cannot sandbox,
-//! only the `off` figures are printed.
+//! Run with `cargo bench -p qilin-tools --bench bash_sandbox` (with `QILIN_BIN=/path/to/qilin`
+//! the helper is that binary's `qilin sandbox-exec`, else the small `qilin-sandbox-exec`).
+//! Prints the median and 90th percentile of each over interleaved runs after a warm-up. On a
+//! machine that cannot sandbox, only the `off` figures are printed.
 
 use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 use qilin_tool::{Caller, Executor, Session, ToolCall, ToolRegistry};
@@ -19,10 +20,13 @@ const FILES_PER_FOLDER: usize = 100;
 
 /// An executor over `workspace` whose session has a sandbox set up as `settings` ask.
 fn executor(workspace: &Path, data: &Path, settings: SandboxSettings) -> Option<Executor> {
-    let helper = SandboxHelper::new(
-        env!("CARGO_BIN_EXE_qilin-sandbox-exec"),
-        Vec::<String>::new(),
-    );
+    let helper = match std::env::var_os("QILIN_BIN") {
+        Some(qilin) => SandboxHelper::new(qilin, ["sandbox-exec"]),
+        None => SandboxHelper::new(
+            env!("CARGO_BIN_EXE_qilin-sandbox-exec"),
+            Vec::<String>::new(),
+        ),
+    };
     let sandbox = match Sandbox::start(settings, helper) {
         Ok(sandbox) => sandbox,
         Err(err) => {
