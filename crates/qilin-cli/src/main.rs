@@ -35,6 +35,14 @@ enum Command {
     /// Serve the code-mode sandbox on stdin and stdout (Qilin starts it itself).
     #[command(hide = true)]
     Subprocess,
+    /// Run a command in the bash sandbox (Qilin starts it itself; it ends the command when its
+    /// stdin closes).
+    #[command(hide = true)]
+    SandboxExec {
+        /// The helper's own arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// List the registered tools or show one as a model receives it.
     #[command(subcommand)]
     Tools(commands::tools::ToolsCommand),
@@ -74,6 +82,9 @@ fn main() -> ExitCode {
         Command::Demo(args) => commands::demo::run(args),
         Command::Code(command) => commands::code::run(command),
         Command::Subprocess => return commands::code::serve_worker(),
+        Command::SandboxExec { .. } => {
+            return qilin_sandbox::helper_main(qilin_runtime::SANDBOX_HELPER_ARGS);
+        }
         Command::Tools(command) => commands::tools::run(command),
         Command::Skills(command) => commands::skills::run(command),
         Command::Agent(command) => commands::agent::run(command),

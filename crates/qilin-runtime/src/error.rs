@@ -24,6 +24,10 @@ pub enum RuntimeError {
     /// No model was named, or the one named cannot be used.
     #[error("{0}")]
     Model(String),
+    /// The bash sandbox cannot be set up as the agent asks (the message names what the kernel
+    /// lacks and how to opt out).
+    #[error("{0}")]
+    Sandbox(#[from] qilin_sandbox::SandboxError),
     /// The session store failed.
     #[error("{0}")]
     Store(#[from] StoreError),

@@ -33,7 +33,7 @@ pub use assembly::{
 };
 pub use error::{RuntimeError, SubmitError};
 pub use recovery::Dangling;
-pub use runtime::{CodeSandbox, Runtime};
+pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};
 pub use session::{
     AgentSource, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder,
     SessionHandle, SessionSnapshot, TurnHandle,

@@ -5,6 +5,7 @@ use crate::recovery::Dangling;
 use crate::session::{ModelChoice, Resumed, SessionBuilder};
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
 use qilin_protocol::{Event, EventBody};
+use qilin_sandbox::SandboxHelper;
 use qilin_store::{EventStore, StoreError};
 use qilin_tool::now;
 use std::path::PathBuf;
@@ -35,7 +36,11 @@ impl CodeSandbox {
     }
 }
 
-/// The sessions of one process: their store and their code-mode workers. Cheap to clone.
+/// The arguments that make the `qilin` binary the bash sandbox's helper (`qilin sandbox-exec`).
+pub const SANDBOX_HELPER_ARGS: &[&str] = &["sandbox-exec"];
+
+/// The sessions of one process: their store, their code-mode workers and the helper that
+/// confines their `bash` commands. Cheap to clone.
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<RuntimeInner>,
@@ -44,14 +49,38 @@ pub struct Runtime {
 struct RuntimeInner {
     store: Arc<dyn EventStore>,
     code: CodeSandbox,
+    sandbox_helper: SandboxHelper,
 }
 
 impl Runtime {
-    /// A runtime keeping sessions in `store` and running code in `code`.
+    /// A runtime keeping sessions in `store` and running code in `code`; bash commands are
+    /// confined through `qilin sandbox-exec` of the `qilin` found on `PATH` unless
+    /// [`Runtime::with_sandbox_helper`] names another.
     pub fn new(store: Arc<dyn EventStore>, code: CodeSandbox) -> Self {
         Runtime {
-            inner: Arc::new(RuntimeInner { store, code }),
+            inner: Arc::new(RuntimeInner {
+                store,
+                code,
+                sandbox_helper: SandboxHelper::new("qilin", SANDBOX_HELPER_ARGS.iter().copied()),
+            }),
         }
+    }
+
+    /// The same runtime confining bash commands through `helper` (the host's own binary).
+    pub fn with_sandbox_helper(self, helper: SandboxHelper) -> Self {
+        let inner = RuntimeInner {
+            store: Arc::clone(&self.inner.store),
+            code: self.inner.code.clone(),
+            sandbox_helper: helper,
+        };
+        Runtime {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The helper that confines bash commands.
+    pub fn sandbox_helper(&self) -> &SandboxHelper {
+        &self.inner.sandbox_helper
     }
 
     /// The store the sessions are kept in.

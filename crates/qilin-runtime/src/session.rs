@@ -16,6 +16,8 @@ use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
 };
+use qilin_sandbox::Sandbox;
+use qilin_tools::JobTable;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -74,6 +76,7 @@ pub struct SessionBuilder {
     skill_dirs: Vec<PathBuf>,
     attended: bool,
     call_timeout: Option<Duration>,
+    no_sandbox: bool,
     id: Option<String>,
     services: Services,
     resumed: Option<Resumed>,
@@ -89,6 +92,7 @@ impl SessionBuilder {
             skill_dirs: Vec::new(),
             attended: false,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            no_sandbox: false,
             id: None,
             services: qilin_tools::session_services(),
             resumed: None,
@@ -131,6 +135,13 @@ impl SessionBuilder {
     /// limit).
     pub fn call_timeout(mut self, limit: Option<Duration>) -> Self {
         self.call_timeout = limit;
+        self
+    }
+
+    /// Runs bash commands without the sandbox, whatever the agent file says (the user's
+    /// `--no-sandbox`); the session's notes then carry a loud warning.
+    pub fn no_sandbox(mut self, unconfined: bool) -> Self {
+        self.no_sandbox = unconfined;
         self
     }
 
@@ -201,6 +212,13 @@ impl SessionBuilder {
         let registry = agent_registry(&agent, &skills, code_mode)?;
         let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
         notes.extend(prompt.catalog.note());
+        let sandbox = Sandbox::start(
+            agent.sandbox.clone().opted_out(self.no_sandbox),
+            self.runtime.sandbox_helper().clone(),
+        )?;
+        notes.extend(sandbox.warning());
+        let mut services = self.services;
+        services.insert(Arc::new(sandbox));
         let (provider, model_name, model_label) = match self.model {
             Some(ModelChoice::Provider {
                 provider,
@@ -261,7 +279,7 @@ impl SessionBuilder {
             false => Requests::unattended(),
         };
         let mut session = Session::new(&id, &workspace, &data_dir)
-            .with_services(self.services)
+            .with_services(services)
             .with_requests(requests);
         let stored = match self.resumed {
             Some(resumed) => {
@@ -604,7 +622,8 @@ impl SessionHandle {
         self.inner.committer.committed(head).await
     }
 
-    /// Interrupts the running turn, waits for it to end, and flushes the log.
+    /// Interrupts the running turn, waits for it to end, ends the session's background jobs
+    /// (and everything they started), and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
         let running = self
             .turns()
@@ -614,6 +633,9 @@ impl SessionHandle {
         if let Some((cancel, mut done)) = running {
             cancel.cancel();
             let _ = done.wait_for(Option::is_some).await;
+        }
+        if let Some(jobs) = self.inner.session.services().get::<JobTable>() {
+            jobs.end_all();
         }
         self.flush().await
     }

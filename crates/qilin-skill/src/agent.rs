@@ -4,6 +4,7 @@
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
 use qilin_model::ReasoningSetting;
+use qilin_sandbox::SandboxSettings;
 use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -30,8 +31,10 @@ const KNOWN_KEYS: KnownKeys = &[
             "limits",
             "review",
             "reasoning",
+            "sandbox",
         ],
     ),
+    ("sandbox", &["mode", "network", "env"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
     ("skills.preload.*", &["name", "files"]),
     ("limits", &["max_steps", "code"]),
@@ -186,6 +189,8 @@ pub struct Agent {
     /// How much the model reasons before answering (`reasoning: low|medium|high` or a token
     /// budget); the model's default when `None`.
     pub reasoning: Option<ReasoningSetting>,
+    /// How confined its `bash` commands run (`sandbox: {mode, network, env}`).
+    pub sandbox: SandboxSettings,
 }
 
 /// Why an agent file could not be loaded: every error found, each naming the file and line.
@@ -216,6 +221,8 @@ struct RawAgent {
     #[serde(default)]
     review: PolicyConfig,
     reasoning: Option<ReasoningSetting>,
+    #[serde(default)]
+    sandbox: SandboxSettings,
 }
 
 #[derive(Deserialize, Default)]
@@ -288,6 +295,14 @@ impl Agent {
                 "`limits.code` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
             ));
         }
+        for problem in raw.sandbox.invalid_env_names() {
+            errors.push(Diagnostic::error(
+                DiagnosticKind::InvalidAgent,
+                path,
+                source.line_of(&[key("sandbox"), key("env")]),
+                problem,
+            ));
+        }
         let policy = match RulePolicy::new(raw.review.clone()) {
             Ok(policy) => Some(CompiledPolicy(Arc::new(policy))),
             Err(err) => {
@@ -324,6 +339,7 @@ impl Agent {
                 review: raw.review,
                 policy,
                 reasoning: raw.reasoning,
+                sandbox: raw.sandbox,
             },
             warnings,
         })

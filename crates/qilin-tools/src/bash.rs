@@ -6,9 +6,11 @@ use crate::process_group::spawn_shell;
 use crate::utf8_chunks::Utf8Chunks;
 use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail, ErrorCode};
+use qilin_sandbox::Sandbox;
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
@@ -85,8 +87,12 @@ impl Tool for Bash {
          whole to a file named at the end; read that file for the middle. Processes left \
          running when the command ends are killed: start servers and watchers with \
          `background: true`, then poll them with `job_output` and stop them with `job_kill`. \
-         Prefer the read, grep, glob, edit and write tools over cat, grep, find, sed and \
-         echo redirections."
+         Commands normally run in a sandbox: they may write only in the workspace and \
+         `$TMPDIR` (never in `.git`, `.qilin` or `*.agent` files), have no network unless the \
+         agent allows it, and see few environment variables; `Permission denied` or \
+         `Read-only file system` there comes from the sandbox, so say what you need rather \
+         than working around it. Prefer the read, grep, glob, edit and write tools over cat, \
+         grep, find, sed and echo redirections."
     }
 
     fn present(&self, args: &BashArgs) -> CallPresentation {
@@ -136,12 +142,14 @@ impl Tool for Bash {
                      run the command in the foreground with a timeout instead",
                 )
             })?;
+            let sandbox = sandbox(cx)?;
             let receipt = jobs
                 .start(
                     &args.command,
                     &root.absolute,
                     &root.relative,
                     cx.session().data_dir(),
+                    &sandbox,
                 )
                 .map_err(|err| ToolError::failed(err.to_string()))?;
             return Ok(BashOutput::Started(receipt));
@@ -152,9 +160,15 @@ impl Tool for Bash {
                 "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
             )));
         }
-        run_foreground(&args.command, Duration::from_secs(timeout_secs), cx)
-            .await
-            .map(BashOutput::Finished)
+        let sandbox = sandbox(cx)?;
+        run_foreground(
+            &args.command,
+            Duration::from_secs(timeout_secs),
+            &sandbox,
+            cx,
+        )
+        .await
+        .map(BashOutput::Finished)
     }
 
     fn content(&self, output: &BashOutput) -> Vec<ContentBlock> {
@@ -200,14 +214,27 @@ enum Ending {
     Cancelled,
 }
 
+/// The session's sandbox; a runtime that set up none gets a clear refusal, never an
+/// unconfined shell.
+fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
+    cx.service::<Sandbox>().ok_or_else(|| {
+        ToolError::failed(
+            "bash is not available in this runtime: it set up no sandbox for commands (the \
+             host must give the session a `qilin_sandbox::Sandbox`, in `off` mode to run \
+             commands unconfined)",
+        )
+    })
+}
+
 async fn run_foreground(
     command: &str,
     timeout: Duration,
+    sandbox: &Sandbox,
     cx: &ToolContext,
 ) -> ToolResult<CommandResult> {
     let started = Instant::now();
     let root = workspace_path::root(cx.workspace())?;
-    let mut process = spawn_shell(command, &root.absolute).map_err(|err| {
+    let mut process = spawn_shell(command, &root.absolute, sandbox).map_err(|err| {
         ToolError::failed(format!(
             "`bash` could not be started: {err}; is bash installed?"
         ))

@@ -1,12 +1,14 @@
 //! Background jobs started by `bash` with `background: true`: the [`JobTable`] service that
 //! owns them, and what a job reports.
 //!
-//! Every job runs in its own process group and writes all its output to a log file under the
-//! session's data folder. Dropping the table kills every job's whole group, so jobs die with
-//! the runtime and leave no orphans.
+//! Every job runs through the session's sandbox in its own process group and writes all its
+//! output to a log file under the session's data folder. [`JobTable::end_all`], and dropping
+//! the table, kill every job's whole process tree, so jobs die with the session and leave no
+//! orphans (in the sandbox's `off` mode, a process that left its job's group survives).
 
 use crate::process_group::{GroupGuard, spawn_shell};
 use nix::sys::signal::Signal;
+use qilin_sandbox::Sandbox;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,7 +78,8 @@ pub struct JobReceipt {
     pub command: String,
     /// The folder it runs in, relative to the workspace (`.` for the root).
     pub cwd: String,
-    /// The process id of its shell (also its process group id).
+    /// The process id leading its process group: the sandbox helper's, or the shell's when
+    /// the sandbox is off.
     pub pid: i32,
     /// The file that receives all of its output.
     pub log_path: String,
@@ -112,20 +115,22 @@ impl JobTable {
         Self::default()
     }
 
-    /// Starts `command` with `bash -c` in `cwd`, its output logged under `data_dir/jobs/`.
+    /// Starts `command` with `bash -c` in `cwd` through `sandbox`, its output logged under
+    /// `data_dir/jobs/`.
     pub fn start(
         &self,
         command: &str,
         cwd: &Path,
         cwd_shown: &str,
         data_dir: &Path,
+        sandbox: &Sandbox,
     ) -> Result<JobReceipt, JobError> {
         let id = format!("job-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let log_dir = data_dir.join("jobs");
         std::fs::create_dir_all(&log_dir)?;
         let log_path = log_dir.join(format!("{id}.log"));
         let mut log = std::fs::File::create(&log_path)?;
-        let process = spawn_shell(command, cwd)?;
+        let process = spawn_shell(command, cwd, sandbox)?;
         let pid = process.group.id();
         let (status_tx, status_rx) = watch::channel(JobStatus {
             state: JobState::Running,
@@ -199,13 +204,25 @@ impl JobTable {
             known: jobs.keys().cloned().collect(),
         })
     }
+
+    /// Ends every job still running — its whole process tree, processes that left its group
+    /// included — as a session does when it ends; returns how many were running.
+    pub fn end_all(&self) -> usize {
+        let jobs = lock(&self.jobs);
+        let mut ended = 0;
+        for job in jobs.values() {
+            if job.status().state == JobState::Running {
+                ended += 1;
+            }
+            lock(&job.group).kill();
+        }
+        ended
+    }
 }
 
 impl Drop for JobTable {
     fn drop(&mut self) {
-        for job in lock(&self.jobs).values() {
-            lock(&job.group).kill();
-        }
+        self.end_all();
     }
 }
 

@@ -7,12 +7,16 @@
 //!
 //! | service | used by | when absent |
 //! |---|---|---|
+//! | [`Sandbox`] | `bash` (foreground and background) | `bash` refuses to run, saying the runtime set up no sandbox |
 //! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
 //!
-//! [`session_services`] gives a session the first three, fresh.
+//! [`session_services`] gives a session a fresh [`JobTable`], [`TodoStore`] and
+//! [`EditHistory`]; the host adds the [`Sandbox`] its settings ask for
+//! ([`Sandbox::start`]). [`JobTable::end_all`] ends a session's background jobs; dropping the
+//! session does too.
 
 mod address_guard;
 mod atomic_write;
@@ -47,6 +51,7 @@ pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
+pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
 pub use read::{Read, ReadArgs, ReadOutput};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};

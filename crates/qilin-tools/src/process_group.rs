@@ -1,8 +1,12 @@
-//! A shell command in its own process group, with its stdout and stderr merged into one pipe,
-//! and a guard that kills the whole group when dropped, so nothing it started outlives it.
+//! A shell command started through the session's sandbox, in its own process group, with its
+//! stdout and stderr merged into one pipe, and a guard that kills the whole group when dropped,
+//! so nothing it started outlives it. A confined command also holds a lifeline: when the guard
+//! drops it (or Qilin dies), the sandbox ends every process the command started, those that
+//! left its group included.
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use qilin_sandbox::{Sandbox, SandboxedCommand};
 use std::io;
 use std::path::Path;
 use std::process::Stdio;
@@ -19,18 +23,15 @@ pub struct ShellProcess {
     pub group: GroupGuard,
 }
 
-/// Starts `bash -c command` in `cwd`, in a new process group, with stdin closed.
-pub fn spawn_shell(command: &str, cwd: &Path) -> io::Result<ShellProcess> {
+/// Starts `bash -c command` in `cwd` as `sandbox` says, in a new process group, with stdin
+/// closed.
+pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<ShellProcess> {
     let (reader, writer) = std::io::pipe()?;
-    let mut shell = Command::new("bash");
+    let SandboxedCommand { command, lifeline } = sandbox.command(command, cwd)?;
+    let mut shell = Command::from(command);
     shell
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
         .stdout(Stdio::from(writer.try_clone()?))
         .stderr(Stdio::from(writer))
-        .process_group(0)
         .kill_on_drop(true);
     let child = shell.spawn()?;
     drop(shell);
@@ -44,14 +45,16 @@ pub fn spawn_shell(command: &str, cwd: &Path) -> io::Result<ShellProcess> {
         group: GroupGuard {
             pgid: Pid::from_raw(pid as i32),
             armed: true,
+            lifeline,
         },
     })
 }
 
-/// Kills a process group when dropped, unless disarmed.
+/// Kills a process group (and closes its sandbox's lifeline) when dropped, unless disarmed.
 pub struct GroupGuard {
     pgid: Pid,
     armed: bool,
+    lifeline: Option<io::PipeWriter>,
 }
 
 impl GroupGuard {
@@ -72,17 +75,17 @@ impl GroupGuard {
         }
     }
 
-    /// Kills every process of the group and disarms the guard.
+    /// Kills every process of the group, ends the sandbox's processes outside it, and
+    /// disarms the guard.
     pub fn kill(&mut self) {
         let _ = self.signal(Signal::SIGKILL);
+        self.lifeline = None;
         self.armed = false;
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if self.armed {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
-        }
+        self.kill();
     }
 }

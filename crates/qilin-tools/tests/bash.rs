@@ -2,28 +2,11 @@
 
 mod common;
 
-use common::{harness, harness_with};
+use common::{appears, gone, harness, harness_with, named_sleep, process_name};
 use qilin_protocol::{CallStatus, Detail, ErrorCode, EventBody, parse_spill_notice};
 use qilin_tool::Services;
 use serde_json::json;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-fn process_alive(pid: i64) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ")
-}
-
-/// The process id a command wrote to `pid_file`.
-fn read_pid(pid_file: impl AsRef<std::path::Path>) -> i64 {
-    std::fs::read_to_string(pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 #[tokio::test]
 async fn runs_in_the_workspace_and_reports_output_exit_code_and_presentation() {
@@ -89,11 +72,8 @@ async fn a_failing_command_is_a_normal_result_with_its_exit_code_and_stdin_is_cl
 #[tokio::test]
 async fn a_timeout_kills_the_whole_process_group() {
     let h = harness();
-    let pid_file = h.path("grandchild.pid");
-    let command = format!(
-        "sleep 300 & echo $! > {}; echo started; wait",
-        pid_file.display()
-    );
+    let name = process_name("timeout");
+    let command = format!("{} & echo started; wait", named_sleep(&name));
     let (output, text) = h
         .ok("bash", json!({"command": command, "timeout_secs": 1}))
         .await;
@@ -102,9 +82,7 @@ async fn a_timeout_kills_the_whole_process_group() {
     assert_eq!(output["exit_code"], serde_json::Value::Null);
     assert!(text.contains("started"));
     assert!(text.contains("timed out"), "{text}");
-    let grandchild = read_pid(pid_file);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!process_alive(grandchild), "the background sleep survived");
+    assert!(gone(&name).await, "the background sleep survived");
 }
 
 #[tokio::test]
@@ -145,21 +123,20 @@ async fn long_output_keeps_head_and_tail_and_spills_everything() {
 #[tokio::test]
 async fn cancelling_the_call_kills_the_process_group() {
     let h = harness();
-    let pid_file = h.path("pid");
+    let name = process_name("cancel");
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    let watched = name.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(appears(&watched).await);
         trigger.cancel();
     });
-    let command = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    let command = format!("{} & wait", named_sleep(&name));
     let outcome = h
         .call_cancellable("bash", json!({"command": command}), cancel)
         .await;
     assert_eq!(outcome.status, CallStatus::Interrupted);
-    let pid = read_pid(pid_file);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!process_alive(pid), "the sleep survived the interruption");
+    assert!(gone(&name).await, "the sleep survived the interruption");
 }
 
 #[tokio::test]
@@ -190,11 +167,8 @@ async fn a_background_job_runs_reports_new_output_and_ends() {
 #[tokio::test]
 async fn job_kill_stops_the_whole_group_and_unknown_jobs_are_named() {
     let h = harness();
-    let pid_file = h.path("pid");
-    let command = format!(
-        "sleep 300 & echo $! > {}; echo ready; wait",
-        pid_file.display()
-    );
+    let name = process_name("job-kill");
+    let command = format!("{} & echo ready; wait", named_sleep(&name));
     h.ok("bash", json!({"command": command, "background": true}))
         .await;
     let (running, _) = h
@@ -205,9 +179,7 @@ async fn job_kill_stops_the_whole_group_and_unknown_jobs_are_named() {
     let (killed, _) = h.ok("job_kill", json!({"job_id": "job-1"})).await;
     assert_eq!(killed["state"], "killed");
     assert_eq!(killed["signal"], "SIGTERM");
-    let pid = read_pid(pid_file);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!process_alive(pid));
+    assert!(gone(&name).await);
     let message = h
         .err(
             "job_kill",
@@ -224,17 +196,13 @@ async fn job_kill_stops_the_whole_group_and_unknown_jobs_are_named() {
 #[tokio::test]
 async fn jobs_die_with_the_session() {
     let h = harness();
-    let pid_file = h.path("pid");
-    let command = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    let name = process_name("job-session");
+    let command = format!("{} & wait", named_sleep(&name));
     h.ok("bash", json!({"command": command, "background": true}))
         .await;
-    h.ok("job_output", json!({"job_id": "job-1", "wait_secs": 1}))
-        .await;
-    let pid = read_pid(&pid_file);
-    assert!(process_alive(pid));
+    assert!(appears(&name).await);
     drop(h);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!process_alive(pid), "a job outlived its session");
+    assert!(gone(&name).await, "a job outlived its session");
 }
 
 #[tokio::test]

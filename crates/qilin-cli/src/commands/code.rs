@@ -1,7 +1,8 @@
 //! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
-use crate::commands::worker_sandbox;
+use crate::commands::{sandbox_helper, worker_sandbox};
+use qilin_sandbox::Sandbox;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
@@ -157,8 +158,12 @@ async fn run_script(
         Arc::new(found.skills),
         worker_sandbox()?.code_mode(CodeLimits::default()),
     );
-    let session = Session::new("code-run", workspace, data_dir)
-        .with_services(qilin_tools::session_services());
+    let mut services = qilin_tools::session_services();
+    match sandbox_helper().and_then(|helper| Ok(Sandbox::start(Default::default(), helper)?)) {
+        Ok(sandbox) => services.insert(Arc::new(sandbox)),
+        Err(err) => eprintln!("note: bash calls will fail: {err:#}"),
+    }
+    let session = Session::new("code-run", workspace, data_dir).with_services(services);
     let executor = Executor::new(Arc::new(registry), Arc::new(session));
     let mut events = executor.session().events().subscribe();
     let call = ToolCall {

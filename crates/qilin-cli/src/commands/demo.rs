@@ -33,6 +33,9 @@ pub struct DemoArgs {
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
+    /// Run the demo's bash command without the sandbox.
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// Runs `qilin demo`.
@@ -78,6 +81,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         resume: None,
         continue_latest: false,
         json: args.json,
+        no_sandbox: args.no_sandbox,
         prompt: Some(DEMO_PROMPT.to_string()),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

@@ -22,6 +22,12 @@ pub fn worker_sandbox() -> Result<CodeSandbox> {
     Ok(CodeSandbox::workers(binary))
 }
 
+/// The bash sandbox's helper: this very binary (`qilin sandbox-exec`).
+pub fn sandbox_helper() -> Result<qilin_sandbox::SandboxHelper> {
+    qilin_sandbox::SandboxHelper::current_exe(qilin_runtime::SANDBOX_HELPER_ARGS)
+        .context("cannot locate the qilin binary for the bash sandbox")
+}
+
 /// The store of the sessions of `workspace`.
 pub fn open_store(_workspace: &Path) -> Result<Arc<dyn EventStore>> {
     Ok(Arc::new(MemoryStore::new()))

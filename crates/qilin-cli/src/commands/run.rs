@@ -4,7 +4,7 @@
 //! its requests on the terminal.
 
 use crate::asking::ask_on_terminal;
-use crate::commands::{open_store, worker_sandbox};
+use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::render::{Style, TerminalRenderer};
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// Print the event log as JSON lines instead of rendering it.
     #[arg(long)]
     pub json: bool,
+    /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
+    #[arg(long)]
+    pub no_sandbox: bool,
     /// What to ask the agent. Without it, a terminal gets a conversation (one turn per line,
     /// `/exit` or Ctrl-D to leave) and piped input is read whole as the prompt.
     pub prompt: Option<String>,
@@ -65,7 +68,8 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
         (None, Some(agent)) => workspace_of(agent),
         (None, None) => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let runtime = Runtime::new(open_store(&workspace)?, worker_sandbox()?);
+    let runtime = Runtime::new(open_store(&workspace)?, worker_sandbox()?)
+        .with_sandbox_helper(sandbox_helper()?);
     let interactive = !args.json && std::io::stdin().is_terminal();
     let mut builder = match (&args.resume, args.continue_latest, &args.agent) {
         (Some(id), _, _) => runtime.resume(id).await?,
@@ -76,7 +80,7 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
         (None, false, Some(agent)) => runtime.session(&workspace).agent_file(agent),
         (None, false, None) => bail!("pass --agent FILE, --resume ID or --continue"),
     };
-    builder = builder.attended(interactive);
+    builder = builder.attended(interactive).no_sandbox(args.no_sandbox);
     for dir in &args.skills {
         builder = builder.skill_dir(dir);
     }

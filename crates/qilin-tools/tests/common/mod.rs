@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode, Event};
+use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
 use qilin_tool::{
     CallOutcome, Caller, Executor, Requests, Services, Session, ToolCall, ToolRegistry,
 };
@@ -22,8 +23,44 @@ pub struct Harness {
     next_call: AtomicUsize,
 }
 
+/// A session with the default sandbox (`workspace-write`, no network) where this machine can
+/// confine commands; where it cannot, with the sandbox off (and a note saying so), so the
+/// tools' own behaviour is still tested.
 pub fn harness() -> Harness {
-    harness_with(qilin_tools::session_services())
+    let sandbox = match Sandbox::start(SandboxSettings::default(), sandbox_helper()) {
+        Ok(sandbox) => sandbox,
+        Err(SandboxError::Unsupported { missing, .. }) => {
+            eprintln!(
+                "note: this machine cannot sandbox bash ({}); running unconfined",
+                missing.join("; ")
+            );
+            Sandbox::start(
+                SandboxSettings {
+                    mode: SandboxMode::Off,
+                    ..SandboxSettings::default()
+                },
+                sandbox_helper(),
+            )
+            .unwrap()
+        }
+        Err(err) => panic!("{err}"),
+    };
+    harness_with_sandbox(sandbox)
+}
+
+/// A session with `sandbox` beside the default services.
+pub fn harness_with_sandbox(sandbox: Sandbox) -> Harness {
+    let mut services = qilin_tools::session_services();
+    services.insert(Arc::new(sandbox));
+    harness_with(services)
+}
+
+/// The sandbox helper built with these tests.
+pub fn sandbox_helper() -> SandboxHelper {
+    SandboxHelper::new(
+        env!("CARGO_BIN_EXE_qilin-sandbox-exec"),
+        Vec::<String>::new(),
+    )
 }
 
 pub fn harness_with(services: Services) -> Harness {
@@ -146,4 +183,53 @@ pub fn text(content: &[ContentBlock]) -> String {
 /// Makes `link` a symlink to `target`.
 pub fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+/// A process name unique to this test process and `label`, for `exec -a NAME`: a test finds
+/// its processes by name, since a sandboxed command sees process ids of its own namespace.
+pub fn process_name(label: &str) -> String {
+    format!("qilin-test-{}-{label}", std::process::id())
+}
+
+/// A shell snippet that runs `sleep 300` under the process name `name`.
+pub fn named_sleep(name: &str) -> String {
+    format!("(exec -a {name} sleep 300)")
+}
+
+/// The live (not zombie) processes whose first argument is `name`.
+pub fn processes_named(name: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            first == name.as_bytes() && !stat.contains(") Z ")
+        })
+        .collect()
+}
+
+/// Waits up to 10 s for `done` to hold, checking every 20 ms; whether it did.
+pub async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+/// Whether a process named `name` starts within 10 s.
+pub async fn appears(name: &str) -> bool {
+    eventually(|| !processes_named(name).is_empty()).await
+}
+
+/// Whether every process named `name` is gone within 10 s.
+pub async fn gone(name: &str) -> bool {
+    eventually(|| processes_named(name).is_empty()).await
 }

@@ -1,0 +1,64 @@
+//! The Landlock rules: read and run anything, write only in the writable folders, and reach
+//! no process or abstract socket outside the sandbox.
+
+use super::HelperError;
+use crate::SandboxMode;
+use crate::probe::LandlockSupport;
+use crate::request::Confinement;
+use landlock::{
+    ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope, path_beneath_rules,
+};
+use std::path::Path;
+
+/// The newest Landlock ABI the rules are written for; an older kernel enforces what it can.
+const TARGET_ABI: ABI = ABI::V7;
+
+/// Device files every command may write (and read) besides the writable folders.
+const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Confines this process (and every process it starts) with Landlock, and sets
+/// `no_new_privs`; returns what the kernel enforced, which is nothing unless
+/// [`LandlockSupport::Available`].
+pub(crate) fn confine(confinement: &Confinement) -> Result<LandlockSupport, HelperError> {
+    let handled = AccessFs::from_all(TARGET_ABI);
+    let mut writable: Vec<&Path> = vec![&confinement.temp_dir];
+    if confinement.mode == SandboxMode::WorkspaceWrite {
+        writable.push(&confinement.workspace);
+    }
+    if confinement.private_shm {
+        writable.push(Path::new("/dev/shm"));
+    }
+    let status = Ruleset::default()
+        .handle_access(handled)?
+        .scope(Scope::from_all(TARGET_ABI))?
+        .create()?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))?
+        .add_rules(path_beneath_rules(WRITABLE_DEVICES, handled))?
+        .add_rules(path_beneath_rules(writable, handled))?
+        .no_new_privs(true)
+        .restrict_self()?;
+    Ok(match (status.ruleset, status.landlock) {
+        (RulesetStatus::NotEnforced, LandlockStatus::NotEnabled) => LandlockSupport::NotEnabled,
+        (RulesetStatus::NotEnforced, _) => LandlockSupport::NotImplemented,
+        (ruleset, LandlockStatus::Available { effective_abi, .. }) => LandlockSupport::Available {
+            abi: effective_abi as u32,
+            fully_enforced: ruleset == RulesetStatus::FullyEnforced,
+        },
+        (_, _) => LandlockSupport::NotImplemented,
+    })
+}
+
+/// Confines this process, or fails when the kernel would enforce nothing.
+pub(crate) fn confine_or_fail(confinement: &Confinement) -> Result<(), HelperError> {
+    match confine(confinement)? {
+        LandlockSupport::Available { .. } => Ok(()),
+        _ => Err(HelperError::NotEnforced),
+    }
+}

@@ -1,0 +1,239 @@
+//! The host's side: a session's [`Sandbox`], which probes the kernel once at start and then
+//! turns each shell command into a process started through the helper.
+
+use crate::environment::command_environment;
+use crate::probe::Support;
+use crate::request::{Confinement, RunRequest, probe_args};
+use crate::{SandboxMode, SandboxSettings};
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// How to start the sandbox helper: a program and the arguments that select the helper in it
+/// (`qilin sandbox-exec`, or a test binary that does nothing else).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxHelper {
+    program: PathBuf,
+    args: Vec<OsString>,
+}
+
+impl SandboxHelper {
+    /// The helper is `program` run with `args` first, then the helper's own arguments.
+    pub fn new(
+        program: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = impl Into<OsString>>,
+    ) -> Self {
+        SandboxHelper {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The running binary itself, with `args` (e.g. `["sandbox-exec"]`) selecting the helper.
+    pub fn current_exe(args: &[&str]) -> io::Result<Self> {
+        Ok(SandboxHelper::new(
+            std::env::current_exe()?,
+            args.iter().copied(),
+        ))
+    }
+
+    fn command(&self, helper_args: Vec<OsString>) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).args(helper_args);
+        command
+    }
+}
+
+/// Why a session's sandbox could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The settings are wrong.
+    #[error("{}", .0.join("\n"))]
+    InvalidSettings(Vec<String>),
+    /// The private temp folder could not be created.
+    #[error("the sandbox's private temp folder could not be created: {0}")]
+    TempDir(#[source] io::Error),
+    /// The helper could not be started.
+    #[error("the sandbox helper `{}` could not be started: {source}", .program.display())]
+    Helper {
+        /// The helper program.
+        program: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The helper's probe did not report.
+    #[error("the sandbox helper's probe failed ({status}): {output}")]
+    Probe {
+        /// How the probe ended.
+        status: String,
+        /// What it printed.
+        output: String,
+    },
+    /// The kernel cannot confine commands, and the settings did not opt out.
+    #[error(
+        "bash cannot be sandboxed on this machine, so Qilin will not start it in `{mode}` mode: \
+         {}. To run commands without a sandbox (with your full file system, network and \
+         environment rights), set `sandbox: {{mode: off}}` in the agent file or pass --no-sandbox.",
+        .missing.join("; ")
+    )]
+    Unsupported {
+        /// The mode asked for.
+        mode: SandboxMode,
+        /// What is missing, each a sentence.
+        missing: Vec<String>,
+    },
+}
+
+/// A session's sandbox for `bash`: its settings, the kernel support found at start, and a
+/// private temp folder (removed with the sandbox). A host service: `bash` refuses to run
+/// without one.
+#[derive(Debug)]
+pub struct Sandbox {
+    settings: SandboxSettings,
+    helper: SandboxHelper,
+    support: Option<Support>,
+    temp: tempfile::TempDir,
+}
+
+/// A command ready to spawn, and the pipe that keeps a confined one alive: when the host
+/// drops (or dies holding) `lifeline`, the helper ends the command's whole process tree.
+#[derive(Debug)]
+pub struct SandboxedCommand {
+    /// The process to spawn; its stdout and stderr are the caller's to set.
+    pub command: Command,
+    /// The write end of the helper's stdin, for a confined command.
+    pub lifeline: Option<io::PipeWriter>,
+}
+
+impl Sandbox {
+    /// Sets up a session's sandbox: checks the settings, creates the private temp folder and,
+    /// unless the mode is `off`, probes what the kernel supports through `helper`. Refuses a
+    /// confined mode the kernel cannot enforce, naming what is missing and how to opt out.
+    pub fn start(
+        settings: SandboxSettings,
+        helper: SandboxHelper,
+    ) -> Result<Sandbox, SandboxError> {
+        let invalid = settings.invalid_env_names();
+        if !invalid.is_empty() {
+            return Err(SandboxError::InvalidSettings(invalid));
+        }
+        let temp = tempfile::Builder::new()
+            .prefix("qilin-bash-")
+            .tempdir()
+            .map_err(SandboxError::TempDir)?;
+        let mut sandbox = Sandbox {
+            settings,
+            helper,
+            support: None,
+            temp,
+        };
+        if sandbox.settings.mode == SandboxMode::Off {
+            return Ok(sandbox);
+        }
+        let support = sandbox.probe()?;
+        if !support.is_complete() {
+            return Err(SandboxError::Unsupported {
+                mode: sandbox.settings.mode,
+                missing: support.missing(),
+            });
+        }
+        sandbox.support = Some(support);
+        Ok(sandbox)
+    }
+
+    /// Runs the helper's probe, which tries each step of the set-up and reports.
+    pub fn probe(&self) -> Result<Support, SandboxError> {
+        let output = self
+            .helper
+            .command(probe_args(self.temp.path()))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| SandboxError::Helper {
+                program: self.helper.program.clone(),
+                source,
+            })?;
+        let failed = |what: String| SandboxError::Probe {
+            status: output.status.to_string(),
+            output: what,
+        };
+        if !output.status.success() {
+            return Err(failed(
+                String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            ));
+        }
+        serde_json::from_slice(&output.stdout).map_err(|err| {
+            failed(format!(
+                "{err}: {}",
+                String::from_utf8_lossy(&output.stdout).trim()
+            ))
+        })
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.settings
+    }
+
+    /// What the probe found (`None` when the mode is `off`).
+    pub fn support(&self) -> Option<&Support> {
+        self.support.as_ref()
+    }
+
+    /// The session's private temp folder (commands get it as `TMPDIR`).
+    pub fn temp_dir(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// The warning a host shows at start when commands run unconfined.
+    pub fn warning(&self) -> Option<String> {
+        (self.settings.mode == SandboxMode::Off).then(|| {
+            "WARNING: the bash sandbox is OFF (`sandbox: {mode: off}` or --no-sandbox): commands \
+             can write anywhere you can, reach any network address, and leave processes running \
+             after the session ends. Only the environment is still filtered."
+                .to_string()
+        })
+    }
+
+    /// `bash -c shell_command` in `workspace`, confined as the settings say, with the
+    /// filtered environment and stdin closed.
+    pub fn command(&self, shell_command: &str, workspace: &Path) -> io::Result<SandboxedCommand> {
+        let program: Vec<OsString> = vec!["bash".into(), "-c".into(), shell_command.into()];
+        let (mut command, lifeline) = match self.settings.mode {
+            SandboxMode::Off => {
+                let mut command = Command::new(&program[0]);
+                command
+                    .args(&program[1..])
+                    .stdin(Stdio::null())
+                    .process_group(0);
+                (command, None)
+            }
+            mode => {
+                let request = RunRequest {
+                    confinement: Confinement {
+                        mode,
+                        network: self.settings.network,
+                        workspace: workspace.to_path_buf(),
+                        temp_dir: self.temp.path().to_path_buf(),
+                        private_shm: false,
+                    },
+                    program,
+                };
+                let (reader, writer) = io::pipe()?;
+                let mut command = self.helper.command(request.to_args("run"));
+                command.stdin(Stdio::from(reader));
+                (command, Some(writer))
+            }
+        };
+        command
+            .current_dir(workspace)
+            .env_clear()
+            .envs(command_environment(
+                std::env::vars_os(),
+                &self.settings.env,
+                self.temp.path(),
+            ));
+        Ok(SandboxedCommand { command, lifeline })
+    }
+}

@@ -1,0 +1,34 @@
+//! Qilin's sandbox for `bash`.
+//!
+//! An agent chooses how confined its commands run ([`SandboxSettings`], the `sandbox:`
+//! section of its file). The host gives each session a [`Sandbox`], which probes once what the
+//! kernel supports and refuses a confined mode it cannot enforce; `bash` then asks it for
+//! each command ([`Sandbox::command`]). A confined command is started through the sandbox
+//! helper ([`run_helper`], run by `qilin sandbox-exec`), which confines itself with Landlock
+//! and Linux namespaces before it runs the command; see the [`helper`] module.
+//!
+//! What a confined command can do:
+//!
+//! - **files**: read everything it could read anyway; write only in the workspace
+//!   (`workspace-write`) and the session's private temp folder (`TMPDIR`), never in `.git`,
+//!   `.qilin` or `*.agent` files inside the workspace;
+//! - **network**: none (a network namespace of its own with only `lo`), unless the agent sets
+//!   `network: true`;
+//! - **environment**: the allow-list of [`ALLOWED_VARIABLES`] and the names the agent passes;
+//! - **processes**: it and everything it starts (a `setsid` child, a daemon) end when the
+//!   command ends or the host drops it, since they live in a PID namespace whose process 1 is
+//!   the helper; no signal reaches a process outside it.
+
+mod environment;
+pub mod helper;
+mod host;
+mod probe;
+mod request;
+mod settings;
+
+pub use environment::{ALLOWED_VARIABLES, command_environment};
+pub use helper::{HELPER_FAILED, HelperError, HelperOutcome, helper_main, run_helper};
+pub use host::{Sandbox, SandboxError, SandboxHelper, SandboxedCommand};
+pub use probe::{LandlockSupport, Support};
+pub use request::UsageError;
+pub use settings::{SandboxMode, SandboxSettings};

@@ -1,0 +1,229 @@
+//! The helper's command line: what Qilin asks of it, and what the helper asks of its second
+//! stage.
+//!
+//! ```text
+//! HELPER run   --mode workspace-write|read-only [--network] [--private-shm] --workspace DIR --temp DIR -- PROGRAM ARGS...
+//! HELPER init  (the same; only the helper starts this stage)
+//! HELPER probe --temp DIR
+//! ```
+
+use crate::SandboxMode;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// What a confined command may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Confinement {
+    /// `read-only` or `workspace-write` (never `off`: an unconfined command needs no helper).
+    pub mode: SandboxMode,
+    /// Whether the command keeps the host's network.
+    pub network: bool,
+    /// The workspace: writable in `workspace-write`, the command's working folder.
+    pub workspace: PathBuf,
+    /// The session's private temp folder, always writable.
+    pub temp_dir: PathBuf,
+    /// Whether `/dev/shm` is a fresh private tmpfs, and so writable (set by the first stage
+    /// for the second).
+    pub private_shm: bool,
+}
+
+/// A command to run confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunRequest {
+    /// The confinement.
+    pub confinement: Confinement,
+    /// The program and its arguments.
+    pub program: Vec<OsString>,
+}
+
+/// What the helper was started to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Invocation {
+    /// The first stage: enter new namespaces, protect paths, start the second stage.
+    Run(RunRequest),
+    /// The second stage, process 1 of the new PID namespace: confine itself, run the program.
+    Init(RunRequest),
+    /// Try every step of the set-up on `temp_dir` and report what the kernel supports.
+    Probe {
+        /// A folder the probe may use.
+        temp_dir: PathBuf,
+    },
+}
+
+/// Why the helper's command line was not understood.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("the sandbox helper's arguments are wrong: {0}; it is started by Qilin itself")]
+pub struct UsageError(pub String);
+
+impl RunRequest {
+    /// The arguments that ask a helper for `stage` (`run` or `init`) of this request.
+    pub fn to_args(&self, stage: &str) -> Vec<OsString> {
+        let c = &self.confinement;
+        let mut args: Vec<OsString> = vec![stage.into(), "--mode".into(), c.mode.as_str().into()];
+        if c.network {
+            args.push("--network".into());
+        }
+        if c.private_shm {
+            args.push("--private-shm".into());
+        }
+        args.extend([
+            "--workspace".into(),
+            c.workspace.clone().into_os_string(),
+            "--temp".into(),
+            c.temp_dir.clone().into_os_string(),
+            "--".into(),
+        ]);
+        args.extend(self.program.iter().cloned());
+        args
+    }
+}
+
+/// The arguments of a probe using `temp_dir`.
+pub(crate) fn probe_args(temp_dir: &std::path::Path) -> Vec<OsString> {
+    vec![
+        "probe".into(),
+        "--temp".into(),
+        temp_dir.as_os_str().to_owned(),
+    ]
+}
+
+impl Invocation {
+    /// Reads a helper command line (without the program name).
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, UsageError> {
+        let mut args = args.into_iter();
+        let stage = args.next().ok_or_else(|| usage("no stage given"))?;
+        let stage = stage.to_string_lossy().into_owned();
+        if !["run", "init", "probe"].contains(&stage.as_str()) {
+            return Err(usage(format!(
+                "`{stage}` is not a stage (`run`, `init` or `probe`)"
+            )));
+        }
+        let mut mode = None;
+        let mut network = false;
+        let mut private_shm = false;
+        let mut workspace = None;
+        let mut temp_dir = None;
+        let mut program = Vec::new();
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                Some("--mode") => {
+                    let value = args.next().ok_or_else(|| usage("`--mode` needs a value"))?;
+                    mode = Some(match value.to_str() {
+                        Some("read-only") => SandboxMode::ReadOnly,
+                        Some("workspace-write") => SandboxMode::WorkspaceWrite,
+                        _ => {
+                            return Err(usage(format!(
+                                "`--mode {}` is not `read-only` or `workspace-write`",
+                                value.to_string_lossy()
+                            )));
+                        }
+                    });
+                }
+                Some("--network") => network = true,
+                Some("--private-shm") => private_shm = true,
+                Some("--workspace") => workspace = args.next().map(PathBuf::from),
+                Some("--temp") => temp_dir = args.next().map(PathBuf::from),
+                Some("--") => {
+                    program.extend(args.by_ref());
+                }
+                _ => {
+                    return Err(usage(format!(
+                        "`{}` is not an option",
+                        arg.to_string_lossy()
+                    )));
+                }
+            }
+        }
+        let temp_dir = temp_dir.ok_or_else(|| usage("`--temp DIR` is missing"))?;
+        if stage == "probe" {
+            return Ok(Invocation::Probe { temp_dir });
+        }
+        let request = RunRequest {
+            confinement: Confinement {
+                mode: mode.ok_or_else(|| usage("`--mode` is missing"))?,
+                network,
+                workspace: workspace.ok_or_else(|| usage("`--workspace DIR` is missing"))?,
+                temp_dir,
+                private_shm,
+            },
+            program,
+        };
+        if request.program.is_empty() {
+            return Err(usage("no program follows `--`"));
+        }
+        match stage.as_str() {
+            "run" => Ok(Invocation::Run(request)),
+            _ => Ok(Invocation::Init(request)),
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> UsageError {
+    UsageError(message.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> RunRequest {
+        RunRequest {
+            confinement: Confinement {
+                mode: SandboxMode::WorkspaceWrite,
+                network: true,
+                workspace: "/work space".into(),
+                temp_dir: "/tmp/q".into(),
+                private_shm: true,
+            },
+            program: vec!["bash".into(), "-c".into(), "echo --mode && ls --".into()],
+        }
+    }
+
+    #[test]
+    fn a_request_reads_back_as_written_at_each_stage() {
+        let request = request();
+        assert_eq!(
+            Invocation::parse(request.to_args("run")),
+            Ok(Invocation::Run(request.clone()))
+        );
+        assert_eq!(
+            Invocation::parse(request.to_args("init")),
+            Ok(Invocation::Init(request.clone()))
+        );
+        assert_eq!(
+            Invocation::parse(probe_args("/tmp/q".as_ref())),
+            Ok(Invocation::Probe {
+                temp_dir: "/tmp/q".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_wrong_command_line_says_what_is_wrong() {
+        let parse = |args: &[&str]| {
+            Invocation::parse(args.iter().map(OsString::from))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(parse(&[]).contains("no stage"));
+        assert!(parse(&["run", "--temp", "/t", "--mode", "off"]).contains("`--mode off`"));
+        assert!(
+            parse(&["run", "--temp", "/t", "--mode", "read-only", "--", "x"])
+                .contains("--workspace")
+        );
+        assert!(
+            parse(&[
+                "run",
+                "--temp",
+                "/t",
+                "--mode",
+                "read-only",
+                "--workspace",
+                "/w"
+            ])
+            .contains("no program")
+        );
+        assert!(parse(&["go", "--temp", "/t"]).contains("`go` is not a stage"));
+        assert!(parse(&["run", "--bogus"]).contains("`--bogus`"));
+    }
+}

@@ -1,0 +1,364 @@
+//! The bash sandbox, through the `bash` tool: what a command may write, reach, see and leave
+//! running. On a machine that cannot sandbox, each test checks instead that the sandbox
+//! refuses to start, naming what is missing and how to opt out.
+
+mod common;
+
+use common::{
+    Harness, appears, gone, harness_with, harness_with_sandbox, named_sleep, process_name,
+    sandbox_helper,
+};
+use qilin_protocol::ErrorCode;
+use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
+use qilin_tools::JobTable;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+
+/// A session confined by `settings`; `None` on a machine that cannot sandbox, after checking
+/// that the refusal names what is missing and both ways to opt out.
+fn confined(settings: SandboxSettings) -> Option<Harness> {
+    match Sandbox::start(settings, sandbox_helper()) {
+        Ok(sandbox) => Some(harness_with_sandbox(sandbox)),
+        Err(err @ SandboxError::Unsupported { .. }) => {
+            assert_refusal(&err.to_string());
+            eprintln!("this machine cannot sandbox bash; checked the refusal instead: {err}");
+            None
+        }
+        Err(err) => panic!("the sandbox could not start: {err}"),
+    }
+}
+
+fn assert_refusal(message: &str) {
+    assert!(
+        message.contains("bash cannot be sandboxed on this machine"),
+        "{message}"
+    );
+    assert!(message.contains("`sandbox: {mode: off}`"), "{message}");
+    assert!(message.contains("--no-sandbox"), "{message}");
+}
+
+fn settings(mode: SandboxMode, network: bool, env: &[&str]) -> SandboxSettings {
+    SandboxSettings {
+        mode,
+        network,
+        env: env.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Runs `command` and returns its output and exit code.
+async fn run(h: &Harness, command: &str) -> (String, i64) {
+    let (output, _) = h.ok("bash", json!({"command": command})).await;
+    (
+        output["output"].as_str().unwrap().to_string(),
+        output["exit_code"].as_i64().unwrap_or(-1),
+    )
+}
+
+#[tokio::test]
+async fn writes_go_only_to_the_workspace_and_the_private_temp_folder() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let (output, code) = run(&h, &format!("echo x > {}", target.display())).await;
+    assert_ne!(code, 0, "{output}");
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(!target.exists(), "a command wrote outside the workspace");
+
+    let (output, code) = run(
+        &h,
+        "echo kept > inside.txt && mkdir -p a/b && mv inside.txt a/b/ && cat a/b/inside.txt \
+         && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" && echo $TMPDIR",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert_eq!(h.read("a/b/inside.txt"), "kept\n");
+    let temp = output.lines().last().unwrap();
+    assert!(
+        temp.contains("qilin-bash-") && temp != "/tmp",
+        "TMPDIR is the private folder: {output}"
+    );
+}
+
+#[tokio::test]
+async fn git_qilin_and_agent_files_stay_read_only_inside_the_workspace() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    h.write(".git/config", "[core]\n");
+    h.write(".qilin/skills/notes/SKILL.md", "---\nname: notes\n---\n");
+    h.write("coder.agent", "name: coder\n");
+    h.write("sub/nested.agent", "name: nested\n");
+    h.write("sub/repo/.git/HEAD", "ref: refs/heads/main\n");
+    let attempts = [
+        "echo '[core] fsmonitor = evil' >> .git/config",
+        "touch .git/hooks-pre-commit",
+        "mkdir .qilin/skills/planted",
+        "echo 'sandbox: {mode: off}' >> coder.agent",
+        "rm coder.agent",
+        "mv sub/nested.agent sub/x.agent",
+        "truncate -s 0 sub/nested.agent",
+        "echo x > sub/repo/.git/HEAD",
+    ];
+    for attempt in attempts {
+        let (output, code) = run(&h, attempt).await;
+        assert_ne!(code, 0, "`{attempt}` succeeded: {output}");
+    }
+    assert_eq!(h.read(".git/config"), "[core]\n");
+    assert!(!h.path(".git/hooks-pre-commit").exists());
+    assert!(!h.path(".qilin/skills/planted").exists());
+    assert_eq!(h.read("coder.agent"), "name: coder\n");
+    assert_eq!(h.read("sub/nested.agent"), "name: nested\n");
+    assert_eq!(h.read("sub/repo/.git/HEAD"), "ref: refs/heads/main\n");
+    let (output, code) = run(&h, "cat coder.agent .git/config && echo ok > notes.txt").await;
+    assert_eq!(
+        code, 0,
+        "reading them and writing beside them works: {output}"
+    );
+    assert_eq!(h.read("notes.txt"), "ok\n");
+}
+
+#[tokio::test]
+async fn read_only_mode_refuses_writes_in_the_workspace_but_not_in_the_temp_folder() {
+    let Some(h) = confined(settings(SandboxMode::ReadOnly, false, &[])) else {
+        return;
+    };
+    h.write("data.txt", "original\n");
+    let (output, code) = run(&h, "echo changed > data.txt").await;
+    assert_ne!(code, 0, "{output}");
+    assert_eq!(h.read("data.txt"), "original\n");
+    let (output, code) = run(
+        &h,
+        "cat data.txt > \"$TMPDIR/copy\" && cat \"$TMPDIR/copy\"",
+    )
+    .await;
+    assert_eq!((output.as_str(), code), ("original\n", 0));
+}
+
+/// A listener on 127.0.0.1: its port, and what the first connection to it sent, once the test
+/// has connected to it itself (sending `test`) after the command ran.
+fn listener() -> (u16, impl FnOnce() -> String) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let first = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    });
+    let received = move || {
+        if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = stream.write_all(b"test");
+        }
+        first.join().unwrap()
+    };
+    (port, received)
+}
+
+#[tokio::test]
+async fn the_network_is_off_by_default_and_loopback_stays_inside() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let (port, received) = listener();
+    let (output, code) = run(
+        &h,
+        &format!("echo leaked > /dev/tcp/127.0.0.1/{port} && echo connected"),
+    )
+    .await;
+    assert_ne!(code, 0, "{output}");
+    // The sandbox has a loopback of its own, up, with nothing listening on it.
+    assert!(output.contains("Connection refused"), "{output}");
+    assert_eq!(received(), "test", "the host's listener was reached");
+}
+
+#[tokio::test]
+async fn with_network_true_a_command_reaches_a_host_listener() {
+    let Some(h) = confined(settings(SandboxMode::WorkspaceWrite, true, &[])) else {
+        return;
+    };
+    let (port, received) = listener();
+    let (output, code) = run(&h, &format!("echo hello > /dev/tcp/127.0.0.1/{port}")).await;
+    assert_eq!(code, 0, "{output}");
+    assert_eq!(received(), "hello\n");
+}
+
+/// The variables of `env`'s output.
+fn variables(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_environment_is_the_allow_list_and_the_names_the_agent_passes() {
+    // Cargo sets CARGO_MANIFEST_DIR for these tests: a variable of Qilin's own environment
+    // that is not on the allow-list.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let (output, _) = run(&h, "env").await;
+    let names = variables(&output);
+    assert!(
+        names.contains(&"PATH") && names.contains(&"TMPDIR"),
+        "{output}"
+    );
+    assert!(!names.contains(&"CARGO_MANIFEST_DIR"), "{output}");
+    for name in &names {
+        assert!(
+            qilin_sandbox::ALLOWED_VARIABLES.contains(name)
+                || name.starts_with("LC_")
+                || ["TMPDIR", "PWD", "SHLVL", "_", "OLDPWD"].contains(name),
+            "`{name}` reached the command: {output}"
+        );
+    }
+    let Some(h) = confined(settings(
+        SandboxMode::WorkspaceWrite,
+        false,
+        &["CARGO_MANIFEST_DIR"],
+    )) else {
+        return;
+    };
+    let (output, _) = run(&h, "echo \"$CARGO_MANIFEST_DIR\"").await;
+    assert_eq!(output.trim(), manifest);
+}
+
+/// A command that leaves two processes behind: a `setsid` child and a double-forked daemon,
+/// neither in the command's process group.
+fn escapees(setsid_name: &str, daemon_name: &str) -> String {
+    format!(
+        "setsid bash -c '{}' & (setsid bash -c '{} &' &); echo started",
+        named_sleep(setsid_name),
+        named_sleep(daemon_name)
+    )
+}
+
+#[tokio::test]
+async fn a_setsid_child_and_a_daemon_end_with_the_call() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let (child, daemon) = (process_name("setsid-call"), process_name("daemon-call"));
+    let command = format!("{}; sleep 1", escapees(&child, &daemon));
+    let (call, both_ran) = tokio::join!(run(&h, &command), async {
+        appears(&child).await && appears(&daemon).await
+    });
+    assert_eq!(call.1, 0, "{}", call.0);
+    assert!(both_ran, "the command started both processes");
+    assert!(gone(&child).await, "the setsid child outlived the call");
+    assert!(gone(&daemon).await, "the daemon outlived the call");
+}
+
+#[tokio::test]
+async fn background_jobs_and_what_they_start_end_with_the_session() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let (child, daemon) = (process_name("setsid-job"), process_name("daemon-job"));
+    let command = format!("{}; wait", escapees(&child, &daemon));
+    h.ok("bash", json!({"command": command, "background": true}))
+        .await;
+    assert!(appears(&child).await && appears(&daemon).await);
+    let jobs = h.executor.session().services().get::<JobTable>().unwrap();
+    assert_eq!(jobs.end_all(), 1, "one job was running");
+    drop(jobs);
+    assert!(gone(&child).await, "the setsid child outlived end_all");
+    assert!(gone(&daemon).await, "the daemon outlived end_all");
+    let (report, _) = h
+        .ok("job_output", json!({"job_id": "job-1", "wait_secs": 10}))
+        .await;
+    assert_eq!(report["state"], "killed", "{report}");
+
+    // Dropping the session ends them too.
+    let (child, daemon) = (process_name("setsid-drop"), process_name("daemon-drop"));
+    let command = format!("{}; wait", escapees(&child, &daemon));
+    h.ok("bash", json!({"command": command, "background": true}))
+        .await;
+    assert!(appears(&child).await && appears(&daemon).await);
+    drop(h);
+    assert!(gone(&child).await, "the setsid child outlived the session");
+    assert!(gone(&daemon).await, "the daemon outlived the session");
+}
+
+#[tokio::test]
+async fn a_kernel_without_user_namespaces_gets_a_refusal_naming_them() {
+    // Inside a user namespace whose limit on further ones is 0, the probe meets a real
+    // kernel refusal.
+    let helper = std::path::PathBuf::from(env!("CARGO_BIN_EXE_qilin-sandbox-exec"));
+    let limited = SandboxHelper::new(
+        "unshare",
+        [
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"",
+            helper.to_str().unwrap(),
+        ],
+    );
+    match Sandbox::start(SandboxSettings::default(), limited) {
+        Err(err @ SandboxError::Unsupported { .. }) => {
+            let message = err.to_string();
+            assert_refusal(&message);
+            assert!(
+                message.contains("user namespaces are not available"),
+                "{message}"
+            );
+            assert!(message.contains("No space left on device"), "{message}");
+        }
+        Err(SandboxError::Probe { output, .. }) => {
+            // This machine cannot make even the one user namespace the test needs: it cannot
+            // sandbox at all, which `confined` checks the refusal of.
+            eprintln!("`unshare --user` is not possible here: {output}");
+            assert!(confined(SandboxSettings::default()).is_none());
+        }
+        other => panic!("expected a refusal: {other:?}"),
+    }
+    // Opting out needs no kernel support, and says loudly what it means.
+    let off = Sandbox::start(
+        settings(SandboxMode::Off, false, &[]),
+        SandboxHelper::new("/nonexistent", Vec::<String>::new()),
+    )
+    .unwrap();
+    let warning = off.warning().unwrap();
+    assert!(
+        warning.contains("WARNING: the bash sandbox is OFF"),
+        "{warning}"
+    );
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_commands_are_unconfined_but_the_environment_is_filtered() {
+    let sandbox = Sandbox::start(settings(SandboxMode::Off, false, &[]), sandbox_helper()).unwrap();
+    let h = harness_with_sandbox(sandbox);
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("written.txt");
+    let (output, code) = run(&h, &format!("echo x > {} && env", target.display())).await;
+    assert_eq!(code, 0, "{output}");
+    assert!(target.exists());
+    assert!(
+        !variables(&output).contains(&"CARGO_MANIFEST_DIR"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_sandbox_service_bash_refuses_to_run() {
+    let h = harness_with(qilin_tools::session_services());
+    let message = h
+        .err("bash", json!({"command": "true"}), ErrorCode::ToolFailed)
+        .await;
+    assert!(message.contains("set up no sandbox"), "{message}");
+    let message = h
+        .err(
+            "bash",
+            json!({"command": "true", "background": true}),
+            ErrorCode::ToolFailed,
+        )
+        .await;
+    assert!(message.contains("set up no sandbox"), "{message}");
+}
