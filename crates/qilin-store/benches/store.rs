@@ -1,15 +1,17 @@
 //! The store benchmark, on SQLite (and PostgreSQL when one is configured; memory for scale):
 //!
-//! - **throughput**: 200 sessions append concurrently, one event per append (the runtime's worst
-//!   case: every delta committed on its own), while 50 followers — one on each of 50 of the
-//!   sessions — receive them; events committed per second over the whole run;
+//! - **throughput**: 200 sessions append concurrently, one event per append (the worst case:
+//!   every delta committed on its own), then eight per append (a runtime flushing what a step
+//!   streamed meanwhile), while 50 followers — one on each of 50 of the sessions — receive them;
+//!   events committed per second over the whole run;
 //! - **delivery latency**: for every event the followers receive, the time from just before its
 //!   `append` was called to its arrival at the follower, p50 and p99;
 //! - **resume**: a session of 10,000 events; a follower starts (from the beginning, and from the
 //!   head) while the next event is appended; the time until that live event reaches it.
 //!
 //! Run: `cargo bench -p qilin-store` (PostgreSQL too with
-//! `QILIN_TEST_POSTGRES_URL="$(bash scripts/postgres)"` exported).
+//! `QILIN_TEST_POSTGRES_URL="$(bash scripts/postgres)"` exported; `QILIN_BENCH_STORES=sqlite`
+//! measures only the stores it names, comma-separated).
 
 use futures_util::StreamExt;
 use qilin_protocol::{Event, EventBody};
@@ -31,15 +33,22 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     runtime.block_on(async {
         let folder = tempfile::tempdir()?;
-        println!("store benchmark: {SESSIONS} sessions appending one event per append, {FOLLOWED} followers");
-        let memory: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
-        measure("memory", &memory, 250).await?;
-        drop(memory);
-        let sqlite: Arc<dyn EventStore> =
-            Arc::new(SqliteStore::open(folder.path().join("qilin.db"))?);
-        measure("sqlite", &sqlite, 250).await?;
-        drop(sqlite);
+        println!("store benchmark: {SESSIONS} sessions appending concurrently, {FOLLOWED} of them followed");
+        let chosen = std::env::var("QILIN_BENCH_STORES").unwrap_or_default();
+        let wanted = |store: &str| chosen.is_empty() || chosen.split(',').any(|name| name == store);
+        if wanted("memory") {
+            let memory: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+            measure("memory", &memory, 250).await?;
+            resume("memory", &memory).await?;
+        }
+        if wanted("sqlite") {
+            let sqlite: Arc<dyn EventStore> =
+                Arc::new(SqliteStore::open(folder.path().join("qilin.db"))?);
+            measure("sqlite", &sqlite, 250).await?;
+            resume("sqlite", &sqlite).await?;
+        }
         match std::env::var("QILIN_TEST_POSTGRES_URL") {
+            _ if !wanted("postgres") => {}
             Ok(url) => {
                 let schema = format!("qilin_bench_{:08x}", fastrand::u32(..));
                 let options = PostgresOptions {
@@ -48,7 +57,10 @@ fn main() -> anyhow::Result<()> {
                 };
                 let postgres: Arc<dyn EventStore> =
                     Arc::new(PostgresStore::connect_with(&url, options).await?);
-                let outcome = measure("postgres", &postgres, 50).await;
+                let outcome = match measure("postgres", &postgres, 50).await {
+                    Ok(()) => resume("postgres", &postgres).await,
+                    failed => failed,
+                };
                 drop(postgres);
                 let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await?;
                 let driver = tokio::spawn(connection);
@@ -104,6 +116,9 @@ fn stamp(event: &Event) -> Option<Duration> {
 
 /// The `p`-th percentile of sorted `values`.
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[at.min(sorted.len() - 1)]
 }
@@ -112,7 +127,20 @@ fn ms(duration: Duration) -> String {
     format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
 }
 
+/// Throughput and delivery latency, appending one event per append and then eight.
 async fn measure(label: &str, store: &Arc<dyn EventStore>, per_session: u64) -> anyhow::Result<()> {
+    for batch in [1, 8] {
+        throughput(label, store, per_session * batch, batch).await?;
+    }
+    Ok(())
+}
+
+async fn throughput(
+    label: &str,
+    store: &Arc<dyn EventStore>,
+    per_session: u64,
+    batch: u64,
+) -> anyhow::Result<()> {
     let run = format!("{label}-{}", fastrand::u32(..));
     for n in 0..SESSIONS {
         store.create_session(session(format!("{run}-{n}"))).await?;
@@ -141,8 +169,13 @@ async fn measure(label: &str, store: &Arc<dyn EventStore>, per_session: u64) -> 
         let store = Arc::clone(store);
         let id = format!("{run}-{n}");
         writers.push(tokio::spawn(async move {
-            for seq in 1..=per_session {
-                store.append(&id, &[delta(seq, origin.elapsed())]).await?;
+            let mut head = 0;
+            while head < per_session {
+                let sent = origin.elapsed();
+                let events: Vec<Event> = (head + 1..=head + batch)
+                    .map(|seq| delta(seq, sent))
+                    .collect();
+                head = store.append(&id, &events).await?;
             }
             anyhow::Ok(())
         }));
@@ -158,20 +191,20 @@ async fn measure(label: &str, store: &Arc<dyn EventStore>, per_session: u64) -> 
     latencies.sort();
     let total = SESSIONS as u64 * per_session;
     println!(
-        "{label}: {total} events committed in {:.2} s = {:.0} events/s; append to follower: p50 {}, p99 {} ({} deliveries)",
+        "{label}, {batch} per append: {total} events committed in {:.2} s = {:.0} events/s; append to follower: p50 {}, p99 {} ({} deliveries)",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64(),
         ms(percentile(&latencies, 0.50)),
         ms(percentile(&latencies, 0.99)),
         latencies.len(),
     );
-    resume(label, store, &run).await
+    Ok(())
 }
 
 /// A follower of a 10,000-event session, started as the next event is appended: how long until
 /// that live event reaches it, from the start of the log and from its head.
-async fn resume(label: &str, store: &Arc<dyn EventStore>, run: &str) -> anyhow::Result<()> {
-    let id = format!("{run}-resume");
+async fn resume(label: &str, store: &Arc<dyn EventStore>) -> anyhow::Result<()> {
+    let id = format!("{label}-resume-{}", fastrand::u32(..));
     store.create_session(session(id.clone())).await?;
     let origin = Instant::now();
     let mut head = 0;

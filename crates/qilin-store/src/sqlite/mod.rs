@@ -5,6 +5,7 @@
 //! off the async threads. An exclusive lock on `DB.lock`, beside the database, keeps a second
 //! process from writing it at all, and names the process that holds it.
 
+mod checkpoint;
 mod schema;
 mod writer;
 
@@ -16,6 +17,7 @@ use crate::{
     page_limit,
 };
 use async_trait::async_trait;
+use checkpoint::Checkpointer;
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use qilin_protocol::{Event, RequestOpenedEvent};
@@ -119,6 +121,8 @@ impl SqliteStore {
             conn.pragma_update(None, "max_page_count", pages.max(1))
                 .map_err(error)?;
         }
+        let checkpointer = Checkpointer::start(&path, options.busy_timeout)?;
+        checkpointer.watch(&mut conn).map_err(error)?;
         let live = Arc::new(LiveMap::default());
         let leases = Arc::new(LeaseTable::default());
         let (commands, receiver) = mpsc::channel();
@@ -127,6 +131,7 @@ impl SqliteStore {
             path: path.clone(),
             live: Arc::clone(&live),
             leases: Arc::clone(&leases),
+            checkpointer,
             lock,
         };
         let writer = std::thread::Builder::new()

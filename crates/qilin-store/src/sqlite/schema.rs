@@ -117,6 +117,12 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
             path.display()
         )));
     }
+    // The writer touches a page per session it appends to: keep them in memory (64 MiB).
+    conn.pragma_update(None, "cache_size", -64 * 1024)
+        .map_err(error)?;
+    // After a checkpoint empties the log, its file is cut back to this size.
+    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)
+        .map_err(error)?;
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(error)?;

@@ -2,6 +2,7 @@
 //! callers queued meanwhile in one transaction, each operation in its own savepoint so that one
 //! refused append (a `seq` conflict, an unknown session) takes nothing else with it.
 
+use super::checkpoint::Checkpointer;
 use super::schema::ProcessLock;
 use super::sqlite_error;
 use crate::lease::LeaseTable;
@@ -57,7 +58,9 @@ pub(super) struct Writer {
     pub path: PathBuf,
     pub live: Arc<LiveMap>,
     pub leases: Arc<LeaseTable>,
-    /// Held until the thread ends, after the connection closed.
+    /// Checkpoints the log the writer's commits grow; stopped after the connection closed.
+    pub checkpointer: Checkpointer,
+    /// Held until the thread ends, after the connections closed.
     pub lock: ProcessLock,
 }
 
@@ -69,6 +72,7 @@ impl Writer {
             path,
             live,
             leases,
+            checkpointer,
             lock,
         } = self;
         while let Ok(first) = commands.recv() {
@@ -85,6 +89,7 @@ impl Writer {
             }
         }
         drop(conn);
+        drop(checkpointer);
         drop(lock);
     }
 }
@@ -95,7 +100,7 @@ fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Appli
     let mut outcomes: Vec<Option<Result<Applied, StoreError>>> =
         batch.iter().map(|_| None).collect();
     'transaction: loop {
-        if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(err) = run(conn, "BEGIN IMMEDIATE") {
             let err = error(err);
             fill(&mut outcomes, &err);
             break;
@@ -105,12 +110,11 @@ fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Appli
             if outcomes[index].is_some() {
                 continue;
             }
-            let step = conn
-                .execute_batch("SAVEPOINT op")
+            let step = run(conn, "SAVEPOINT op")
                 .map_err(error)
                 .and_then(|()| apply(conn, command).map_err(|err| err.into_store(&error)));
             match step {
-                Ok(done) => match conn.execute_batch("RELEASE op") {
+                Ok(done) => match run(conn, "RELEASE op") {
                     Ok(()) => applied.push((index, done)),
                     Err(err) => {
                         abandon(conn, &mut outcomes, &error(err));
@@ -125,14 +129,15 @@ fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Appli
                 }
                 Err(err) => {
                     outcomes[index] = Some(Err(err));
-                    if let Err(err) = conn.execute_batch("ROLLBACK TO op; RELEASE op") {
+                    let undone = run(conn, "ROLLBACK TO op").and_then(|()| run(conn, "RELEASE op"));
+                    if let Err(err) = undone {
                         abandon(conn, &mut outcomes, &error(err));
                         break 'transaction;
                     }
                 }
             }
         }
-        match conn.execute_batch("COMMIT") {
+        match run(conn, "COMMIT") {
             Ok(()) => {
                 for (index, done) in applied {
                     outcomes[index] = Some(Ok(done));
@@ -146,6 +151,11 @@ fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Appli
         .into_iter()
         .map(|outcome| outcome.unwrap_or_else(|| Err(StoreError::Backend("not applied".into()))))
         .collect()
+}
+
+/// Runs one statement without arguments, prepared once per connection.
+fn run(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 /// Rolls the open transaction back and fails every operation not yet decided with `err`.
