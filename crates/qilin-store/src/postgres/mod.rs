@@ -1,25 +1,30 @@
 //! [`PostgresStore`]: sessions in PostgreSQL, shared by several Qilin processes.
 //!
-//! Each append is one transaction that locks the session's row, checks the head, inserts the
-//! events (the primary key `(session_id, seq)` stands behind the check) and updates the derived
-//! rows; it announces the new head with `NOTIFY` on commit. Every store listens on one
+//! Appends are committed by one task per store, a batch of them per transaction ([`committer`]):
+//! it locks the sessions' rows, checks each append against its head (the primary key
+//! `(session_id, seq)` stands behind the check), inserts the events, updates the derived rows and
+//! announces each new head with `NOTIFY`, delivered on commit. Every store listens on one
 //! connection of its own and wakes its followers, which read the new events from the table —
 //! so a follower in any process sees every session live. Leases are columns of the session's
 //! row, timed by the database's clock, so processes need not agree on the time.
 
+mod committer;
+
 use crate::live::{self, EventSource, LiveMap};
-use crate::plan::{AppendPlan, RequestChange, decode, sql_seq, status_from_name, status_name};
+use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::{
     Cursor, EventStore, Lease, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus,
     StoreError, page_limit,
 };
 use async_trait::async_trait;
+use committer::{Append, Committer};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use qilin_protocol::{Event, RequestOpenedEvent};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Row};
@@ -90,6 +95,7 @@ impl Default for PostgresOptions {
 /// Sessions and events in PostgreSQL; see the [module](self) notes.
 pub struct PostgresStore {
     pool: Pool,
+    appends: mpsc::Sender<Append>,
     live: Arc<LiveMap>,
     channel: String,
     schema: String,
@@ -181,8 +187,17 @@ impl PostgresStore {
             client,
             driver,
         ));
+        let (appends, queue) = mpsc::channel(4096);
+        let committer = Committer {
+            pool: pool.clone(),
+            schema: schema.clone(),
+            channel: channel.clone(),
+            live: Arc::clone(&live),
+        };
+        tokio::spawn(committer.run(queue));
         Ok(PostgresStore {
             pool,
+            appends,
             live,
             channel,
             schema,
@@ -442,106 +457,6 @@ impl PostgresStore {
             .map_err(|err| pg_error(&err, &context))?;
         rows.iter().map(|row| session_row(row, &context)).collect()
     }
-
-    /// Appends in one transaction: lock the row, check the head, write, announce, commit.
-    async fn append_plan(&self, plan: &AppendPlan) -> Result<u64, StoreError> {
-        let context = format!(
-            "{}: appending to session `{}`",
-            self.context(),
-            plan.session
-        );
-        let error = |err: tokio_postgres::Error| pg_error(&err, &context);
-        let conflict = |head: i64| StoreError::SeqConflict {
-            session: plan.session.clone(),
-            expected: u64::try_from(head).unwrap_or(0) + 1,
-            got: plan.first_seq(),
-        };
-        let mut client = connection(&self.pool, &self.schema).await?;
-        let tx = client.transaction().await.map_err(error)?;
-        let head: i64 = tx
-            .query_opt(
-                "SELECT head_seq FROM sessions WHERE id = $1 FOR UPDATE",
-                &[&plan.session],
-            )
-            .await
-            .map_err(error)?
-            .ok_or_else(|| StoreError::UnknownSession(plan.session.clone()))?
-            .try_get(0)
-            .map_err(error)?;
-        if plan.first_seq() != u64::try_from(head).unwrap_or(0) + 1 {
-            return Err(conflict(head));
-        }
-        let seqs: Vec<i64> = plan.rows.iter().map(|row| row.seq).collect();
-        let times: Vec<&str> = plan.rows.iter().map(|row| row.time.as_str()).collect();
-        let kinds: Vec<&str> = plan.rows.iter().map(|row| row.kind).collect();
-        let data: Vec<&str> = plan.rows.iter().map(|row| row.json.as_str()).collect();
-        let inserted = tx
-            .execute(
-                "INSERT INTO events (session_id, seq, time, kind, data)
-                 SELECT $1, * FROM UNNEST($2::bigint[], $3::text[], $4::text[], $5::text[])",
-                &[&plan.session, &seqs, &times, &kinds, &data],
-            )
-            .await;
-        match inserted {
-            Err(err) if err.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
-                return Err(conflict(head));
-            }
-            other => other.map_err(error)?,
-        };
-        let last_seq = sql_seq(&plan.session, plan.last_seq)?;
-        let title_lower = plan.title.as_deref().map(str::to_lowercase);
-        tx.execute(
-            "UPDATE sessions SET head_seq = $2, last_activity = $3, turns = turns + $4,
-                 status = COALESCE($5, status), title = COALESCE(title, $6),
-                 title_lower = COALESCE(title_lower, $7)
-             WHERE id = $1",
-            &[
-                &plan.session,
-                &last_seq,
-                &plan.last_time,
-                &plan.turns_started,
-                &plan.status.map(status_name),
-                &plan.title,
-                &title_lower,
-            ],
-        )
-        .await
-        .map_err(error)?;
-        for change in &plan.requests {
-            let done = match change {
-                RequestChange::Open {
-                    request_id,
-                    seq,
-                    json,
-                } => {
-                    tx.execute(
-                        "INSERT INTO requests (session_id, request_id, seq, data)
-                         VALUES ($1, $2, $3, $4)
-                         ON CONFLICT (session_id, request_id)
-                         DO UPDATE SET seq = excluded.seq, data = excluded.data",
-                        &[&plan.session, request_id, seq, json],
-                    )
-                    .await
-                }
-                RequestChange::Resolve { request_id } => {
-                    tx.execute(
-                        "DELETE FROM requests WHERE session_id = $1 AND request_id = $2",
-                        &[&plan.session, request_id],
-                    )
-                    .await
-                }
-            };
-            done.map_err(error)?;
-        }
-        tx.execute(
-            "SELECT pg_notify($1, $2)",
-            &[&self.channel, &append_payload(&plan.session, plan.last_seq)],
-        )
-        .await
-        .map_err(error)?;
-        tx.commit().await.map_err(error)?;
-        Ok(plan.last_seq)
-    }
 }
 
 #[async_trait]
@@ -660,9 +575,22 @@ impl EventStore for PostgresStore {
                 .map(|info| info.head_seq)
                 .ok_or_else(|| StoreError::UnknownSession(session.to_string()));
         };
-        let head = self.append_plan(&plan).await?;
-        self.live.publish(session, head, events);
-        Ok(head)
+        let events = if self.live.is_followed(session) {
+            events.to_vec()
+        } else {
+            Vec::new()
+        };
+        let (reply, outcome) = oneshot::channel();
+        let stopped = || StoreError::Backend(format!("{}: the committer stopped", self.context()));
+        self.appends
+            .send(Append {
+                plan,
+                events,
+                reply,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        outcome.await.map_err(|_| stopped())?
     }
 
     async fn read(
