@@ -30,6 +30,8 @@ macro_rules! conformance {
             sessions_list_newest_first_in_pages_with_filters,
             sessions_are_renamed_and_deleted,
             appends_are_gapless,
+            concurrent_appends_are_refused_alone,
+            racing_appends_to_one_session_commit_once,
             events_are_read_back_exactly,
             followers_get_every_event_once_from_any_point,
             a_dropped_follower_resumes_where_it_stopped,
@@ -297,6 +299,92 @@ pub async fn appends_are_gapless(store: Arc<dyn EventStore>) {
         matches!(unknown, StoreError::UnknownSession(_)),
         "{unknown}"
     );
+}
+
+/// Many appends at once (one transaction, for a store that batches): the out-of-order ones and
+/// those to unknown sessions are refused alone, the others commit.
+pub async fn concurrent_appends_are_refused_alone(store: Arc<dyn EventStore>) {
+    for n in 0..40 {
+        store
+            .create_session(new_session(&format!("s{n}"), "/w", 0))
+            .await
+            .unwrap();
+    }
+    let appends = (0..45).map(|n| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            // Every fifth append is out of order; the last five go to sessions that do not exist.
+            let first = if n % 5 == 0 { 2 } else { 1 };
+            store
+                .append(&format!("s{n}"), &events(first, first + 2))
+                .await
+        })
+    });
+    let outcomes = futures_util::future::join_all(appends).await;
+    for (n, outcome) in outcomes.into_iter().enumerate() {
+        let outcome = outcome.unwrap();
+        if n >= 40 {
+            assert!(
+                matches!(outcome, Err(StoreError::UnknownSession(_))),
+                "{outcome:?}"
+            );
+            continue;
+        }
+        let head = store
+            .session(&format!("s{n}"))
+            .await
+            .unwrap()
+            .unwrap()
+            .head_seq;
+        if n % 5 == 0 {
+            assert!(
+                matches!(outcome, Err(StoreError::SeqConflict { .. })),
+                "{outcome:?}"
+            );
+            assert_eq!(head, 0);
+        } else {
+            assert_eq!(outcome.unwrap(), 3);
+            assert_eq!(head, 3);
+            assert_eq!(
+                store.read(&format!("s{n}"), 0, 10).await.unwrap(),
+                events(1, 3)
+            );
+        }
+    }
+}
+
+/// Writers racing to append the same `seq` to one session: exactly one commits each round, the
+/// rest are told `SeqConflict`, and the log holds the winner's events.
+pub async fn racing_appends_to_one_session_commit_once(store: Arc<dyn EventStore>) {
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    let mut head = 0;
+    for _ in 0..20 {
+        let racers = (0..4).map(|writer| {
+            let store = Arc::clone(&store);
+            let batch: Vec<_> = (head + 1..=head + 2)
+                .map(|seq| event(seq, 0, text(&format!("writer {writer}"))))
+                .collect();
+            tokio::spawn(async move { (store.append("s", &batch).await, batch) })
+        });
+        let mut winners = Vec::new();
+        for racer in futures_util::future::join_all(racers).await {
+            match racer.unwrap() {
+                (Ok(new_head), batch) => {
+                    assert_eq!(new_head, head + 2);
+                    winners.push(batch);
+                }
+                (Err(StoreError::SeqConflict { .. }), _) => {}
+                (Err(other), _) => panic!("a racer failed: {other}"),
+            }
+        }
+        assert_eq!(winners.len(), 1, "exactly one racer commits");
+        assert_eq!(store.read("s", head, 10).await.unwrap(), winners[0]);
+        head += 2;
+    }
+    assert_eq!(store.session("s").await.unwrap().unwrap().head_seq, head);
 }
 
 /// `read` pages through the log, each event exactly as appended.

@@ -305,51 +305,6 @@ async fn a_full_database_is_full_then_usable() {
     assert_eq!(take(&mut follower, 1).await, batch);
 }
 
-/// A failed append in a batch of many takes nothing else with it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_refused_append_spares_the_rest_of_its_batch() {
-    let harness = open().await;
-    let store = Arc::clone(&harness.store);
-    for n in 0..40 {
-        store
-            .create_session(new_session(&format!("s{n}"), "/w", 0))
-            .await
-            .unwrap();
-    }
-    let appends = (0..40).map(|n| {
-        let store = Arc::clone(&store);
-        tokio::spawn(async move {
-            // Every fifth append is out of order and must be refused alone.
-            let first = if n % 5 == 0 { 2 } else { 1 };
-            store
-                .append(&format!("s{n}"), &events(first, first + 2))
-                .await
-        })
-    });
-    let outcomes = futures_util::future::join_all(appends).await;
-    for (n, outcome) in outcomes.into_iter().enumerate() {
-        let outcome = outcome.unwrap();
-        let head = store
-            .session(&format!("s{n}"))
-            .await
-            .unwrap()
-            .unwrap()
-            .head_seq;
-        if n % 5 == 0 {
-            assert!(
-                matches!(outcome, Err(StoreError::SeqConflict { .. })),
-                "{outcome:?}"
-            );
-            assert_eq!(head, 0);
-        } else {
-            assert_eq!(outcome.unwrap(), 3);
-            assert_eq!(head, 3);
-        }
-    }
-    drop(store);
-    harness.finish().await;
-}
-
 /// A file written by a newer Qilin is refused with a message saying so.
 #[test]
 fn a_newer_schema_is_refused() {
