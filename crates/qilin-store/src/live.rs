@@ -36,10 +36,13 @@ pub(crate) trait EventSource: Send + Sync + 'static {
     ) -> Result<Option<Vec<Event>>, StoreError>;
 }
 
-/// What a follower watches: the committed head, and whether to stop.
+/// What a follower watches: the committed head, whether to look at the database whatever the
+/// head says, and whether to stop.
 #[derive(Debug, Clone, Copy, Default)]
 struct Watched {
     head: u64,
+    /// Moves when announcements may have been missed: every follower reads the database.
+    recheck: u64,
     closed: bool,
 }
 
@@ -114,7 +117,7 @@ impl LiveMap {
     /// Wakes every follower to look at the database, after announcements may have been missed.
     pub(crate) fn wake_all(&self) {
         for live in lock(&self.sessions).values() {
-            live.watched.send_modify(|_| {});
+            live.watched.send_modify(|watched| watched.recheck += 1);
         }
     }
 
@@ -164,6 +167,8 @@ pub(crate) fn follow<S: EventSource>(
         session: session.to_string(),
         cursor: after,
         pending: VecDeque::new(),
+        read_needed: true,
+        recheck: 0,
         found: false,
         failed: false,
     };
@@ -178,6 +183,11 @@ struct Follower<S> {
     session: String,
     cursor: u64,
     pending: VecDeque<Event>,
+    /// Whether the database may hold events after the cursor that no head announced: at the
+    /// start, after a full page, after a recheck.
+    read_needed: bool,
+    /// The recheck count last seen.
+    recheck: u64,
     /// Whether the session was found: a follower of an unknown session gets an error.
     found: bool,
     failed: bool,
@@ -194,18 +204,30 @@ impl<S: EventSource> Follower<S> {
                 return Some((Ok(event), self));
             }
             // Marked seen before looking, so a commit after the look wakes the wait below.
-            if self.watched.borrow_and_update().closed {
+            let watched = *self.watched.borrow_and_update();
+            if watched.closed {
                 return None;
+            }
+            if watched.recheck != self.recheck {
+                self.recheck = watched.recheck;
+                self.read_needed = true;
             }
             if self.take_from_ring() {
                 self.found = true;
                 continue;
             }
-            match self
+            if !self.read_needed && watched.head <= self.cursor {
+                self.watched.changed().await.ok()?;
+                continue;
+            }
+            let read = self
                 .source
                 .events_after(&self.session, self.cursor, PAGE_EVENTS)
-                .await
-            {
+                .await;
+            self.read_needed = read
+                .as_ref()
+                .is_ok_and(|events| events.as_ref().is_some_and(|e| e.len() == PAGE_EVENTS));
+            match read {
                 Ok(None) if self.found => return None,
                 Ok(None) => {
                     self.failed = true;

@@ -512,6 +512,11 @@ pub async fn a_lagging_follower_is_caught_up_from_storage(store: Arc<dyn EventSt
     }
     let got = take(&mut lagging, TOTAL as usize).await;
     assert_run(&got, &all, 1, TOTAL);
+    // A follower that starts once everything is stored reads it all, page after page, with no
+    // commit to wake it.
+    let mut late = store.follow("s", 1);
+    let got = take(&mut late, TOTAL as usize - 1).await;
+    assert_run(&got, &all, 2, TOTAL);
 }
 
 /// Deleting a session ends its followers.
