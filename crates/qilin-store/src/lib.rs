@@ -295,6 +295,46 @@ impl Cursor {
     }
 }
 
+impl SessionInfo {
+    /// A session as created: no events yet, idle, untitled.
+    pub(crate) fn created(session: NewSession) -> Self {
+        SessionInfo {
+            id: session.id,
+            workspace: session.workspace,
+            agent: session.agent,
+            agent_file: session.agent_file,
+            model: session.model,
+            title: None,
+            last_activity: session.created_at.clone(),
+            created_at: session.created_at,
+            status: SessionStatus::Idle,
+            turns: 0,
+            head_seq: 0,
+        }
+    }
+}
+
+impl SessionPage {
+    /// The page of `fetched`, which holds up to one session more than `limit` when more
+    /// follow.
+    pub(crate) fn of(mut fetched: Vec<SessionInfo>, limit: usize) -> Self {
+        let next = (fetched.len() > limit)
+            .then(|| {
+                fetched.truncate(limit);
+                fetched.last().map(Cursor::after)
+            })
+            .flatten();
+        SessionPage {
+            sessions: fetched,
+            next,
+        }
+    }
+}
+
+/// The columns a database store reads a session from, in this order.
+pub(crate) const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, \
+                                          created_at, last_activity, status, turns, head_seq";
+
 /// The most sessions one page holds, whatever the query asks.
 pub const MAX_PAGE: usize = 500;
 

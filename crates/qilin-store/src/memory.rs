@@ -81,19 +81,7 @@ impl EventStore for MemoryStore {
         if sessions.contains_key(&session.id) {
             return Err(StoreError::DuplicateSession(session.id));
         }
-        let info = SessionInfo {
-            id: session.id.clone(),
-            workspace: session.workspace,
-            agent: session.agent,
-            agent_file: session.agent_file,
-            model: session.model,
-            title: None,
-            last_activity: session.created_at.clone(),
-            created_at: session.created_at,
-            status: SessionStatus::Idle,
-            turns: 0,
-            head_seq: 0,
-        };
+        let info = SessionInfo::created(session.clone());
         sessions.insert(
             session.id,
             Arc::new(MemorySession {
@@ -140,13 +128,7 @@ impl EventStore for MemoryStore {
             });
         }
         all.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
-        let limit = page_limit(query);
-        let next = (all.len() > limit).then(|| Cursor::after(&all[limit - 1]));
-        all.truncate(limit);
-        Ok(SessionPage {
-            sessions: all,
-            next,
-        })
+        Ok(SessionPage::of(all, page_limit(query)))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -13,7 +13,7 @@ mod committer;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::{
-    Cursor, EventStore, Lease, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus,
+    Cursor, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo, SessionPage, SessionQuery,
     StoreError, page_limit,
 };
 use async_trait::async_trait;
@@ -75,8 +75,8 @@ const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresOptions {
     /// The schema the tables live in, created when missing: lower-case letters, digits and
-    /// `_`, not starting with a digit. `qilin` by default; processes that share sessions use
-    /// the same one.
+    /// `_`, not starting with a digit, at most 48. `qilin` by default; processes that share
+    /// sessions use the same one.
     pub schema: String,
     /// The most connections the store opens for its operations (its listening connection
     /// aside). 16 by default.
@@ -125,14 +125,15 @@ fn pg_error(err: &tokio_postgres::Error, context: &str) -> StoreError {
 
 /// The connection settings of `url`, with the search path set to `schema`.
 fn config(url: &str, schema: &str) -> Result<Config, StoreError> {
-    let valid = schema.len() <= 63
+    // The channel, `qilin_events.SCHEMA`, must fit PostgreSQL's 63-byte names too.
+    let valid = schema.len() <= 48
         && schema.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
         && schema
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !valid {
         return Err(StoreError::Config(format!(
-            "PostgreSQL schema `{schema}`: use lower-case letters, digits and `_`, not starting with a digit, at most 63"
+            "PostgreSQL schema `{schema}`: use lower-case letters, digits and `_`, not starting with a digit, at most 48"
         )));
     }
     let mut config: Config = url.parse().map_err(|err| {
@@ -356,10 +357,6 @@ fn announced(live: &LiveMap, payload: &str) {
     }
 }
 
-/// The columns [`session_row`] reads, in its order.
-const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, created_at, \
-                               last_activity, status, turns, head_seq";
-
 /// A session from a row of [`SESSION_COLUMNS`].
 fn session_row(row: &Row, context: &str) -> Result<SessionInfo, StoreError> {
     let error = |err: tokio_postgres::Error| pg_error(&err, context);
@@ -482,19 +479,7 @@ impl EventStore for PostgresStore {
         if inserted == 0 {
             return Err(StoreError::DuplicateSession(session.id));
         }
-        Ok(SessionInfo {
-            id: session.id,
-            workspace: session.workspace,
-            agent: session.agent,
-            agent_file: session.agent_file,
-            model: session.model,
-            title: None,
-            last_activity: session.created_at.clone(),
-            created_at: session.created_at,
-            status: SessionStatus::Idle,
-            turns: 0,
-            head_seq: 0,
-        })
+        Ok(SessionInfo::created(session))
     }
 
     async fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
@@ -515,17 +500,10 @@ impl EventStore for PostgresStore {
                AND ($3::text IS NULL OR (last_activity, id) < ($3, $4::text))
              ORDER BY last_activity DESC, id DESC LIMIT $5"
         );
-        let mut page = self
+        let page = self
             .sessions(&sql, &[&query.workspace, &title, &activity, &id, &fetch])
             .await?;
-        let next = (page.len() > limit).then(|| {
-            page.truncate(limit);
-            page.last().map(Cursor::after)
-        });
-        Ok(SessionPage {
-            sessions: page,
-            next: next.flatten(),
-        })
+        Ok(SessionPage::of(page, limit))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -13,8 +13,8 @@ use crate::lease::LeaseTable;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::{
-    Cursor, EventStore, Lease, NewSession, SessionInfo, SessionPage, SessionQuery, StoreError,
-    page_limit,
+    Cursor, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo, SessionPage, SessionQuery,
+    StoreError, page_limit,
 };
 use async_trait::async_trait;
 use checkpoint::Checkpointer;
@@ -84,7 +84,9 @@ pub(crate) fn sqlite_error(err: &rusqlite::Error, context: &str) -> StoreError {
 }
 
 impl SqliteStore {
-    /// Opens (creating it and its folder when missing) the database at `path`.
+    /// Opens (creating it and its folder when missing) the database at `path`. Opening reads
+    /// and may migrate the file: from async code, call it off the async threads
+    /// (`spawn_blocking`), as [`open_database`](crate::open_database) does.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         Self::open_with(path, SqliteOptions::default())
     }
@@ -240,10 +242,6 @@ impl Readers {
     }
 }
 
-/// The columns [`session_row`] reads, in its order.
-const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, created_at, \
-                               last_activity, status, turns, head_seq";
-
 /// A session from a row of [`SESSION_COLUMNS`].
 fn session_row(row: &Row<'_>) -> rusqlite::Result<(SessionInfo, String)> {
     let status: String = row.get(8)?;
@@ -363,7 +361,7 @@ impl EventStore for SqliteStore {
         let workspace = query.workspace.clone();
         let title = query.title_contains.as_deref().map(str::to_lowercase);
         let readers = Arc::clone(&self.readers);
-        let mut page = self
+        let page = self
             .readers
             .run(move |conn| {
                 let sql = format!(
@@ -383,14 +381,7 @@ impl EventStore for SqliteStore {
                 )
             })
             .await?;
-        let next = (page.len() > limit).then(|| {
-            page.truncate(limit);
-            page.last().map(Cursor::after)
-        });
-        Ok(SessionPage {
-            sessions: page,
-            next: next.flatten(),
-        })
+        Ok(SessionPage::of(page, limit))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -8,7 +8,7 @@ use super::sqlite_error;
 use crate::lease::LeaseTable;
 use crate::live::LiveMap;
 use crate::plan::{AppendPlan, RequestChange, status_name};
-use crate::{NewSession, SessionInfo, SessionStatus, StoreError};
+use crate::{NewSession, SessionInfo, StoreError};
 use qilin_protocol::Event;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
@@ -316,19 +316,7 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
         session.model,
         session.created_at,
     ])?;
-    Ok(SessionInfo {
-        id: session.id.clone(),
-        workspace: session.workspace.clone(),
-        agent: session.agent.clone(),
-        agent_file: session.agent_file.clone(),
-        model: session.model.clone(),
-        title: None,
-        created_at: session.created_at.clone(),
-        last_activity: session.created_at.clone(),
-        status: SessionStatus::Idle,
-        turns: 0,
-        head_seq: 0,
-    })
+    Ok(SessionInfo::created(session.clone()))
 }
 
 fn append(conn: &Connection, plan: &AppendPlan) -> Result<u64, ApplyError> {

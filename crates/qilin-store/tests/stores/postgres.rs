@@ -56,6 +56,31 @@ async fn drop_schema(schema: String) {
     admin(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await;
 }
 
+/// Two stores on one fresh schema, as two processes sharing the database have them.
+struct TwoProcesses {
+    schema: String,
+    first: Arc<dyn EventStore>,
+    second: Arc<dyn EventStore>,
+}
+
+impl TwoProcesses {
+    async fn start() -> Self {
+        let schema = fresh_schema();
+        let first = Arc::new(store_on(&schema).await);
+        let second = Arc::new(store_on(&schema).await);
+        TwoProcesses {
+            schema,
+            first,
+            second,
+        }
+    }
+
+    async fn finish(self) {
+        drop((self.first, self.second));
+        drop_schema(self.schema).await;
+    }
+}
+
 async fn open() -> Harness {
     let schema = fresh_schema();
     let store = store_on(&schema).await;
@@ -71,9 +96,8 @@ conformance!(open);
 /// Two stores — two pools, as two processes have — each follow the other's session live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_see_each_others_events_live() {
-    let schema = fresh_schema();
-    let first: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
-    let second: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
+    let processes = TwoProcesses::start().await;
+    let (first, second) = (&processes.first, &processes.second);
     first
         .create_session(new_session("of-first", "/w", 0))
         .await
@@ -106,17 +130,15 @@ async fn two_processes_see_each_others_events_live() {
         .await
         .expect("the follower ended");
     assert!(ended.is_none(), "{ended:?}");
-    drop((first, second));
-    drop_schema(schema).await;
+    processes.finish().await;
 }
 
 /// Two processes appending the same `seq` to one session at once: one commits, the other is
 /// told `SeqConflict`, and the log holds one copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_writers_on_one_session_conflict() {
-    let schema = fresh_schema();
-    let first: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
-    let second: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
+    let processes = TwoProcesses::start().await;
+    let (first, second) = (&processes.first, &processes.second);
     first
         .create_session(new_session("s", "/w", 0))
         .await
@@ -138,17 +160,15 @@ async fn racing_writers_on_one_session_conflict() {
         head += 3;
     }
     assert_eq!(second.session("s").await.unwrap().unwrap().head_seq, head);
-    drop((first, second));
-    drop_schema(schema).await;
+    processes.finish().await;
 }
 
 /// A lease held by one process keeps the other out until it expires; then the other takes the
 /// session over and the first cannot renew.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_is_taken_over_after_its_owner_stops_renewing() {
-    let schema = fresh_schema();
-    let first = store_on(&schema).await;
-    let second = store_on(&schema).await;
+    let processes = TwoProcesses::start().await;
+    let (first, second) = (&processes.first, &processes.second);
     first
         .create_session(new_session("s", "/w", 0))
         .await
@@ -189,17 +209,15 @@ async fn a_lease_is_taken_over_after_its_owner_stops_renewing() {
             owner: "process-2".into()
         }
     );
-    drop((first, second));
-    drop_schema(schema).await;
+    processes.finish().await;
 }
 
 /// When the listening connection is cut, the store reconnects and its followers still get
 /// every event another process commits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn followers_survive_a_lost_listening_connection() {
-    let schema = fresh_schema();
-    let first: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
-    let second: Arc<dyn EventStore> = Arc::new(store_on(&schema).await);
+    let processes = TwoProcesses::start().await;
+    let (first, second) = (&processes.first, &processes.second);
     first
         .create_session(new_session("s", "/w", 0))
         .await
@@ -212,7 +230,8 @@ async fn followers_survive_a_lost_listening_connection() {
     // Cut both stores' listening connections: the server side ends them.
     admin(&format!(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE query = 'LISTEN \"qilin_events.{schema}\"'"
+         WHERE query = 'LISTEN \"qilin_events.{}\"'",
+        processes.schema
     ))
     .await;
     second.append("s", &all[5..12]).await.unwrap();
@@ -220,8 +239,7 @@ async fn followers_survive_a_lost_listening_connection() {
     second.append("s", &all[12..]).await.unwrap();
     let rest = take(&mut follower, 15).await;
     assert_run(&rest, &all, 6, 20);
-    drop((first, second));
-    drop_schema(schema).await;
+    processes.finish().await;
 }
 
 /// Tables written by a newer Qilin are refused with a message saying so.
