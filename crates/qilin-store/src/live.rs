@@ -63,9 +63,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl LiveMap {
-    /// Whether anyone follows `session`: only then does a commit need its events in memory.
-    pub(crate) fn is_followed(&self, session: &str) -> bool {
-        self.followed(session).is_some()
+    /// What an append hands to the followers of `session` after its commit: a copy of its
+    /// events while someone follows the session, nothing otherwise (a follower that starts
+    /// meanwhile reads them from the database).
+    pub(crate) fn copy_for_followers(&self, session: &str, events: &[Event]) -> Vec<Event> {
+        if self.followed(session).is_some() {
+            events.to_vec()
+        } else {
+            Vec::new()
+        }
     }
 
     /// Tells the followers of `session` that its head reached `head`, handing them the

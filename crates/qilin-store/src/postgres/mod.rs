@@ -553,11 +553,7 @@ impl EventStore for PostgresStore {
                 .map(|info| info.head_seq)
                 .ok_or_else(|| StoreError::UnknownSession(session.to_string()));
         };
-        let events = if self.live.is_followed(session) {
-            events.to_vec()
-        } else {
-            Vec::new()
-        };
+        let events = self.live.copy_for_followers(session, events);
         let (reply, outcome) = oneshot::channel();
         let stopped = || StoreError::Backend(format!("{}: the committer stopped", self.context()));
         self.appends

@@ -403,11 +403,7 @@ impl EventStore for SqliteStore {
                 .map(|info| info.head_seq)
                 .ok_or_else(|| StoreError::UnknownSession(session.to_string()));
         };
-        let events = if self.live.is_followed(session) {
-            events.to_vec()
-        } else {
-            Vec::new()
-        };
+        let events = self.live.copy_for_followers(session, events);
         self.write(|reply| Command::Append {
             plan,
             events,
