@@ -263,7 +263,9 @@ impl<S: EventSource> Follower<S> {
     fn take_from_ring(&mut self) -> bool {
         let ring = lock(&self.entry.ring);
         match (ring.front(), ring.back()) {
-            (Some(front), Some(back)) if front.seq <= self.cursor + 1 && back.seq > self.cursor => {
+            (Some(front), Some(back))
+                if front.seq <= self.cursor.saturating_add(1) && back.seq > self.cursor =>
+            {
                 let skip = usize::try_from(self.cursor + 1 - front.seq).unwrap_or(usize::MAX);
                 self.pending.extend(ring.iter().skip(skip).cloned());
                 true
@@ -274,7 +276,7 @@ impl<S: EventSource> Follower<S> {
 
     /// Checks that events read from the database continue the cursor without a gap.
     fn check_continues(&self, events: &[Event]) -> Result<(), StoreError> {
-        for (expected, event) in (self.cursor + 1..).zip(events) {
+        for (expected, event) in (self.cursor.saturating_add(1)..).zip(events) {
             if event.seq != expected {
                 return Err(StoreError::Corrupt {
                     session: self.session.clone(),

@@ -62,6 +62,8 @@ impl AppendPlan {
         let (Some(first), Some(last)) = (events.first(), events.last()) else {
             return Ok(None);
         };
+        // Past the largest integer a database stores, nothing can continue a log.
+        sql_seq(session, first.seq.max(last.seq))?;
         for (expected, event) in (first.seq..).zip(events) {
             if event.seq != expected {
                 return Err(StoreError::SeqConflict {
@@ -120,11 +122,11 @@ impl AppendPlan {
     }
 }
 
-/// A `seq` as a database integer.
+/// A `seq` as a database integer; one too large for it cannot continue any log.
 pub(crate) fn sql_seq(session: &str, seq: u64) -> Result<i64, StoreError> {
     i64::try_from(seq).map_err(|_| StoreError::SeqConflict {
         session: session.to_string(),
-        expected: 0,
+        expected: 1,
         got: seq,
     })
 }

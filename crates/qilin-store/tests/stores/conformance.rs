@@ -30,6 +30,7 @@ macro_rules! conformance {
             sessions_list_newest_first_in_pages_with_filters,
             sessions_are_renamed_and_deleted,
             appends_are_gapless,
+            positions_past_any_log_are_refused_calmly,
             concurrent_appends_are_refused_alone,
             racing_appends_to_one_session_commit_once,
             events_are_read_back_exactly,
@@ -299,6 +300,34 @@ pub async fn appends_are_gapless(store: Arc<dyn EventStore>) {
         matches!(unknown, StoreError::UnknownSession(_)),
         "{unknown}"
     );
+}
+
+/// Positions no log reaches (a hostile client's `after`, a corrupt event) are refused or
+/// answered with nothing, never a panic.
+pub async fn positions_past_any_log_are_refused_calmly(store: Arc<dyn EventStore>) {
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store.append("s", &events(1, 2)).await.unwrap();
+    for batch in [
+        vec![event(u64::MAX, 0, text("x"))],
+        vec![
+            event(u64::MAX - 1, 0, text("x")),
+            event(u64::MAX, 0, text("y")),
+        ],
+        vec![event(i64::MAX as u64 + 1, 0, text("x"))],
+    ] {
+        let err = store.append("s", &batch).await.unwrap_err();
+        assert!(matches!(err, StoreError::SeqConflict { .. }), "{err}");
+    }
+    assert!(store.read("s", u64::MAX, 10).await.unwrap().is_empty());
+    assert!(store.read("s", 0, usize::MAX).await.unwrap().len() == 2);
+    let mut beyond = store.follow("s", u64::MAX);
+    store.append("s", &events(3, 3)).await.unwrap();
+    let nothing = tokio::time::timeout(Duration::from_millis(100), beyond.next()).await;
+    assert!(nothing.is_err(), "a follower past the end got {nothing:?}");
+    assert_eq!(store.session("s").await.unwrap().unwrap().head_seq, 3);
 }
 
 /// Many appends at once (one transaction, for a store that batches): the out-of-order ones and
