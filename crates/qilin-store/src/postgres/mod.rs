@@ -332,13 +332,23 @@ async fn keep_listening(
     }
 }
 
+/// The longest session id an announcement names; PostgreSQL refuses payloads of 8,000 bytes
+/// or more, so a longer id is announced as `wake`, which sends every follower to the table.
+const PAYLOAD_ID_BYTES: usize = 7_000;
+
 /// The payload announcing that `session`'s head reached `head`.
 fn append_payload(session: &str, head: u64) -> String {
+    if session.len() > PAYLOAD_ID_BYTES {
+        return "wake".into();
+    }
     format!("append {head} {session}")
 }
 
 /// The payload announcing that `session` was deleted.
 fn delete_payload(session: &str) -> String {
+    if session.len() > PAYLOAD_ID_BYTES {
+        return "wake".into();
+    }
     format!("delete {session}")
 }
 
@@ -353,6 +363,7 @@ fn announced(live: &LiveMap, payload: &str) {
             }
         }
         Some(("delete", session)) => live.deleted(session),
+        _ if payload == "wake" => live.wake_all(),
         _ => {}
     }
 }

@@ -133,6 +133,39 @@ async fn two_processes_see_each_others_events_live() {
     processes.finish().await;
 }
 
+/// A session id too long for an announcement still reaches the other process's followers,
+/// and takes no other session's append down with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_id_too_long_to_announce_is_still_followed() {
+    let processes = TwoProcesses::start().await;
+    let (first, second) = (&processes.first, &processes.second);
+    let long = "s".repeat(9_000);
+    first
+        .create_session(new_session(&long, "/w", 0))
+        .await
+        .unwrap();
+    first
+        .create_session(new_session("short", "/w", 0))
+        .await
+        .unwrap();
+    let mut follower = second.follow(&long, 0);
+    let all = events(1, 6);
+    let (a, b) = tokio::join!(
+        first.append(&long, &all[..3]),
+        first.append("short", &all[..3])
+    );
+    assert_eq!((a.unwrap(), b.unwrap()), (3, 3));
+    assert_eq!(take(&mut follower, 3).await, all[..3]);
+    first.append(&long, &all[3..]).await.unwrap();
+    assert_eq!(take(&mut follower, 3).await, all[3..]);
+    first.delete_session(&long).await.unwrap();
+    let ended = tokio::time::timeout(PATIENCE, follower.next())
+        .await
+        .expect("the follower ended");
+    assert!(ended.is_none(), "{ended:?}");
+    processes.finish().await;
+}
+
 /// Two processes appending the same `seq` to one session at once: one commits, the other is
 /// told `SeqConflict`, and the log holds one copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
