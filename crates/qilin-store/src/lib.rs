@@ -16,15 +16,40 @@
 //!   between a `turn.started` and its `turn.finished`), turn count, last activity and its open
 //!   requests (`request.opened` without a `request.resolved`) are kept up to date by `append`
 //!   itself, in the same transaction as the events.
+//! - **One owner per session.** A host runs a session's turns only while it holds the session's
+//!   lease ([`EventStore::acquire_lease`]); a lease expires unless renewed, so the session of a
+//!   crashed process can be taken over. In a store only one process writes (memory, SQLite) the
+//!   leases are kept in that process; in PostgreSQL they are rows every process sees.
+//!
+//! The stores:
+//!
+//! - [`MemoryStore`]: nothing survives the process.
+//! - [`SqliteStore`]: the embedded default, one file (`WORKSPACE/.qilin/qilin.db`) written by
+//!   one thread that batches the appends of every session into few transactions; one process at
+//!   a time (a lock file beside the database refuses a second).
+//! - [`PostgresStore`]: for several server processes sharing sessions; new events are announced
+//!   with `LISTEN/NOTIFY`, so a follower in any process sees every session live.
+//!
+//! [`open_database`] picks one from a `--database` value.
 
+mod lease;
+mod live;
 mod memory;
+mod open;
+mod plan;
+mod postgres;
+mod sqlite;
 
 pub use memory::MemoryStore;
+pub use open::{DEFAULT_DATABASE, open_database};
+pub use postgres::{PostgresOptions, PostgresStore};
+pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, RequestOpenedEvent};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// What a new session records about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,7 +114,8 @@ pub struct SessionQuery {
     pub workspace: Option<String>,
     /// Only sessions whose title contains this text (case-insensitive).
     pub title_contains: Option<String>,
-    /// The cursor of the previous page (its `next`); the first page when `None`.
+    /// The cursor of the previous page (its `next`, an opaque string); the first page when
+    /// `None`.
     pub after: Option<String>,
     /// The most sessions on the page.
     pub limit: usize,
@@ -103,6 +129,19 @@ pub struct SessionPage {
     pub sessions: Vec<SessionInfo>,
     /// The cursor of the next page, when there is one.
     pub next: Option<String>,
+}
+
+/// The answer to [`EventStore::acquire_lease`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum Lease {
+    /// The caller holds the lease now, until the time it asked for has passed.
+    Acquired,
+    /// Another owner holds the lease and it has not expired.
+    HeldBy {
+        /// The owner that holds it.
+        owner: String,
+    },
 }
 
 /// Why a store operation failed.
@@ -135,9 +174,42 @@ pub enum StoreError {
         /// What is wrong with it.
         message: String,
     },
-    /// The store is busy (locked by another process) past its wait.
+    /// The store is busy (locked by another process) past its wait. Nothing of the operation
+    /// was stored; it may be retried.
     #[error("the store is busy: {0}")]
     Busy(String),
+    /// The database is full (the disk, or its configured size). Nothing of the operation was
+    /// stored; the store keeps serving reads, and writes once there is room.
+    #[error("the store is full: {0}")]
+    Full(String),
+    /// The database is held by another Qilin process; only one may write it.
+    #[error(
+        "{path} is in use by another Qilin process (pid {pid}); stop it, or use another database"
+    )]
+    InUse {
+        /// The database file.
+        path: String,
+        /// The other process's id, as it recorded it (`unknown` when it had not yet).
+        pid: String,
+    },
+    /// The database was written by a newer Qilin than this one.
+    #[error(
+        "{database} has schema version {found}, newer than this Qilin knows ({supported}); upgrade Qilin to open it"
+    )]
+    SchemaTooNew {
+        /// The database (a file path, or a PostgreSQL schema).
+        database: String,
+        /// The version the database is at.
+        found: i64,
+        /// The newest version this binary knows.
+        supported: i64,
+    },
+    /// A paging cursor that no list returned.
+    #[error("invalid page cursor `{0}`: pass the `next` of the previous page")]
+    InvalidCursor(String),
+    /// The store's configuration is unusable: a malformed URL, a bad schema name.
+    #[error("invalid store configuration: {0}")]
+    Config(String),
     /// The store failed (I/O, database error); the message says what and where.
     #[error("the store failed: {0}")]
     Backend(String),
@@ -171,7 +243,9 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Every event after `after`: the stored ones, then each new one as it commits — each
     /// exactly once, in order, forever (until the stream is dropped or the session deleted).
-    /// A follower that falls too far behind is caught up from storage, never skipped.
+    /// A follower that falls too far behind is caught up from storage, never skipped. The
+    /// stream ends when the session is deleted or the store closes, and after yielding an error
+    /// (follow again from the last `seq` received).
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>>;
 
     /// The requests of a session still waiting for an answer, in the order opened.
@@ -179,6 +253,94 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Sessions whose last turn has not finished, for a host to close after a restart.
     async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
+
+    /// Takes the lease of `session` for `owner` for `ttl`: granted when nobody holds it, when
+    /// its holder's time ran out (a crashed process), or when `owner` holds it already — which
+    /// is how a holder renews it, well before `ttl` passes. A host runs a session's turns only
+    /// while it holds the lease.
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Lease, StoreError>;
+
+    /// Gives the lease of `session` up, if `owner` holds it; otherwise does nothing.
+    async fn release_lease(&self, session: &str, owner: &str) -> Result<(), StoreError>;
+}
+
+/// A page cursor: the position of the last session of a page in the listing order.
+pub(crate) struct Cursor {
+    /// Its last activity.
+    pub last_activity: String,
+    /// Its id.
+    pub id: String,
+}
+
+impl Cursor {
+    /// The cursor after `session`.
+    pub(crate) fn after(session: &SessionInfo) -> String {
+        format!("{}|{}", session.last_activity, session.id)
+    }
+
+    /// Reads a cursor a list returned.
+    pub(crate) fn parse(cursor: &str) -> Result<Self, StoreError> {
+        cursor
+            .split_once('|')
+            .map(|(last_activity, id)| Cursor {
+                last_activity: last_activity.to_string(),
+                id: id.to_string(),
+            })
+            .ok_or_else(|| StoreError::InvalidCursor(cursor.to_string()))
+    }
+}
+
+impl SessionInfo {
+    /// A session as created: no events yet, idle, untitled.
+    pub(crate) fn created(session: NewSession) -> Self {
+        SessionInfo {
+            id: session.id,
+            workspace: session.workspace,
+            agent: session.agent,
+            agent_file: session.agent_file,
+            model: session.model,
+            title: None,
+            last_activity: session.created_at.clone(),
+            created_at: session.created_at,
+            status: SessionStatus::Idle,
+            turns: 0,
+            head_seq: 0,
+        }
+    }
+}
+
+impl SessionPage {
+    /// The page of `fetched`, which holds up to one session more than `limit` when more
+    /// follow.
+    pub(crate) fn of(mut fetched: Vec<SessionInfo>, limit: usize) -> Self {
+        let next = (fetched.len() > limit)
+            .then(|| {
+                fetched.truncate(limit);
+                fetched.last().map(Cursor::after)
+            })
+            .flatten();
+        SessionPage {
+            sessions: fetched,
+            next,
+        }
+    }
+}
+
+/// The columns a database store reads a session from, in this order.
+pub(crate) const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, \
+                                          created_at, last_activity, status, turns, head_seq";
+
+/// The most sessions one page holds, whatever the query asks.
+pub const MAX_PAGE: usize = 500;
+
+/// The number of sessions a query's page holds: at least one, at most [`MAX_PAGE`].
+pub(crate) fn page_limit(query: &SessionQuery) -> usize {
+    query.limit.clamp(1, MAX_PAGE)
 }
 
 /// The longest a title taken from a prompt is, in characters.

@@ -1,9 +1,10 @@
 //! [`MemoryStore`]: the store that keeps everything in memory, for tests and hosts that keep
 //! nothing after they exit.
 
+use crate::lease::LeaseTable;
 use crate::{
-    EventStore, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus, StoreError,
-    title_from_prompt,
+    Cursor, EventStore, Lease, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus,
+    StoreError, page_limit, title_from_prompt,
 };
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -11,12 +12,14 @@ use futures_util::stream::{self, BoxStream};
 use qilin_protocol::{Event, EventBody, RequestOpenedEvent};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// Sessions and events in memory; every follower wakes on a commit and reads what is new.
 #[derive(Default)]
 pub struct MemoryStore {
     sessions: Mutex<HashMap<String, Arc<MemorySession>>>,
+    leases: LeaseTable,
 }
 
 struct MemorySession {
@@ -78,19 +81,7 @@ impl EventStore for MemoryStore {
         if sessions.contains_key(&session.id) {
             return Err(StoreError::DuplicateSession(session.id));
         }
-        let info = SessionInfo {
-            id: session.id.clone(),
-            workspace: session.workspace,
-            agent: session.agent,
-            agent_file: session.agent_file,
-            model: session.model,
-            title: None,
-            last_activity: session.created_at.clone(),
-            created_at: session.created_at,
-            status: SessionStatus::Idle,
-            turns: 0,
-            head_seq: 0,
-        };
+        let info = SessionInfo::created(session.clone());
         sessions.insert(
             session.id,
             Arc::new(MemorySession {
@@ -131,20 +122,13 @@ impl EventStore for MemoryStore {
                 })
             })
             .collect();
+        if let Some(cursor) = query.after.as_deref().map(Cursor::parse).transpose()? {
+            all.retain(|info| {
+                (&info.last_activity, &info.id) < (&cursor.last_activity, &cursor.id)
+            });
+        }
         all.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
-        let start = match &query.after {
-            Some(cursor) => all
-                .iter()
-                .position(|info| &info.id == cursor)
-                .map_or(all.len(), |at| at + 1),
-            None => 0,
-        };
-        let limit = query.limit.max(1);
-        let sessions: Vec<SessionInfo> = all.iter().skip(start).take(limit).cloned().collect();
-        let next = (start + limit < all.len())
-            .then(|| sessions.last().map(|info| info.id.clone()))
-            .flatten();
-        Ok(SessionPage { sessions, next })
+        Ok(SessionPage::of(all, page_limit(query)))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {
@@ -161,6 +145,7 @@ impl EventStore for MemoryStore {
             .ok_or_else(|| StoreError::UnknownSession(id.to_string()))?;
         lock(&removed.state).deleted = true;
         removed.head.send_modify(|_| {});
+        self.leases.forget(id);
         Ok(())
     }
 
@@ -221,11 +206,28 @@ impl EventStore for MemoryStore {
     }
 
     async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        Ok(lock(&self.sessions)
+        let mut running: Vec<SessionInfo> = lock(&self.sessions)
             .values()
             .map(|session| lock(&session.state).info.clone())
             .filter(|info| info.status == SessionStatus::Running)
-            .collect())
+            .collect();
+        running.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
+        Ok(running)
+    }
+
+    async fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<Lease, StoreError> {
+        self.get(session)?;
+        Ok(self.leases.acquire(session, owner, ttl))
+    }
+
+    async fn release_lease(&self, session: &str, owner: &str) -> Result<(), StoreError> {
+        self.leases.release(session, owner);
+        Ok(())
     }
 }
 

@@ -1,0 +1,289 @@
+//! Followers of the database stores: a follower reads what is stored after its cursor, then
+//! sleeps until a commit wakes it.
+//!
+//! [`LiveMap`] holds, for each session someone follows, a watch of its committed head and a
+//! short ring of its latest events. The writer publishes after each commit (the ring first, then
+//! the head); a follower whose cursor the ring reaches takes the new events from memory, any
+//! other follower (one that lags, or events another process committed) reads them from the
+//! database. Either way it takes exactly the events after its cursor, in order: it never skips
+//! ahead and never repeats.
+
+use crate::StoreError;
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use futures_util::stream::{self, BoxStream};
+use qilin_protocol::Event;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+/// The most recent events kept in memory per followed session.
+const RING_EVENTS: usize = 512;
+
+/// The most events a follower reads from the database at once.
+pub(crate) const PAGE_EVENTS: usize = 512;
+
+/// Where a follower reads stored events.
+#[async_trait]
+pub(crate) trait EventSource: Send + Sync + 'static {
+    /// Up to `limit` events of `session` after `after`, in order; `None` when the session no
+    /// longer exists.
+    async fn events_after(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Option<Vec<Event>>, StoreError>;
+}
+
+/// What a follower watches: the committed head, whether to look at the database whatever the
+/// head says, and whether to stop.
+#[derive(Debug, Clone, Copy, Default)]
+struct Watched {
+    head: u64,
+    /// Moves when announcements may have been missed: every follower reads the database.
+    recheck: u64,
+    closed: bool,
+}
+
+/// One followed session.
+struct LiveSession {
+    watched: watch::Sender<Watched>,
+    ring: Mutex<VecDeque<Event>>,
+}
+
+/// The followed sessions of one store.
+#[derive(Default)]
+pub(crate) struct LiveMap {
+    sessions: Mutex<HashMap<String, Arc<LiveSession>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+impl LiveMap {
+    /// What an append hands to the followers of `session` after its commit: a copy of its
+    /// events while someone follows the session, nothing otherwise (a follower that starts
+    /// meanwhile reads them from the database).
+    pub(crate) fn copy_for_followers(&self, session: &str, events: &[Event]) -> Vec<Event> {
+        if self.followed(session).is_some() {
+            events.to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Tells the followers of `session` that its head reached `head`, handing them the
+    /// committed `events` that end there (or none: they read them from the database).
+    pub(crate) fn publish(&self, session: &str, head: u64, events: &[Event]) {
+        let Some(live) = self.followed(session) else {
+            return;
+        };
+        {
+            let mut ring = lock(&live.ring);
+            let continues = match (ring.back(), events.first()) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(back), Some(first)) => back.seq + 1 == first.seq,
+            };
+            if !continues {
+                ring.clear();
+            }
+            if events.last().is_some_and(|last| last.seq == head) {
+                ring.extend(events.iter().cloned());
+                let excess = ring.len().saturating_sub(RING_EVENTS);
+                ring.drain(..excess);
+            }
+        }
+        live.watched.send_modify(|watched| {
+            watched.head = watched.head.max(head);
+        });
+    }
+
+    /// Tells the followers of `session` that another process committed up to `head`: they
+    /// read the events from the database.
+    pub(crate) fn announce(&self, session: &str, head: u64) {
+        if let Some(live) = self.followed(session) {
+            live.watched.send_if_modified(|watched| {
+                let moved = head > watched.head;
+                watched.head = watched.head.max(head);
+                moved
+            });
+        }
+    }
+
+    /// Ends the followers of a deleted session.
+    pub(crate) fn deleted(&self, session: &str) {
+        if let Some(live) = lock(&self.sessions).remove(session) {
+            live.watched.send_modify(|watched| watched.closed = true);
+        }
+    }
+
+    /// Wakes every follower to look at the database, after announcements may have been missed.
+    pub(crate) fn wake_all(&self) {
+        for live in lock(&self.sessions).values() {
+            live.watched.send_modify(|watched| watched.recheck += 1);
+        }
+    }
+
+    /// Ends every follower: the store is closing.
+    pub(crate) fn close_all(&self) {
+        for (_, live) in lock(&self.sessions).drain() {
+            live.watched.send_modify(|watched| watched.closed = true);
+        }
+    }
+
+    /// The entry of `session` while someone follows it; an entry nobody follows is dropped.
+    fn followed(&self, session: &str) -> Option<Arc<LiveSession>> {
+        let mut sessions = lock(&self.sessions);
+        let live = sessions.get(session)?;
+        if live.watched.receiver_count() == 0 {
+            sessions.remove(session);
+            return None;
+        }
+        Some(Arc::clone(live))
+    }
+
+    /// Starts following `session`.
+    fn subscribe(&self, session: &str) -> (Arc<LiveSession>, watch::Receiver<Watched>) {
+        let mut sessions = lock(&self.sessions);
+        let live = sessions.entry(session.to_string()).or_insert_with(|| {
+            Arc::new(LiveSession {
+                watched: watch::Sender::new(Watched::default()),
+                ring: Mutex::new(VecDeque::new()),
+            })
+        });
+        (Arc::clone(live), live.watched.subscribe())
+    }
+}
+
+/// Every event of `session` after `after`, stored then live, from `source`, woken by `live`.
+pub(crate) fn follow<S: EventSource>(
+    source: Arc<S>,
+    live: &LiveMap,
+    session: &str,
+    after: u64,
+) -> BoxStream<'static, Result<Event, StoreError>> {
+    let (entry, watched) = live.subscribe(session);
+    let follower = Follower {
+        source,
+        entry,
+        watched,
+        session: session.to_string(),
+        cursor: after,
+        pending: VecDeque::new(),
+        read_needed: true,
+        recheck: 0,
+        found: false,
+        failed: false,
+    };
+    stream::unfold(follower, Follower::next).boxed()
+}
+
+/// A follower's state between two events.
+struct Follower<S> {
+    source: Arc<S>,
+    entry: Arc<LiveSession>,
+    watched: watch::Receiver<Watched>,
+    session: String,
+    cursor: u64,
+    pending: VecDeque<Event>,
+    /// Whether the database may hold events after the cursor that no head announced: at the
+    /// start, after a full page, after a recheck.
+    read_needed: bool,
+    /// The recheck count last seen.
+    recheck: u64,
+    /// Whether the session was found: a follower of an unknown session gets an error.
+    found: bool,
+    failed: bool,
+}
+
+impl<S: EventSource> Follower<S> {
+    async fn next(mut self) -> Option<(Result<Event, StoreError>, Self)> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                self.cursor = event.seq;
+                return Some((Ok(event), self));
+            }
+            // Marked seen before looking, so a commit after the look wakes the wait below.
+            let watched = *self.watched.borrow_and_update();
+            if watched.closed {
+                return None;
+            }
+            if watched.recheck != self.recheck {
+                self.recheck = watched.recheck;
+                self.read_needed = true;
+            }
+            if self.take_from_ring() {
+                self.found = true;
+                continue;
+            }
+            if !self.read_needed && watched.head <= self.cursor {
+                self.watched.changed().await.ok()?;
+                continue;
+            }
+            let read = self
+                .source
+                .events_after(&self.session, self.cursor, PAGE_EVENTS)
+                .await;
+            self.read_needed = read
+                .as_ref()
+                .is_ok_and(|events| events.as_ref().is_some_and(|e| e.len() == PAGE_EVENTS));
+            match read {
+                Ok(None) if self.found => return None,
+                Ok(None) => {
+                    self.failed = true;
+                    let unknown = StoreError::UnknownSession(self.session.clone());
+                    return Some((Err(unknown), self));
+                }
+                Ok(Some(events)) if !events.is_empty() => {
+                    self.found = true;
+                    if let Err(err) = self.check_continues(&events) {
+                        self.failed = true;
+                        return Some((Err(err), self));
+                    }
+                    self.pending.extend(events);
+                    continue;
+                }
+                Ok(Some(_)) => self.found = true,
+                Err(err) => {
+                    self.failed = true;
+                    return Some((Err(err), self));
+                }
+            }
+            self.watched.changed().await.ok()?;
+        }
+    }
+
+    /// Takes the events after the cursor from the ring, when the ring reaches back to it.
+    fn take_from_ring(&mut self) -> bool {
+        let ring = lock(&self.entry.ring);
+        match (ring.front(), ring.back()) {
+            (Some(front), Some(back))
+                if front.seq <= self.cursor.saturating_add(1) && back.seq > self.cursor =>
+            {
+                let skip = usize::try_from(self.cursor + 1 - front.seq).unwrap_or(usize::MAX);
+                self.pending.extend(ring.iter().skip(skip).cloned());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Checks that events read from the database continue the cursor without a gap.
+    fn check_continues(&self, events: &[Event]) -> Result<(), StoreError> {
+        for (expected, event) in (self.cursor.saturating_add(1)..).zip(events) {
+            if event.seq != expected {
+                return Err(StoreError::Corrupt {
+                    session: self.session.clone(),
+                    message: format!("event {expected} is missing (found {})", event.seq),
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+//! The SQLite file: the lock that keeps a second process out, the connection settings and
+//! the schema migrations.
+
+use super::sqlite_error;
+use crate::StoreError;
+use rusqlite::Connection;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The schema, one entry per version: entry `i` takes the database from version `i` to `i + 1`.
+/// Never edit an entry once released; add one.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions with their derived rows, events, open requests.
+    "CREATE TABLE sessions (
+        key INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        workspace TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        agent_file TEXT,
+        model TEXT NOT NULL,
+        title TEXT,
+        title_lower TEXT,
+        created_at TEXT NOT NULL,
+        last_activity TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'idle',
+        turns INTEGER NOT NULL DEFAULT 0,
+        head_seq INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_activity ON sessions (last_activity DESC, id DESC);
+    CREATE INDEX sessions_running ON sessions (status) WHERE status = 'running';
+    CREATE TABLE events (
+        session INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        time TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE requests (
+        session INTEGER NOT NULL,
+        request_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session, request_id)
+    ) WITHOUT ROWID;",
+];
+
+/// The schema version this binary writes.
+pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The exclusive lock on `DB.lock`, held while the store is open; the operating system frees it
+/// when the process ends, however it ends.
+pub(crate) struct ProcessLock {
+    _file: File,
+}
+
+/// The lock file of the database at `path`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+impl ProcessLock {
+    /// Takes the lock of the database at `path`, or says which process holds it.
+    pub(crate) fn acquire(path: &Path) -> Result<Self, StoreError> {
+        let lock_path = lock_path(path);
+        let io_error = |err: std::io::Error| {
+            StoreError::Backend(format!("cannot lock {}: {err}", lock_path.display()))
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(io_error)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                // The holder writes its pid just after locking; a read in between finds none.
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim();
+                return Err(StoreError::InUse {
+                    path: path.display().to_string(),
+                    pid: if pid.is_empty() { "unknown" } else { pid }.to_string(),
+                });
+            }
+            Err(TryLockError::Error(err)) => return Err(io_error(err)),
+        }
+        file.set_len(0).map_err(io_error)?;
+        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
+        write!(file, "{}", std::process::id()).map_err(io_error)?;
+        file.flush().map_err(io_error)?;
+        Ok(ProcessLock { _file: file })
+    }
+}
+
+/// Settings every connection gets.
+pub(crate) fn configure(conn: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
+    conn.busy_timeout(busy_timeout)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")
+}
+
+/// Brings the writer's database to [`SCHEMA_VERSION`], refusing one that is newer.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let error = |err: rusqlite::Error| sqlite_error(&err, &format!("migrating {}", path.display()));
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+        .map_err(error)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Backend(format!(
+            "{}: the database cannot use write-ahead logging (journal mode stays `{mode}`)",
+            path.display()
+        )));
+    }
+    // The writer touches a page per session it appends to: keep them in memory (64 MiB).
+    conn.pragma_update(None, "cache_size", -64 * 1024)
+        .map_err(error)?;
+    // After a checkpoint empties the log, its file is cut back to this size.
+    conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)
+        .map_err(error)?;
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(error)?;
+    if found < 0 {
+        return Err(StoreError::Backend(format!(
+            "{}: schema version {found} is not one Qilin writes; is this a Qilin database?",
+            path.display()
+        )));
+    }
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            database: path.display().to_string(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (version, sql) in (found..).zip(&MIGRATIONS[usize::try_from(found).unwrap_or(0)..]) {
+        let tx = conn.transaction().map_err(error)?;
+        tx.execute_batch(sql).map_err(error)?;
+        tx.pragma_update(None, "user_version", version + 1)
+            .map_err(error)?;
+        tx.commit().map_err(error)?;
+    }
+    Ok(())
+}

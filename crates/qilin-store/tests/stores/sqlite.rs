@@ -1,0 +1,379 @@
+//! The conformance suite on [`SqliteStore`], then what only the SQLite file must survive: a
+//! killed process, a second process, a lock held by someone else, a full database, a file from
+//! a newer Qilin.
+
+use crate::support::*;
+use qilin_store::{EventStore, SqliteOptions, SqliteStore, StoreError};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+async fn open() -> Harness {
+    let folder = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(folder.path().join("qilin.db")).unwrap();
+    Harness {
+        store: Arc::new(store),
+        cleanup: None,
+        _folder: Some(folder),
+    }
+}
+
+conformance!(open);
+
+/// What the child process does, from `QILIN_STORE_CHILD`.
+const CHILD_ENV: &str = "QILIN_STORE_CHILD";
+/// The database the child opens.
+const CHILD_DB_ENV: &str = "QILIN_STORE_CHILD_DB";
+/// The sessions the appending child writes, concurrently.
+const CHILD_SESSIONS: usize = 4;
+
+/// Runs this test binary again as a child process doing `mode` on `database`.
+fn child(mode: &str, database: &Path) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "sqlite::child_process",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CHILD_ENV, mode)
+        .env(CHILD_DB_ENV, database)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The body of event `seq` of session `session` as the appending child writes it.
+fn child_event(session: usize, seq: u64) -> qilin_protocol::Event {
+    event(seq, 0, text(&format!("session {session} event {seq}")))
+}
+
+/// Not a test: the child process of the tests below, run by them with `--ignored`.
+#[test]
+#[ignore = "the child process of the kill and second-process tests"]
+fn child_process() {
+    let Ok(mode) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let database = std::env::var(CHILD_DB_ENV).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        match mode.as_str() {
+            "open" => match SqliteStore::open(&database) {
+                Ok(_) => println!("opened"),
+                Err(err) => println!("error: {err}"),
+            },
+            "append" => {
+                let store = Arc::new(SqliteStore::open(&database).unwrap());
+                let mut writers = Vec::new();
+                for session in 0..CHILD_SESSIONS {
+                    let store = Arc::clone(&store);
+                    writers.push(tokio::spawn(async move {
+                        let id = format!("s{session}");
+                        store
+                            .create_session(new_session(&id, "/w", 0))
+                            .await
+                            .unwrap();
+                        let mut head = 0;
+                        loop {
+                            let batch: Vec<_> = (head + 1..=head + 5)
+                                .map(|seq| child_event(session, seq))
+                                .collect();
+                            head = store.append(&id, &batch).await.unwrap();
+                            println!("committed {session} {head}");
+                        }
+                    }));
+                }
+                let (stopped, _, _) = futures_util::future::select_all(writers).await;
+                panic!("a writer stopped: {stopped:?}");
+            }
+            other => panic!("unknown child mode {other}"),
+        }
+    });
+}
+
+/// `kill -9` of a process in the middle of appending loses no event it saw committed, and
+/// leaves the file whole and free for the next process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_loses_no_committed_event() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    for round in 0..3 {
+        let mut process = child("append", &database);
+        let mut lines = BufReader::new(process.stdout.take().unwrap()).lines();
+        let mut committed = [0u64; CHILD_SESSIONS];
+        let mut reports = 0;
+        // Kill it at a different point each round, while all its writers are busy.
+        while reports < 150 + round * 97 {
+            let line = lines.next().expect("the child reports commits").unwrap();
+            if let Some(rest) = line.strip_prefix("committed ") {
+                let (session, head) = rest.split_once(' ').unwrap();
+                committed[session.parse::<usize>().unwrap()] = head.parse().unwrap();
+                reports += 1;
+            }
+        }
+        process.kill().unwrap();
+        process.wait().unwrap();
+        for line in lines.map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("committed ") {
+                let (session, head) = rest.split_once(' ').unwrap();
+                committed[session.parse::<usize>().unwrap()] = head.parse().unwrap();
+            }
+        }
+
+        let store = SqliteStore::open(&database).expect("the killed process's lock is gone");
+        for (session, reported) in committed.iter().enumerate() {
+            let id = format!("s{session}");
+            let head = store.session(&id).await.unwrap().unwrap().head_seq;
+            assert!(
+                head >= *reported,
+                "round {round}: session {id} reported {reported} committed, the file has {head}"
+            );
+            let stored = store.read(&id, 0, usize::MAX).await.unwrap();
+            let expected: Vec<_> = (1..=head).map(|seq| child_event(session, seq)).collect();
+            assert_eq!(stored, expected, "round {round}: session {id}");
+        }
+        drop(store);
+        // The next round's child starts from a fresh session set.
+        std::fs::remove_file(&database).unwrap();
+        let _ = std::fs::remove_file(folder.path().join("qilin.db-wal"));
+        let _ = std::fs::remove_file(folder.path().join("qilin.db-shm"));
+    }
+}
+
+/// A second store on the same file, in this process or in another, is refused with the pid of
+/// the process that has it.
+#[tokio::test]
+async fn a_second_process_is_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    let pid = std::process::id().to_string();
+
+    let err = SqliteStore::open(&database)
+        .err()
+        .expect("a second store is refused");
+    let message = err.to_string();
+    assert!(matches!(err, StoreError::InUse { .. }), "{message}");
+    assert!(
+        message.contains("is in use by another Qilin process") && message.contains(&pid),
+        "{message}"
+    );
+
+    let output = child("open", &database).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("error: ") || *line == "opened")
+        .unwrap_or_else(|| panic!("the child said nothing: {stdout}"));
+    assert_eq!(
+        line,
+        format!(
+            "error: {} is in use by another Qilin process (pid {pid}); stop it, or use another database",
+            database.display()
+        )
+    );
+
+    // Once the first store is closed the file is free again.
+    drop(store);
+    let output = child("open", &database).wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains("opened"));
+}
+
+/// Everything written is there after the store is closed and opened again.
+#[tokio::test]
+async fn a_reopened_store_has_everything() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("nested/folder/qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store
+        .append(
+            "s",
+            &[
+                event(1, 0, turn_started("t", "Reopen me")),
+                event(2, 0, request_opened("r", "c")),
+            ],
+        )
+        .await
+        .unwrap();
+    store.append("s", &events(3, 50)).await.unwrap();
+    let before = store.session("s").await.unwrap().unwrap();
+    let log = store.read("s", 0, 100).await.unwrap();
+    drop(store);
+
+    let store = SqliteStore::open(&database).unwrap();
+    assert_eq!(store.session("s").await.unwrap().unwrap(), before);
+    assert_eq!(store.read("s", 0, 100).await.unwrap(), log);
+    assert_eq!(store.open_requests("s").await.unwrap().len(), 1);
+    assert_eq!(store.running_sessions().await.unwrap(), [before]);
+}
+
+/// While another connection holds the write lock, appends fail as busy and store nothing;
+/// once it lets go, the store goes on.
+#[tokio::test]
+async fn a_locked_database_is_busy_then_usable() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let options = SqliteOptions {
+        busy_timeout: Duration::from_millis(200),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&database, options).unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store.append("s", &events(1, 3)).await.unwrap();
+
+    let intruder = rusqlite::Connection::open(&database).unwrap();
+    intruder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let err = store.append("s", &events(4, 6)).await.unwrap_err();
+    assert!(matches!(err, StoreError::Busy(_)), "{err}");
+    assert!(err.to_string().contains("locked"), "{err}");
+    let err = store
+        .create_session(new_session("t", "/w", 0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Busy(_)), "{err}");
+    // Reads still work while it is locked (write-ahead log).
+    assert_eq!(store.read("s", 0, 10).await.unwrap(), events(1, 3));
+    intruder.execute_batch("COMMIT").unwrap();
+    drop(intruder);
+
+    assert_eq!(store.session("s").await.unwrap().unwrap().head_seq, 3);
+    assert_eq!(store.append("s", &events(4, 6)).await.unwrap(), 6);
+    assert_eq!(store.read("s", 0, 10).await.unwrap(), events(1, 6));
+}
+
+/// A database at its size limit refuses appends as full, stores nothing of them, keeps
+/// serving reads and followers, and takes appends again once there is room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_database_is_full_then_usable() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let options = SqliteOptions {
+        max_size_bytes: Some(256 * 1024),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&database, options).unwrap();
+    store
+        .create_session(new_session("filler", "/w", 0))
+        .await
+        .unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store.append("s", &events(1, 2)).await.unwrap();
+    let mut follower = store.follow("s", 0);
+    assert_eq!(take(&mut follower, 2).await, events(1, 2));
+
+    let big = "x".repeat(16 * 1024);
+    let mut head = 0;
+    let full = loop {
+        let batch = [event(head + 1, 0, text(&big))];
+        match store.append("filler", &batch).await {
+            Ok(new_head) => head = new_head,
+            Err(err) => break err,
+        }
+        assert!(head < 100, "the size limit never bit");
+    };
+    assert!(matches!(full, StoreError::Full(_)), "{full}");
+    assert!(full.to_string().contains("full"), "{full}");
+    assert_eq!(
+        store.session("filler").await.unwrap().unwrap().head_seq,
+        head
+    );
+    let err = store
+        .append("s", &[event(3, 0, text(&big))])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Full(_)), "{err}");
+    assert_eq!(store.read("s", 0, 10).await.unwrap(), events(1, 2));
+
+    // Room again: the filler goes, and the same append now commits and reaches the follower.
+    store.delete_session("filler").await.unwrap();
+    let batch = [event(3, 0, text(&big))];
+    assert_eq!(store.append("s", &batch).await.unwrap(), 3);
+    assert_eq!(take(&mut follower, 1).await, batch);
+}
+
+/// A file written by a newer Qilin is refused with a message saying so.
+#[test]
+fn a_newer_schema_is_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    drop(SqliteStore::open(&database).unwrap());
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.pragma_update(None, "user_version", 99).unwrap();
+    drop(raw);
+    let err = SqliteStore::open(&database).err().expect("refused");
+    assert!(
+        matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("schema version 99") && message.contains("upgrade Qilin"),
+        "{message}"
+    );
+    // Refusing it released the lock: an older version of the file opens again.
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.pragma_update(None, "user_version", 1).unwrap();
+    drop(raw);
+    SqliteStore::open(&database).unwrap();
+}
+
+/// A file that is not a database is an error naming it, not a panic.
+#[test]
+fn a_file_that_is_not_a_database_is_refused() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    std::fs::write(
+        &database,
+        "this is not a database, it is a note\n".repeat(200),
+    )
+    .unwrap();
+    let err = SqliteStore::open(&database).err().expect("refused");
+    let message = err.to_string();
+    assert!(
+        message.contains(&database.display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("not a database"), "{message}");
+}
+
+/// `open_database` picks the store a `--database` value names.
+#[tokio::test]
+async fn open_database_reads_the_database_value() {
+    let folder = tempfile::tempdir().unwrap();
+    let workspace = folder.path();
+    let store = qilin_store::open_database(None, workspace).await.unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    drop(store);
+    assert!(workspace.join(".qilin/qilin.db").exists());
+
+    let named = workspace.join("named.db");
+    let store = qilin_store::open_database(Some(&format!("sqlite:{}", named.display())), workspace)
+        .await
+        .unwrap();
+    assert_eq!(store.session("s").await.unwrap(), None);
+    drop(store);
+    assert!(named.exists());
+
+    let err = qilin_store::open_database(Some("mysql://x"), workspace)
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("postgres://"), "{err}");
+}
