@@ -1,10 +1,12 @@
 //! The execution layer: one `dispatch` for calls from both entries.
 //!
 //! In order: look the tool up → refuse a direct call of a code-mode-only tool → validate the
-//! arguments → review → run under the deadline and cancellation (a panic is a failed call) →
-//! cap the output → record `tool.start` and `tool.result`. Every refusal is a `tool.result`
-//! with its error code and a message the model can act on.
+//! arguments → put path arguments in canonical form (see `path_arguments`) → review → run
+//! under the deadline and cancellation (a panic is a failed call) → cap the output → record
+//! `tool.start` and `tool.result`. Every refusal is a `tool.result` with its error code and a
+//! message the model can act on.
 
+use crate::path_arguments::canonical_paths;
 use crate::registry::{PreparedCall, Ran, RegisteredTool};
 use crate::{AllowAll, OutputCap};
 use crate::{
@@ -168,6 +170,8 @@ impl Executor {
         if let Some(message) = validation_message(tool, &arguments) {
             return record.refuse(arguments, ErrorCode::InvalidArguments, message);
         }
+        let arguments =
+            canonical_paths(arguments, tool.path_arguments(), self.session().workspace());
         let prepared = match tool.prepare(arguments.clone()) {
             Ok(prepared) => prepared,
             Err(err) => {

@@ -13,11 +13,13 @@ mod definition;
 mod dispatch;
 mod events;
 mod output_cap;
+mod path_arguments;
 mod registry;
 mod review;
 mod schema;
 mod suggest;
 mod tool;
+mod workspace;
 
 pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
@@ -33,3 +35,4 @@ pub use review::{
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;
 pub use tool::{Tool, ToolError, ToolInfo, ToolResult, default_content};
+pub use workspace::{PathError, PathKind, Resolved, Workspace};

@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode, Event};
-use qilin_tool::{CallOutcome, Caller, Executor, Services, Session, ToolCall, ToolRegistry};
+use qilin_tool::{
+    AllowAll, CallOutcome, Caller, ExecConfig, Executor, Reviewer, Services, Session, ToolCall,
+    ToolRegistry,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,6 +28,11 @@ pub fn harness() -> Harness {
 }
 
 pub fn harness_with(services: Services) -> Harness {
+    harness_reviewed(services, Arc::new(AllowAll))
+}
+
+/// A harness whose calls pass `reviewer`.
+pub fn harness_reviewed(services: Services, reviewer: Arc<dyn Reviewer>) -> Harness {
     let mut registry = ToolRegistry::new();
     qilin_tools::register_builtins(&mut registry).unwrap();
     let workspace = tempfile::tempdir().unwrap();
@@ -33,7 +41,12 @@ pub fn harness_with(services: Services) -> Harness {
         Arc::new(Session::new("s1", workspace.path(), data.path()).with_services(services));
     let events = session.events().subscribe();
     Harness {
-        executor: Executor::new(Arc::new(registry), session),
+        executor: Executor::with_policy(
+            Arc::new(registry),
+            session,
+            reviewer,
+            ExecConfig::default(),
+        ),
         events,
         workspace,
         data,
@@ -67,6 +80,19 @@ impl Harness {
             arguments,
         };
         self.executor.dispatch(call, Caller::Direct).await
+    }
+
+    /// Calls the tool as Python inside `run_code` would (a code-mode-only tool too).
+    pub async fn call_from_code(&self, name: &str, arguments: Value) -> CallOutcome {
+        let call = ToolCall {
+            call_id: self.next_id(),
+            name: name.into(),
+            arguments,
+        };
+        let caller = Caller::Code {
+            parent_call_id: "run-1".into(),
+        };
+        self.executor.dispatch(call, caller).await
     }
 
     pub async fn call_cancellable(
