@@ -330,8 +330,20 @@ impl CallRecord<'_> {
                 parent_call_id: self.caller.parent_call_id(),
                 arguments,
                 presentation,
-                before_detail,
+                before_detail: self.logged(None, before_detail).1,
             }));
+    }
+
+    /// The output and detail as the event log keeps them: long strings cut, the whole output
+    /// saved beside the call's spill file.
+    fn logged(
+        &self,
+        output: Option<&Value>,
+        detail: Option<Detail>,
+    ) -> (Option<Value>, Option<Detail>) {
+        let path = self.executor.session().spill_path(&self.call_id, "output");
+        let cap = self.executor.inner.config.output_cap;
+        cap.for_the_log(output, detail, &path.with_extension("json"))
     }
 
     /// A call refused before it could be presented by its tool: a generic start, then the error.
@@ -364,6 +376,7 @@ impl CallRecord<'_> {
                 (status, Some(error), content, None)
             }
         };
+        let (logged_output, logged_detail) = self.logged(output.as_ref(), detail);
         self.executor
             .session()
             .events()
@@ -375,8 +388,8 @@ impl CallRecord<'_> {
                 status,
                 error_code: error.as_ref().map(|e| e.code),
                 content: content.clone(),
-                output: output.clone(),
-                detail,
+                output: logged_output,
+                detail: logged_detail,
                 duration_ms: duration.as_millis() as u64,
             }));
         CallOutcome {

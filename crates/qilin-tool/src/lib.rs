@@ -25,7 +25,7 @@ pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
 pub use dispatch::{CallOutcome, Caller, ExecConfig, Executor, ToolCall};
 pub use events::EventLog;
-pub use output_cap::OutputCap;
+pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use review::{
