@@ -20,10 +20,12 @@ mod skill;
 mod skill_files;
 mod skill_set;
 mod skill_tool;
+mod workspace;
 mod yaml;
 
 pub use agent::{
-    Agent, AgentError, AvailableSkills, CompiledPolicy, DEFAULT_CATALOG_TOKENS, PreloadedFile,
+    Agent, AgentError, AvailableSkills, CompiledPolicy, DEFAULT_CATALOG_TOKENS, FilesConfig,
+    PreloadedFile,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
@@ -37,3 +39,4 @@ pub use skill::{
 pub use skill_files::{MAX_LISTED_FILES, SkillFileError};
 pub use skill_set::SkillSet;
 pub use skill_tool::{SkillArgs, SkillOutput, SkillTool};
+pub use workspace::agent_workspace;

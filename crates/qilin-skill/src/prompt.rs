@@ -91,8 +91,8 @@ pub fn assemble_prompt(
     for file in &agent.preload {
         sections.push(format!(
             "<skill-file skill=\"{}\" path=\"{}\">\n{}\n</skill-file>",
-            file.skill,
-            file.path,
+            markup_escaped(&file.skill),
+            markup_escaped(&file.path),
             file.content.trim_end()
         ));
     }
@@ -153,7 +153,11 @@ fn catalog(skills: &[&Skill], budget_tokens: usize) -> String {
     let mut listed = 0;
     for skill in skills {
         let description = skill.description.split_whitespace().collect::<Vec<_>>();
-        let line = format!("- {}: {}\n", skill.name, description.join(" "));
+        let line = format!(
+            "- {}: {}\n",
+            skill.name,
+            markup_escaped(&description.join(" "))
+        );
         let cost = estimate_tokens(&line);
         if used + cost > budget_tokens {
             break;
@@ -173,6 +177,22 @@ fn catalog(skills: &[&Skill], budget_tokens: usize) -> String {
     }
     text.push_str(closing);
     text
+}
+
+/// `text` with `&`, `<`, `>` and `"` as character references, so that text from a skill or an
+/// agent file (a description, a path) cannot close or open the prompt's markup.
+fn markup_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn tools_list(
