@@ -2,7 +2,7 @@
 //! approvals: the live display pauses, the question goes to standard error and the answer
 //! comes from standard input.
 
-use crate::render::TerminalRenderer;
+use crate::render::{TerminalRenderer, visible};
 use futures_util::future::BoxFuture;
 use qilin_tool::{Approver, ReviewRequest};
 use qilin_tools::{Answer, AnswerError, Answerer, Question};
@@ -123,11 +123,11 @@ fn ask(
     prompt: &mut impl Write,
 ) -> Result<Vec<String>, AnswerError> {
     let unavailable = |err: std::io::Error| AnswerError::Unavailable(err.to_string());
-    writeln!(prompt, "? {}", question.question).map_err(unavailable)?;
+    writeln!(prompt, "? {}", visible(&question.question)).map_err(unavailable)?;
     let options = question.options.as_deref().unwrap_or_default();
     let multi = question.multi_select.unwrap_or(false);
     for (number, option) in options.iter().enumerate() {
-        writeln!(prompt, "  {}) {option}", number + 1).map_err(unavailable)?;
+        writeln!(prompt, "  {}) {}", number + 1, visible(option)).map_err(unavailable)?;
     }
     loop {
         let hint = match (options.is_empty(), multi) {

@@ -72,7 +72,14 @@ pub fn run(command: CodeCommand) -> Result<ExitCode> {
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let data_dir = std::env::temp_dir().join(format!("qilin-code-run-{}", std::process::id()));
+    // A private folder (mode 0700, a random name) kept after the run, so spilled output can
+    // be read and no other user can create, predict or read it.
+    let data_dir = tempfile::Builder::new()
+        .prefix("qilin-code-run-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .context("cannot create a folder for the run's spilled output")?
+        .keep();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let (outcome, calls) = runtime.block_on(run_script(code, workspace, data_dir))?;
     let report = Report {

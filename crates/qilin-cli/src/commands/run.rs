@@ -92,6 +92,9 @@ pub async fn run_turn(args: RunArgs, model: Option<SelectedModel>) -> Result<Exi
         Box::new(std::io::stdout()),
     )));
     let mut services = qilin_tools::session_services();
+    services.insert(Arc::new(qilin_tools::FileAccess {
+        write_qilin_files: agent_file.files.write_qilin_files,
+    }));
     let interactive = !args.json && std::io::stdin().is_terminal();
     let reviewer = match interactive {
         true => {
