@@ -13,6 +13,7 @@
 mod agent;
 mod diagnostic;
 mod discovery;
+mod embedded;
 mod front_matter;
 mod limits;
 mod prompt;
@@ -29,6 +30,7 @@ pub use agent::{
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots};
+pub use embedded::EmbeddedSkills;
 pub use limits::{CodeLimitsConfig, Limits};
 pub use prompt::{
     AssembledPrompt, PromptError, RUN_CODE_TOOL, SKILL_TOOL, assemble_prompt, estimate_tokens,
