@@ -78,8 +78,9 @@ impl OutputCap {
         detail: Option<Detail>,
         spill_path: &Path,
     ) -> (Option<Value>, Option<Detail>) {
+        let too_long = output.is_some_and(|value| longest_string(value) > self.max_bytes);
         let saved = match output {
-            Some(value) if longest_string(value) > self.max_bytes => {
+            Some(value) if too_long => {
                 let written = serde_json::to_vec(value)
                     .map_err(io::Error::other)
                     .and_then(|bytes| write_private(spill_path, &bytes));
@@ -95,7 +96,9 @@ impl OutputCap {
             .unwrap_or("the whole text is not kept in the log");
         let output = output.map(|value| {
             let mut value = value.clone();
-            cut_strings(&mut value, self.max_bytes, note);
+            if too_long {
+                cut_strings(&mut value, self.max_bytes, note);
+            }
             value
         });
         let detail = detail.map(|mut detail| {

@@ -108,17 +108,20 @@ pub fn search(
                 count: 0,
                 lines: Vec::new(),
             };
-            let path = relative_string(workspace.root(), entry.path());
-            let Ok(file) = workspace.dir().open_with(&path, reading) else {
+            // Opened beneath the workspace handle (one `openat2` with `RESOLVE_BENEATH`), and
+            // non-blocking: a FIFO swapped in since the walk saw a file reads as empty or
+            // fails, never waits.
+            let Ok(within) = entry.path().strip_prefix(workspace.root()) else {
+                return WalkState::Continue;
+            };
+            let Ok(file) = workspace.dir().open_with(within, reading) else {
                 return WalkState::Continue;
             };
             let file = file.into_std();
-            if !file.metadata().is_ok_and(|meta| meta.is_file())
-                || searcher.search_file(&matcher, &file, &mut sink).is_err()
-                || sink.count == 0
-            {
+            if searcher.search_file(&matcher, &file, &mut sink).is_err() || sink.count == 0 {
                 return WalkState::Continue;
             }
+            let path = relative_string(workspace.root(), entry.path());
             let total = collected.fetch_add(sink.lines.len(), Ordering::Relaxed);
             let hits = FileHits {
                 path,
