@@ -39,7 +39,7 @@ pub struct SkillDocs {
 }
 
 impl SkillDocs {
-    /// Reads the skill's `SKILL.md` (from disk, so lines count from the file's first line)
+    /// Reads the skill's `SKILL.md` (whole, so lines count from the file's first line)
     /// and every other file that is UTF-8 text; binary files are skipped.
     pub fn read(skill: &Skill) -> SkillDocs {
         let mut docs = SkillDocs {
@@ -50,7 +50,7 @@ impl SkillDocs {
         let files = std::iter::once(SKILL_FILE.to_string()).chain(skill.files.iter().cloned());
         for relative in files {
             let path = skill.dir.join(&relative);
-            let Ok(text) = std::fs::read_to_string(&path) else {
+            let Some(text) = skill.source_text(&relative) else {
                 continue;
             };
             docs.words.extend(words(&text).map(str::to_string));

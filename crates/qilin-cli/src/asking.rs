@@ -2,7 +2,7 @@
 //! asks for, or the `question` tool's questions. The live display pauses, the question goes to
 //! standard error and the answer comes from standard input.
 
-use crate::render::TerminalRenderer;
+use crate::render::{TerminalRenderer, visible};
 use qilin_protocol::{Answer, Question, RequestAsk, RequestOpenedEvent};
 use qilin_tool::RequestReply;
 use std::io::{BufRead, Write};
@@ -28,8 +28,10 @@ pub async fn ask_on_terminal(
                 reason, arguments, ..
             } => {
                 let question = format!(
-                    "Allow `{tool}` {}? ({reason})",
-                    serde_json::to_string(&arguments).unwrap_or_default()
+                    "Allow `{}` {}? ({})",
+                    visible(&tool),
+                    visible(&serde_json::to_string(&arguments).unwrap_or_default()),
+                    visible(&reason)
                 );
                 match confirm(&question, &mut input, &mut prompt) {
                     true => RequestReply::Approve,
@@ -88,11 +90,11 @@ fn ask(
     input: &mut impl BufRead,
     prompt: &mut impl Write,
 ) -> std::io::Result<Option<Vec<String>>> {
-    writeln!(prompt, "? {}", question.question)?;
+    writeln!(prompt, "? {}", visible(&question.question))?;
     let options = question.options.as_deref().unwrap_or_default();
     let multi = question.multi_select.unwrap_or(false);
     for (number, option) in options.iter().enumerate() {
-        writeln!(prompt, "  {}) {option}", number + 1)?;
+        writeln!(prompt, "  {}) {}", number + 1, visible(option))?;
     }
     loop {
         let hint = match (options.is_empty(), multi) {

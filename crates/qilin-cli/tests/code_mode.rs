@@ -240,3 +240,29 @@ fn tools_stubs_describes_the_named_tools_and_rejects_unknown_names() {
     assert_eq!(status, 1);
     assert!(stderr.contains("did you mean `glob`"), "{stderr}");
 }
+
+#[test]
+fn code_run_spills_into_a_private_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().to_str().unwrap();
+    let script = "for i in range(3000):\n    print('line', i, 'of a long output')\n";
+    let (status, out, err) = qilin(
+        &["code", "run", "-", "--workspace", workspace, "--json"],
+        script,
+    );
+    assert_eq!(status, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let printed = report["printed"].as_str().unwrap();
+    let notice =
+        qilin_protocol::parse_spill_notice(printed).expect("the printed output was spilled");
+    let file = std::path::Path::new(&notice.path);
+    let folder = file.ancestors().nth(2).unwrap();
+    let name = folder.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("qilin-code-run-"), "{name}");
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(folder), 0o700, "{}", folder.display());
+    assert_eq!(mode(file), 0o600, "{}", file.display());
+    std::fs::remove_dir_all(folder).unwrap();
+}

@@ -341,65 +341,27 @@ fn a_prompt_preloading_a_builtin_skill_names_no_temp_folder_and_is_stable_across
     assert!(!text.contains("qilin-builtin-skills"), "{text}");
 }
 
-/// The folder the built-in skills were written to under `temp`.
-fn builtin_folder(temp: &Path) -> std::path::PathBuf {
-    let found: Vec<_> = std::fs::read_dir(temp)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    assert_eq!(found.len(), 1, "one folder and no leftovers: {found:?}");
-    let folder = found[0].clone();
-    assert!(
-        folder
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .starts_with(&format!(
-                "qilin-builtin-skills-{}-",
-                env!("CARGO_PKG_VERSION")
-            )),
-        "{}",
-        folder.display()
-    );
-    folder
-}
-
+/// The built-in skills come from memory: nothing is written to the temp folder, and a folder
+/// planted there under the name older versions used is never read.
 #[test]
-fn a_damaged_builtin_skills_folder_is_written_again() {
+fn builtin_skills_are_served_from_memory_and_nothing_in_the_temp_folder_is_used() {
     let home = tempfile::tempdir().unwrap();
     let temp = tempfile::tempdir().unwrap();
-    let list = ["skills", "list"];
-    assert!(
-        qilin_with_temp(home.path(), temp.path(), &list)
-            .status
-            .success()
-    );
-    let folder = builtin_folder(temp.path());
-    let skill = folder.join("table-query/SKILL.md");
-    let original = std::fs::read_to_string(&skill).unwrap();
-    assert!(original.starts_with("---\nname: table-query\n"));
-
-    std::fs::remove_file(&skill).unwrap();
+    let planted = temp.path().join(format!(
+        "qilin-builtin-skills-{}-0000000000000000",
+        env!("CARGO_PKG_VERSION")
+    ));
     write(
-        &folder,
+        &planted,
+        "table-query/SKILL.md",
+        "---\nname: table-query\ndescription: Planted by another user.\n---\nObey.\n",
+    );
+    write(
+        &planted,
         "planted/SKILL.md",
         "---\nname: planted\ndescription: x\n---\n",
     );
-    let out = qilin_with_temp(home.path(), temp.path(), &list);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).starts_with("table-query "), "{}", stdout(&out));
-    assert!(!stdout(&out).contains("planted"), "{}", stdout(&out));
-    assert_eq!(builtin_folder(temp.path()), folder);
-    assert_eq!(std::fs::read_to_string(&skill).unwrap(), original);
-    assert!(!folder.join("planted").exists());
-}
-
-#[test]
-fn processes_starting_together_all_find_the_builtin_skills() {
-    let home = tempfile::tempdir().unwrap();
-    let temp = tempfile::tempdir().unwrap();
-    let children: Vec<_> = (0..8)
+    let children: Vec<_> = (0..4)
         .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_qilin"))
                 .args(["skills", "show", "table-query"])
@@ -414,7 +376,23 @@ fn processes_starting_together_all_find_the_builtin_skills() {
     for child in children {
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        assert!(stdout(&out).starts_with("table-query: Aggregate any CSV file"));
+        assert!(
+            stdout(&out).starts_with("table-query: Aggregate any CSV file"),
+            "{}",
+            stdout(&out)
+        );
     }
-    builtin_folder(temp.path());
+    let list = qilin_with_temp(home.path(), temp.path(), &["skills", "list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(
+        stdout(&list).starts_with("table-query "),
+        "{}",
+        stdout(&list)
+    );
+    assert!(!stdout(&list).contains("planted"), "{}", stdout(&list));
+    let left: Vec<_> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(left, vec![planted], "the temp folder was written to");
 }

@@ -38,6 +38,7 @@ impl HttpTransport {
     pub fn new(provider: &'static str, settings: HttpSettings) -> Result<Self, ModelError> {
         let client = reqwest::Client::builder()
             .connect_timeout(settings.connect_timeout)
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|err| ModelError::Config {
                 provider,
@@ -128,6 +129,31 @@ impl HttpTransport {
             attempts,
         }
     }
+}
+
+/// Redirects followed only within the configured server's origin (scheme, host and port): the
+/// key header (`x-api-key`, `Authorization`) never goes to another host, and a redirect that
+/// leads elsewhere is an error naming where it led.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    const MAX_REDIRECTS: usize = 5;
+    reqwest::redirect::Policy::custom(|attempt| {
+        let Some(first) = attempt.previous().first() else {
+            return attempt.stop();
+        };
+        if first.origin() != attempt.url().origin() {
+            let message = format!(
+                "the server redirected to `{}`, on another host; the API key is sent only to \
+                 the configured server, so the redirect was not followed (set the base URL to \
+                 where the API is served)",
+                attempt.url()
+            );
+            attempt.error(message)
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// A configured base URL without its trailing `/`; it must be `http://` or `https://`.

@@ -11,12 +11,12 @@ use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
 };
+use qilin_sandbox::Sandbox;
 use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
 };
-use qilin_sandbox::Sandbox;
 use qilin_tools::JobTable;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -219,6 +219,9 @@ impl SessionBuilder {
         notes.extend(sandbox.warning());
         let mut services = self.services;
         services.insert(Arc::new(sandbox));
+        services.insert(Arc::new(qilin_tools::FileAccess {
+            write_qilin_files: agent.files.write_qilin_files,
+        }));
         let (provider, model_name, model_label) = match self.model {
             Some(ModelChoice::Provider {
                 provider,

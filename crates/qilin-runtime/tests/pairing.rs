@@ -82,6 +82,7 @@ async fn a_run_cut_by_its_deadline_ends_its_nested_calls_first() {
         .runtime
         .session(f.workspace())
         .agent_file(f.agent())
+        .no_sandbox(true)
         .model(support::scripted(&script))
         .call_timeout(Some(Duration::from_millis(800)))
         .build()

@@ -84,6 +84,7 @@ async fn session(runtime: &Runtime, f: &support::Fixture, model: ModelChoice) ->
     runtime
         .session(f.workspace())
         .agent_file(f.agent())
+        .no_sandbox(true)
         .model(model)
         .build()
         .await
@@ -132,6 +133,7 @@ async fn a_resumed_session_sends_the_bytes_an_uninterrupted_one_would() {
         .resume(&id)
         .await
         .unwrap()
+        .no_sandbox(true)
         .model(openai(&after))
         .build()
         .await
@@ -214,6 +216,7 @@ async fn what_a_killed_process_left_open_is_closed_and_the_conversation_goes_on(
         .resume(&info.id)
         .await
         .unwrap()
+        .no_sandbox(true)
         .model(openai(&next))
         .build()
         .await

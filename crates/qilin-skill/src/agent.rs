@@ -1,11 +1,12 @@
 //! `.agent` files: what an agent mounts, which skills it reads or preloads, its limits and
 //! its review policy, loaded and checked against the tools and skills that exist.
 
+use crate::agent_workspace;
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
 use qilin_model::ReasoningSetting;
 use qilin_sandbox::SandboxSettings;
-use qilin_tool::{PolicyConfig, RulePolicy, ToolRegistry};
+use qilin_tool::{PathError, PolicyConfig, RulePolicy, ToolRegistry, Workspace};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -32,9 +33,11 @@ const KNOWN_KEYS: KnownKeys = &[
             "review",
             "reasoning",
             "sandbox",
+            "files",
         ],
     ),
     ("sandbox", &["mode", "network", "env"]),
+    ("files", &["write_qilin_files"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
     ("skills.preload.*", &["name", "files"]),
     ("limits", &["max_steps", "code"]),
@@ -191,6 +194,18 @@ pub struct Agent {
     pub reasoning: Option<ReasoningSetting>,
     /// How confined its `bash` commands run (`sandbox: {mode, network, env}`).
     pub sandbox: SandboxSettings,
+    /// What the file tools may write (`files:`).
+    pub files: FilesConfig,
+}
+
+/// The `files:` section of an agent file: what the file tools may write beyond ordinary
+/// workspace files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+pub struct FilesConfig {
+    /// Let `write`, `edit` and `str_replace_editor` change Qilin's own files, `.qilin/` and
+    /// `*.agent` (default false: they are refused).
+    #[serde(default)]
+    pub write_qilin_files: bool,
 }
 
 /// Why an agent file could not be loaded: every error found, each naming the file and line.
@@ -223,6 +238,8 @@ struct RawAgent {
     reasoning: Option<ReasoningSetting>,
     #[serde(default)]
     sandbox: SandboxSettings,
+    #[serde(default)]
+    files: FilesConfig,
 }
 
 #[derive(Deserialize, Default)]
@@ -340,6 +357,7 @@ impl Agent {
                 policy,
                 reasoning: raw.reasoning,
                 sandbox: raw.sandbox,
+                files: raw.files,
             },
             warnings,
         })
@@ -349,25 +367,20 @@ impl Agent {
 fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnostic>) -> String {
     match (&raw.instructions, &raw.instructions_file) {
         (Some(text), None) => text.trim().to_string(),
-        (None, Some(file)) => {
-            let base = source.path.parent().unwrap_or(Path::new("."));
-            let full = base.join(file);
-            match std::fs::read_to_string(&full) {
-                Ok(text) => text.trim().to_string(),
-                Err(err) => {
-                    errors.push(Diagnostic::error(
-                        DiagnosticKind::InvalidAgent,
-                        source.path,
-                        source.line_of(&[key("instructions_file")]),
-                        format!(
-                            "`instructions_file: {file}` could not be read ({}): {err}; the path is relative to the agent file",
-                            full.display()
-                        ),
-                    ));
-                    String::new()
-                }
+        (None, Some(file)) => match read_confined(source.path, file) {
+            Ok(text) => text.trim().to_string(),
+            Err(reason) => {
+                errors.push(Diagnostic::error(
+                    DiagnosticKind::InvalidAgent,
+                    source.path,
+                    source.line_of(&[key("instructions_file")]),
+                    format!(
+                        "`instructions_file: {file}` {reason}; the path is relative to the agent file and must stay inside the agent's workspace"
+                    ),
+                ));
+                String::new()
             }
-        }
+        },
         (Some(_), Some(_)) => {
             errors.push(Diagnostic::error(
                 DiagnosticKind::InvalidAgent,
@@ -387,6 +400,33 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
             String::new()
         }
     }
+}
+
+/// Reads the instructions file `file` (relative to the agent file's folder) beneath the
+/// agent's workspace: a `..` or a symlink that leads out of it is refused.
+fn read_confined(agent_file: &Path, file: &str) -> Result<String, String> {
+    let workspace = agent_workspace(agent_file);
+    let folder = std::path::absolute(agent_file)
+        .ok()
+        .and_then(|path| path.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
+    let within = folder.strip_prefix(&workspace).unwrap_or(Path::new(""));
+    let raw = within.join(file);
+    let opened = Workspace::open(&workspace)
+        .and_then(|ws| ws.resolve(&raw.to_string_lossy()))
+        .map_err(|err| match err {
+            PathError::Outside { .. } | PathError::SymlinkOut { .. } => format!(
+                "leads outside the agent's workspace `{}`",
+                workspace.display()
+            ),
+            other => format!("could not be read: {other}"),
+        })?;
+    let mut text = String::new();
+    opened
+        .open_file()
+        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
+        .map_err(|err| format!("could not be read ({}): {err}", opened.absolute().display()))?;
+    Ok(text)
 }
 
 fn check_tools(

@@ -2,7 +2,10 @@
 //! `--skills DIR` and last the skills built into Qilin, in that order; the first root that
 //! has a name wins.
 
-use crate::{Agent, AvailableSkills, Diagnostic, DiagnosticKind, SKILL_FILE, Skill, SkillSet};
+use crate::{
+    Agent, AvailableSkills, Diagnostic, DiagnosticKind, EmbeddedSkills, Loaded, SKILL_FILE, Skill,
+    SkillSet,
+};
 use std::path::{Path, PathBuf};
 
 /// Where a skill root came from; decides whether its absence is worth telling.
@@ -14,9 +17,9 @@ pub enum RootOrigin {
     User,
     /// A folder given explicitly (`--skills DIR`); it must exist.
     Explicit,
-    /// The skills shipped with Qilin itself (those of its code-mode-only tools), searched
-    /// last so a skill of the same name in any other root overrides one.
-    BuiltIn,
+    /// The skills shipped with Qilin itself (those of its code-mode-only tools), served from
+    /// memory, searched last so a skill of the same name in any other root overrides one.
+    BuiltIn(EmbeddedSkills),
 }
 
 /// A folder whose sub-folders are skills.
@@ -26,6 +29,16 @@ pub struct SkillRoot {
     pub dir: PathBuf,
     /// Where it came from.
     pub origin: RootOrigin,
+}
+
+impl SkillRoot {
+    /// The root of the skills built into the binary, shown as `(built-in)/NAME`.
+    pub fn built_in(skills: EmbeddedSkills) -> SkillRoot {
+        SkillRoot {
+            dir: PathBuf::from("(built-in)"),
+            origin: RootOrigin::BuiltIn(skills),
+        }
+    }
 }
 
 /// The roots in search order: the workspace's `.qilin/skills`, then `<home>/.qilin/skills`
@@ -143,6 +156,13 @@ pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
     let mut found = SkillDiscovery::default();
     let mut searched: Vec<PathBuf> = Vec::new();
     for root in roots {
+        if let RootOrigin::BuiltIn(skills) = root.origin {
+            for folder in skills.folders() {
+                let shown = root.dir.join(folder.name());
+                add(Skill::load_embedded(folder, &shown), &mut found);
+            }
+            continue;
+        }
         let real = root.dir.canonicalize().unwrap_or_else(|_| root.dir.clone());
         if searched.contains(&real) {
             continue;
@@ -199,7 +219,12 @@ fn load_into(dir: &Path, found: &mut SkillDiscovery) {
         ));
         return;
     }
-    match Skill::load(dir) {
+    add(Skill::load(dir), found);
+}
+
+/// Adds a loaded skill (or the error of one that did not load) to what was found.
+fn add(loaded: Result<Loaded<Skill>, Diagnostic>, found: &mut SkillDiscovery) {
+    match loaded {
         Ok(loaded) => {
             found.diagnostics.extend(loaded.warnings);
             if let Err(shadowed) = found.skills.insert(loaded.value) {

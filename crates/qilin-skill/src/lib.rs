@@ -13,6 +13,7 @@
 mod agent;
 mod diagnostic;
 mod discovery;
+mod embedded;
 mod front_matter;
 mod limits;
 mod prompt;
@@ -20,16 +21,18 @@ mod skill;
 mod skill_files;
 mod skill_set;
 mod skill_tool;
+mod workspace;
 mod yaml;
 
 pub use agent::{
     Agent, AgentError, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
-    PreloadedFile,
+    FilesConfig, PreloadedFile,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{
     AgentDiagnostics, RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots,
 };
+pub use embedded::EmbeddedSkills;
 pub use limits::Limits;
 pub use prompt::{
     AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,
@@ -41,3 +44,4 @@ pub use skill::{
 pub use skill_files::{MAX_LISTED_FILES, SkillFileError};
 pub use skill_set::SkillSet;
 pub use skill_tool::{SkillArgs, SkillOutput, SkillTool};
+pub use workspace::agent_workspace;

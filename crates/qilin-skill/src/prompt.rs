@@ -147,8 +147,8 @@ pub fn assemble_prompt(
     for file in &agent.preload {
         sections.push(format!(
             "<skill-file skill=\"{}\" path=\"{}\">\n{}\n</skill-file>",
-            file.skill,
-            file.path,
+            markup_escaped(&file.skill),
+            markup_escaped(&file.path),
             file.content.trim_end()
         ));
     }
@@ -357,7 +357,7 @@ fn catalog_line(skill: &Skill, limit: Option<usize>) -> CatalogLine {
     };
     CatalogLine {
         name: skill.name.clone(),
-        text: format!("- {}: {}\n", skill.name, description),
+        text: format!("- {}: {}\n", skill.name, markup_escaped(&description)),
         shortened,
     }
 }
@@ -371,6 +371,22 @@ fn shorten(text: &str, limit: usize) -> String {
         _ => keep.as_str(),
     };
     format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+/// `text` with `&`, `<`, `>` and `"` as character references, so that text from a skill or an
+/// agent file (a description, a path) cannot close or open the prompt's markup.
+fn markup_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn tools_list(

@@ -1,5 +1,6 @@
 //! One skill: a folder with a `SKILL.md` in the Agent Skills format, loaded and checked.
 
+use crate::embedded::EmbeddedFolder;
 use crate::front_matter::{self, FrontMatterError};
 use crate::skill_files::{self, SkillFileError};
 use crate::yaml::{KnownKeys, Segment, Source};
@@ -56,6 +57,9 @@ pub struct Skill {
     pub body: String,
     /// The skill's other files, relative to its folder, `/`-separated and sorted.
     pub files: Vec<String>,
+    /// Where a built-in skill's files are, in memory; `None` for a skill on disk.
+    #[serde(skip)]
+    embedded: Option<EmbeddedFolder>,
 }
 
 /// The front matter as written: every field kept as a YAML value and read leniently, so a
@@ -131,8 +135,30 @@ impl Skill {
     /// front matter, its YAML cannot be parsed even after quoting such values, or it has no
     /// description.
     pub fn load(dir: &Path) -> Result<Loaded<Skill>, Diagnostic> {
+        Self::load_from(dir, None)
+    }
+
+    /// Loads a skill built into the binary from memory; `shown` is the folder named in its
+    /// diagnostics and in [`Skill::dir`].
+    pub(crate) fn load_embedded(
+        folder: EmbeddedFolder,
+        shown: &Path,
+    ) -> Result<Loaded<Skill>, Diagnostic> {
+        Self::load_from(shown, Some(folder))
+    }
+
+    fn load_from(
+        dir: &Path,
+        embedded: Option<EmbeddedFolder>,
+    ) -> Result<Loaded<Skill>, Diagnostic> {
         let skill_md = dir.join(SKILL_FILE);
-        let text = std::fs::read_to_string(&skill_md).map_err(|err| {
+        let read = match embedded {
+            Some(folder) => folder
+                .text(Path::new(SKILL_FILE))
+                .ok_or_else(|| std::io::Error::other("it is missing or not UTF-8")),
+            None => std::fs::read_to_string(&skill_md),
+        };
+        let text = read.map_err(|err| {
             Diagnostic::error(
                 DiagnosticKind::InvalidSkill,
                 &skill_md,
@@ -278,7 +304,10 @@ impl Skill {
             }
         };
         let metadata = read_metadata(raw.metadata.as_ref(), &source, &mut warnings);
-        let (files, file_warnings) = skill_files::list_files(dir);
+        let (files, file_warnings) = match embedded {
+            Some(folder) => (folder.list(), Vec::new()),
+            None => skill_files::list_files(dir),
+        };
         warnings.extend(file_warnings);
         Ok(Loaded {
             value: Skill {
@@ -291,9 +320,19 @@ impl Skill {
                 dir: dir.to_path_buf(),
                 body: cut.body.trim_start_matches(['\r', '\n']).to_string(),
                 files,
+                embedded,
             },
             warnings,
         })
+    }
+
+    /// The whole text of one of the skill's listed files (`SKILL.md` with its front matter),
+    /// from disk or, for a built-in skill, from memory; `None` when it cannot be read as text.
+    pub fn source_text(&self, relative: &str) -> Option<String> {
+        match self.embedded {
+            Some(folder) => folder.text(Path::new(relative)),
+            None => std::fs::read_to_string(self.dir.join(relative)).ok(),
+        }
     }
 
     /// The text of one of the skill's files by relative path; `SKILL.md` gives the body
@@ -301,6 +340,9 @@ impl Skill {
     pub fn read_file(&self, path: &str) -> Result<String, SkillFileError> {
         if path.trim().trim_start_matches("./") == SKILL_FILE {
             return Ok(self.body.clone());
+        }
+        if let Some(folder) = self.embedded {
+            return folder.read(&self.name, path, &self.files);
         }
         let real = skill_files::resolve(&self.dir, &self.name, path, &self.files)?;
         let bytes = std::fs::read(&real).map_err(|err| SkillFileError::Unreadable {

@@ -167,7 +167,8 @@ pub(crate) fn list_files(dir: &Path) -> (Vec<String>, Vec<Diagnostic>) {
     (files, warnings)
 }
 
-fn relative(dir: &Path, path: &Path) -> String {
+/// `path` relative to `dir`, with `/` separators.
+pub(crate) fn relative(dir: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(dir).unwrap_or(path);
     rel.components()
         .map(|c| c.as_os_str().to_string_lossy())
@@ -175,14 +176,9 @@ fn relative(dir: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// The path of `requested` inside the skill folder `dir`, refusing any path that leaves it.
-/// `reference/` and `references/` stand for each other when only one of them exists.
-pub(crate) fn resolve(
-    dir: &Path,
-    skill: &str,
-    requested: &str,
-    files: &[String],
-) -> Result<PathBuf, SkillFileError> {
+/// The parts of `requested`, a path inside a skill folder: `.` dropped; empty, absolute and
+/// `..` paths refused.
+pub(crate) fn checked_parts(requested: &str) -> Result<Vec<std::ffi::OsString>, SkillFileError> {
     let trimmed = requested.trim();
     if trimmed.is_empty() {
         return Err(SkillFileError::Empty);
@@ -204,19 +200,34 @@ pub(crate) fn resolve(
             }
         }
     }
-    let mut candidates = vec![parts.clone()];
-    if let Some(first) = parts.first() {
-        let other = match first.to_str() {
-            Some("reference") => Some("references"),
-            Some("references") => Some("reference"),
-            _ => None,
-        };
-        if let Some(other) = other {
-            let mut alternative = parts.clone();
-            alternative[0] = other.into();
-            candidates.push(alternative);
-        }
+    Ok(parts)
+}
+
+/// The paths to try for `parts`: as given, then with `reference/` and `references/` swapped.
+pub(crate) fn candidates(parts: Vec<std::ffi::OsString>) -> Vec<PathBuf> {
+    let mut candidates = vec![parts.iter().collect::<PathBuf>()];
+    let other = match parts.first().and_then(|first| first.to_str()) {
+        Some("reference") => Some("references"),
+        Some("references") => Some("reference"),
+        _ => None,
+    };
+    if let Some(other) = other {
+        let mut alternative = parts.clone();
+        alternative[0] = other.into();
+        candidates.push(alternative.iter().collect());
     }
+    candidates
+}
+
+/// Resolves `requested` (relative to the skill folder `dir`) to a file inside it, accepting
+/// `references/` for `reference/` and back; `files` is the listing named in errors.
+pub(crate) fn resolve(
+    dir: &Path,
+    skill: &str,
+    requested: &str,
+    files: &[String],
+) -> Result<PathBuf, SkillFileError> {
+    let candidates = candidates(checked_parts(requested)?);
     let root = dir
         .canonicalize()
         .map_err(|err| SkillFileError::Unreadable {
@@ -224,7 +235,7 @@ pub(crate) fn resolve(
             reason: err.to_string(),
         })?;
     for candidate in candidates {
-        let path: PathBuf = candidate.iter().fold(dir.to_path_buf(), |p, c| p.join(c));
+        let path = dir.join(candidate);
         let Ok(real) = path.canonicalize() else {
             continue;
         };

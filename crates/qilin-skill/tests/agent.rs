@@ -315,3 +315,53 @@ fn reasoning_is_an_effort_or_a_token_budget() {
         "{error}"
     );
 }
+
+#[test]
+fn instructions_file_stays_inside_the_agent_workspace() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOP SECRET\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        ws.dir.path().join("linked.md"),
+    )
+    .unwrap();
+    let climbing = format!(
+        "name: a\ninstructions_file: {}\n",
+        "../".repeat(12) + "etc/passwd"
+    );
+    for text in [
+        climbing.as_str(),
+        "name: a\ninstructions_file: linked.md\n",
+        &format!(
+            "name: a\ninstructions_file: {}\n",
+            outside.path().join("secret.txt").display()
+        ),
+    ] {
+        let diagnostic = ws.error(text);
+        assert!(
+            diagnostic
+                .message
+                .contains("leads outside the agent's workspace"),
+            "{}",
+            diagnostic.message
+        );
+    }
+    write_files(ws.dir.path(), &[("docs/inside.md", "Stay inside.\n")]);
+    let loaded = ws
+        .load("name: a\ninstructions_file: docs/../docs/inside.md\n")
+        .unwrap();
+    assert_eq!(loaded.value.instructions, "Stay inside.");
+}
+
+#[test]
+fn the_files_section_opts_in_to_writing_qilin_files() {
+    let ws = workspace();
+    let agent = ws.load("name: a\ninstructions: Hi.\n").unwrap().value;
+    assert!(!agent.files.write_qilin_files);
+    let loaded = ws
+        .load("name: a\ninstructions: Hi.\nfiles:\n  write_qilin_files: true\n")
+        .unwrap();
+    assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
+    assert!(loaded.value.files.write_qilin_files);
+}

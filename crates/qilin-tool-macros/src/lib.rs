@@ -3,19 +3,21 @@
 //! ```ignore
 //! /// Search file contents with a regular expression.
 //! #[derive(Tool)]
-//! #[tool(name = "grep")]            // or #[tool(name = "crm_lookup", code_mode_only)]
+//! #[tool(name = "grep", paths = ["path"])]  // or #[tool(name = "crm_lookup", code_mode_only)]
 //! pub struct Grep;
 //! ```
 //!
 //! The doc comment becomes the tool's description; the macro implements
-//! `qilin_tool::ToolInfo`, and the author implements `qilin_tool::Tool`.
+//! `qilin_tool::ToolInfo`, and the author implements `qilin_tool::Tool`. `paths` names the
+//! arguments that hold workspace paths (dotted for nested ones, `edits.path`): the execution
+//! layer replaces each by its canonical workspace-relative form before review.
 
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::{Attribute, DeriveInput, Expr, Lit, LitStr, Meta, parse_macro_input};
 
-/// Implements `qilin_tool::ToolInfo` from `#[tool(name = "...", code_mode_only)]` and the doc
-/// comment.
+/// Implements `qilin_tool::ToolInfo` from `#[tool(name = "...", code_mode_only, paths = [...])]`
+/// and the doc comment.
 #[proc_macro_derive(Tool, attributes(tool))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -28,6 +30,7 @@ pub fn derive_tool(input: TokenStream) -> TokenStream {
 fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let mut name: Option<LitStr> = None;
     let mut code_mode_only = false;
+    let mut paths: Vec<LitStr> = Vec::new();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("tool")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("name") {
@@ -40,8 +43,26 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                     true
                 };
                 Ok(())
+            } else if meta.path.is_ident("paths") {
+                let list: syn::ExprArray = meta.value()?.parse()?;
+                for element in list.elems {
+                    match element {
+                        Expr::Lit(syn::ExprLit {
+                            lit: Lit::Str(text),
+                            ..
+                        }) => paths.push(text),
+                        other => {
+                            return Err(syn::Error::new_spanned(
+                                other,
+                                "`paths` lists argument names as strings: paths = [\"path\"]",
+                            ));
+                        }
+                    }
+                }
+                Ok(())
             } else {
-                Err(meta.error("expected `name = \"...\"` or `code_mode_only`"))
+                Err(meta
+                    .error("expected `name = \"...\"`, `code_mode_only` or `paths = [\"...\"]`"))
             }
         })?;
     }
@@ -66,6 +87,7 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             const NAME: &'static str = #name;
             const DESCRIPTION: &'static str = #description;
             const CODE_MODE_ONLY: bool = #code_mode_only;
+            const PATH_ARGUMENTS: &'static [&'static str] = &[#(#paths),*];
         }
     })
 }

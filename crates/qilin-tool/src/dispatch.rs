@@ -2,7 +2,8 @@
 //!
 //! In order: look the tool up among those the entry may call (the tools offered to the model,
 //! or the agent's code-mode set) → refuse a direct call of a code-mode-only tool → validate the
-//! arguments → record `tool.start` → review, asking a person when the policy says so (the call
+//! arguments → put path arguments in canonical, workspace-relative form (see
+//! `path_arguments`) → record `tool.start` → review, asking a person when the policy says so (the call
 //! waits, and an interrupt ends the wait) → take a slot among the session's running calls →
 //! run under the deadline (counted from here) and cancellation, letting an interrupted tool
 //! hand back what it had so far (a panic is a failed call) → cap the output → record
@@ -11,6 +12,7 @@
 //! dropped half-way records `interrupted` as it goes.
 
 use crate::context::CallClock;
+use crate::path_arguments::canonical_paths;
 use crate::registry::{PreparedCall, Ran, RegisteredTool, RunResult};
 use crate::{AllowAll, OutputCap, RequestOutcome, RequestReply, WaitingCall, closest_names};
 use crate::{
@@ -282,6 +284,8 @@ impl Executor {
         if let Some(message) = validation_message(tool, &arguments) {
             return record.refuse(arguments, ErrorCode::InvalidArguments, message);
         }
+        let arguments =
+            canonical_paths(arguments, tool.path_arguments(), self.session().workspace());
         let prepared = match tool.prepare(arguments.clone()) {
             Ok(prepared) => prepared,
             Err(err) => {
@@ -576,8 +580,20 @@ impl<'e> CallRecord<'e> {
                 parent_call_id: self.caller.parent_call_id(),
                 arguments,
                 presentation,
-                before_detail,
+                before_detail: self.logged(None, before_detail).1,
             }));
+    }
+
+    /// The output and detail as the event log keeps them: long strings cut, the whole output
+    /// saved beside the call's spill file.
+    fn logged(
+        &self,
+        output: Option<&Value>,
+        detail: Option<Detail>,
+    ) -> (Option<Value>, Option<Detail>) {
+        let path = self.executor.session().spill_path(&self.call_id, "output");
+        let cap = self.executor.inner.config.output_cap;
+        cap.for_the_log(output, detail, &path.with_extension("json"))
     }
 
     /// A call refused before it could be presented by its tool: a generic start, then the error.
@@ -663,6 +679,7 @@ impl<'e> CallRecord<'e> {
         detail: Option<Detail>,
         duration: Duration,
     ) {
+        let (logged_output, logged_detail) = self.logged(output.as_ref(), detail);
         self.executor
             .session()
             .events()
@@ -674,8 +691,8 @@ impl<'e> CallRecord<'e> {
                 status,
                 error_code,
                 content: content.to_vec(),
-                output: output.clone(),
-                detail,
+                output: logged_output,
+                detail: logged_detail,
                 duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
             }));
     }

@@ -14,12 +14,14 @@ mod definition;
 mod dispatch;
 mod events;
 mod output_cap;
+mod path_arguments;
 mod registry;
 mod requests;
 mod review;
 mod schema;
 mod suggest;
 mod tool;
+mod workspace;
 
 pub use code_limits::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use context::{Services, Session, ToolContext};
@@ -29,7 +31,7 @@ pub use dispatch::{
     ToolCall,
 };
 pub use events::{EventLog, now};
-pub use output_cap::OutputCap;
+pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 pub use requests::{RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall};
@@ -40,3 +42,4 @@ pub use review::{
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;
 pub use tool::{Tool, ToolError, ToolInfo, ToolResult, default_content};
+pub use workspace::{PathError, PathKind, Resolved, Workspace};

@@ -132,6 +132,7 @@ pub struct RegisteredTool {
     description: &'static str,
     prompt_hint: String,
     code_mode_only: bool,
+    path_arguments: &'static [&'static str],
     parameters: Value,
     output_schema: Value,
     pub(crate) validator: jsonschema::Validator,
@@ -151,6 +152,7 @@ impl RegisteredTool {
             description: T::DESCRIPTION,
             prompt_hint: tool.prompt_hint().to_string(),
             code_mode_only: T::CODE_MODE_ONLY,
+            path_arguments: T::PATH_ARGUMENTS,
             parameters,
             output_schema: output_schema_for::<T::Output>(),
             validator,
@@ -176,6 +178,11 @@ impl RegisteredTool {
     /// True when the tool is reached only from code mode.
     pub fn code_mode_only(&self) -> bool {
         self.code_mode_only
+    }
+
+    /// The arguments holding workspace paths, dotted for nested ones.
+    pub fn path_arguments(&self) -> &'static [&'static str] {
+        self.path_arguments
     }
 
     /// `dual-active` or `code-mode-only`.

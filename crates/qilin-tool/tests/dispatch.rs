@@ -114,7 +114,7 @@ static MOST_RUNNING: AtomicUsize = AtomicUsize::new(0);
 struct Harness {
     executor: Executor,
     events: UnboundedReceiver<Event>,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
 }
 
 fn harness(config: ExecConfig, policy: Option<PolicyConfig>) -> Harness {
@@ -139,7 +139,7 @@ fn harness_with(config: ExecConfig, policy: Option<PolicyConfig>, requests: Requ
     Harness {
         executor,
         events,
-        _data: data,
+        data,
     }
 }
 
@@ -435,7 +435,10 @@ async fn a_tool_error_reaches_the_model_with_its_message() {
 #[tokio::test]
 async fn a_large_output_is_spilled_whole_and_the_notice_is_recognised() {
     let config = ExecConfig {
-        output_cap: OutputCap { max_bytes: 2_000 },
+        output_cap: OutputCap {
+            max_bytes: 2_000,
+            ..OutputCap::default()
+        },
         ..ExecConfig::default()
     };
     let mut h = harness(config, None);
@@ -460,6 +463,52 @@ async fn a_large_output_is_spilled_whole_and_the_notice_is_recognised() {
             .iter()
             .any(|e| matches!(&e.body, EventBody::ToolProgress(p) if p.text == "flooding"))
     );
+}
+
+#[tokio::test]
+async fn the_event_log_keeps_a_large_output_cut_with_a_reference_never_whole() {
+    let mut h = harness(ExecConfig::default(), None);
+    let outcome = h
+        .executor
+        .dispatch(
+            call(
+                "c2",
+                "behave",
+                json!({"mode": "flood", "amount": 5_000_000}),
+            ),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    assert_eq!(
+        outcome.output.as_ref().unwrap().as_str().unwrap().len(),
+        5_000_000
+    );
+    let events = drain(&mut h.events);
+    let logged: usize = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap().len())
+        .sum();
+    assert!(
+        logged < 200_000,
+        "the log holds {logged} bytes for one call"
+    );
+    let result = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::ToolResult(result) => Some(result),
+            _ => None,
+        })
+        .unwrap();
+    let kept = result.output.as_ref().unwrap().as_str().unwrap();
+    let saved = h.data.path().join("session/spill/c2-output.json");
+    assert!(
+        kept.contains(&saved.display().to_string()),
+        "{}",
+        &kept[..200]
+    );
+    let whole: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(Some(whole), outcome.output);
 }
 
 #[test]

@@ -1,9 +1,8 @@
 //! `edit`: replace an exact string in a file, with a unified diff of the change.
 
-use crate::atomic_write::write_atomically;
 use crate::diff::unified_diff;
+use crate::file_access::{FileScope, blocking};
 use crate::text_file::read_text;
-use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -15,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// exactly once unless `replace_all` is set; otherwise the call fails and says how many
 /// times, and on which lines, it occurs.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "edit")]
+#[tool(name = "edit", paths = ["path"])]
 pub struct Edit;
 
 /// Arguments of `edit`.
@@ -49,14 +48,63 @@ pub struct EditOutput {
     pub removed: u32,
 }
 
+/// The largest file an edit may produce; a larger result is refused before it is built.
+pub const MAX_EDITED_BYTES: usize = 64 * 1024 * 1024;
+
 /// Byte offsets of every non-overlapping occurrence of `needle` in `haystack`.
 pub(crate) fn occurrences(haystack: &str, needle: &str) -> Vec<usize> {
     haystack.match_indices(needle).map(|(at, _)| at).collect()
 }
 
+/// Replaces the occurrences of `old` at `found` by `new` in `text`, refusing a result larger
+/// than [`MAX_EDITED_BYTES`] before building it (`replace_all` of a short string by a long one
+/// can grow a file a thousandfold).
+pub(crate) fn replaced(
+    text: &str,
+    found: &[usize],
+    old: &str,
+    new: &str,
+    path: &str,
+) -> ToolResult<String> {
+    let size = (text.len() as u128 + found.len() as u128 * new.len() as u128)
+        .saturating_sub(found.len() as u128 * old.len() as u128);
+    if size > MAX_EDITED_BYTES as u128 {
+        return Err(ToolError::invalid_arguments(format!(
+            "the edit would make `{path}` {size} bytes ({} replacements), over the \
+             {MAX_EDITED_BYTES}-byte limit for edited files; replace fewer occurrences or \
+             shorter text",
+            found.len()
+        )));
+    }
+    let mut out = String::with_capacity(size as usize);
+    let mut from = 0;
+    for &at in found {
+        out.push_str(&text[from..at]);
+        out.push_str(new);
+        from = at + old.len();
+    }
+    out.push_str(&text[from..]);
+    Ok(out)
+}
+
 /// The line number (from 1) of a byte offset.
 pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// The line numbers (from 1) of ascending byte offsets, in one pass over `text`.
+pub(crate) fn lines_of(text: &str, offsets: &[usize]) -> Vec<usize> {
+    let mut lines = Vec::with_capacity(offsets.len());
+    let (mut line, mut from) = (1, 0);
+    for &at in offsets {
+        line += text.as_bytes()[from..at]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        from = at;
+        lines.push(line);
+    }
+    lines
 }
 
 /// Checks that `old` occurs in `text` (exactly once unless `all`), naming the count and the
@@ -83,9 +131,9 @@ pub(crate) fn find_unique(
         1 => Ok(found),
         _ if all => Ok(found),
         n => {
-            let lines: Vec<String> = found
+            let lines: Vec<String> = lines_of(text, &found)
                 .iter()
-                .map(|&at| line_of(text, at).to_string())
+                .map(ToString::to_string)
                 .collect();
             Err(ToolError::invalid_arguments(format!(
                 "`{argument}` occurs {n} times in `{path}` (at lines {}); include more \
@@ -137,28 +185,33 @@ impl Tool for Edit {
     }
 
     async fn call(&self, args: EditArgs, cx: &ToolContext) -> ToolResult<EditOutput> {
-        let path = workspace_path::resolve(cx.workspace(), &args.path)?;
         if args.old_string == args.new_string {
             return Err(ToolError::invalid_arguments(
                 "`old_string` and `new_string` are identical; there is nothing to change",
             ));
         }
-        let before = read_text(cx.workspace(), &path)?;
-        let all = args.replace_all == Some(true);
-        let found = find_unique(&before, &args.old_string, all, &path.relative, "old_string")?;
-        let after = before.replace(&args.old_string, &args.new_string);
-        write_atomically(&path.absolute, after.as_bytes()).map_err(|err| {
-            ToolError::failed(format!("`{}` could not be written: {err}", path.relative))
-        })?;
-        let diff = unified_diff(&path.relative, &before, &after);
-        Ok(EditOutput {
-            replacements: found.len(),
-            lines: found.iter().map(|&at| line_of(&before, at)).collect(),
-            path: path.relative,
-            diff: diff.text,
-            added: diff.added,
-            removed: diff.removed,
+        let scope = FileScope::of(cx);
+        blocking(move || {
+            let path = scope.writable(&args.path)?;
+            let shown = path.relative().to_string();
+            let before = read_text(&path)?;
+            let all = args.replace_all == Some(true);
+            let found = find_unique(&before, &args.old_string, all, &shown, "old_string")?;
+            let after = replaced(&before, &found, &args.old_string, &args.new_string, &shown)?;
+            path.write_atomically(after.as_bytes()).map_err(|err| {
+                ToolError::failed(format!("`{shown}` could not be written: {err}"))
+            })?;
+            let diff = unified_diff(&shown, &before, &after);
+            Ok(EditOutput {
+                replacements: found.len(),
+                lines: lines_of(&before, &found),
+                path: shown,
+                diff: diff.text,
+                added: diff.added,
+                removed: diff.removed,
+            })
         })
+        .await
     }
 
     fn content(&self, output: &EditOutput) -> Vec<ContentBlock> {

@@ -1,9 +1,10 @@
 //! `glob`: find files by path pattern, newest first.
 
-use crate::workspace_path::{self, relative_string};
+use crate::file_access::{FileScope, blocking};
+use crate::workspace_path::relative_string;
 use globset::GlobBuilder;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
-use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use qilin_tool::{PathKind, Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
@@ -17,7 +18,7 @@ pub const MAX_RESULTS: usize = 100;
 /// `src/**/test_*.py`, most recently modified first. Files ignored by `.gitignore` and hidden
 /// files are skipped.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "glob")]
+#[tool(name = "glob", paths = ["path"])]
 pub struct Glob;
 
 /// Arguments of `glob`.
@@ -77,14 +78,6 @@ impl Tool for Glob {
     }
 
     async fn call(&self, args: GlobArgs, cx: &ToolContext) -> ToolResult<GlobOutput> {
-        let root = workspace_path::root(cx.workspace())?;
-        let base = workspace_path::resolve(cx.workspace(), args.path.as_deref().unwrap_or("."))?;
-        if !base.absolute.is_dir() {
-            return Err(ToolError::invalid_arguments(format!(
-                "`{}` is not a folder; give the folder to search in",
-                base.relative
-            )));
-        }
         let pattern = if args.pattern.contains('/') {
             args.pattern.clone()
         } else {
@@ -101,11 +94,18 @@ impl Tool for Glob {
             })?
             .compile_matcher();
         let cancelled = cx.cancellation().clone();
-        let found = tokio::task::spawn_blocking(move || {
+        let scope = FileScope::of(cx);
+        let found = blocking(move || {
+            let (workspace, base) = scope.readable(args.path.as_deref().unwrap_or("."))?;
+            if base.kind() != PathKind::Folder {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`{}` is not a folder; give the folder to search in",
+                    base.relative()
+                )));
+            }
+            let base = base.absolute();
             let mut found: Vec<(SystemTime, String)> = Vec::new();
-            let walker = ignore::WalkBuilder::new(&base.absolute)
-                .require_git(false)
-                .build();
+            let walker = ignore::WalkBuilder::new(&base).require_git(false).build();
             for entry in walker.filter_map(Result::ok) {
                 if cancelled.is_cancelled() {
                     break;
@@ -113,22 +113,28 @@ impl Tool for Glob {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
                 }
-                let Ok(within) = entry.path().strip_prefix(&base.absolute) else {
+                let Ok(within) = entry.path().strip_prefix(&base) else {
                     continue;
                 };
-                if matcher.is_match(within) {
-                    let modified = entry
-                        .metadata()
-                        .ok()
-                        .and_then(|m| m.modified().ok())
-                        .unwrap_or(SystemTime::UNIX_EPOCH);
-                    found.push((modified, relative_string(&root.absolute, entry.path())));
+                if !matcher.is_match(within) {
+                    continue;
+                }
+                // Checked beneath the workspace handle: a folder swapped for a link during
+                // the walk lists nothing from outside.
+                let relative = relative_string(workspace.root(), entry.path());
+                let Ok(meta) = workspace.dir().symlink_metadata(&relative) else {
+                    continue;
+                };
+                if meta.is_file() {
+                    let modified = meta
+                        .modified()
+                        .map_or(SystemTime::UNIX_EPOCH, |m| m.into_std());
+                    found.push((modified, relative));
                 }
             }
-            found
+            Ok(found)
         })
-        .await
-        .map_err(|err| ToolError::failed(format!("the search stopped unexpectedly: {err}")))?;
+        .await?;
         let mut found = found;
         found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let total = found.len();

@@ -1,10 +1,10 @@
 //! `grep`: search file contents with a regular expression, on the ripgrep crates.
 
+use crate::file_access::{FileScope, blocking};
 use crate::grep_search::{FileHits, SearchRequest, search};
 use crate::stop_flag::StopOnDrop;
-use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
-use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use qilin_tool::{PathKind, Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub const MAX_CONTEXT: usize = 20;
 /// matching files, the matching lines with their numbers, or the count of matching lines per
 /// file.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "grep")]
+#[tool(name = "grep", paths = ["path"])]
 pub struct Grep;
 
 /// What `grep` returns.
@@ -141,14 +141,6 @@ impl Tool for Grep {
     }
 
     async fn call(&self, args: GrepArgs, cx: &ToolContext) -> ToolResult<GrepOutput> {
-        let root = workspace_path::root(cx.workspace())?;
-        let base = workspace_path::resolve(cx.workspace(), args.path.as_deref().unwrap_or("."))?;
-        if !base.absolute.exists() {
-            return Err(ToolError::invalid_arguments(format!(
-                "`{}` does not exist; give a file or folder inside the workspace",
-                base.relative
-            )));
-        }
         let mode = args.output_mode.unwrap_or_default();
         let context = args.context.unwrap_or(0);
         if context > MAX_CONTEXT {
@@ -157,11 +149,11 @@ impl Tool for Grep {
             )));
         }
         let limit = args.head_limit.unwrap_or(DEFAULT_HEAD_LIMIT).max(1);
+        let scope = FileScope::of(cx);
         let request = SearchRequest {
             pattern: args.pattern,
             case_insensitive: args.case_insensitive == Some(true),
-            root: root.absolute,
-            base: base.absolute,
+            base: args.path.unwrap_or_else(|| ".".to_string()),
             glob: args.glob,
             mode,
             context: if mode == GrepMode::Content {
@@ -172,11 +164,17 @@ impl Tool for Grep {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
-        let hits = tokio::task::spawn_blocking(move || search(&request, &stop))
-            .await
-            .map_err(|err| {
-                ToolError::failed(format!("the search stopped unexpectedly: {err}"))
-            })??;
+        let hits = blocking(move || {
+            let (workspace, base) = scope.readable(&request.base)?;
+            if base.kind() == PathKind::Missing {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`{}` does not exist; give a file or folder inside the workspace",
+                    base.relative()
+                )));
+            }
+            search(&request, &workspace, &base.absolute(), &stop)
+        })
+        .await?;
         Ok(limit_output(mode, hits, limit))
     }
 

@@ -4,12 +4,14 @@
 use crate::grep::{GrepLine, GrepMode};
 use crate::text_file::cut_line;
 use crate::workspace_path::relative_string;
+use cap_fs_ext::OpenOptionsSyncExt;
+use cap_std::fs::OpenOptions;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
-use qilin_tool::ToolError;
-use std::path::PathBuf;
+use qilin_tool::{ToolError, Workspace};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -24,10 +26,8 @@ pub struct SearchRequest {
     pub pattern: String,
     /// Ignore letter case.
     pub case_insensitive: bool,
-    /// The workspace root; paths are reported relative to it.
-    pub root: PathBuf,
-    /// The file or folder to search.
-    pub base: PathBuf,
+    /// The file or folder to search, as given.
+    pub base: String,
     /// Only files matching this glob.
     pub glob: Option<String>,
     /// What to collect.
@@ -47,9 +47,16 @@ pub struct FileHits {
     pub lines: Vec<GrepLine>,
 }
 
-/// Runs the search on every core; stops early when `stop` is set. Files are reported in no
-/// particular order.
-pub fn search(request: &SearchRequest, stop: &AtomicBool) -> Result<Vec<FileHits>, ToolError> {
+/// Runs the search under `base` (resolved in `workspace`) on every core; stops early when
+/// `stop` is set. Each file is opened beneath the workspace handle, so a folder swapped for a
+/// link during the walk cannot lead the search outside. Files are reported in no particular
+/// order.
+pub fn search(
+    request: &SearchRequest,
+    workspace: &Workspace,
+    base: &Path,
+    stop: &AtomicBool,
+) -> Result<Vec<FileHits>, ToolError> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(request.case_insensitive)
         .line_terminator(Some(b'\n'))
@@ -59,10 +66,10 @@ pub fn search(request: &SearchRequest, stop: &AtomicBool) -> Result<Vec<FileHits
                 "`pattern` is not a valid regular expression: {err}"
             ))
         })?;
-    let mut walk = ignore::WalkBuilder::new(&request.base);
+    let mut walk = ignore::WalkBuilder::new(base);
     walk.require_git(false);
     if let Some(glob) = &request.glob {
-        let mut overrides = OverrideBuilder::new(&request.base);
+        let mut overrides = OverrideBuilder::new(base);
         overrides.add(glob).map_err(|err| {
             ToolError::invalid_arguments(format!("`glob` `{glob}` is not a valid glob: {err}"))
         })?;
@@ -72,6 +79,9 @@ pub fn search(request: &SearchRequest, stop: &AtomicBool) -> Result<Vec<FileHits
         walk.overrides(overrides);
     }
     let collected = AtomicUsize::new(0);
+    let mut reading = OpenOptions::new();
+    reading.read(true).nonblock(true);
+    let reading = &reading;
     let (sender, receiver) = mpsc::channel::<FileHits>();
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
@@ -98,16 +108,23 @@ pub fn search(request: &SearchRequest, stop: &AtomicBool) -> Result<Vec<FileHits
                 count: 0,
                 lines: Vec::new(),
             };
-            if searcher
-                .search_path(&matcher, entry.path(), &mut sink)
-                .is_err()
-                || sink.count == 0
-            {
+            // Opened beneath the workspace handle (one `openat2` with `RESOLVE_BENEATH`), and
+            // non-blocking: a FIFO swapped in since the walk saw a file reads as empty or
+            // fails, never waits.
+            let Ok(within) = entry.path().strip_prefix(workspace.root()) else {
+                return WalkState::Continue;
+            };
+            let Ok(file) = workspace.dir().open_with(within, reading) else {
+                return WalkState::Continue;
+            };
+            let file = file.into_std();
+            if searcher.search_file(&matcher, &file, &mut sink).is_err() || sink.count == 0 {
                 return WalkState::Continue;
             }
+            let path = relative_string(workspace.root(), entry.path());
             let total = collected.fetch_add(sink.lines.len(), Ordering::Relaxed);
             let hits = FileHits {
-                path: relative_string(&request.root, entry.path()),
+                path,
                 match_count: sink.count,
                 lines: sink.lines,
             };

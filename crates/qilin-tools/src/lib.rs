@@ -2,7 +2,9 @@
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
-//! Every path a tool takes resolves inside the session's workspace root; writes are atomic.
+//! Every path a file tool takes is resolved once beneath the workspace handle (no link leads
+//! out, no check-then-use window), Qilin's own files (`.qilin/`, `*.agent`) are not written
+//! unless the session's [`FileAccess`] allows it, and writes are atomic.
 //! Host services the tools look up in the session's [`qilin_tool::Services`]:
 //!
 //! | service | used by | when absent |
@@ -12,6 +14,7 @@
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
+//! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | `.qilin/` and `*.agent` are not written |
 //!
 //! [`session_services`] gives a session a fresh [`JobTable`], [`TodoStore`] and
 //! [`EditHistory`]; the host adds the [`Sandbox`] its settings ask for
@@ -19,10 +22,10 @@
 //! session does too.
 
 mod address_guard;
-mod atomic_write;
 mod bash;
 mod diff;
 mod edit;
+mod file_access;
 mod glob;
 mod grep;
 mod grep_search;
@@ -47,6 +50,7 @@ mod write;
 
 pub use bash::{Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
 pub use edit::{Edit, EditArgs, EditOutput};
+pub use file_access::FileAccess;
 pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
@@ -64,7 +68,6 @@ pub use table_query::{
 };
 pub use todo::{TodoItem, TodoList, TodoStatus, TodoStore, TodoWrite, TodoWriteArgs};
 pub use web_fetch::{WebFetch, WebFetchArgs, WebFetchConfig, WebFetchOutput};
-pub use workspace_path::{PathError, WorkspacePath, resolve as resolve_in_workspace};
 pub use write::{Write, WriteAction, WriteArgs, WriteOutput};
 
 use qilin_tool::{RegistryError, Services, ToolRegistry};

@@ -1,7 +1,7 @@
 //! `read`: a text file with line numbers.
 
+use crate::file_access::{FileScope, blocking};
 use crate::text_file::{cut_line, numbered, read_text};
-use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -16,7 +16,7 @@ pub const DEFAULT_LINE_LIMIT: usize = 2000;
 /// the start unless `offset`/`limit` say otherwise; lines longer than 2000 characters are cut
 /// with a note.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "read")]
+#[tool(name = "read", paths = ["path"])]
 pub struct Read;
 
 /// Arguments of `read`.
@@ -86,44 +86,8 @@ impl Tool for Read {
     }
 
     async fn call(&self, args: ReadArgs, cx: &ToolContext) -> ToolResult<ReadOutput> {
-        let path = workspace_path::resolve(cx.workspace(), &args.path)?;
-        let text = read_text(cx.workspace(), &path)?;
-        let lines: Vec<&str> = text.lines().collect();
-        let total_lines = lines.len();
-        let offset = args.offset.unwrap_or(1);
-        let limit = args.limit.unwrap_or(DEFAULT_LINE_LIMIT);
-        if offset == 0 || limit == 0 {
-            return Err(ToolError::invalid_arguments(
-                "`offset` and `limit` count lines from 1; give values of at least 1",
-            ));
-        }
-        if offset > total_lines.max(1) {
-            return Err(ToolError::invalid_arguments(format!(
-                "`offset` is {offset} but `{}` has only {total_lines} lines",
-                path.relative
-            )));
-        }
-        let mut out = ReadOutput {
-            path: path.relative,
-            text: String::new(),
-            first_line: 0,
-            last_line: 0,
-            total_lines,
-            cut_lines: Vec::new(),
-        };
-        for (index, line) in lines.iter().enumerate().skip(offset - 1).take(limit) {
-            let (shown, was_cut) = cut_line(line);
-            if was_cut {
-                out.cut_lines.push(index + 1);
-            }
-            out.text.push_str(&shown);
-            out.text.push('\n');
-            if out.first_line == 0 {
-                out.first_line = index + 1;
-            }
-            out.last_line = index + 1;
-        }
-        Ok(out)
+        let scope = FileScope::of(cx);
+        blocking(move || read_lines(&scope, &args)).await
     }
 
     fn content(&self, output: &ReadOutput) -> Vec<ContentBlock> {
@@ -139,6 +103,47 @@ impl Tool for Read {
         }
         vec![ContentBlock::text(text)]
     }
+}
+
+fn read_lines(scope: &FileScope, args: &ReadArgs) -> ToolResult<ReadOutput> {
+    let (_, path) = scope.readable(&args.path)?;
+    let text = read_text(&path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let total_lines = lines.len();
+    let offset = args.offset.unwrap_or(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LINE_LIMIT);
+    if offset == 0 || limit == 0 {
+        return Err(ToolError::invalid_arguments(
+            "`offset` and `limit` count lines from 1; give values of at least 1",
+        ));
+    }
+    if offset > total_lines.max(1) {
+        return Err(ToolError::invalid_arguments(format!(
+            "`offset` is {offset} but `{}` has only {total_lines} lines",
+            path.relative()
+        )));
+    }
+    let mut out = ReadOutput {
+        path: path.relative().to_string(),
+        text: String::new(),
+        first_line: 0,
+        last_line: 0,
+        total_lines,
+        cut_lines: Vec::new(),
+    };
+    for (index, line) in lines.iter().enumerate().skip(offset - 1).take(limit) {
+        let (shown, was_cut) = cut_line(line);
+        if was_cut {
+            out.cut_lines.push(index + 1);
+        }
+        out.text.push_str(&shown);
+        out.text.push('\n');
+        if out.first_line == 0 {
+            out.first_line = index + 1;
+        }
+        out.last_line = index + 1;
+    }
+    Ok(out)
 }
 
 /// The highlighter's language name for a path, from its extension.

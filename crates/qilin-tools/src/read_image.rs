@@ -1,10 +1,10 @@
 //! `read_image`: an image file as an image content block, downscaled when large.
 
-use crate::text_file::read_error;
-use crate::workspace_path;
+use crate::file_access::{FileScope, blocking};
+use crate::text_file::read_bytes;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use image::{ImageFormat, ImageReader};
+use image::{ImageFormat, ImageReader, Limits};
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -15,15 +15,22 @@ use std::io::Cursor;
 pub const MAX_SIDE: u32 = 1568;
 /// The most bytes of an image sent as it is; a larger file is re-encoded smaller.
 pub const MAX_BYTES: usize = 3_750_000;
-/// The largest file read at all (the decoder's memory is bounded too).
+/// The largest file read at all.
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most pixels an image may have to be decoded (read from its header first): 40
+/// megapixels, 160 MB as RGBA.
+pub const MAX_PIXELS: u64 = 40_000_000;
+/// The longest side an image may have to be decoded.
+pub const MAX_DECODED_SIDE: u32 = 20_000;
+/// The most memory the decoder may allocate.
+const MAX_DECODER_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Look at an image file.
 ///
 /// Shows a PNG, JPEG, GIF or WebP file from the workspace. Images larger than 1568 pixels on
 /// a side, or than about 3.75 MB, are downscaled. A GIF shows its first frame.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "read_image")]
+#[tool(name = "read_image", paths = ["path"])]
 pub struct ReadImage;
 
 /// Arguments of `read_image`.
@@ -84,22 +91,17 @@ impl Tool for ReadImage {
     }
 
     async fn call(&self, args: ReadImageArgs, cx: &ToolContext) -> ToolResult<ImageOutput> {
-        let path = workspace_path::resolve(cx.workspace(), &args.path)?;
-        let size = std::fs::metadata(&path.absolute)
-            .map_err(|err| read_error(cx.workspace(), &path, err))?
-            .len();
-        if size > MAX_FILE_BYTES {
-            return Err(ToolError::invalid_arguments(format!(
-                "`{}` is {size} bytes; images over {MAX_FILE_BYTES} bytes are not read",
-                path.relative
-            )));
-        }
-        let bytes =
-            std::fs::read(&path.absolute).map_err(|err| read_error(cx.workspace(), &path, err))?;
-        let relative = path.relative.clone();
-        tokio::task::spawn_blocking(move || prepare(relative, bytes))
-            .await
-            .map_err(|err| ToolError::failed(format!("the image could not be prepared: {err}")))?
+        let scope = FileScope::of(cx);
+        blocking(move || {
+            let (_, path) = scope.readable(&args.path)?;
+            let bytes = read_bytes(
+                &path,
+                MAX_FILE_BYTES,
+                "images that large are not read; make a smaller copy first",
+            )?;
+            prepare(path.relative().to_string(), bytes)
+        })
+        .await
     }
 
     fn content(&self, output: &ImageOutput) -> Vec<ContentBlock> {
@@ -141,13 +143,31 @@ fn prepare(path: String, bytes: Vec<u8>) -> ToolResult<ImageOutput> {
         ImageFormat::WebP => "image/webp",
         other => return Err(not_image(format!("it is {other:?}"))),
     };
-    let decoded = ImageReader::with_format(Cursor::new(&bytes), format)
-        .decode()
+    let (width, height) = ImageReader::with_format(Cursor::new(&bytes), format)
+        .into_dimensions()
         .map_err(|err| {
             ToolError::invalid_arguments(format!(
                 "`{path}` could not be decoded as {media_type}: {err}"
             ))
         })?;
+    if u64::from(width) * u64::from(height) > MAX_PIXELS || width.max(height) > MAX_DECODED_SIDE {
+        return Err(ToolError::invalid_arguments(format!(
+            "`{path}` is {width}x{height} pixels, over the limit of {MAX_PIXELS} pixels \
+             ({MAX_DECODED_SIDE} on a side) that read_image decodes; make a smaller copy \
+             first (e.g. with a script)"
+        )));
+    }
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_SIDE);
+    limits.max_image_height = Some(MAX_DECODED_SIDE);
+    limits.max_alloc = Some(MAX_DECODER_BYTES);
+    let mut reader = ImageReader::with_format(Cursor::new(&bytes), format);
+    reader.limits(limits);
+    let decoded = reader.decode().map_err(|err| {
+        ToolError::invalid_arguments(format!(
+            "`{path}` could not be decoded as {media_type}: {err}"
+        ))
+    })?;
     let (original_width, original_height) = (decoded.width(), decoded.height());
     let fits =
         original_width <= MAX_SIDE && original_height <= MAX_SIDE && bytes.len() <= MAX_BYTES;

@@ -1,19 +1,18 @@
 //! `str_replace_editor`: the text-editor tool models are trained on, with an undo history
 //! kept per session in the [`EditHistory`] service.
 
-use crate::atomic_write::write_atomically;
 use crate::diff::unified_diff;
-use crate::edit::{find_unique, line_of};
+use crate::edit::{find_unique, line_of, replaced};
+use crate::file_access::{FileScope, blocking};
 use crate::jobs::lock;
 use crate::text_file::{cut_line, numbered, read_text};
-use crate::workspace_path::{self, WorkspacePath, relative_string};
+use crate::workspace_path::relative_string;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
-use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use qilin_tool::{PathKind, Resolved, Tool, ToolContext, ToolError, ToolResult, Workspace};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Lines of context shown around an edit.
 const SNIPPET_CONTEXT: usize = 4;
@@ -26,7 +25,7 @@ const MAX_LISTED: usize = 500;
 /// writes a file, `str_replace` replaces text that occurs exactly once, `insert` adds text
 /// after a line, and `undo_edit` reverts the last change this tool made to a file.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "str_replace_editor")]
+#[tool(name = "str_replace_editor", paths = ["path"])]
 pub struct StrReplaceEditor;
 
 /// The editor's commands.
@@ -90,7 +89,7 @@ pub struct StrReplaceEditorOutput {
 /// commands keep no history.
 #[derive(Default)]
 pub struct EditHistory {
-    by_path: Mutex<HashMap<PathBuf, Vec<Option<String>>>>,
+    by_path: Mutex<HashMap<String, Vec<Option<String>>>>,
 }
 
 impl EditHistory {
@@ -99,14 +98,14 @@ impl EditHistory {
         Self::default()
     }
 
-    fn record(&self, path: &Path, before: Option<String>) {
+    fn record(&self, path: &str, before: Option<String>) {
         lock(&self.by_path)
-            .entry(path.to_path_buf())
+            .entry(path.to_string())
             .or_default()
             .push(before);
     }
 
-    fn pop(&self, path: &Path) -> Option<Option<String>> {
+    fn pop(&self, path: &str) -> Option<Option<String>> {
         lock(&self.by_path).get_mut(path)?.pop()
     }
 }
@@ -206,60 +205,9 @@ impl Tool for StrReplaceEditor {
         args: StrReplaceEditorArgs,
         cx: &ToolContext,
     ) -> ToolResult<StrReplaceEditorOutput> {
-        let root = cx.workspace();
-        let path = workspace_path::resolve(root, &args.path)?;
+        let scope = FileScope::of(cx);
         let history = cx.service::<EditHistory>();
-        match args.command {
-            EditorCommand::View => view(root, path, args.view_range.as_deref()),
-            EditorCommand::Create => {
-                let text = need(&args.file_text, "file_text", "create")?;
-                let before = std::fs::read_to_string(&path.absolute).ok();
-                change(
-                    path,
-                    before,
-                    text.clone(),
-                    EditorCommand::Create,
-                    history.as_deref(),
-                    1,
-                )
-            }
-            EditorCommand::StrReplace => {
-                let old = need(&args.old_str, "old_str", "str_replace")?;
-                let new = args.new_str.clone().unwrap_or_default();
-                let before = read_text(root, &path)?;
-                let found = find_unique(&before, old, false, &path.relative, "old_str")?;
-                let after = before.replacen(old.as_str(), &new, 1);
-                let first_line = line_of(&before, found[0]);
-                change(
-                    path,
-                    Some(before),
-                    after,
-                    EditorCommand::StrReplace,
-                    history.as_deref(),
-                    first_line,
-                )
-            }
-            EditorCommand::Insert => {
-                let new = need(&args.new_str, "new_str", "insert")?;
-                let at = *need(&args.insert_line, "insert_line", "insert")?;
-                let before = read_text(root, &path)?;
-                let after = insert_after(&before, at, new).map_err(|total| {
-                    ToolError::invalid_arguments(format!(
-                        "`insert_line` is {at} but `{}` has {total} lines; give 0 to {total}",
-                        path.relative
-                    ))
-                })?;
-                change(
-                    path,
-                    Some(before),
-                    after,
-                    EditorCommand::Insert,
-                    history.as_deref(),
-                    at + 1,
-                )
-            }
-            EditorCommand::UndoEdit => undo(path, history.as_deref()),
-        }
+        blocking(move || run(&scope, &args, history)).await
     }
 
     fn content(&self, output: &StrReplaceEditorOutput) -> Vec<ContentBlock> {
@@ -267,21 +215,89 @@ impl Tool for StrReplaceEditor {
     }
 }
 
+fn run(
+    scope: &FileScope,
+    args: &StrReplaceEditorArgs,
+    history: Option<Arc<EditHistory>>,
+) -> ToolResult<StrReplaceEditorOutput> {
+    let history = history.as_deref();
+    match args.command {
+        EditorCommand::View => {
+            let (workspace, path) = scope.readable(&args.path)?;
+            view(&workspace, path, args.view_range.as_deref())
+        }
+        EditorCommand::Create => {
+            let text = need(&args.file_text, "file_text", "create")?;
+            let path = scope.writable(&args.path)?;
+            let before = match path.kind() {
+                PathKind::File => Some(read_text(&path)?),
+                _ => None,
+            };
+            change(
+                path,
+                before,
+                text.clone(),
+                EditorCommand::Create,
+                history,
+                1,
+            )
+        }
+        EditorCommand::StrReplace => {
+            let old = need(&args.old_str, "old_str", "str_replace")?;
+            let new = args.new_str.clone().unwrap_or_default();
+            let path = scope.writable(&args.path)?;
+            let before = read_text(&path)?;
+            let found = find_unique(&before, old, false, path.relative(), "old_str")?;
+            let after = replaced(&before, &found, old, &new, path.relative())?;
+            let first_line = line_of(&before, found[0]);
+            change(
+                path,
+                Some(before),
+                after,
+                EditorCommand::StrReplace,
+                history,
+                first_line,
+            )
+        }
+        EditorCommand::Insert => {
+            let new = need(&args.new_str, "new_str", "insert")?;
+            let at = *need(&args.insert_line, "insert_line", "insert")?;
+            let path = scope.writable(&args.path)?;
+            let before = read_text(&path)?;
+            let after = insert_after(&before, at, new).map_err(|total| {
+                ToolError::invalid_arguments(format!(
+                    "`insert_line` is {at} but `{}` has {total} lines; give 0 to {total}",
+                    path.relative()
+                ))
+            })?;
+            change(
+                path,
+                Some(before),
+                after,
+                EditorCommand::Insert,
+                history,
+                at + 1,
+            )
+        }
+        EditorCommand::UndoEdit => undo(scope.writable(&args.path)?, history),
+    }
+}
+
 fn view(
-    root: &Path,
-    path: WorkspacePath,
+    workspace: &Workspace,
+    path: Resolved,
     range: Option<&[i64]>,
 ) -> ToolResult<StrReplaceEditorOutput> {
-    let text = if path.absolute.is_dir() {
+    let text = if path.kind() == PathKind::Folder {
         if range.is_some() {
             return Err(ToolError::invalid_arguments(format!(
                 "`view_range` applies to files, and `{}` is a folder",
-                path.relative
+                path.relative()
             )));
         }
-        list_folder(root, &path)
+        list_folder(workspace, &path)
     } else {
-        let content = read_text(root, &path)?;
+        let content = read_text(&path)?;
         let lines: Vec<&str> = content.lines().collect();
         let total = lines.len();
         let (first, last) = match range {
@@ -292,7 +308,7 @@ fn view(
                     return Err(ToolError::invalid_arguments(format!(
                         "`view_range` [{first}, {last}] does not fit `{}`, which has {total} \
                          lines; give [first, last] with 1 <= first <= last <= {total}, or last = -1",
-                        path.relative
+                        path.relative()
                     )));
                 }
                 (*first as usize, last_line as usize)
@@ -310,13 +326,13 @@ fn view(
             .iter()
             .map(|line| cut_line(line).0)
             .collect();
-        let mut text = format!("Here is `{}` with line numbers:\n", path.relative);
+        let mut text = format!("Here is `{}` with line numbers:\n", path.relative());
         text.push_str(&numbered(shown.iter().map(String::as_str), first));
         text
     };
     Ok(StrReplaceEditorOutput {
         command: EditorCommand::View,
-        path: path.relative,
+        path: path.relative().to_string(),
         text,
         diff: None,
         added: 0,
@@ -324,9 +340,11 @@ fn view(
     })
 }
 
-fn list_folder(root: &Path, path: &WorkspacePath) -> String {
+/// The folder's entries two levels deep; each entry is checked beneath the workspace handle,
+/// so a folder swapped for a link during the walk lists nothing from outside.
+fn list_folder(workspace: &Workspace, path: &Resolved) -> String {
     let mut entries = Vec::new();
-    let walker = ignore::WalkBuilder::new(&path.absolute)
+    let walker = ignore::WalkBuilder::new(path.absolute())
         .max_depth(Some(2))
         .sort_by_file_path(|a, b| a.cmp(b))
         .build();
@@ -335,15 +353,18 @@ fn list_folder(root: &Path, path: &WorkspacePath) -> String {
             entries.push("[... more entries; list a subfolder to see them]".to_string());
             break;
         }
-        let mut shown = relative_string(root, entry.path());
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
+        let mut shown = relative_string(workspace.root(), entry.path());
+        let Ok(meta) = workspace.dir().symlink_metadata(&shown) else {
+            continue;
+        };
+        if meta.is_dir() {
             shown.push('/');
         }
         entries.push(shown);
     }
     format!(
         "Files and folders up to 2 levels deep in `{}`, hidden and ignored ones left out:\n{}\n",
-        path.relative,
+        path.relative(),
         entries.join("\n")
     )
 }
@@ -373,37 +394,32 @@ fn insert_after(text: &str, at: usize, new: &str) -> Result<String, usize> {
 }
 
 fn change(
-    path: WorkspacePath,
+    path: Resolved,
     before: Option<String>,
     after: String,
     command: EditorCommand,
     history: Option<&EditHistory>,
     first_changed_line: usize,
 ) -> ToolResult<StrReplaceEditorOutput> {
-    write_atomically(&path.absolute, after.as_bytes()).map_err(|err| {
-        ToolError::failed(format!("`{}` could not be written: {err}", path.relative))
-    })?;
-    let diff = unified_diff(
-        &path.relative,
-        before.as_deref().unwrap_or_default(),
-        &after,
-    );
+    let shown = path.relative().to_string();
+    path.write_atomically(after.as_bytes())
+        .map_err(|err| ToolError::failed(format!("`{shown}` could not be written: {err}")))?;
+    let diff = unified_diff(&shown, before.as_deref().unwrap_or_default(), &after);
     let verb = match (command, before.is_some()) {
         (EditorCommand::Create, false) => "Created",
         (EditorCommand::Create, true) => "Replaced the content of",
         _ => "Edited",
     };
     if let Some(history) = history {
-        history.record(&path.absolute, before);
+        history.record(&shown, before);
     }
     let text = format!(
-        "{verb} `{}`. The changed region, with line numbers:\n{}Check that it is as intended.",
-        path.relative,
+        "{verb} `{shown}`. The changed region, with line numbers:\n{}Check that it is as intended.",
         snippet(&after, first_changed_line, diff.added as usize)
     );
     Ok(StrReplaceEditorOutput {
         command,
-        path: path.relative,
+        path: shown,
         text,
         diff: Some(diff.text),
         added: diff.added,
@@ -426,42 +442,38 @@ fn snippet(text: &str, first: usize, count: usize) -> String {
     numbered(shown.iter().map(String::as_str), start)
 }
 
-fn undo(path: WorkspacePath, history: Option<&EditHistory>) -> ToolResult<StrReplaceEditorOutput> {
+fn undo(path: Resolved, history: Option<&EditHistory>) -> ToolResult<StrReplaceEditorOutput> {
     let history = history.ok_or_else(|| {
         ToolError::failed("undo is not available in this runtime (it keeps no edit history)")
     })?;
-    let Some(before) = history.pop(&path.absolute) else {
+    let shown = path.relative().to_string();
+    let Some(before) = history.pop(&shown) else {
         return Err(ToolError::invalid_arguments(format!(
-            "there is no edit of `{}` to undo in this session",
-            path.relative
+            "there is no edit of `{shown}` to undo in this session"
         )));
     };
-    let current = std::fs::read_to_string(&path.absolute).unwrap_or_default();
+    let current = match path.kind() {
+        PathKind::File => read_text(&path).unwrap_or_default(),
+        _ => String::new(),
+    };
     let text = match &before {
         Some(content) => {
-            write_atomically(&path.absolute, content.as_bytes()).map_err(|err| {
-                ToolError::failed(format!("`{}` could not be restored: {err}", path.relative))
+            path.write_atomically(content.as_bytes()).map_err(|err| {
+                ToolError::failed(format!("`{shown}` could not be restored: {err}"))
             })?;
-            format!("Reverted the last edit of `{}`.", path.relative)
+            format!("Reverted the last edit of `{shown}`.")
         }
         None => {
-            std::fs::remove_file(&path.absolute).map_err(|err| {
-                ToolError::failed(format!("`{}` could not be removed: {err}", path.relative))
+            path.remove_file().map_err(|err| {
+                ToolError::failed(format!("`{shown}` could not be removed: {err}"))
             })?;
-            format!(
-                "Removed `{}`, which the undone edit had created.",
-                path.relative
-            )
+            format!("Removed `{shown}`, which the undone edit had created.")
         }
     };
-    let diff = unified_diff(
-        &path.relative,
-        &current,
-        before.as_deref().unwrap_or_default(),
-    );
+    let diff = unified_diff(&shown, &current, before.as_deref().unwrap_or_default());
     Ok(StrReplaceEditorOutput {
         command: EditorCommand::UndoEdit,
-        path: path.relative,
+        path: shown,
         text,
         diff: Some(diff.text),
         added: diff.added,

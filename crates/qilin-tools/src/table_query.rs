@@ -1,12 +1,12 @@
 //! `table_query`: aggregate a CSV file of the workspace, filtered and grouped
 //! (code-mode-only).
 
+use crate::file_access::{FileScope, blocking};
 use crate::stop_flag::StopOnDrop;
 use crate::table_scan::{GroupValue, Scan, ScanRequest, scan};
 use crate::text_file::read_error;
-use crate::workspace_path;
 use qilin_protocol::{CallPresentation, Detail};
-use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
+use qilin_tool::{PathKind, Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ const DETAIL_ROWS: usize = 20;
 /// surrounding spaces are ignored. The file is read as a stream, up to 256 MiB and 100000
 /// distinct groups.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "table_query", code_mode_only)]
+#[tool(name = "table_query", code_mode_only, paths = ["path"])]
 pub struct TableQuery;
 
 /// How the cells of a group are combined.
@@ -258,23 +258,6 @@ impl Tool for TableQuery {
     }
 
     async fn call(&self, args: TableQueryArgs, cx: &ToolContext) -> ToolResult<TableQueryOutput> {
-        let file = workspace_path::resolve(cx.workspace(), &args.path)?;
-        let size = std::fs::metadata(&file.absolute)
-            .map_err(|err| read_error(cx.workspace(), &file, err))?
-            .len();
-        if file.absolute.is_dir() {
-            return Err(ToolError::invalid_arguments(format!(
-                "`path` `{}` is a folder; give a CSV file",
-                file.relative
-            )));
-        }
-        if size > MAX_TABLE_BYTES {
-            return Err(ToolError::invalid_arguments(format!(
-                "`path` `{}` is {size} bytes; `table_query` reads files up to {MAX_TABLE_BYTES} \
-                 bytes",
-                file.relative
-            )));
-        }
         let aggregate = args.aggregate.unwrap_or_default();
         if args.column.is_none() && aggregate != Aggregate::Count {
             return Err(ToolError::invalid_arguments(format!(
@@ -290,9 +273,9 @@ impl Tool for TableQuery {
         }
         let group_by = args.group_by.unwrap_or_default();
         check_group_by(&group_by)?;
+        let scope = FileScope::of(cx);
         let request = ScanRequest {
-            file: file.absolute,
-            shown: file.relative,
+            path: args.path.clone(),
             aggregate,
             column: args.column.clone(),
             group_by: group_by.clone(),
@@ -301,13 +284,28 @@ impl Tool for TableQuery {
         let stop = Arc::new(AtomicBool::new(false));
         let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
         let order_by = args.order_by.unwrap_or_default();
-        let scanned = tokio::task::spawn_blocking(move || {
-            let mut scanned = scan(&request, &stop)?;
+        let scanned = blocking(move || {
+            let (_, path) = scope.readable(&request.path)?;
+            if path.kind() == PathKind::Folder {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`path` `{}` is a folder; give a CSV file",
+                    path.relative()
+                )));
+            }
+            let file = path.open_file().map_err(|err| read_error(&path, err))?;
+            let size = file.metadata().map_err(|err| read_error(&path, err))?.len();
+            if size > MAX_TABLE_BYTES {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`path` `{}` is {size} bytes; `table_query` reads files up to \
+                     {MAX_TABLE_BYTES} bytes",
+                    path.relative()
+                )));
+            }
+            let mut scanned = scan(&request, file, path.relative(), &stop)?;
             scanned.sort(order_by);
-            Ok::<_, ToolError>(scanned)
+            Ok(scanned)
         })
-        .await
-        .map_err(|err| ToolError::failed(format!("the query stopped unexpectedly: {err}")))??;
+        .await?;
         output(scanned, group_by, aggregate, args.column, limit)
     }
 }

@@ -6,7 +6,6 @@ use crate::table_query::{Aggregate, Filter, FilterOp, FilterValue, MAX_GROUPS, O
 use qilin_tool::{ToolError, ToolResult, closest_names};
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 /// Rows read between two looks at the stop flag.
@@ -14,10 +13,8 @@ const STOP_CHECK_ROWS: u64 = 4096;
 
 /// What to compute over which file.
 pub struct ScanRequest {
-    /// The file, absolute.
-    pub file: PathBuf,
-    /// The file as the model named it, relative to the workspace, for messages.
-    pub shown: String,
+    /// The file as the model named it.
+    pub path: String,
     /// How cells are combined.
     pub aggregate: Aggregate,
     /// The aggregated column (absent only for `count`).
@@ -69,14 +66,18 @@ impl Scan {
     }
 }
 
-/// Reads the file once and aggregates it; stops with an error when `stop` is set.
-pub fn scan(request: &ScanRequest, stop: &AtomicBool) -> ToolResult<Scan> {
-    let shown = &request.shown;
+/// Reads `file` (shown as `shown`, relative to the workspace) once and aggregates it; stops
+/// with an error when `stop` is set.
+pub fn scan(
+    request: &ScanRequest,
+    file: std::fs::File,
+    shown: &str,
+    stop: &AtomicBool,
+) -> ToolResult<Scan> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
-        .from_path(&request.file)
-        .map_err(|err| malformed(shown, &err))?;
+        .from_reader(std::io::BufReader::new(file));
     let header = reader
         .headers()
         .map_err(|err| malformed(shown, &err))?
@@ -125,7 +126,7 @@ pub fn scan(request: &ScanRequest, stop: &AtomicBool) -> ToolResult<Scan> {
         }
         matched_rows += 1;
         let line = record.position().map_or(0, csv::Position::line);
-        let cell = Cell::of(&record, column, request, line)?;
+        let cell = Cell::of(&record, column, request, shown, line)?;
         for (slot, &index) in key.iter_mut().zip(&grouped) {
             slot.clear();
             slot.push_str(&record[index]);
@@ -174,6 +175,7 @@ impl Cell {
         record: &csv::StringRecord,
         column: Option<usize>,
         request: &ScanRequest,
+        shown: &str,
         line: u64,
     ) -> ToolResult<Cell> {
         let Some(index) = column else {
@@ -198,7 +200,7 @@ impl Cell {
                  there; leave such rows out with `where`, or use `count`",
                 request.column.as_deref().unwrap_or_default(),
                 request.aggregate,
-                request.shown,
+                shown,
             )));
         };
         Ok(Cell::Number(number, decimals(text)))

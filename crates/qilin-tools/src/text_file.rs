@@ -1,75 +1,91 @@
 //! Loading a workspace file as text, and showing lines with their numbers.
 
-use crate::workspace_path::WorkspacePath;
-use qilin_tool::ToolError;
+use qilin_tool::{PathKind, Resolved, ToolError};
+use std::io::Read;
 use std::path::Path;
 
 /// Characters of one line shown at most; the rest is replaced by a note.
 pub const MAX_LINE_CHARS: usize = 2000;
 
 /// The largest file read as text; larger ones are refused with a pointer to `grep`.
-const MAX_TEXT_FILE_BYTES: u64 = 256 * 1024 * 1024;
+pub const MAX_TEXT_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// File extensions of the images `read_image` understands.
 const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
 
-/// Reads `path` as UTF-8 text, with an error for the model naming the path when it is missing
-/// (with close names), a folder, binary or an image.
-pub fn read_text(root: &Path, path: &WorkspacePath) -> Result<String, ToolError> {
-    let size = std::fs::metadata(&path.absolute)
-        .map_err(|err| read_error(root, path, err))?
-        .len();
-    if size > MAX_TEXT_FILE_BYTES {
+/// Reads the regular file `path` whole, up to `limit` bytes, with an error for the model
+/// naming the path when it is missing (with close names), a folder, not a regular file, or
+/// larger than `limit` (`too_large` says what to do instead).
+pub fn read_bytes(path: &Resolved, limit: u64, too_large: &str) -> Result<Vec<u8>, ToolError> {
+    let mut file = path.open_file().map_err(|err| read_error(path, err))?;
+    let size = file.metadata().map_err(|err| read_error(path, err))?.len();
+    if size > limit {
         return Err(ToolError::invalid_arguments(format!(
-            "`{}` is {size} bytes, too large to read whole (the limit is {MAX_TEXT_FILE_BYTES}); \
-             find the part you need with `grep`, or use `bash` (`head`, `sed -n`)",
-            path.relative
+            "`{}` is {size} bytes, too large to read whole (the limit is {limit}); {too_large}",
+            path.relative()
         )));
     }
-    let bytes = std::fs::read(&path.absolute).map_err(|err| read_error(root, path, err))?;
-    if looks_like_image(&path.absolute, &bytes) {
+    let mut bytes = Vec::with_capacity(size as usize);
+    (&mut file)
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|err| read_error(path, err))?;
+    Ok(bytes)
+}
+
+/// Reads `path` as UTF-8 text, with an error for the model naming the path when it is missing
+/// (with close names), a folder, not a regular file, binary or an image.
+pub fn read_text(path: &Resolved) -> Result<String, ToolError> {
+    let bytes = read_bytes(
+        path,
+        MAX_TEXT_FILE_BYTES,
+        "find the part you need with `grep`, or use `bash` (`head`, `sed -n`)",
+    )?;
+    let shown = path.relative();
+    if looks_like_image(Path::new(shown), &bytes) {
         return Err(ToolError::invalid_arguments(format!(
-            "`{}` is an image; use the `read_image` tool to see it",
-            path.relative
+            "`{shown}` is an image; use the `read_image` tool to see it"
         )));
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(ToolError::invalid_arguments(format!(
-            "`{}` is a binary file ({} bytes) and cannot be shown as text; inspect it with \
+            "`{shown}` is a binary file ({} bytes) and cannot be shown as text; inspect it with \
              `bash` (e.g. `file`, `xxd | head`) if you need to",
-            path.relative,
             bytes.len()
         )));
     }
     String::from_utf8(bytes).map_err(|err| {
         ToolError::invalid_arguments(format!(
-            "`{}` is not UTF-8 text (invalid byte at offset {}); it may be binary or in another \
-             encoding; inspect it with `bash` (e.g. `file`, `iconv`)",
-            path.relative,
+            "`{shown}` is not UTF-8 text (invalid byte at offset {}); it may be binary or in \
+             another encoding; inspect it with `bash` (e.g. `file`, `iconv`)",
             err.utf8_error().valid_up_to()
         ))
     })
 }
 
-/// The error for a file that could not be read: missing (with close names), a folder, or
-/// another I/O failure.
-pub fn read_error(root: &Path, path: &WorkspacePath, err: std::io::Error) -> ToolError {
-    if path.absolute.is_dir() {
-        return ToolError::invalid_arguments(format!(
-            "`{}` is a folder, not a file; use `glob` or `bash` (`ls`) to list it",
-            path.relative
-        ));
+/// The error for a path that could not be read as a file: missing (with close names), a
+/// folder, not a regular file, or another I/O failure.
+pub fn read_error(path: &Resolved, err: std::io::Error) -> ToolError {
+    let shown = path.relative();
+    match path.kind() {
+        PathKind::Folder => ToolError::invalid_arguments(format!(
+            "`{shown}` is a folder, not a file; use `glob` or `bash` (`ls`) to list it"
+        )),
+        PathKind::Missing => {
+            let near = near_names(path);
+            let hint = if near.is_empty() {
+                String::new()
+            } else {
+                format!("; did you mean {}?", near.join(" or "))
+            };
+            ToolError::invalid_arguments(format!("`{shown}` does not exist{hint}"))
+        }
+        PathKind::Special => ToolError::invalid_arguments(format!(
+            "`{shown}` is not a regular file (a FIFO, socket or device); the file tools only \
+             read and write regular files"
+        )),
+        PathKind::File => ToolError::failed(format!("`{shown}` could not be read: {err}")),
     }
-    if err.kind() == std::io::ErrorKind::NotFound {
-        let near = near_names(root, &path.absolute);
-        let hint = if near.is_empty() {
-            String::new()
-        } else {
-            format!("; did you mean {}?", near.join(" or "))
-        };
-        return ToolError::invalid_arguments(format!("`{}` does not exist{hint}", path.relative));
-    }
-    ToolError::failed(format!("`{}` could not be read: {err}", path.relative))
 }
 
 fn looks_like_image(path: &Path, bytes: &[u8]) -> bool {
@@ -84,32 +100,27 @@ fn looks_like_image(path: &Path, bytes: &[u8]) -> bool {
     by_magic || (by_extension && bytes.contains(&0))
 }
 
-/// Up to three names close to the missing `path`: siblings in its folder (or the nearest
-/// existing ancestor), relative to `root`.
-fn near_names(root: &Path, missing: &Path) -> Vec<String> {
-    let Some(wanted) = missing.file_name().and_then(|n| n.to_str()) else {
+/// Up to three names close to the missing `path`: entries of the nearest existing folder on
+/// its way, relative to the workspace root.
+fn near_names(path: &Resolved) -> Vec<String> {
+    let Some(wanted) = path.relative().rsplit('/').next() else {
         return Vec::new();
     };
-    let mut folder = missing.parent();
-    while let Some(dir) = folder {
-        if dir.is_dir() {
-            break;
-        }
-        folder = dir.parent();
-    }
-    let Some(folder) = folder.filter(|f| f.starts_with(root)) else {
+    let Ok(entries) = path.folder().entries() else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return Vec::new();
-    };
+    let folder = path.folder_relative();
     let mut scored: Vec<(f64, String)> = entries
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let name = entry.file_name().to_str()?.to_string();
             let score = strsim::jaro_winkler(&wanted.to_lowercase(), &name.to_lowercase());
             (score > 0.7).then(|| {
-                let relative = crate::workspace_path::relative_string(root, &folder.join(&name));
+                let relative = if folder == "." {
+                    name
+                } else {
+                    format!("{folder}/{name}")
+                };
                 (score, format!("`{relative}`"))
             })
         })

@@ -178,7 +178,10 @@ async fn fetch(args: &WebFetchArgs, config: &WebFetchConfig) -> ToolResult<WebFe
             )));
         }
         let addresses = vetted_addresses(&url, config).await?;
+        // No proxy, whatever the environment says: a proxy would resolve the host again
+        // itself, after the address guard, and so re-open DNS rebinding to private addresses.
         let mut client = reqwest::Client::builder()
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("Qilin/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
             .timeout(config.timeout);

@@ -1,8 +1,7 @@
 //! `write`: create or overwrite a file, atomically.
 
-use crate::atomic_write::write_atomically;
+use crate::file_access::{FileScope, blocking};
 use crate::read::language_of;
-use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -13,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// Writes the whole content of a file in the workspace, creating missing parent folders. The
 /// write is atomic: the file is either the old one or the new one, never half written.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "write")]
+#[tool(name = "write", paths = ["path"])]
 pub struct Write;
 
 /// Arguments of `write`.
@@ -78,19 +77,25 @@ impl Tool for Write {
     }
 
     async fn call(&self, args: WriteArgs, cx: &ToolContext) -> ToolResult<WriteOutput> {
-        let path = workspace_path::resolve(cx.workspace(), &args.path)?;
-        let created = write_atomically(&path.absolute, args.content.as_bytes()).map_err(|err| {
-            ToolError::failed(format!("`{}` could not be written: {err}", path.relative))
-        })?;
-        Ok(WriteOutput {
-            path: path.relative,
-            bytes_written: args.content.len(),
-            action: if created {
-                WriteAction::Created
-            } else {
-                WriteAction::Replaced
-            },
+        let scope = FileScope::of(cx);
+        blocking(move || {
+            let path = scope.writable(&args.path)?;
+            let created = path
+                .write_atomically(args.content.as_bytes())
+                .map_err(|err| {
+                    ToolError::failed(format!("`{}` could not be written: {err}", path.relative()))
+                })?;
+            Ok(WriteOutput {
+                path: path.relative().to_string(),
+                bytes_written: args.content.len(),
+                action: if created {
+                    WriteAction::Created
+                } else {
+                    WriteAction::Replaced
+                },
+            })
         })
+        .await
     }
 
     fn content(&self, output: &WriteOutput) -> Vec<ContentBlock> {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{Harness, harness, symlink, text};
 use qilin_protocol::{CallStatus, Detail, ErrorCode, EventBody};
-use qilin_tool::{CallOutcome, Caller, ToolCall};
+use qilin_tool::CallOutcome;
 use serde_json::{Value, json};
 
 const SALES: &str = "\
@@ -26,15 +26,7 @@ fn sales() -> Harness {
 
 /// Calls `table_query` as Python in `run_code` would.
 async fn query(h: &Harness, arguments: Value) -> CallOutcome {
-    let call = ToolCall {
-        call_id: "q1".into(),
-        name: "table_query".into(),
-        arguments,
-    };
-    let caller = Caller::Code {
-        parent_call_id: "run-1".into(),
-    };
-    h.executor.dispatch(call, caller).await
+    h.call_from_code("table_query", arguments).await
 }
 
 async fn ok(h: &Harness, arguments: Value) -> Value {

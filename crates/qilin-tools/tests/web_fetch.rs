@@ -230,3 +230,36 @@ async fn invalid_urls_and_schemes_are_refused() {
         .await;
     assert!(message.contains("`file` scheme"), "{message}");
 }
+
+/// A proxy configured in the environment would resolve the host again, after the address
+/// guard: web_fetch never uses one. The test runs itself again in a child process whose
+/// environment names a proxy, and checks the proxy was never contacted.
+#[tokio::test]
+async fn a_proxy_from_the_environment_is_never_used() {
+    if std::env::var_os("QILIN_TEST_PROXY_CHILD").is_some() {
+        let base = serve().await;
+        let (output, _) = local()
+            .ok("web_fetch", json!({"url": format!("{base}/data.json")}))
+            .await;
+        assert_eq!(output["content"], r#"{"answer": 42}"#);
+        return;
+    }
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    proxy.set_nonblocking(true).unwrap();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_proxy_from_the_environment_is_never_used"])
+        .env("QILIN_TEST_PROXY_CHILD", "1")
+        .env("HTTP_PROXY", &proxy_url)
+        .env("http_proxy", &proxy_url)
+        .env("ALL_PROXY", &proxy_url)
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .status()
+        .unwrap();
+    assert!(status.success(), "the fetch failed in the child process");
+    assert!(
+        proxy.accept().is_err(),
+        "web_fetch connected to the proxy named in the environment"
+    );
+}

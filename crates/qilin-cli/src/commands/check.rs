@@ -38,7 +38,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     } else {
         args.paths
     };
-    let builtin = [builtin_skills_root()?];
+    let builtin = [builtin_skills_root()];
     let targets = paths
         .iter()
         .map(|path| Target::from_path(path, &builtin))

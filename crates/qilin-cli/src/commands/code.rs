@@ -2,12 +2,12 @@
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
 use crate::commands::{sandbox_helper, worker_sandbox};
-use qilin_sandbox::Sandbox;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
 use qilin_protocol::{CallStatus, EventBody, ToolResultEvent};
 use qilin_runtime::{discover_skills, full_registry};
+use qilin_sandbox::Sandbox;
 use qilin_tool::{CallOutcome, Caller, Executor, Session, ToolCall};
 use serde::Serialize;
 use std::io::Read;
@@ -74,7 +74,14 @@ pub fn run(command: CodeCommand) -> Result<ExitCode> {
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let data_dir = std::env::temp_dir().join(format!("qilin-code-run-{}", std::process::id()));
+    // A private folder (mode 0700, a random name) kept after the run, so spilled output can
+    // be read and no other user can create, predict or read it.
+    let data_dir = tempfile::Builder::new()
+        .prefix("qilin-code-run-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .context("cannot create a folder for the run's spilled output")?
+        .keep();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let (outcome, calls) = runtime.block_on(run_script(code, workspace, data_dir))?;
     let report = Report {

@@ -11,7 +11,7 @@ pub mod tools;
 
 use anyhow::{Context, Result};
 use qilin_runtime::CodeSandbox;
-use qilin_store::{EventStore, MemoryStore};
+use qilin_store::{EventStore, SqliteOptions, SqliteStore};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,7 +28,15 @@ pub fn sandbox_helper() -> Result<qilin_sandbox::SandboxHelper> {
         .context("cannot locate the qilin binary for the bash sandbox")
 }
 
-/// The store of the sessions of `workspace`.
-pub fn open_store(_workspace: &Path) -> Result<Arc<dyn EventStore>> {
-    Ok(Arc::new(MemoryStore::new()))
+/// The store of the sessions of `workspace`: its SQLite database, shared with the other
+/// terminal sessions of the workspace (a server holds it alone).
+pub fn open_store(workspace: &Path) -> Result<Arc<dyn EventStore>> {
+    let path = workspace.join(qilin_store::DEFAULT_DATABASE);
+    let options = SqliteOptions {
+        shared: true,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, options)
+        .with_context(|| format!("cannot open the session store {}", path.display()))?;
+    Ok(Arc::new(store))
 }

@@ -3,6 +3,7 @@
 //! code-mode calls indented under their `run_code`, and — on a terminal — a live region at
 //! the bottom with a spinner for each running call.
 
+use super::sanitize::sanitized;
 use super::style::{SPINNER, Style};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
@@ -53,8 +54,10 @@ impl TerminalRenderer {
         }
     }
 
-    /// Renders one event.
+    /// Renders one event; every string from the model or a tool in it is made visible first
+    /// (control and escape sequences shown, never executed).
     pub fn handle(&mut self, event: &Event) {
+        let event = sanitized(event);
         match &event.body {
             EventBody::SessionStarted(_)
             | EventBody::TurnStarted { .. }
@@ -513,6 +516,27 @@ Done
         assert_eq!(
             render(log),
             "■ Run command sleep 100  300ms\n  The call was interrupted\n■ interrupted\n"
+        );
+    }
+
+    #[test]
+    fn escape_sequences_from_the_model_and_tools_are_shown_not_executed() {
+        let log = r#"
+{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
+{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"step.text.delta","turnId":"t1","step":1,"text":"Done\u001b]52;c;cm0gLXJmIH4=\u0007 \u001b[2J\n"}
+{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run command","remark":"echo \u001b]0;pwned\u0007"}}
+{"seq":4,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1","toolName":"bash","caller":"direct","status":"ok","content":[],"detail":{"type":"shell","command":"x","output":"ok\r\n\u001b[1A\u001b[Kforged line\r\n","exitCode":0},"durationMs":3}
+{"seq":5,"time":"2026-11-30T12:00:00.000Z","type":"turn.finished","turnId":"t1","reason":"completed"}
+"#;
+        let shown = render(log);
+        assert!(!shown.contains('\u{1b}'), "{shown:?}");
+        assert!(!shown.contains('\u{7}'), "{shown:?}");
+        assert_eq!(
+            shown,
+            "Done\\x1b]52;c;cm0gLXJmIH4=\\x07 \\x1b[2J\n\
+             ✓ Run command echo \\x1b]0;pwned\\x07  3ms\n\
+             \x20 ok\n\
+             \x20 \\x1b[1A\\x1b[Kforged line\n"
         );
     }
 }

@@ -234,3 +234,34 @@ async fn an_unreachable_server_is_a_connect_error_after_the_retries() {
         other => panic!("expected a connect error after 2 attempts, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn the_key_never_follows_a_redirect_to_another_host() {
+    for provider in ["openai", "anthropic"] {
+        let elsewhere = FakeServer::start(vec![Reply::sse(pieces(
+            &fixture("openai_final_text.sse"),
+            80,
+        ))])
+        .await;
+        let target = elsewhere.url("/v1/chat/completions");
+        let server =
+            FakeServer::start(vec![Reply::status(307, &[("location", &target)], "")]).await;
+        let stream = match provider {
+            "openai" => openai(&server, quick_settings()).stream(first_request("gpt-4.1")),
+            _ => anthropic(&server, quick_settings()).stream(first_request("claude")),
+        };
+        let events = drain(stream).await;
+        let error = events
+            .iter()
+            .find_map(|event| match event {
+                Err(err) => Some(err.to_string()),
+                Ok(_) => None,
+            })
+            .expect("the redirect is an error");
+        assert!(error.contains("on another host"), "{provider}: {error}");
+        assert!(
+            elsewhere.requests().is_empty(),
+            "{provider}: the other host received the request"
+        );
+    }
+}

@@ -46,10 +46,20 @@ impl Fixture {
         self.dir.path().join("agent.agent")
     }
 
+    /// A builder of a session of the agent in the workspace. Bash runs unconfined: the sandbox
+    /// needs the `qilin` binary as its helper, and has tests of its own.
+    pub fn builder(&self) -> qilin_runtime::SessionBuilder {
+        self.runtime
+            .session(self.workspace())
+            .agent_file(self.agent())
+            .no_sandbox(true)
+    }
+
     /// A session of the agent answering from `script` (scripted YAML).
     pub async fn session(&self, script: &str, attended: bool) -> SessionHandle {
         self.runtime
             .session(self.workspace())
+            .no_sandbox(true)
             .agent_file(self.agent())
             .model(scripted(script))
             .attended(attended)

@@ -39,6 +39,11 @@ pub struct SqliteOptions {
     /// The largest the database file may grow, in bytes; past it appends fail with
     /// [`StoreError::Full`]. Unlimited (the disk's size) by default.
     pub max_size_bytes: Option<u64>,
+    /// Share the database with other processes that share it (terminal sessions of one
+    /// workspace, each writing its own sessions; SQLite serialises their commits) instead of
+    /// holding it alone (a server, whose followers must see every commit). A process holding
+    /// it alone refuses sharers, and the other way round. Off by default.
+    pub shared: bool,
 }
 
 impl Default for SqliteOptions {
@@ -46,6 +51,7 @@ impl Default for SqliteOptions {
         SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             max_size_bytes: None,
+            shared: false,
         }
     }
 }
@@ -109,7 +115,7 @@ impl SqliteStore {
                 StoreError::Backend(format!("cannot create {}: {err}", folder.display()))
             })?;
         }
-        let lock = ProcessLock::acquire(&path)?;
+        let lock = ProcessLock::acquire(&path, options.shared)?;
         let context = path.display().to_string();
         let error = |err: rusqlite::Error| sqlite_error(&err, &context);
         let mut conn = Connection::open(&path).map_err(error)?;

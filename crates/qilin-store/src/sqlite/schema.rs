@@ -64,8 +64,9 @@ fn lock_path(path: &Path) -> PathBuf {
 }
 
 impl ProcessLock {
-    /// Takes the lock of the database at `path`, or says which process holds it.
-    pub(crate) fn acquire(path: &Path) -> Result<Self, StoreError> {
+    /// Takes the lock of the database at `path` — shared with other sharing processes, or
+    /// exclusive — or says which process holds it.
+    pub(crate) fn acquire(path: &Path, shared: bool) -> Result<Self, StoreError> {
         let lock_path = lock_path(path);
         let io_error = |err: std::io::Error| {
             StoreError::Backend(format!("cannot lock {}: {err}", lock_path.display()))
@@ -77,7 +78,11 @@ impl ProcessLock {
             .truncate(false)
             .open(&lock_path)
             .map_err(io_error)?;
-        match file.try_lock() {
+        let locked = match shared {
+            true => file.try_lock_shared(),
+            false => file.try_lock(),
+        };
+        match locked {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut pid = String::new();
@@ -91,10 +96,12 @@ impl ProcessLock {
             }
             Err(TryLockError::Error(err)) => return Err(io_error(err)),
         }
-        file.set_len(0).map_err(io_error)?;
-        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
-        write!(file, "{}", std::process::id()).map_err(io_error)?;
-        file.flush().map_err(io_error)?;
+        if !shared {
+            file.set_len(0).map_err(io_error)?;
+            file.seek(SeekFrom::Start(0)).map_err(io_error)?;
+            write!(file, "{}", std::process::id()).map_err(io_error)?;
+            file.flush().map_err(io_error)?;
+        }
         Ok(ProcessLock { _file: file })
     }
 }

@@ -66,6 +66,18 @@ fn child_process() {
                 Ok(_) => println!("opened"),
                 Err(err) => println!("error: {err}"),
             },
+            "share" => match SqliteStore::open_with(&database, shared()) {
+                Ok(store) => {
+                    store
+                        .create_session(new_session("child", "/w", 0))
+                        .await
+                        .unwrap();
+                    let events: Vec<_> = (1..=20).map(|seq| child_event(0, seq)).collect();
+                    let head = store.append("child", &events).await.unwrap();
+                    println!("shared {head}");
+                }
+                Err(err) => println!("error: {err}"),
+            },
             "append" => {
                 let store = Arc::new(SqliteStore::open(&database).unwrap());
                 let mut writers = Vec::new();
@@ -181,6 +193,49 @@ async fn a_second_process_is_refused() {
     drop(store);
     let output = child("open", &database).wait_with_output().unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).contains("opened"));
+}
+
+fn shared() -> SqliteOptions {
+    SqliteOptions {
+        shared: true,
+        ..SqliteOptions::default()
+    }
+}
+
+/// Terminal sessions of one workspace share its database: each process writes its own
+/// sessions and sees the others'; a process that holds it alone is refused meanwhile, and the
+/// other way round.
+#[tokio::test]
+async fn processes_that_share_the_database_each_write_their_sessions() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open_with(&database, shared()).unwrap();
+    store
+        .create_session(new_session("parent", "/w", 0))
+        .await
+        .unwrap();
+    let output = child("share", &database).wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("shared 20"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert_eq!(store.read("child", 0, 100).await.unwrap().len(), 20);
+    let events: Vec<_> = (1..=3).map(|seq| child_event(1, seq)).collect();
+    assert_eq!(store.append("parent", &events).await.unwrap(), 3);
+    assert!(matches!(
+        SqliteStore::open(&database).err(),
+        Some(StoreError::InUse { .. })
+    ));
+    drop(store);
+    let alone = SqliteStore::open(&database).unwrap();
+    let output = child("share", &database).wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("is in use by another Qilin process"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    drop(alone);
 }
 
 /// Everything written is there after the store is closed and opened again.

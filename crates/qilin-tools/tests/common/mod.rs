@@ -6,7 +6,8 @@
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode, Event};
 use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
 use qilin_tool::{
-    CallOutcome, Caller, Executor, Requests, Services, Session, ToolCall, ToolRegistry,
+    AllowAll, CallOutcome, Caller, ExecConfig, Executor, Requests, Reviewer, Services, Session,
+    ToolCall, ToolRegistry,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -64,15 +65,28 @@ pub fn sandbox_helper() -> SandboxHelper {
 }
 
 pub fn harness_with(services: Services) -> Harness {
-    harness_requests(services, Requests::unattended())
+    harness_with_all(services, Arc::new(AllowAll), Requests::unattended())
 }
 
 /// A harness whose requests (approvals, questions) someone answers through the session.
 pub fn harness_attended() -> Harness {
-    harness_requests(qilin_tools::session_services(), Requests::attended())
+    harness_with_all(
+        qilin_tools::session_services(),
+        Arc::new(AllowAll),
+        Requests::attended(),
+    )
 }
 
-fn harness_requests(services: Services, requests: Requests) -> Harness {
+/// A harness whose calls pass `reviewer`.
+pub fn harness_reviewed(services: Services, reviewer: Arc<dyn Reviewer>) -> Harness {
+    harness_with_all(services, reviewer, Requests::unattended())
+}
+
+fn harness_with_all(
+    services: Services,
+    reviewer: Arc<dyn Reviewer>,
+    requests: Requests,
+) -> Harness {
     let mut registry = ToolRegistry::new();
     qilin_tools::register_builtins(&mut registry).unwrap();
     let workspace = tempfile::tempdir().unwrap();
@@ -84,7 +98,12 @@ fn harness_requests(services: Services, requests: Requests) -> Harness {
     );
     let events = session.events().subscribe();
     Harness {
-        executor: Executor::new(Arc::new(registry), session),
+        executor: Executor::with_policy(
+            Arc::new(registry),
+            session,
+            reviewer,
+            ExecConfig::default(),
+        ),
         events,
         workspace,
         data,
@@ -118,6 +137,19 @@ impl Harness {
             arguments,
         };
         self.executor.dispatch(call, Caller::Direct).await
+    }
+
+    /// Calls the tool as Python inside `run_code` would (a code-mode-only tool too).
+    pub async fn call_from_code(&self, name: &str, arguments: Value) -> CallOutcome {
+        let call = ToolCall {
+            call_id: self.next_id(),
+            name: name.into(),
+            arguments,
+        };
+        let caller = Caller::Code {
+            parent_call_id: "run-1".into(),
+        };
+        self.executor.dispatch(call, caller).await
     }
 
     pub async fn call_cancellable(
