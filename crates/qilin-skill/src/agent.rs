@@ -441,18 +441,7 @@ fn check_tools(
     for (index, name) in names.iter().enumerate() {
         let line = source.line_of(&[key("tools"), Segment::Index(index)]);
         let Some(tool) = registry.get(name) else {
-            let suggestions = registry.suggest(name);
-            let hint = if suggestions.is_empty() {
-                "; `qilin tools list` shows every tool".to_string()
-            } else {
-                format!("; did you mean `{}`?", suggestions.join("` or `"))
-            };
-            errors.push(Diagnostic::error(
-                DiagnosticKind::UnknownTool,
-                source.path,
-                line,
-                format!("`tools` names `{name}`, but no tool has that name{hint}"),
-            ));
+            errors.push(unknown_tool(source, line, "tools", name, registry));
             continue;
         };
         if tool.code_mode_only() {
@@ -491,6 +480,28 @@ fn check_tools(
     mounted
 }
 
+/// The error for `key` naming a tool that does not exist, with close names.
+fn unknown_tool(
+    source: &Source,
+    line: Option<usize>,
+    key: &str,
+    name: &str,
+    registry: &ToolRegistry,
+) -> Diagnostic {
+    let suggestions = registry.suggest(name);
+    let hint = if suggestions.is_empty() {
+        "; `qilin tools list` shows every tool".to_string()
+    } else {
+        format!("; did you mean `{}`?", suggestions.join("` or `"))
+    };
+    Diagnostic::error(
+        DiagnosticKind::UnknownTool,
+        source.path,
+        line,
+        format!("`{key}` names `{name}`, but no tool has that name{hint}"),
+    )
+}
+
 fn check_code_tools(
     raw: &RawAgent,
     source: &Source,
@@ -519,18 +530,7 @@ fn check_code_tools(
                 "`code_tools` names `run_code`, which code can never call (the code already runs inside it); remove it",
             ));
         } else if !name.ends_with('*') && registry.get(name).is_none() {
-            let suggestions = registry.suggest(name);
-            let hint = if suggestions.is_empty() {
-                "; `qilin tools list` shows every tool".to_string()
-            } else {
-                format!("; did you mean `{}`?", suggestions.join("` or `"))
-            };
-            errors.push(Diagnostic::error(
-                DiagnosticKind::UnknownTool,
-                source.path,
-                line,
-                format!("`code_tools` names `{name}`, but no tool has that name{hint}"),
-            ));
+            errors.push(unknown_tool(source, line, "code_tools", name, registry));
         }
     }
 }
