@@ -80,6 +80,8 @@ export const en = {
   'search.files_other': '{{count}} files',
   'search.matches_one': '{{count}} match',
   'search.matches_other': '{{count}} matches',
+  'search.moreFiles_one': 'Show {{count}} more file',
+  'search.moreFiles_other': 'Show {{count}} more files',
   'search.noMatches': 'No matches',
   'search.truncated': 'More results were left out',
   'search.inPath': 'in {{path}}',

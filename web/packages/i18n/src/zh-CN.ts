@@ -80,6 +80,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
 
   'search.files_other': '{{count}} 个文件',
   'search.matches_other': '{{count}} 处匹配',
+  'search.moreFiles_other': '再显示 {{count}} 个文件',
   'search.noMatches': '没有匹配',
   'search.truncated': '其余结果已省略',
   'search.inPath': '位于 {{path}}',
