@@ -9,6 +9,7 @@ export const en = {
 
   'row.toolCall': 'Tool call',
   'row.showDetails': 'Show details of {{title}}',
+  'row.open': 'Open',
   'row.inspect': 'Inspect',
   'row.inspectCall': 'Inspect the call {{callId}}',
   'row.openFile': 'Open {{path}}',

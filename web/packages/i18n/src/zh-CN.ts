@@ -14,6 +14,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
 
   'row.toolCall': '工具调用',
   'row.showDetails': '显示{{title}}的详情',
+  'row.open': '打开',
   'row.inspect': '检查',
   'row.inspectCall': '检查调用 {{callId}}',
   'row.openFile': '打开 {{path}}',

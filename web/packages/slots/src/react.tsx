@@ -6,8 +6,9 @@ import {
   type ComponentType,
   type ReactNode,
 } from 'react';
-import { SlotError, SlotRegistry, type SlotName, type SlotPropsMap, type SlotView } from './registry';
-import { checkShared, type SlotShared } from './shared';
+import { SlotError, SlotRegistry, type SlotName, type SlotView } from './registry';
+import { checkShared } from './shared';
+import type { SlotPropsMap, SlotShared } from './index';
 
 interface SlotContextValue {
   registry: SlotRegistry;
@@ -62,6 +63,12 @@ export function useSlotShared<K extends keyof SlotShared>(group: K): SlotShared[
     throw new SlotError(`the shared group \`${String(group)}\` is missing; give it to <SlotsProvider shared>`);
   }
   return value as SlotShared[K];
+}
+
+/** One group of the shared hooks and host data, or `fallback` when the host did not provide it. */
+export function useSlotSharedOr<K extends keyof SlotShared>(group: K, fallback: SlotShared[K]): SlotShared[K] {
+  const value = useContext(SlotContext)?.shared[group];
+  return (value ?? fallback) as SlotShared[K];
 }
 
 /** Renders the view registered for `key` in slot `name`, or `fallback` when there is none. */

@@ -1,17 +1,5 @@
+import type { SlotPropsMap } from './index';
 import type { ComponentType } from 'react';
-
-/**
- * The props each slot's views take, by slot name. A package that owns a slot declares it by
- * augmenting this interface:
- *
- * ```ts
- * declare module '@qilin-agent/slots' {
- *   interface SlotPropsMap { 'tool.call.toolview': ToolCallViewProps }
- * }
- * ```
- */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface SlotPropsMap {}
 
 /** A declared slot's name. */
 export type SlotName = keyof SlotPropsMap & string;

@@ -1,19 +1,6 @@
 import { isValidElement } from 'react';
 import { SlotError } from './registry';
 
-/**
- * What every view of a slot may use besides its props: shared hooks and host data. A
- * package augments it with its own groups:
- *
- * ```ts
- * declare module '@qilin-agent/slots' {
- *   interface SlotShared { tool: ToolCallShared }
- * }
- * ```
- */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface SlotShared {}
-
 const isPlainObject = (value: object): boolean => {
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;

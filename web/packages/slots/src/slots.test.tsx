@@ -5,13 +5,11 @@ import { SlotError, SlotRegistry } from './registry';
 import { Slot, SlotsProvider, useSlotShared } from './react';
 import { checkShared } from './shared';
 
-declare module './registry' {
+declare module './index' {
   interface SlotPropsMap {
     'test.greeting': { name: string };
     'test.other': { name: string };
   }
-}
-declare module './shared' {
   interface SlotShared {
     test: { prefix: string; shout: (text: string) => string };
   }
