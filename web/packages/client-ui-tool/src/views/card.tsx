@@ -1,7 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import { useSlotSharedOr } from '@qilin-agent/slots';
 import { RowAction, TerminalOutput, ToolRowChrome, type CallState, type IconName } from '@qilin-agent/ui-primitives';
-import { useId, useState, type ReactNode } from 'react';
+import { Children, useId, useState, type ReactNode } from 'react';
 import type { DeniedModel } from '../models/denied';
 import type { GenericModel } from '../models/generic';
 import type { PlainBody } from '../models/outcome';
@@ -51,7 +51,7 @@ export function ToolCard(props: ToolCardProps) {
   const detailsId = useId();
   const [expanded, setExpanded] = useState(false);
   const { callId, host, openPath, children } = props;
-  const expandable = children !== undefined && children !== null && children !== false;
+  const expandable = Children.toArray(children).length > 0;
   const actions: ReactNode[] = [];
   if (openPath !== undefined && host.openFile !== undefined) {
     const open = host.openFile;
