@@ -33,8 +33,11 @@ function frozenHooks(entry: GalleryCase): { tool: ToolCallShared } {
 
 function stateOf(entry: GalleryCase): string {
   return callState({
-    phase: entry.phase === 'preparing' ? 'preparing' : entry.phase === 'running' ? 'start' : 'result',
-    ...(entry.status === undefined ? {} : { result: { status: entry.status, content: [], durationMs: 0 } as never }),
+    phase:
+      entry.phase === 'preparing' ? 'preparing' : entry.phase === 'running' ? 'start' : 'result',
+    ...(entry.status === undefined
+      ? {}
+      : { result: { status: entry.status, content: [], durationMs: 0 } as never }),
   });
 }
 
@@ -56,7 +59,13 @@ function Case(props: { entry: GalleryCase; cwd: string; host: Host }) {
         {entry.toolName} · {state} <span className="gallery-case__id">{entry.callId}</span>
       </h3>
       <SlotsProvider registry={registry} shared={shared}>
-        <ToolCallTree node={entry.root} cwd={cwd} home={FIXTURE_HOME} openFile={host.openFile} inspect={host.inspect} />
+        <ToolCallTree
+          node={entry.root}
+          cwd={cwd}
+          home={FIXTURE_HOME}
+          openFile={host.openFile}
+          inspect={host.inspect}
+        />
       </SlotsProvider>
     </article>
   );
@@ -68,14 +77,21 @@ interface Host {
   inspect: (callId: string) => void;
 }
 
-const LOGS = FIXTURES.map(([name, source]) => ({ name, cwd: workspaceOf(source), cases: casesOf(name, source) }));
+const LOGS = FIXTURES.map(([name, source]) => ({
+  name,
+  cwd: workspaceOf(source),
+  cases: casesOf(name, source),
+}));
 
 /** Every card of every recorded log in every state it went through, and the hand-made tree. */
 export function Gallery(props: { locale: Locale }) {
-  const registry = useMemo(createRegistry, []);
+  const registry = useMemo(() => createRegistry(), []);
   const [said, setSaid] = useState('');
   const openFile = useCallback((path: string) => setSaid(`openFile(${JSON.stringify(path)})`), []);
-  const inspect = useCallback((callId: string) => setSaid(`inspect(${JSON.stringify(callId)})`), []);
+  const inspect = useCallback(
+    (callId: string) => setSaid(`inspect(${JSON.stringify(callId)})`),
+    [],
+  );
   const host = useMemo(() => ({ registry, openFile, inspect }), [registry, openFile, inspect]);
   const total = LOGS.reduce((sum, log) => sum + log.cases.length, 0);
   return (
@@ -111,7 +127,12 @@ export function Gallery(props: { locale: Locale }) {
         </header>
         <main>
           {LOGS.map((log) => (
-            <section key={log.name} id={`log-${log.name}`} className="gallery__log" aria-labelledby={`title-${log.name}`}>
+            <section
+              key={log.name}
+              id={`log-${log.name}`}
+              className="gallery__log"
+              aria-labelledby={`title-${log.name}`}
+            >
               <h2 id={`title-${log.name}`}>{log.name}</h2>
               {log.cases.map((entry) => (
                 <Case key={entry.id} entry={entry} cwd={log.cwd} host={host} />
@@ -120,9 +141,20 @@ export function Gallery(props: { locale: Locale }) {
           ))}
           <section id="log-handmade" className="gallery__log" aria-labelledby="title-handmade">
             <h2 id="title-handmade">Two levels of nesting (hand-made)</h2>
-            <article className="gallery-case" data-gallery-case="handmade/two-levels" data-tool="run_code" data-state="ok">
+            <article
+              className="gallery-case"
+              data-gallery-case="handmade/two-levels"
+              data-tool="run_code"
+              data-state="ok"
+            >
               <SlotsProvider registry={registry}>
-                <ToolCallTree node={TWO_LEVELS} cwd="/home/qilin/workspace" home={FIXTURE_HOME} openFile={openFile} inspect={inspect} />
+                <ToolCallTree
+                  node={TWO_LEVELS}
+                  cwd="/home/qilin/workspace"
+                  home={FIXTURE_HOME}
+                  openFile={openFile}
+                  inspect={inspect}
+                />
               </SlotsProvider>
             </article>
           </section>

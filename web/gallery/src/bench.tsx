@@ -1,7 +1,11 @@
 import '@qilin-agent/ui-primitives/styles.css';
 import '@qilin-agent/client-ui-tool/styles.css';
 import './gallery.css';
-import { createToolCallHooks, registerBuiltinToolViews, ToolCallTree } from '@qilin-agent/client-ui-tool';
+import {
+  createToolCallHooks,
+  registerBuiltinToolViews,
+  ToolCallTree,
+} from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { ConversationStore, type ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
@@ -49,7 +53,11 @@ const shared = { tool: createToolCallHooks(store) };
 const committed = new Set<string>();
 
 function roots(): ToolNode[] {
-  return store.getTree().turns.flatMap((turn) => turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])));
+  return store
+    .getTree()
+    .turns.flatMap((turn) =>
+      turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])),
+    );
 }
 
 function Transcript() {
@@ -74,7 +82,13 @@ function Transcript() {
 function statistics(samples: number[], trees: number): Series {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { updates: samples.length, medianMs: at(0.5), p95Ms: at(0.95), maxMs: sorted[sorted.length - 1] ?? 0, treesRenderedPerUpdate: trees };
+  return {
+    updates: samples.length,
+    medianMs: at(0.5),
+    p95Ms: at(0.95),
+    maxMs: sorted[sorted.length - 1] ?? 0,
+    treesRenderedPerUpdate: trees,
+  };
 }
 
 /** Applies `updates` events at 100 a second, each rendered synchronously and timed. */
@@ -98,7 +112,8 @@ function stream(make: (index: number) => unknown): Promise<Series> {
   });
 }
 
-const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+const nextFrame = () =>
+  new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 async function run(): Promise<void> {
   const container = document.getElementById('root') as HTMLElement;
@@ -136,7 +151,14 @@ async function run(): Promise<void> {
     callId: nestedCallId,
     text: `   Compiling crate_${index} v0.1.0\n`,
   }));
-  const result: BenchResult = { calls: count, firstRenderMs, firstPaintMs, argumentDelta, nestedProgress, done: true };
+  const result: BenchResult = {
+    calls: count,
+    firstRenderMs,
+    firstPaintMs,
+    argumentDelta,
+    nestedProgress,
+    done: true,
+  };
   window.__QILIN_BENCH__ = result;
   const report = document.createElement('pre');
   report.id = 'bench-result';

@@ -38,7 +38,8 @@ export function workspaceOf(source: string): string {
   for (const line of source.split('\n')) {
     try {
       const value = JSON.parse(line) as { type?: unknown; workspace?: unknown };
-      if (value.type === 'session.started' && typeof value.workspace === 'string') return value.workspace;
+      if (value.type === 'session.started' && typeof value.workspace === 'string')
+        return value.workspace;
     } catch {
       // Lines that are not JSON are the reader's business.
     }

@@ -10,10 +10,17 @@ export const TWO_LEVELS: ToolNode = {
   toolName: 'run_code',
   caller: 'direct',
   phase: 'done',
-  arguments: { code: 'sdk.tool.call("run_code", {"code": "sdk.tool.call(\\"read\\", {\\"path\\": \\"README.md\\"})"})' },
+  arguments: {
+    code: 'sdk.tool.call("run_code", {"code": "sdk.tool.call(\\"read\\", {\\"path\\": \\"README.md\\"})"})',
+  },
   presentation: { action: 'Run code', remark: 'sdk.tool.call("run_code", …)' },
   progress: '',
-  outcome: { status: 'ok', content: [{ type: 'text', text: '(the code printed nothing and returned None)' }], output: { printed: '', value: null, tool_calls: 1 }, durationMs: 12 },
+  outcome: {
+    status: 'ok',
+    content: [{ type: 'text', text: '(the code printed nothing and returned None)' }],
+    output: { printed: '', value: null, tool_calls: 1 },
+    durationMs: 12,
+  },
   subCalls: [
     {
       callId: 'call_1.1',
@@ -24,7 +31,12 @@ export const TWO_LEVELS: ToolNode = {
       arguments: { code: 'sdk.tool.call("read", {"path": "README.md"})' },
       presentation: { action: 'Run code', remark: 'sdk.tool.call("read", …)' },
       progress: '',
-      outcome: { status: 'ok', content: [{ type: 'text', text: '(the code printed nothing and returned None)' }], output: { printed: '', value: null, tool_calls: 1 }, durationMs: 8 },
+      outcome: {
+        status: 'ok',
+        content: [{ type: 'text', text: '(the code printed nothing and returned None)' }],
+        output: { printed: '', value: null, tool_calls: 1 },
+        durationMs: 8,
+      },
       subCalls: [
         {
           callId: 'call_1.1.1',
@@ -38,7 +50,14 @@ export const TWO_LEVELS: ToolNode = {
           outcome: {
             status: 'ok',
             content: [{ type: 'text', text: '     1\t# Sales report\n' }],
-            output: { path: 'README.md', text: '# Sales report\n', first_line: 1, last_line: 1, total_lines: 1, cut_lines: [] },
+            output: {
+              path: 'README.md',
+              text: '# Sales report\n',
+              first_line: 1,
+              last_line: 1,
+              total_lines: 1,
+              cut_lines: [],
+            },
             durationMs: 1,
           },
           subCalls: [],

@@ -23,7 +23,14 @@ export { ToolCallTree, type ToolCallTreeProps } from './tree/ToolCallTree';
 export { createToolCallHooks, previousCall } from './tree/hooks';
 export { BUILTIN_TOOL_VIEWS, registerBuiltinToolViews } from './register';
 export { shortenPath } from './paths';
-export { GenericCard, PlainDetails, TextBlock, ToolCard, useToolHooks, type ToolCardProps } from './views/card';
+export {
+  GenericCard,
+  PlainDetails,
+  TextBlock,
+  ToolCard,
+  useToolHooks,
+  type ToolCardProps,
+} from './views/card';
 export { GenericToolView } from './views/builtin';
 export {
   Fields,
@@ -45,9 +52,23 @@ export { plainBody, type PlainBody } from './models/outcome';
 export { shellModel, type ShellBody, type ShellModel } from './models/shell';
 export { numberedLines, readModel, type ExcerptBody, type ReadModel } from './models/read';
 export { imageModel, type ImageModel } from './models/image';
-export { editModel, editorModel, preparingSize, writeModel, type DiffBody, type DiffModel } from './models/diff';
+export {
+  editModel,
+  editorModel,
+  preparingSize,
+  writeModel,
+  type DiffBody,
+  type DiffModel,
+} from './models/diff';
 export { globModel, grepModel, type SearchModel } from './models/search';
 export { webModel, type WebModel } from './models/web';
-export { compareTodos, todoItems, todoModel, type TodoItem, type TodoModel, type TodoRow } from './models/todo';
+export {
+  compareTodos,
+  todoItems,
+  todoModel,
+  type TodoItem,
+  type TodoModel,
+  type TodoRow,
+} from './models/todo';
 export { questionModel, type QuestionModel, type QuestionRow } from './models/question';
 export { runCodeModel, type RunCodeModel } from './models/runCode';

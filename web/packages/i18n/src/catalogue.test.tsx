@@ -15,7 +15,8 @@ describe('every locale is complete', () => {
     expect(new Set(Object.keys(catalogue).map(base))).toEqual(keys);
     for (const [key, text] of Object.entries(catalogue)) {
       expect(text.trim(), key).not.toBe('');
-      const source = (en as Record<string, string>)[key] ?? (en as Record<string, string>)[`${base(key)}_other`];
+      const source =
+        (en as Record<string, string>)[key] ?? (en as Record<string, string>)[`${base(key)}_other`];
       expect(placeholders(text), key).toEqual(placeholders(source ?? ''));
     }
     for (const key of Object.keys(catalogue).filter((k) => k.endsWith('_other'))) {

@@ -30,9 +30,7 @@ export function createI18n(locale: Locale = 'en'): i18n {
     supportedLngs: [...LOCALES],
     ns: [NAMESPACE],
     defaultNS: NAMESPACE,
-    resources: Object.fromEntries(
-      LOCALES.map((name) => [name, { [NAMESPACE]: catalogues[name] }]),
-    ),
+    resources: Object.fromEntries(LOCALES.map((name) => [name, { [NAMESPACE]: catalogues[name] }])),
     keySeparator: false,
     nsSeparator: false,
     interpolation: { escapeValue: false },

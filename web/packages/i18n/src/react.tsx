@@ -1,5 +1,5 @@
 import type { i18n } from 'i18next';
-import { useCallback, useMemo, type ReactNode } from 'react';
+import { useMemo, type ReactNode } from 'react';
 import { I18nextProvider, useTranslation } from 'react-i18next';
 import { createI18n, NAMESPACE, type Locale } from './catalogue';
 import type { Message, MessageKey, MessageValues } from './keys';
@@ -23,12 +23,12 @@ export function I18nProvider(props: { i18n?: i18n; locale?: Locale; children: Re
 /** The translate function of the conversation namespace. */
 export function useT(): Translate {
   const { t } = useTranslation(NAMESPACE);
-  return useCallback(
-    ((keyOrMessage: MessageKey | Message, values?: MessageValues) => {
+  return useMemo(() => {
+    const translate = (keyOrMessage: MessageKey | Message, values?: MessageValues) => {
       const key = typeof keyOrMessage === 'string' ? keyOrMessage : keyOrMessage.key;
       const given = typeof keyOrMessage === 'string' ? values : keyOrMessage.values;
       return t(key, given ?? {});
-    }) as Translate,
-    [t],
-  );
+    };
+    return translate as Translate;
+  }, [t]);
 }

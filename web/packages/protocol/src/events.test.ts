@@ -19,7 +19,11 @@ describe('readEventLog', () => {
       { line: 4, message: 'a `tool.result` event needs a number `seq`, got nothing' },
       { line: 5, seq: 4, message: 'an event needs a string `type`, got nothing' },
       { line: 7, message: 'an event should be a JSON object, got an array' },
-      { line: 10, seq: 7, message: '`step.text.delta` event: `text` should be a string, got a object' },
+      {
+        line: 10,
+        seq: 7,
+        message: '`step.text.delta` event: `text` should be a string, got a object',
+      },
       { line: 11, message: expect.stringMatching(/^not JSON/) },
     ]);
     expect(log.events.map((event) => event.seq)).toEqual([1, 5, 6]);
@@ -47,15 +51,31 @@ describe('readEventLog', () => {
       { questions: [{ id: 'q', question: 'Which?' }] },
     ]);
     expect(log.problems).toEqual([
-      { line: 11, seq: 11, message: '`tool.result` event: `durationMs` should be a number, got the string "soon"' },
+      {
+        line: 11,
+        seq: 11,
+        message: '`tool.result` event: `durationMs` should be a number, got the string "soon"',
+      },
     ]);
   });
 });
 
 test('readEvent never throws on odd values', () => {
-  for (const value of [undefined, null, 1, 'x', [], {}, { type: 1 }, { type: 'tool.start', seq: 'x' }]) {
+  for (const value of [
+    undefined,
+    null,
+    1,
+    'x',
+    [],
+    {},
+    { type: 1 },
+    { type: 'tool.start', seq: 'x' },
+  ]) {
     expect(readEvent(value).kind).toBe('invalid');
   }
-  expect(readEvent({ seq: 1, type: 'future.event' })).toEqual({ kind: 'unknown', type: 'future.event' });
+  expect(readEvent({ seq: 1, type: 'future.event' })).toEqual({
+    kind: 'unknown',
+    type: 'future.event',
+  });
   expect(malformedFixtures().length).toBe(5);
 });

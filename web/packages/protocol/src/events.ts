@@ -228,7 +228,9 @@ export function readEvent(value: unknown): EventReading {
   if (seq === undefined) {
     return {
       kind: 'invalid',
-      problem: { message: `a \`${type}\` event needs a number \`seq\`, got ${describe(value.seq)}` },
+      problem: {
+        message: `a \`${type}\` event needs a number \`seq\`, got ${describe(value.seq)}`,
+      },
     };
   }
   try {

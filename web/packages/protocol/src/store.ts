@@ -79,7 +79,10 @@ export class ConversationStore {
    * once more and dropped.
    */
   subscribePreparing(callId: string, listener: Listener): () => void {
-    if (this.fold.preparingArguments(callId) === undefined && this.fold.call(callId)?.phase !== 'preparing') {
+    if (
+      this.fold.preparingArguments(callId) === undefined &&
+      this.fold.call(callId)?.phase !== 'preparing'
+    ) {
       return () => undefined;
     }
     let set = this.preparingListeners.get(callId);

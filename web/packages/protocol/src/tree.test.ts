@@ -84,7 +84,11 @@ function allNodes(nodes: readonly ToolNode[]): ToolNode[] {
 describe('snapshots share what an event did not touch', () => {
   const events = fixtureEvents('code-mode');
   const rootCalls = (fold: ConversationFold) =>
-    fold.tree().turns.flatMap((turn) => turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])));
+    fold
+      .tree()
+      .turns.flatMap((turn) =>
+        turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])),
+      );
 
   test('an event for a nested call replaces it and its ancestors only', () => {
     const fold = foldEvents(events);
@@ -109,10 +113,22 @@ describe('snapshots share what an event did not touch', () => {
 
   test('argument text streams beside the tree, which keeps its snapshot', () => {
     const fold = new ConversationFold();
-    fold.apply({ seq: 1, type: 'tool.preparing', callId: 'c1', toolName: 'write', argumentsDelta: '' });
+    fold.apply({
+      seq: 1,
+      type: 'tool.preparing',
+      callId: 'c1',
+      toolName: 'write',
+      argumentsDelta: '',
+    });
     const tree = fold.tree();
     for (let i = 0; i < 200; i += 1) {
-      const change = fold.apply({ seq: i + 2, type: 'tool.preparing', callId: 'c1', toolName: 'write', argumentsDelta: 'x' });
+      const change = fold.apply({
+        seq: i + 2,
+        type: 'tool.preparing',
+        callId: 'c1',
+        toolName: 'write',
+        argumentsDelta: 'x',
+      });
       expect(change).toEqual({ tree: false, preparing: 'c1' });
     }
     expect(fold.tree()).toBe(tree);

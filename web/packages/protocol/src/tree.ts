@@ -164,7 +164,9 @@ export class ConversationFold {
   private fold(event: Event): FoldChange {
     switch (event.type) {
       case 'turn.started':
-        this.writableTurns().push(this.draft({ turnId: event.turnId, prompt: event.prompt, items: [] }));
+        this.writableTurns().push(
+          this.draft({ turnId: event.turnId, prompt: event.prompt, items: [] }),
+        );
         return { tree: true };
       case 'turn.finished': {
         const last = this.turns.length - 1;
@@ -187,7 +189,10 @@ export class ConversationFold {
           this.insert(newNode(event.callId, event.toolName, 'direct', undefined));
           tree = true;
         }
-        this.preparing.set(event.callId, (this.preparing.get(event.callId) ?? '') + event.argumentsDelta);
+        this.preparing.set(
+          event.callId,
+          (this.preparing.get(event.callId) ?? '') + event.argumentsDelta,
+        );
         return { tree, preparing: event.callId };
       }
       case 'tool.start':
@@ -364,7 +369,7 @@ function setOptional<T extends object, K extends keyof T>(
   key: K,
   value: T[K] | undefined,
 ): void {
-  if (value === undefined) delete target[key];
+  if (value === undefined) Reflect.deleteProperty(target, key);
   else target[key] = value;
 }
 

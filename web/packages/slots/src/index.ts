@@ -6,7 +6,14 @@
  */
 export { SlotError, SlotRegistry, type SlotEntry, type SlotName, type SlotView } from './registry';
 export { checkShared } from './shared';
-export { Slot, SlotsProvider, useSlotRegistry, useSlotShared, useSlotSharedOr, useSlotView } from './react';
+export {
+  Slot,
+  SlotsProvider,
+  useSlotRegistry,
+  useSlotShared,
+  useSlotSharedOr,
+  useSlotView,
+} from './react';
 
 /**
  * The props each slot's views take, by slot name. A package that owns a slot declares it by

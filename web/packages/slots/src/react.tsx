@@ -6,7 +6,7 @@ import {
   type ComponentType,
   type ReactNode,
 } from 'react';
-import { SlotError, SlotRegistry, type SlotName, type SlotView } from './registry';
+import { SlotError, type SlotName, type SlotRegistry, type SlotView } from './registry';
 import { checkShared } from './shared';
 import type { SlotPropsMap, SlotShared } from './index';
 
@@ -51,7 +51,11 @@ export function useSlotRegistry(): SlotRegistry {
 /** The view registered for `key` in slot `name` (following later registrations). */
 export function useSlotView<N extends SlotName>(name: N, key: string): SlotView<N> | undefined {
   const { registry } = useSlotContext();
-  const version = useSyncExternalStore(registry.subscribe, registry.getVersion, registry.getVersion);
+  const version = useSyncExternalStore(
+    registry.subscribe,
+    registry.getVersion,
+    registry.getVersion,
+  );
   // eslint-disable-next-line react-hooks/exhaustive-deps -- `version` stands for the registry's content
   return useMemo(() => registry.lookup(name, key), [registry, name, key, version]);
 }
@@ -60,13 +64,18 @@ export function useSlotView<N extends SlotName>(name: N, key: string): SlotView<
 export function useSlotShared<K extends keyof SlotShared>(group: K): SlotShared[K] {
   const value = useSlotContext().shared[group];
   if (value === undefined) {
-    throw new SlotError(`the shared group \`${String(group)}\` is missing; give it to <SlotsProvider shared>`);
+    throw new SlotError(
+      `the shared group \`${String(group)}\` is missing; give it to <SlotsProvider shared>`,
+    );
   }
   return value as SlotShared[K];
 }
 
 /** One group of the shared hooks and host data, or `fallback` when the host did not provide it. */
-export function useSlotSharedOr<K extends keyof SlotShared>(group: K, fallback: SlotShared[K]): SlotShared[K] {
+export function useSlotSharedOr<K extends keyof SlotShared>(
+  group: K,
+  fallback: SlotShared[K],
+): SlotShared[K] {
   const value = useContext(SlotContext)?.shared[group];
   return (value ?? fallback) as SlotShared[K];
 }

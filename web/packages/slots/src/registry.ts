@@ -35,7 +35,8 @@ export class SlotRegistry {
 
   /** Registers `view` for `entry.key` in slot `entry.name`; returns the function that removes it. */
   register<N extends SlotName>(entry: SlotEntry<N>, view: SlotView<N>): () => void {
-    if (entry.key === '') throw new SlotError(`a view for slot \`${entry.name}\` needs a non-empty key`);
+    if (entry.key === '')
+      throw new SlotError(`a view for slot \`${entry.name}\` needs a non-empty key`);
     if (this.injecting !== undefined && this.injecting !== entry.name) {
       throw new SlotError(
         `a setup injected into slot \`${this.injecting}\` registered a view for slot \`${entry.name}\`; inject it into \`${entry.name}\` instead`,
@@ -69,10 +70,10 @@ export class SlotRegistry {
    * Runs `setup`, which registers views for slot `name` only, and returns the function that
    * undoes it: a business package's registrations as one unit.
    */
-  inject<N extends SlotName>(name: N, setup: () => (() => void) | void): () => void {
+  inject<N extends SlotName>(name: N, setup: () => (() => void) | undefined): () => void {
     const outer = this.injecting;
     this.injecting = name;
-    let dispose: (() => void) | void;
+    let dispose: (() => void) | undefined;
     try {
       dispose = setup();
     } finally {

@@ -36,7 +36,9 @@ describe('SlotRegistry', () => {
 
   test('inject groups a package’s registrations for one slot and refuses another slot', () => {
     const slots = new SlotRegistry();
-    const dispose = slots.inject('test.greeting', () => slots.register({ name: 'test.greeting', key: 'fr' }, Bonjour));
+    const dispose = slots.inject('test.greeting', () =>
+      slots.register({ name: 'test.greeting', key: 'fr' }, Bonjour),
+    );
     expect(slots.keys('test.greeting')).toEqual(['fr']);
     dispose();
     expect(slots.keys('test.greeting')).toEqual([]);
@@ -90,14 +92,18 @@ describe('Slot', () => {
 
 describe('shared data', () => {
   test('plain data and functions pass', () => {
-    expect(() => checkShared({ host: { cwd: '/w', open: () => undefined, list: [1, { a: null }] } })).not.toThrow();
+    expect(() =>
+      checkShared({ host: { cwd: '/w', open: () => undefined, list: [1, { a: null }] } }),
+    ).not.toThrow();
   });
 
   test('a React node or a runtime service is refused with its path', () => {
     expect(() => checkShared({ host: { banner: createElement('b') } })).toThrow(
       'shared.host.banner is a React element',
     );
-    class Store {}
+    class Store {
+      readonly items: string[] = [];
+    }
     expect(() => checkShared({ host: { items: [new Store()] } })).toThrow(
       'shared.host.items[0] is an instance of Store',
     );

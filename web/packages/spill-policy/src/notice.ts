@@ -24,7 +24,8 @@ export interface SpillNotice {
 }
 
 /** White space as Rust's `char::is_whitespace` sees it (Unicode White_Space). */
-const TRAILING_WHITE_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/u;
+const TRAILING_WHITE_SPACE =
+  /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/u;
 
 /** Rust's `u64::from_str`: an optional `+`, then one or more ASCII digits, within 64 bits. */
 function parseSize(text: string): string | undefined {

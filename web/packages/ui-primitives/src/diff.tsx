@@ -23,8 +23,7 @@ export interface DiffHunk {
 
 /** How much a change added and removed: exact counts, or only how many lines were written. */
 export type DiffStatsValue =
-  | { kind: 'exact'; added: number; removed: number }
-  | { kind: 'coarse'; lines: number };
+  { kind: 'exact'; added: number; removed: number } | { kind: 'coarse'; lines: number };
 
 /** Lines from hunk text (` `, `+`, `-`, `\` prefixes) numbered from the given starts. */
 export function numberHunkLines(
@@ -38,12 +37,20 @@ export function numberHunkLines(
     const sign = line[0];
     const text = line.slice(1);
     if (sign === '+') {
-      const numbered: DiffLine = { kind: 'added', text, ...(newNumber === undefined ? {} : { newNumber }) };
+      const numbered: DiffLine = {
+        kind: 'added',
+        text,
+        ...(newNumber === undefined ? {} : { newNumber }),
+      };
       if (newNumber !== undefined) newNumber += 1;
       return numbered;
     }
     if (sign === '-') {
-      const numbered: DiffLine = { kind: 'removed', text, ...(oldNumber === undefined ? {} : { oldNumber }) };
+      const numbered: DiffLine = {
+        kind: 'removed',
+        text,
+        ...(oldNumber === undefined ? {} : { oldNumber }),
+      };
       if (oldNumber !== undefined) oldNumber += 1;
       return numbered;
     }
@@ -80,7 +87,15 @@ export function parseUnifiedDiff(text: string): DiffHunk[] | undefined {
 
 /** A whole text as added lines, numbered from 1: a new file. */
 export function addedFile(text: string): DiffHunk[] {
-  return [{ lines: splitLines(text).map((line, index) => ({ kind: 'added', text: line, newNumber: index + 1 })) }];
+  return [
+    {
+      lines: splitLines(text).map((line, index) => ({
+        kind: 'added',
+        text: line,
+        newNumber: index + 1,
+      })),
+    },
+  ];
 }
 
 /** The counts of a diff's hunks. */
@@ -108,8 +123,13 @@ export function DiffStats(props: { stats: DiffStatsValue }) {
     );
   }
   return (
-    <span className="qp-stats" role="img" aria-label={t('diff.stats', { added: stats.added, removed: stats.removed })}>
-      <span className="qp-stats__added">+{stats.added}</span> <span className="qp-stats__removed">−{stats.removed}</span>
+    <span
+      className="qp-stats"
+      role="img"
+      aria-label={t('diff.stats', { added: stats.added, removed: stats.removed })}
+    >
+      <span className="qp-stats__added">+{stats.added}</span>{' '}
+      <span className="qp-stats__removed">−{stats.removed}</span>
     </span>
   );
 }
@@ -130,7 +150,12 @@ export interface DiffViewProps {
   note?: string;
 }
 
-const SIGNS: Record<DiffLine['kind'], string> = { added: '+', removed: '−', context: ' ', note: '\\' };
+const SIGNS: Record<DiffLine['kind'], string> = {
+  added: '+',
+  removed: '−',
+  context: ' ',
+  note: '\\',
+};
 
 type Row = { gap: true } | { gap: false; line: DiffLine };
 
@@ -183,7 +208,12 @@ export function DiffView(props: DiffViewProps) {
       </div>
       <div className="qp-toolbar qp-diff__foot">
         {hidden > 1 && (
-          <button type="button" className="qp-button" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+          <button
+            type="button"
+            className="qp-button"
+            aria-expanded={expanded}
+            onClick={() => setExpanded(!expanded)}
+          >
             {expanded ? t('diff.showLess') : t('diff.moreLines', { count: hidden })}
           </button>
         )}

@@ -39,7 +39,12 @@ export function FileExcerpt(props: FileExcerptProps) {
       {(caption !== undefined || hidden > 1) && (
         <figcaption className="qp-toolbar">
           {hidden > 1 && (
-            <button type="button" className="qp-button" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+            <button
+              type="button"
+              className="qp-button"
+              aria-expanded={expanded}
+              onClick={() => setExpanded(!expanded)}
+            >
               {expanded ? t('diff.showLess') : t('diff.moreLines', { count: hidden })}
             </button>
           )}

@@ -42,7 +42,9 @@ export interface GalleryImage {
 function GalleryItem(props: { image: GalleryImage; loadImage: ImageLoader }) {
   const t = useT();
   const { image, loadImage } = props;
-  const [state, setState] = useState<{ kind: 'loading' } | { kind: 'shown'; src: string } | { kind: 'failed' }>({
+  const [state, setState] = useState<
+    { kind: 'loading' } | { kind: 'shown'; src: string } | { kind: 'failed' }
+  >({
     kind: 'loading',
   });
   useEffect(() => {
@@ -55,10 +57,14 @@ function GalleryItem(props: { image: GalleryImage; loadImage: ImageLoader }) {
       live = false;
     };
   }, [image.source, loadImage]);
-  const ratio = image.width > 0 && image.height > 0 ? `${image.width} / ${image.height}` : undefined;
+  const ratio =
+    image.width > 0 && image.height > 0 ? `${image.width} / ${image.height}` : undefined;
   return (
     <figure className="qp-gallery__item">
-      <div className="qp-gallery__frame" style={ratio === undefined ? undefined : { aspectRatio: ratio }}>
+      <div
+        className="qp-gallery__frame"
+        style={ratio === undefined ? undefined : { aspectRatio: ratio }}
+      >
         {state.kind === 'shown' && (
           <img src={state.src} alt={image.description} width={image.width} height={image.height} />
         )}

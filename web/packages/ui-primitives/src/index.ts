@@ -27,7 +27,12 @@ export {
 } from './images';
 export { fold, splitLines, stripAnsi, type Folded } from './lines';
 export { RowAction, ToolRowChrome, type ToolRowChromeProps } from './row';
-export { SearchResults, type SearchGroup, type SearchLine, type SearchResultsProps } from './search';
+export {
+  SearchResults,
+  type SearchGroup,
+  type SearchLine,
+  type SearchResultsProps,
+} from './search';
 export { ExitCapsule, StatusDot, isInFlight, type CallState } from './status';
 export { TerminalOutput, ansiLines, type AnsiSegment, type TerminalOutputProps } from './terminal';
 export { WebPageSummary, isWebAddress, type WebPageSummaryProps } from './web';

@@ -16,7 +16,12 @@ describe('lines', () => {
     expect(splitLines('a\r\nb\n')).toEqual(['a', 'b']);
     expect(splitLines('')).toEqual([]);
     expect(fold([1, 2, 3, 4, 5], 2, 2)).toEqual({ kind: 'all', items: [1, 2, 3, 4, 5] });
-    expect(fold([1, 2, 3, 4, 5, 6], 2, 2)).toEqual({ kind: 'folded', head: [1, 2], hidden: 2, tail: [5, 6] });
+    expect(fold([1, 2, 3, 4, 5, 6], 2, 2)).toEqual({
+      kind: 'folded',
+      head: [1, 2],
+      hidden: 2,
+      tail: [5, 6],
+    });
     expect(stripAnsi('\u001b[1;31mFAILED\u001b[0m x')).toBe('FAILED x');
   });
 });
@@ -41,7 +46,10 @@ describe('TerminalOutput', () => {
     expect(region).toHaveTextContent('line 33');
     fireEvent.click(screen.getByRole('button', { name: 'Show all output' }));
     expect(region).toHaveTextContent('line 20');
-    expect(screen.getByRole('button', { name: 'Show less' })).toHaveAttribute('aria-expanded', 'true');
+    expect(screen.getByRole('button', { name: 'Show less' })).toHaveAttribute(
+      'aria-expanded',
+      'true',
+    );
   });
 
   test('an empty output says so, in Chinese too', () => {
@@ -66,8 +74,16 @@ const EDIT_DIFF = `--- a/src/report.py
 describe('DiffView', () => {
   test('parses a unified diff with numbers on both sides', () => {
     const hunks = parseUnifiedDiff(EDIT_DIFF);
-    expect(hunks?.[0]?.lines[3]).toEqual({ kind: 'removed', text: '    return {"Totla": 1}', oldNumber: 9 });
-    expect(hunks?.[0]?.lines[4]).toEqual({ kind: 'added', text: '    return {"Total": 1}', newNumber: 9 });
+    expect(hunks?.[0]?.lines[3]).toEqual({
+      kind: 'removed',
+      text: '    return {"Totla": 1}',
+      oldNumber: 9,
+    });
+    expect(hunks?.[0]?.lines[4]).toEqual({
+      kind: 'added',
+      text: '    return {"Total": 1}',
+      newNumber: 9,
+    });
     expect(countHunks(hunks ?? [])).toEqual({ added: 1, removed: 1 });
     expect(parseUnifiedDiff('not a diff')).toBeUndefined();
   });
@@ -76,11 +92,17 @@ describe('DiffView', () => {
     const hunks = parseUnifiedDiff(EDIT_DIFF.split('\n').slice(0, 11).join('\n') + '\n') ?? [];
     expect(hunks[0]?.lines).toHaveLength(8);
     const { container } = renderWithI18n(
-      <DiffView path="src/report.py" hunks={hunks} stats={{ kind: 'exact', added: 1, removed: 1 }} />,
+      <DiffView
+        path="src/report.py"
+        hunks={hunks}
+        stats={{ kind: 'exact', added: 1, removed: 1 }}
+      />,
     );
     expect(container.querySelectorAll('.qp-diff__line')).toHaveLength(8);
     expect(screen.queryByRole('button')).toBeNull();
-    expect(screen.getByRole('img', { name: '1 lines added, 1 removed' })).toHaveTextContent('+1 −1');
+    expect(screen.getByRole('img', { name: '1 lines added, 1 removed' })).toHaveTextContent(
+      '+1 −1',
+    );
   });
 
   test('more rows fold after nine, and the rest opens', () => {
@@ -96,7 +118,14 @@ describe('DiffView', () => {
 });
 
 test('FileExcerpt numbers its lines from the first', () => {
-  renderWithI18n(<FileExcerpt path="a.rs" lines={['fn a() {}', 'fn b() {}']} firstLine={6} caption="lines 6–7 of 9" />);
+  renderWithI18n(
+    <FileExcerpt
+      path="a.rs"
+      lines={['fn a() {}', 'fn b() {}']}
+      firstLine={6}
+      caption="lines 6–7 of 9"
+    />,
+  );
   const excerpt = screen.getByRole('figure', { name: 'Lines of a.rs' });
   expect(excerpt).toHaveTextContent('6fn a() {} 7fn b() {}');
   expect(excerpt).toHaveTextContent('lines 6–7 of 9');
@@ -109,7 +138,12 @@ test('SearchResults groups by file and opens a file through the host', () => {
       pattern="TODO"
       openFile={(path) => opened.push(path)}
       groups={[
-        { label: 'src/lib.rs', path: 'src/lib.rs', matchCount: 1, lines: [{ line: 8, text: '// TODO', context: false }] },
+        {
+          label: 'src/lib.rs',
+          path: 'src/lib.rs',
+          matchCount: 1,
+          lines: [{ line: 8, text: '// TODO', context: false }],
+        },
         { label: '~/notes.txt', path: '/home/a/notes.txt', lines: [] },
       ]}
     />,
@@ -121,8 +155,16 @@ test('SearchResults groups by file and opens a file through the host', () => {
 });
 
 test('WebPageSummary links only web addresses, in a new tab', () => {
-  const props = { status: 200, contentType: 'text/html', bytes: 2048, content: '# Guide\n\nRun it.', truncated: false };
-  const { unmount } = renderWithI18n(<WebPageSummary url="https://example.com/guide" title="Guide" {...props} />);
+  const props = {
+    status: 200,
+    contentType: 'text/html',
+    bytes: 2048,
+    content: '# Guide\n\nRun it.',
+    truncated: false,
+  };
+  const { unmount } = renderWithI18n(
+    <WebPageSummary url="https://example.com/guide" title="Guide" {...props} />,
+  );
   const link = screen.getByRole('link', { name: 'Open https://example.com/guide in a new tab' });
   expect(link).toHaveAttribute('rel', 'noopener noreferrer');
   expect(screen.getByText('HTTP 200 · text/html · 2 KB')).toBeInTheDocument();
@@ -132,10 +174,12 @@ test('WebPageSummary links only web addresses, in a new tab', () => {
 });
 
 test('the inline image loader shows only raster images', async () => {
-  await expect(inlineImageLoader({ kind: 'inline', mediaType: 'image/png', data: 'iVBORw0=' })).resolves.toBe(
-    'data:image/png;base64,iVBORw0=',
-  );
-  await expect(inlineImageLoader({ kind: 'inline', mediaType: 'image/svg+xml', data: 'PHN2Zz4=' })).rejects.toThrow();
+  await expect(
+    inlineImageLoader({ kind: 'inline', mediaType: 'image/png', data: 'iVBORw0=' }),
+  ).resolves.toBe('data:image/png;base64,iVBORw0=');
+  await expect(
+    inlineImageLoader({ kind: 'inline', mediaType: 'image/svg+xml', data: 'PHN2Zz4=' }),
+  ).rejects.toThrow();
   await expect(inlineImageLoader({ kind: 'file', path: 'a.png' })).rejects.toThrow(/in a file/);
 });
 
@@ -145,7 +189,15 @@ describe('row chrome', () => {
       <ToolRowChrome state="running" icon="terminal" title="Shell" summary="cargo test" />,
     );
     expect(container.querySelector('.qp-row')).toHaveClass('qp-row--running');
-    rerender(<ToolRowChrome state="ok" icon="terminal" title="Shell" summary="cargo test" capsule="exit 1" />);
+    rerender(
+      <ToolRowChrome
+        state="ok"
+        icon="terminal"
+        title="Shell"
+        summary="cargo test"
+        capsule="exit 1"
+      />,
+    );
     expect(container.querySelector('.qp-row')).not.toHaveClass('qp-row--running');
     const text = container.querySelector('.qp-row__text');
     expect(text?.nextElementSibling).toHaveClass('qp-capsule');
@@ -154,7 +206,14 @@ describe('row chrome', () => {
   test('an expandable row is a button that says whether it is open', () => {
     let open = false;
     renderWithI18n(
-      <ToolRowChrome state="ok" icon="file" title="Read" summary="a.rs" expanded={false} onToggle={() => (open = true)} />,
+      <ToolRowChrome
+        state="ok"
+        icon="file"
+        title="Read"
+        summary="a.rs"
+        expanded={false}
+        onToggle={() => (open = true)}
+      />,
     );
     const button = screen.getByRole('button', { name: /Read/ });
     expect(button).toHaveAttribute('aria-expanded', 'false');

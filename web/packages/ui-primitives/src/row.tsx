@@ -33,11 +33,16 @@ export interface ToolRowChromeProps {
  * under `prefers-reduced-motion`.
  */
 export function ToolRowChrome(props: ToolRowChromeProps) {
-  const { state, icon, title, summary, suffix, capsule, expanded, onToggle, detailsId, actions } = props;
+  const { state, icon, title, summary, suffix, capsule, expanded, onToggle, detailsId, actions } =
+    props;
   const body = (
     <>
       {onToggle !== undefined && (
-        <span className="qp-row__chevron" data-open={expanded ? 'true' : 'false'} aria-hidden="true" />
+        <span
+          className="qp-row__chevron"
+          data-open={expanded ? 'true' : 'false'}
+          aria-hidden="true"
+        />
       )}
       <StatusDot state={state} />
       <Icon name={icon} className="qp-row__icon" />
@@ -79,7 +84,13 @@ export function ToolRowChrome(props: ToolRowChromeProps) {
 /** A small text button beside a row or in a card (open a file, inspect a call). */
 export function RowAction(props: { label: string; onClick: () => void; children: ReactNode }) {
   return (
-    <button type="button" className="qp-action" aria-label={props.label} title={props.label} onClick={props.onClick}>
+    <button
+      type="button"
+      className="qp-action"
+      aria-label={props.label}
+      title={props.label}
+      onClick={props.onClick}
+    >
       {props.children}
     </button>
   );

@@ -66,13 +66,20 @@ export function SearchResults(props: SearchResultsProps) {
                 </button>
               )}
               {group.matchCount !== undefined && (
-                <span className="qp-caption">{t('search.matches', { count: group.matchCount })}</span>
+                <span className="qp-caption">
+                  {t('search.matches', { count: group.matchCount })}
+                </span>
               )}
             </div>
             {group.lines.length > 0 && (
               <pre className="qp-search__lines" tabIndex={0}>
                 {group.lines.map((line) => (
-                  <span key={line.line} className={line.context ? 'qp-search__line qp-search__line--context' : 'qp-search__line'}>
+                  <span
+                    key={line.line}
+                    className={
+                      line.context ? 'qp-search__line qp-search__line--context' : 'qp-search__line'
+                    }
+                  >
                     <span className="qp-excerpt__number" aria-hidden="true">
                       {line.line}
                     </span>
@@ -88,7 +95,12 @@ export function SearchResults(props: SearchResultsProps) {
       {(hidden > 1 || note !== undefined) && (
         <div className="qp-toolbar">
           {hidden > 1 && (
-            <button type="button" className="qp-button" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+            <button
+              type="button"
+              className="qp-button"
+              aria-expanded={expanded}
+              onClick={() => setExpanded(!expanded)}
+            >
               {expanded ? t('diff.showLess') : t('search.moreFiles', { count: hidden })}
             </button>
           )}

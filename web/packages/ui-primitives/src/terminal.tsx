@@ -47,7 +47,12 @@ export function ansiLines(text: string): AnsiSegment[][] {
     for (const decoration of entry.decorations ?? []) classes.push(`qp-ansi-${decoration}`);
     entry.content.split('\n').forEach((piece, index) => {
       if (index > 0) lines.push([]);
-      if (piece !== '') lines[lines.length - 1]?.push({ text: piece.replace(/\r$/, ''), classes, ...(style ? { style } : {}) });
+      if (piece !== '')
+        lines[lines.length - 1]?.push({
+          text: piece.replace(/\r$/, ''),
+          classes,
+          ...(style ? { style } : {}),
+        });
     });
   }
   if (lines.length > 1 && lines[lines.length - 1]?.length === 0) lines.pop();
@@ -106,7 +111,9 @@ export function TerminalOutput(props: TerminalOutputProps) {
             {folded.head.map((segments, index) => (
               <Line key={`h${index}`} segments={segments} />
             ))}
-            <span className="qp-terminal__more">{t('terminal.moreLines', { count: folded.hidden })}</span>
+            <span className="qp-terminal__more">
+              {t('terminal.moreLines', { count: folded.hidden })}
+            </span>
             {'\n'}
             {folded.tail.map((segments, index) => (
               <Line key={`t${index}`} segments={segments} />
@@ -116,7 +123,12 @@ export function TerminalOutput(props: TerminalOutputProps) {
       </pre>
       <div className="qp-toolbar">
         {folded.kind === 'folded' && (
-          <button type="button" className="qp-button" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+          <button
+            type="button"
+            className="qp-button"
+            aria-expanded={expanded}
+            onClick={() => setExpanded(!expanded)}
+          >
             {expanded ? t('terminal.showLess') : t('terminal.showAll')}
           </button>
         )}

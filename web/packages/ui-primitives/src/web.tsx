@@ -36,7 +36,17 @@ export function isWebAddress(url: string): boolean {
 /** A fetched page: its title and address, status, type and size, and the start of its text. */
 export function WebPageSummary(props: WebPageSummaryProps) {
   const t = useT();
-  const { url, status, contentType, bytes, title, content, truncated, source, excerptLines = 10 } = props;
+  const {
+    url,
+    status,
+    contentType,
+    bytes,
+    title,
+    content,
+    truncated,
+    source,
+    excerptLines = 10,
+  } = props;
   const lines = splitLines(content);
   const excerpt = lines.slice(0, excerptLines).join('\n');
   return (

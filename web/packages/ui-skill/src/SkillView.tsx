@@ -1,4 +1,10 @@
-import { GenericCard, ToolCard, PlainDetails, cardInput, type ToolCallViewProps } from '@qilin-agent/client-ui-tool';
+import {
+  GenericCard,
+  ToolCard,
+  PlainDetails,
+  cardInput,
+  type ToolCallViewProps,
+} from '@qilin-agent/client-ui-tool';
 import { useT } from '@qilin-agent/i18n';
 import { FileExcerpt } from '@qilin-agent/ui-primitives';
 import { useMemo } from 'react';
@@ -8,10 +14,15 @@ import { skillModel } from './model';
 export function SkillView(props: ToolCallViewProps) {
   const t = useT();
   const model = useMemo(() => skillModel(cardInput(props)), [props]);
-  if (model.kind === 'generic') return <GenericCard model={model} callId={props.callId} host={props} />;
+  if (model.kind === 'generic')
+    return <GenericCard model={model} callId={props.callId} host={props} />;
   const title = t('tool.skill.title');
   const summary =
-    model.name === undefined ? undefined : model.file === undefined ? model.name : `${model.name} / ${model.file}`;
+    model.name === undefined
+      ? undefined
+      : model.file === undefined
+        ? model.name
+        : `${model.name} / ${model.file}`;
   return (
     <ToolCard
       callId={props.callId}
@@ -20,7 +31,11 @@ export function SkillView(props: ToolCallViewProps) {
       icon="book"
       title={title}
       summary={summary}
-      suffix={model.file === undefined && model.lines !== undefined ? <span className="qp-caption">{t('skill.instructions')}</span> : undefined}
+      suffix={
+        model.file === undefined && model.lines !== undefined ? (
+          <span className="qp-caption">{t('skill.instructions')}</span>
+        ) : undefined
+      }
     >
       {model.lines !== undefined && (
         <FileExcerpt path={summary ?? title} lines={model.lines} firstLine={1} />

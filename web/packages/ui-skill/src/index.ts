@@ -11,5 +11,7 @@ export { skillModel, type SkillModel } from './model';
 
 /** Registers the `skill` view; returns the function that removes it. */
 export function registerSkillView(slots: SlotRegistry): () => void {
-  return slots.inject(TOOL_VIEW_SLOT, () => slots.register({ name: TOOL_VIEW_SLOT, key: 'skill' }, SkillView));
+  return slots.inject(TOOL_VIEW_SLOT, () =>
+    slots.register({ name: TOOL_VIEW_SLOT, key: 'skill' }, SkillView),
+  );
 }

@@ -1,5 +1,14 @@
 import type { CallState } from '@qilin-agent/ui-primitives';
-import { Fields, Unsupported, genericModel, plainBody, callState, type CardInput, type GenericModel, type PlainBody } from '@qilin-agent/client-ui-tool';
+import {
+  Fields,
+  Unsupported,
+  genericModel,
+  plainBody,
+  callState,
+  type CardInput,
+  type GenericModel,
+  type PlainBody,
+} from '@qilin-agent/client-ui-tool';
 import { splitLines } from '@qilin-agent/ui-primitives';
 
 /** The card of a `skill` call: which skill, which of its files, and what was read. */

@@ -98,7 +98,9 @@ export class Fields {
   /** A required whole number. */
   count(name: string): number {
     const value = this.record[name];
-    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : this.fail(name, 'a count');
+    return typeof value === 'number' && Number.isInteger(value) && value >= 0
+      ? value
+      : this.fail(name, 'a count');
   }
 
   /** An optional whole number. */
@@ -112,7 +114,9 @@ export class Fields {
   optionalInteger(name: string): number | null {
     const value = this.record[name];
     if (value === undefined || value === null) return null;
-    return typeof value === 'number' && Number.isInteger(value) ? value : this.fail(name, 'an integer');
+    return typeof value === 'number' && Number.isInteger(value)
+      ? value
+      : this.fail(name, 'an integer');
   }
 
   /** A required boolean. */
@@ -144,7 +148,9 @@ export class Fields {
   /** One of `choices`. */
   oneOf<T extends string>(name: string, choices: readonly T[]): T {
     const value = this.record[name];
-    return choices.includes(value as T) ? (value as T) : this.fail(name, `one of ${choices.join(', ')}`);
+    return choices.includes(value as T)
+      ? (value as T)
+      : this.fail(name, `one of ${choices.join(', ')}`);
   }
 
   /** A raw field. */
@@ -193,7 +199,10 @@ export function summariseArguments(value: unknown): string {
   if (text !== undefined) return clip(firstLine(text[1] as string), 80);
   return clip(
     entries
-      .map(([key, item]) => `${key}=${typeof item === 'object' && item !== null ? JSON.stringify(item) : String(item)}`)
+      .map(
+        ([key, item]) =>
+          `${key}=${typeof item === 'object' && item !== null ? JSON.stringify(item) : String(item)}`,
+      )
       .join(', '),
     80,
   );

@@ -66,7 +66,10 @@ function coarse(text: string): DiffStatsValue {
 function recordedDiff(output: Fields): { hunks: DiffHunk[]; stats: DiffStatsValue } {
   const hunks = parseUnifiedDiff(output.text('diff'));
   if (hunks === undefined) throw new Unsupported('the recorded diff is not a unified diff');
-  return { hunks, stats: { kind: 'exact', added: output.count('added'), removed: output.count('removed') } };
+  return {
+    hunks,
+    stats: { kind: 'exact', added: output.count('added'), removed: output.count('removed') },
+  };
 }
 
 function fallback<T>(input: CardInput, build: () => T): T | GenericModel {
@@ -90,13 +93,22 @@ export function writeModel(input: CardInput): DiffModel | GenericModel {
     const args = new Fields(input.arguments, 'arguments');
     const path = args.text('path');
     const content = args.text('content');
-    const base = { kind: 'diff' as const, state, title, path, summary: shortenPath(path, input.cwd, input.home) };
+    const base = {
+      kind: 'diff' as const,
+      state,
+      title,
+      path,
+      summary: shortenPath(path, input.cwd, input.home),
+    };
     const hunks = addedFile(content);
     if (input.result === undefined) {
       return { ...base, stats: coarse(content), body: { kind: 'diff', hunks, lineNumbers: true } };
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
-    const action = new Fields(input.result.output, 'output').oneOf('action', ['created', 'replaced'] as const);
+    const action = new Fields(input.result.output, 'output').oneOf('action', [
+      'created',
+      'replaced',
+    ] as const);
     if (action === 'created') {
       return {
         ...base,
@@ -123,7 +135,13 @@ export function editModel(input: CardInput): DiffModel | GenericModel {
     const before = args.text('old_string');
     const after = args.text('new_string');
     const replaceAll = args.optionalFlag('replace_all') ?? false;
-    const base = { kind: 'diff' as const, state, title, path, summary: shortenPath(path, input.cwd, input.home) };
+    const base = {
+      kind: 'diff' as const,
+      state,
+      title,
+      path,
+      summary: shortenPath(path, input.cwd, input.home),
+    };
     if (input.result === undefined) {
       const hunks = snippetDiff(before, after);
       return {
@@ -134,7 +152,11 @@ export function editModel(input: CardInput): DiffModel | GenericModel {
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
     const recorded = recordedDiff(new Fields(input.result.output, 'output'));
-    return { ...base, stats: recorded.stats, body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true } };
+    return {
+      ...base,
+      stats: recorded.stats,
+      body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true },
+    };
   });
 }
 
@@ -173,7 +195,11 @@ export function editorModel(input: CardInput): DiffModel | ReadModel | GenericMo
     if (input.result === undefined) {
       if (command === 'create') {
         const text = args.text('file_text');
-        return { ...base, stats: coarse(text), body: { kind: 'diff', hunks: addedFile(text), lineNumbers: true } };
+        return {
+          ...base,
+          stats: coarse(text),
+          body: { kind: 'diff', hunks: addedFile(text), lineNumbers: true },
+        };
       }
       if (command === 'str_replace') {
         const hunks = snippetDiff(args.text('old_str'), args.optionalText('new_str') ?? '');
@@ -185,7 +211,10 @@ export function editorModel(input: CardInput): DiffModel | ReadModel | GenericMo
     const output = new Fields(input.result.output, 'output');
     if (output.optionalText('diff') === undefined) return { ...base, body: plainBody(input) };
     const recorded = recordedDiff(output);
-    return { ...base, stats: recorded.stats, body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true } };
+    return {
+      ...base,
+      stats: recorded.stats,
+      body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true },
+    };
   });
 }
-

@@ -1,6 +1,12 @@
 import { message, type Message } from '@qilin-agent/i18n';
 import type { CallState } from '@qilin-agent/ui-primitives';
-import { callState, flattenArguments, flattenContent, summariseArguments, type CardInput } from './common';
+import {
+  callState,
+  flattenArguments,
+  flattenContent,
+  summariseArguments,
+  type CardInput,
+} from './common';
 import type { CallPresentation } from '@qilin-agent/protocol';
 
 /** The generic card: "Tool call · name", a summary, and the flattened input and output. */
@@ -33,7 +39,8 @@ export function genericModel(input: CardInput, presentation?: CallPresentation):
     return { kind: 'generic', state, toolName: input.toolName, summary: '' };
   }
   const recorded =
-    presentation !== undefined && (presentation.remark !== '' || presentation.action !== input.toolName)
+    presentation !== undefined &&
+    (presentation.remark !== '' || presentation.action !== input.toolName)
       ? [presentation.action, presentation.remark].filter((part) => part !== '').join(' ')
       : undefined;
   const flattened = flattenArguments(input.arguments);

@@ -56,7 +56,12 @@ export function imageModel(input: CardInput): ImageModel | GenericModel {
           height,
           description: message('images.description', { path: summary, width, height }),
           ...(downscaled
-            ? { note: message('images.downscaled', { width: originalWidth, height: originalHeight }) }
+            ? {
+                note: message('images.downscaled', {
+                  width: originalWidth,
+                  height: originalHeight,
+                }),
+              }
             : {}),
         },
       ],

@@ -64,17 +64,21 @@ export function questionModel(input: CardInput): QuestionModel | GenericModel {
     const base = {
       kind: 'question' as const,
       state,
-      ...(questions.length === 1 ? { summary: clip(first.question, 100) } : { count: questions.length }),
+      ...(questions.length === 1
+        ? { summary: clip(first.question, 100) }
+        : { count: questions.length }),
     };
     if (input.result === undefined) return { ...base, rows: questions };
-    if (state === 'interrupted') return { ...base, rows: questions, verdict: message('question.notAnswered') };
+    if (state === 'interrupted')
+      return { ...base, rows: questions, verdict: message('question.notAnswered') };
     if (state !== 'ok') return { ...base, body: plainBody(input) };
     const answers = new Map<string, readonly string[]>();
     for (const raw of new Fields(input.result.output, 'output').list('answers')) {
       const answer = new Fields(raw, 'answers[]');
       const id = answer.text('id');
       const given = answer.list('answer');
-      if (!given.every((part) => typeof part === 'string') || answers.has(id)) throw new Unsupported('answers[]');
+      if (!given.every((part) => typeof part === 'string') || answers.has(id))
+        throw new Unsupported('answers[]');
       answers.set(id, given as string[]);
     }
     if (answers.size !== questions.length || !questions.every((q) => answers.has(q.id))) {

@@ -51,7 +51,13 @@ export function readModel(input: CardInput): ReadModel | GenericModel {
     const path = args.text('path');
     args.optionalCount('offset');
     args.optionalCount('limit');
-    const base = { kind: 'read' as const, state, title, path, summary: shortenPath(path, input.cwd, input.home) };
+    const base = {
+      kind: 'read' as const,
+      state,
+      title,
+      path,
+      summary: shortenPath(path, input.cwd, input.home),
+    };
     if (input.result === undefined) return base;
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
     const output = new Fields(input.result.output, 'output');
@@ -63,7 +69,8 @@ export function readModel(input: CardInput): ReadModel | GenericModel {
     if (!cut.every((line) => typeof line === 'number')) throw new Unsupported('cut_lines');
     if (total === 0) return { ...base, body: { kind: 'empty' } };
     const lines = splitLines(text);
-    if (first < 1 || lines.length !== last - first + 1) throw new Unsupported('the line numbers do not match the text');
+    if (first < 1 || lines.length !== last - first + 1)
+      throw new Unsupported('the line numbers do not match the text');
     const caption = rangeCaption(first, last, total);
     return {
       ...base,
@@ -73,7 +80,9 @@ export function readModel(input: CardInput): ReadModel | GenericModel {
         lines,
         firstLine: first,
         ...(caption === undefined ? {} : { caption }),
-        ...(cut.length === 0 ? {} : { cutLines: message('excerpt.cutLines', { lines: cut.join(', ') }) }),
+        ...(cut.length === 0
+          ? {}
+          : { cutLines: message('excerpt.cutLines', { lines: cut.join(', ') }) }),
       },
     };
   } catch (error) {

@@ -30,7 +30,9 @@ export function runCodeModel(input: CardInput): RunCodeModel | GenericModel {
       state,
       summary: firstLine(code),
       code,
-      ...(input.result === undefined ? { progress: input.progress ?? '' } : { output: flattenContent(input.result.content) }),
+      ...(input.result === undefined
+        ? { progress: input.progress ?? '' }
+        : { output: flattenContent(input.result.content) }),
     };
   } catch (error) {
     if (error instanceof Unsupported) return genericModel(input);

@@ -18,20 +18,37 @@ export interface SearchModel {
   /** How much was found, for the row. */
   readonly suffix?: Message;
   /** The results grouped by file, or a failed call's plain card. */
-  readonly body?: { readonly kind: 'results'; readonly groups: readonly SearchGroup[]; readonly truncated: boolean } | PlainBody;
+  readonly body?:
+    | {
+        readonly kind: 'results';
+        readonly groups: readonly SearchGroup[];
+        readonly truncated: boolean;
+      }
+    | PlainBody;
 }
 
 function where(summary: string, path: string | undefined, input: CardInput): string {
   return path === undefined ? summary : `${summary} · ${shortenPath(path, input.cwd, input.home)}`;
 }
 
-function build(input: CardInput, title: Message, results: (output: Fields) => SearchModel['body'] & { kind: 'results' }, suffix: (output: Fields) => Message): SearchModel | GenericModel {
+function build(
+  input: CardInput,
+  title: Message,
+  results: (output: Fields) => SearchModel['body'] & { kind: 'results' },
+  suffix: (output: Fields) => Message,
+): SearchModel | GenericModel {
   const state = stateOf(input);
   if (input.phase === 'preparing') return { kind: 'search', state, title };
   try {
     const args = new Fields(input.arguments, 'arguments');
     const pattern = args.text('pattern');
-    const base = { kind: 'search' as const, state, title, pattern, summary: where(pattern, args.optionalText('path'), input) };
+    const base = {
+      kind: 'search' as const,
+      state,
+      title,
+      pattern,
+      summary: where(pattern, args.optionalText('path'), input),
+    };
     if (input.result === undefined) return base;
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
     const output = new Fields(input.result.output, 'output');
@@ -59,7 +76,11 @@ export function grepModel(input: CardInput): SearchModel | GenericModel {
           ...(matchCount === undefined ? {} : { matchCount }),
           lines: file.list('lines').map((rawLine) => {
             const line = new Fields(rawLine, 'output.files[].lines[]');
-            return { line: line.count('line'), text: line.text('text'), context: line.flag('context') };
+            return {
+              line: line.count('line'),
+              text: line.text('text'),
+              context: line.flag('context'),
+            };
           }),
         };
       });

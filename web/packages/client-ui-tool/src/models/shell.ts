@@ -39,7 +39,11 @@ function commandArguments(value: unknown): CommandArguments {
 }
 
 /** The capsule of a foreground command: a non-zero exit, a signal, a timeout or no exit code. */
-function capsuleOf(exitCode: number | null, signal: string | undefined, timedOut: boolean): Message | undefined {
+function capsuleOf(
+  exitCode: number | null,
+  signal: string | undefined,
+  timedOut: boolean,
+): Message | undefined {
   if (timedOut) return message('shell.timedOut');
   if (signal !== undefined) return message('shell.signal', { signal });
   if (exitCode === null) return message('shell.noExitCode');
@@ -68,7 +72,10 @@ export function shellModel(input: CardInput): ShellModel | GenericModel {
     const kind = output.oneOf('kind', ['finished', 'started'] as const);
     if (kind === 'started') {
       if (!background) throw new Unsupported('a foreground command reported a background start');
-      return { ...base, body: { kind: 'receipt', command: output.text('command'), cwd: output.text('cwd') } };
+      return {
+        ...base,
+        body: { kind: 'receipt', command: output.text('command'), cwd: output.text('cwd') },
+      };
     }
     if (background) throw new Unsupported('a background command reported a finished run');
     const text = output.text('output');
@@ -80,7 +87,9 @@ export function shellModel(input: CardInput): ShellModel | GenericModel {
     return {
       ...base,
       ...(capsule === undefined ? {} : { capsule }),
-      body: spilled ? plainBody(input, { withInput: false }) : { kind: 'terminal', command, output: text },
+      body: spilled
+        ? plainBody(input, { withInput: false })
+        : { kind: 'terminal', command, output: text },
     };
   } catch (error) {
     if (error instanceof Unsupported) return genericModel(input);

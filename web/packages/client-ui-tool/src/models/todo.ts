@@ -45,9 +45,14 @@ export function todoItems(value: unknown): TodoItem[] {
   const todos = new Fields(value, 'arguments').list('todos');
   const items = todos.map((raw) => {
     const item = new Fields(raw, 'todos[]');
-    return { id: item.text('id'), content: item.text('content'), status: item.oneOf('status', STATUSES) };
+    return {
+      id: item.text('id'),
+      content: item.text('content'),
+      status: item.oneOf('status', STATUSES),
+    };
   });
-  if (new Set(items.map((item) => item.id)).size !== items.length) throw new Unsupported('two items share an id');
+  if (new Set(items.map((item) => item.id)).size !== items.length)
+    throw new Unsupported('two items share an id');
   return items;
 }
 
@@ -89,9 +94,13 @@ export function compareTodos(
   }
   const before = new Map(previous.map((item, index) => [item.id, { item, index }]));
   const ids = new Set(current.map((item) => item.id));
-  const kept = current.map((item, index) => ({ index, was: before.get(item.id)?.index })).filter((entry) => entry.was !== undefined);
+  const kept = current
+    .map((item, index) => ({ index, was: before.get(item.id)?.index }))
+    .filter((entry) => entry.was !== undefined);
   const inOrder = longestIncreasing(kept.map((entry) => entry.was as number));
-  const moved = new Set(kept.filter((_, position) => !inOrder.has(position)).map((entry) => entry.index));
+  const moved = new Set(
+    kept.filter((_, position) => !inOrder.has(position)).map((entry) => entry.index),
+  );
   const rows = current.map((item, index): TodoRow => {
     const old = before.get(item.id)?.item;
     return {

@@ -2,11 +2,26 @@ import { useT } from '@qilin-agent/i18n';
 import type { ToolNode } from '@qilin-agent/protocol';
 import { useSlotView } from '@qilin-agent/slots';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
-import { Component, createContext, memo, useContext, useMemo, type ComponentType, type ErrorInfo, type ReactNode } from 'react';
+import {
+  Component,
+  createContext,
+  memo,
+  useContext,
+  useMemo,
+  type ComponentType,
+  type ErrorInfo,
+  type ReactNode,
+} from 'react';
 import { cardInput, isAutoReviewDenied } from '../models/common';
 import { deniedModel } from '../models/denied';
 import { genericModel } from '../models/generic';
-import { TOOL_VIEW_SLOT, type ResultBlock, type StartBlock, type ToolCallHost, type ToolCallViewProps } from '../slots';
+import {
+  TOOL_VIEW_SLOT,
+  type ResultBlock,
+  type StartBlock,
+  type ToolCallHost,
+  type ToolCallViewProps,
+} from '../slots';
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
 import { GenericToolView } from '../views/builtin';
 
@@ -35,7 +50,10 @@ function DeniedView(props: ToolCallViewProps) {
 }
 
 /** What a card shows when it throws: the generic card, from the raw fields only. */
-class CardBoundary extends Component<{ props: ToolCallViewProps; children: ReactNode }, { failed: boolean }> {
+class CardBoundary extends Component<
+  { props: ToolCallViewProps; children: ReactNode },
+  { failed: boolean }
+> {
   override state = { failed: false };
 
   static getDerivedStateFromError(): { failed: boolean } {
@@ -61,7 +79,17 @@ class CardBoundary extends Component<{ props: ToolCallViewProps; children: React
 
 /** A view's props from a node, rebuilt only when the call's own data changed. */
 function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
-  const { callId, toolName, phase, caller, parentCallId, presentation, beforeDetail, progress, outcome } = node;
+  const {
+    callId,
+    toolName,
+    phase,
+    caller,
+    parentCallId,
+    presentation,
+    beforeDetail,
+    progress,
+    outcome,
+  } = node;
   const args = node.arguments;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallViewProps => {
@@ -78,7 +106,20 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
     const result: ResultBlock = outcome;
     return { ...base, phase: 'result', start, result, subCallCount };
-  }, [host, callId, toolName, phase, caller, parentCallId, presentation, beforeDetail, progress, outcome, args, subCallCount]);
+  }, [
+    host,
+    callId,
+    toolName,
+    phase,
+    caller,
+    parentCallId,
+    presentation,
+    beforeDetail,
+    progress,
+    outcome,
+    args,
+    subCallCount,
+  ]);
 }
 
 const memoised = new WeakMap<ComponentType<ToolCallViewProps>, ComponentType<ToolCallViewProps>>();
@@ -113,12 +154,21 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
       : memoView(registered);
   const Wrapper = nested ? 'li' : 'div';
   return (
-    <Wrapper className="qt-call" data-chat-anchor-key={`call:${node.callId}`} data-chat-call-id={node.callId}>
+    <Wrapper
+      className="qt-call"
+      data-chat-anchor-key={`call:${node.callId}`}
+      data-chat-call-id={node.callId}
+    >
       <CardBoundary props={viewProps}>
+        {/* eslint-disable-next-line react-hooks/static-components -- the view is the slot's
+            registration for this tool, memoised once per registered component (memoView). */}
         <View {...viewProps} />
       </CardBoundary>
       {node.subCalls.length > 0 && (
-        <ol className="qt-call__children" aria-label={t('row.nestedCalls', { title: node.toolName })}>
+        <ol
+          className="qt-call__children"
+          aria-label={t('row.nestedCalls', { title: node.toolName })}
+        >
           {node.subCalls.map((sub) => (
             <ToolCallBranch key={sub.callId} node={sub} nested />
           ))}
@@ -142,7 +192,11 @@ export const ToolCallTree = memo(function ToolCallTree(props: ToolCallTreeProps)
   const { cwd, home, openFile, inspect, loadImage } = props;
   const host = useMemo((): ToolCallHost => {
     const pick = <K extends keyof ToolCallHost>(key: K, own: ToolCallHost[K] | undefined) =>
-      own !== undefined ? { [key]: own } : shared?.[key] !== undefined ? { [key]: shared[key] } : {};
+      own !== undefined
+        ? { [key]: own }
+        : shared?.[key] !== undefined
+          ? { [key]: shared[key] }
+          : {};
     return {
       loadImage: loadImage ?? shared?.loadImage ?? inlineImageLoader,
       ...pick('cwd', cwd),

@@ -18,7 +18,11 @@ function callsInOrder(tree: ConversationTree): ToolNode[] {
 const orderCache = new WeakMap<ConversationTree, ToolNode[]>();
 
 /** The last call of `toolName` before `callId` that ended `ok`, in the tree's order. */
-export function previousCall(tree: ConversationTree, callId: string, toolName: string): ToolNode | undefined {
+export function previousCall(
+  tree: ConversationTree,
+  callId: string,
+  toolName: string,
+): ToolNode | undefined {
   let calls = orderCache.get(tree);
   if (calls === undefined) {
     calls = callsInOrder(tree);
@@ -38,12 +42,18 @@ export function previousCall(tree: ConversationTree, callId: string, toolName: s
  */
 export function createToolCallHooks(store: ConversationStore): ToolCallShared {
   function useToolCallArgumentsPartial(callId: string): string {
-    const subscribe = useCallback((listener: () => void) => store.subscribePreparing(callId, listener), [callId]);
+    const subscribe = useCallback(
+      (listener: () => void) => store.subscribePreparing(callId, listener),
+      [callId],
+    );
     const read = useCallback(() => store.preparingArguments(callId) ?? '', [callId]);
     return useSyncExternalStore(subscribe, read, read);
   }
   function usePreviousToolCall(callId: string, toolName: string): ToolNode | undefined {
-    const read = useCallback(() => previousCall(store.getTree(), callId, toolName), [callId, toolName]);
+    const read = useCallback(
+      () => previousCall(store.getTree(), callId, toolName),
+      [callId, toolName],
+    );
     return useSyncExternalStore(store.subscribe, read, read);
   }
   return { useToolCallArgumentsPartial, usePreviousToolCall };

@@ -23,7 +23,12 @@ import { globModel, grepModel, type SearchModel } from '../models/search';
 import { shellModel } from '../models/shell';
 import { todoModel } from '../models/todo';
 import { webModel } from '../models/web';
-import { IMAGES_SLOT, type PreparingToolCallViewProps, type ToolCallHost, type ToolCallViewProps } from '../slots';
+import {
+  IMAGES_SLOT,
+  type PreparingToolCallViewProps,
+  type ToolCallHost,
+  type ToolCallViewProps,
+} from '../slots';
 import { GenericCard, PlainDetails, TextBlock, ToolCard, useToolHooks } from './card';
 
 /** The host part of a view's props. */
@@ -38,7 +43,10 @@ function hostOf(props: ToolCallViewProps): ToolCallHost {
 }
 
 /** A card model of the view's props, computed once per change of the props. */
-function useModel<M>(props: ToolCallViewProps, build: (input: ReturnType<typeof cardInput>) => M): M {
+function useModel<M>(
+  props: ToolCallViewProps,
+  build: (input: ReturnType<typeof cardInput>) => M,
+): M {
   // The props object is rebuilt by the tree only when the call's data changed.
   // eslint-disable-next-line react-hooks/exhaustive-deps
   return useMemo(() => build(cardInput(props)), [props]);
@@ -50,7 +58,9 @@ function Generic(props: { view: ToolCallViewProps; model: GenericModel }) {
 
 /** The view for a tool with no view of its own: the generic card, with the tool's recorded header. */
 export function GenericToolView(props: ToolCallViewProps) {
-  const model = useModel(props, (input) => genericModel(input, props.phase === 'preparing' ? undefined : props.start.presentation));
+  const model = useModel(props, (input) =>
+    genericModel(input, props.phase === 'preparing' ? undefined : props.start.presentation),
+  );
   return <Generic view={props} model={model} />;
 }
 
@@ -69,7 +79,9 @@ export function ShellView(props: ToolCallViewProps) {
       icon="terminal"
       title={title}
       summary={model.summary}
-      suffix={model.background ? <span className="qp-caption">{t('shell.background')}</span> : undefined}
+      suffix={
+        model.background ? <span className="qp-caption">{t('shell.background')}</span> : undefined
+      }
       capsule={model.capsule === undefined ? undefined : t(model.capsule)}
     >
       {body?.kind === 'terminal' && (
@@ -110,7 +122,11 @@ function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
       icon="file"
       title={t(model.title)}
       summary={model.summary}
-      suffix={model.suffix === undefined ? undefined : <span className="qp-caption">{t(model.suffix)}</span>}
+      suffix={
+        model.suffix === undefined ? undefined : (
+          <span className="qp-caption">{t(model.suffix)}</span>
+        )
+      }
       openPath={model.path}
     >
       {body?.kind === 'excerpt' && (
@@ -120,7 +136,12 @@ function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
           firstLine={body.firstLine}
           {...(body.caption === undefined && body.cutLines === undefined
             ? {}
-            : { caption: [body.caption, body.cutLines].filter((m) => m !== undefined).map((m) => t(m)).join(' · ') })}
+            : {
+                caption: [body.caption, body.cutLines]
+                  .filter((m) => m !== undefined)
+                  .map((m) => t(m))
+                  .join(' · '),
+              })}
         />
       )}
       {body?.kind === 'empty' && <p className="qp-caption">{t('excerpt.empty')}</p>}
@@ -132,7 +153,11 @@ function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
 /** `read`: the file excerpt card. */
 export function ReadView(props: ToolCallViewProps) {
   const model = useModel(props, readModel);
-  return model.kind === 'generic' ? <Generic view={props} model={model} /> : <ReadCard view={props} model={model} />;
+  return model.kind === 'generic' ? (
+    <Generic view={props} model={model} />
+  ) : (
+    <ReadCard view={props} model={model} />
+  );
 }
 
 function DiffCard(props: { view: ToolCallViewProps; model: DiffModel }) {
@@ -185,20 +210,26 @@ function PreparingContent(props: PreparingToolCallViewProps & { title: string })
 /** `write`: the diff card (a preparing component apart from the dispatched one). */
 export function WriteView(props: ToolCallViewProps) {
   const t = useT();
-  if (props.phase === 'preparing') return <PreparingContent {...props} title={t('tool.write.title')} />;
+  if (props.phase === 'preparing')
+    return <PreparingContent {...props} title={t('tool.write.title')} />;
   return <DispatchedChange view={props} build={writeModel} />;
 }
 
 /** `edit`: the diff card (a preparing component apart from the dispatched one). */
 export function EditView(props: ToolCallViewProps) {
   const t = useT();
-  if (props.phase === 'preparing') return <PreparingContent {...props} title={t('tool.edit.title')} />;
+  if (props.phase === 'preparing')
+    return <PreparingContent {...props} title={t('tool.edit.title')} />;
   return <DispatchedChange view={props} build={editModel} />;
 }
 
 function DispatchedChange(props: { view: ToolCallViewProps; build: typeof writeModel }) {
   const model = useModel(props.view, props.build);
-  return model.kind === 'generic' ? <Generic view={props.view} model={model} /> : <DiffCard view={props.view} model={model} />;
+  return model.kind === 'generic' ? (
+    <Generic view={props.view} model={model} />
+  ) : (
+    <DiffCard view={props.view} model={model} />
+  );
 }
 
 /** `str_replace_editor`: `view` as the read card, changes as the diff card. */
@@ -222,7 +253,11 @@ function SearchCard(props: { view: ToolCallViewProps; model: SearchModel; icon: 
       icon={props.icon}
       title={t(model.title)}
       summary={model.summary}
-      suffix={model.suffix === undefined ? undefined : <span className="qp-caption">{t(model.suffix)}</span>}
+      suffix={
+        model.suffix === undefined ? undefined : (
+          <span className="qp-caption">{t(model.suffix)}</span>
+        )
+      }
     >
       {body?.kind === 'results' && (
         <SearchResults
@@ -240,13 +275,21 @@ function SearchCard(props: { view: ToolCallViewProps; model: SearchModel; icon: 
 /** `grep`: the search card. */
 export function GrepView(props: ToolCallViewProps) {
   const model = useModel(props, grepModel);
-  return model.kind === 'generic' ? <Generic view={props} model={model} /> : <SearchCard view={props} model={model} icon="search" />;
+  return model.kind === 'generic' ? (
+    <Generic view={props} model={model} />
+  ) : (
+    <SearchCard view={props} model={model} icon="search" />
+  );
 }
 
 /** `glob`: the search card. */
 export function GlobView(props: ToolCallViewProps) {
   const model = useModel(props, globModel);
-  return model.kind === 'generic' ? <Generic view={props} model={model} /> : <SearchCard view={props} model={model} icon="files" />;
+  return model.kind === 'generic' ? (
+    <Generic view={props} model={model} />
+  ) : (
+    <SearchCard view={props} model={model} icon="files" />
+  );
 }
 
 /** `web_fetch`: the web page card. */
@@ -263,7 +306,11 @@ export function WebFetchView(props: ToolCallViewProps) {
       icon="globe"
       title={t('tool.web_fetch.title')}
       summary={model.summary}
-      suffix={model.suffix === undefined ? undefined : <span className="qp-caption">{t(model.suffix)}</span>}
+      suffix={
+        model.suffix === undefined ? undefined : (
+          <span className="qp-caption">{t(model.suffix)}</span>
+        )
+      }
     >
       {body?.kind === 'page' && <WebPageSummary {...body.page} />}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t('tool.web_fetch.title')} />}
@@ -292,8 +339,11 @@ export function ReadImageView(props: ToolCallViewProps) {
       summary={model.summary}
       openPath={model.path}
     >
+      {/* eslint-disable-next-line react-hooks/static-components -- the gallery is the images slot's registration */}
       {images !== undefined && <Gallery images={images} loadImage={props.loadImage} />}
-      {model.body !== undefined && <PlainDetails body={model.body} label={t('tool.read_image.title')} />}
+      {model.body !== undefined && (
+        <PlainDetails body={model.body} label={t('tool.read_image.title')} />
+      )}
     </ToolCard>
   );
 }
@@ -304,7 +354,10 @@ export function TodoView(props: ToolCallViewProps) {
   const { usePreviousToolCall } = useToolHooks();
   const previous = usePreviousToolCall(props.callId, props.toolName);
   const previousArguments = previous?.arguments;
-  const model = useMemo(() => todoModel(cardInput(props), previousArguments), [props, previousArguments]);
+  const model = useMemo(
+    () => todoModel(cardInput(props), previousArguments),
+    [props, previousArguments],
+  );
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   return (
     <ToolCard
@@ -324,12 +377,17 @@ export function TodoView(props: ToolCallViewProps) {
               <span className="qp-caption">{t(`todo.status.${row.status}`)}</span>
               {row.added && <span className="qt-tag qt-tag--added">{t('todo.added')}</span>}
               {row.previousStatus !== undefined && (
-                <span className="qt-tag">{t('todo.changed', { from: t(`todo.status.${row.previousStatus}`) })}</span>
+                <span className="qt-tag">
+                  {t('todo.changed', { from: t(`todo.status.${row.previousStatus}`) })}
+                </span>
               )}
               {row.moved && <span className="qt-tag">{t('todo.moved')}</span>}
-              {!row.added && row.previousStatus === undefined && !row.moved && previous !== undefined && (
-                <span className="qt-tag qt-tag--quiet">{t('todo.unchanged')}</span>
-              )}
+              {!row.added &&
+                row.previousStatus === undefined &&
+                !row.moved &&
+                previous !== undefined && (
+                  <span className="qt-tag qt-tag--quiet">{t('todo.unchanged')}</span>
+                )}
             </li>
           ))}
           {model.removed?.map((item) => (
@@ -341,7 +399,9 @@ export function TodoView(props: ToolCallViewProps) {
           ))}
         </ul>
       )}
-      {model.body !== undefined && <PlainDetails body={model.body} label={t('tool.todo_write.title')} />}
+      {model.body !== undefined && (
+        <PlainDetails body={model.body} label={t('tool.todo_write.title')} />
+      )}
     </ToolCard>
   );
 }
@@ -351,7 +411,9 @@ export function QuestionView(props: ToolCallViewProps) {
   const t = useT();
   const model = useModel(props, questionModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
-  const summary = model.summary ?? (model.count === undefined ? undefined : t('question.count', { count: model.count }));
+  const summary =
+    model.summary ??
+    (model.count === undefined ? undefined : t('question.count', { count: model.count }));
   return (
     <ToolCard
       callId={props.callId}
@@ -360,7 +422,11 @@ export function QuestionView(props: ToolCallViewProps) {
       icon="question"
       title={t('tool.question.title')}
       summary={summary}
-      suffix={model.verdict === undefined ? undefined : <span className="qp-caption">{t(model.verdict)}</span>}
+      suffix={
+        model.verdict === undefined ? undefined : (
+          <span className="qp-caption">{t(model.verdict)}</span>
+        )
+      }
     >
       {model.rows !== undefined && (
         <dl className="qt-questions">
@@ -381,7 +447,9 @@ export function QuestionView(props: ToolCallViewProps) {
         </dl>
       )}
       {model.verdict !== undefined && <p className="qt-verdict">{t(model.verdict)}</p>}
-      {model.body !== undefined && <PlainDetails body={model.body} label={t('tool.question.title')} />}
+      {model.body !== undefined && (
+        <PlainDetails body={model.body} label={t('tool.question.title')} />
+      )}
     </ToolCard>
   );
 }
@@ -401,7 +469,11 @@ export function RunCodeView(props: ToolCallViewProps) {
       icon="code"
       title={title}
       summary={model.summary}
-      suffix={calls === 0 ? undefined : <span className="qp-caption">{t('row.calls', { count: calls })}</span>}
+      suffix={
+        calls === 0 ? undefined : (
+          <span className="qp-caption">{t('row.calls', { count: calls })}</span>
+        )
+      }
     >
       {model.code !== undefined && (
         <>
@@ -409,7 +481,9 @@ export function RunCodeView(props: ToolCallViewProps) {
           {model.progress !== undefined && model.progress !== '' && (
             <TerminalOutput text={model.progress} label={model.summary ?? title} />
           )}
-          {model.output !== undefined && <TextBlock label={t('runCode.printed')} text={model.output} />}
+          {model.output !== undefined && (
+            <TextBlock label={t('runCode.printed')} text={model.output} />
+          )}
         </>
       )}
     </ToolCard>

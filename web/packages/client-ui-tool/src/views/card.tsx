@@ -1,6 +1,12 @@
 import { useT } from '@qilin-agent/i18n';
 import { useSlotSharedOr } from '@qilin-agent/slots';
-import { RowAction, TerminalOutput, ToolRowChrome, type CallState, type IconName } from '@qilin-agent/ui-primitives';
+import {
+  RowAction,
+  TerminalOutput,
+  ToolRowChrome,
+  type CallState,
+  type IconName,
+} from '@qilin-agent/ui-primitives';
 import { Children, useId, useState, type ReactNode } from 'react';
 import type { DeniedModel } from '../models/denied';
 import type { GenericModel } from '../models/generic';
@@ -56,7 +62,11 @@ export function ToolCard(props: ToolCardProps) {
   if (openPath !== undefined && host.openFile !== undefined) {
     const open = host.openFile;
     actions.push(
-      <RowAction key="open" label={t('row.openFile', { path: openPath })} onClick={() => open(openPath)}>
+      <RowAction
+        key="open"
+        label={t('row.openFile', { path: openPath })}
+        onClick={() => open(openPath)}
+      >
         {t('row.open')}
       </RowAction>,
     );
@@ -64,7 +74,11 @@ export function ToolCard(props: ToolCardProps) {
   if (host.inspect !== undefined) {
     const inspect = host.inspect;
     actions.push(
-      <RowAction key="inspect" label={t('row.inspectCall', { callId })} onClick={() => inspect(callId)}>
+      <RowAction
+        key="inspect"
+        label={t('row.inspectCall', { callId })}
+        onClick={() => inspect(callId)}
+      >
         {t('row.inspect')}
       </RowAction>,
     );
@@ -126,9 +140,17 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
   const t = useT();
   const { model } = props;
   const title = `${t('row.toolCall')} · ${model.toolName}`;
-  const hasDetails = model.input !== undefined || model.output !== undefined || model.progress !== undefined;
+  const hasDetails =
+    model.input !== undefined || model.output !== undefined || model.progress !== undefined;
   return (
-    <ToolCard callId={props.callId} host={props.host} state={model.state} icon="tool" title={title} summary={model.summary}>
+    <ToolCard
+      callId={props.callId}
+      host={props.host}
+      state={model.state}
+      icon="tool"
+      title={title}
+      summary={model.summary}
+    >
       {hasDetails && (
         <>
           <PlainDetails
