@@ -291,6 +291,7 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
                 call("bash", json!({"command": "sleep 30", "background": true})),
                 call("job_kill", json!({"job_id": "job-2"})),
                 call("job_output", json!({"job_id": "job-9"})),
+                call("bash", json!({"command": "seq 1 40"})),
                 say("One test fails: test_totals."),
             ]),
             policy: Value::Null,

@@ -40,6 +40,7 @@ fn texts() -> Vec<(&'static str, String)> {
         ("a size with a space", "[qilin: output cut; all  5 bytes saved to /x - read that file for the rest]".to_string()),
         ("an empty path", "[qilin: output cut; all 5 bytes saved to  - read that file for the rest]".to_string()),
         ("indented", format!("  {notice}")),
+        ("the opening and closing words sharing a space", "[qilin: output cut; all - read that file for the rest]".to_string()),
         ("the closing words missing", "[qilin: output cut; all 5 bytes saved to /x]".to_string()),
         ("the failure note when the spill could not be written", "[qilin: output cut; the whole output could not be saved to /x: denied]".to_string()),
         ("another tool's marker", "[output truncated: 5 bytes]".to_string()),

@@ -52,6 +52,7 @@ function Case(props: { entry: GalleryCase; cwd: string; host: Host }) {
       className="gallery-case"
       data-gallery-case={entry.id}
       data-tool={entry.toolName}
+      data-call-id={entry.callId}
       data-state={state}
       aria-labelledby={headingId}
     >

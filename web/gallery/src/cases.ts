@@ -59,8 +59,8 @@ function rootOf(fold: ConversationFold, node: ToolNode): ToolNode {
 
 /**
  * Every call of a log at every phase it went through, in order: the log replayed event by
- * event, a case taken each time a call reached a new phase (and, for a call still preparing,
- * at its last argument text).
+ * event, a case taken each time a call reached a new phase; a call in flight is taken as it
+ * was last in that phase (its whole argument text, its whole live output).
  */
 export function casesOf(fixture: string, source: string): GalleryCase[] {
   const fold = new ConversationFold();
@@ -72,7 +72,8 @@ export function casesOf(fixture: string, source: string): GalleryCase[] {
     const node = fold.call(event.callId);
     if (node === undefined) continue;
     const before = seen.get(node.callId);
-    if (before === node.phase && node.phase !== 'preparing') continue;
+    // A call in flight is shown as it was last (all its argument text, all its live output).
+    if (before === node.phase && node.phase === 'done') continue;
     seen.set(node.callId, node.phase);
     const id = `${fixture}/${node.callId}/${node.phase}`;
     cases.set(id, {
