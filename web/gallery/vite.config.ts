@@ -7,9 +7,6 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: './',
   plugins: [react()],
-  // React's profiling build, so that the benchmark page's <Profiler> counts commits in a
-  // production build; the gallery is the same with or without it.
-  resolve: { alias: [{ find: /^react-dom\/client$/, replacement: 'react-dom/profiling' }] },
   server: { fs: { allow: ['..'] } },
   build: {
     outDir: 'dist',

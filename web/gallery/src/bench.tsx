@@ -2,17 +2,31 @@ import '@qilin-agent/ui-primitives/styles.css';
 import '@qilin-agent/client-ui-tool/styles.css';
 import './gallery.css';
 import {
+  BUILTIN_TOOL_VIEWS,
   createToolCallHooks,
-  registerBuiltinToolViews,
+  TOOL_VIEW_SLOT,
   ToolCallTree,
+  type ToolCallViewProps,
 } from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { ConversationStore, type ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
-import { Profiler, useSyncExternalStore } from 'react';
-import { createRoot } from 'react-dom/client';
+import { memo, useSyncExternalStore, type ComponentType } from 'react';
 import { flushSync } from 'react-dom';
+import { createRoot } from 'react-dom/client';
 import { syntheticTranscript } from './synthetic';
+
+/** One series of updates, each rendered synchronously and timed. */
+interface Series {
+  updates: number;
+  medianMs: number;
+  p95Ms: number;
+  maxMs: number;
+  /** Tool views (cards) rendered per update, at most. */
+  viewsRenderedPerUpdate: number;
+  /** Calls whose DOM changed per update, at most (1: only the updated call's row). */
+  callsChangedPerUpdate: number;
+}
 
 /** What the page measured; the bench script reads it. */
 interface BenchResult {
@@ -22,15 +36,6 @@ interface BenchResult {
   argumentDelta: Series;
   nestedProgress: Series;
   done: true;
-}
-
-interface Series {
-  updates: number;
-  medianMs: number;
-  p95Ms: number;
-  maxMs: number;
-  /** Root call trees that rendered per update (1 means only the streaming call's). */
-  treesRenderedPerUpdate: number;
 }
 
 declare global {
@@ -45,12 +50,20 @@ const UPDATES = Number(params.get('updates') ?? 300);
 
 const { events, streamingCallId, nestedCallId } = syntheticTranscript(CALLS);
 const store = new ConversationStore(events);
-const registry = new SlotRegistry();
-registerBuiltinToolViews(registry);
 const shared = { tool: createToolCallHooks(store) };
 
-/** Root trees that committed since the last reset. */
-const committed = new Set<string>();
+/** The call views rendered since the last reset: every built-in view, wrapped in a counter. */
+const rendered = new Set<string>();
+const registry = new SlotRegistry();
+for (const [key, View] of Object.entries(BUILTIN_TOOL_VIEWS) as [
+  string,
+  ComponentType<ToolCallViewProps>,
+][]) {
+  registry.register({ name: TOOL_VIEW_SLOT, key }, function Counted(props: ToolCallViewProps) {
+    rendered.add(props.callId);
+    return <View {...props} />;
+  });
+}
 
 function roots(): ToolNode[] {
   return store
@@ -60,26 +73,29 @@ function roots(): ToolNode[] {
     );
 }
 
+/** One root call of the transcript, memoised on its node as a conversation view would be. */
+const RootCall = memo(function RootCall(props: { node: ToolNode }) {
+  return (
+    <li>
+      <ToolCallTree node={props.node} cwd="/home/qilin/workspace" home="/home/qilin" />
+    </li>
+  );
+});
+
 function Transcript() {
   const tree = useSyncExternalStore(store.subscribe, store.getTree);
   return (
     <ol className="bench-transcript">
       {tree.turns.flatMap((turn) =>
         turn.items.map((item) =>
-          item.type === 'tool' ? (
-            <li key={item.node.callId}>
-              <Profiler id={item.node.callId} onRender={(id) => committed.add(id)}>
-                <ToolCallTree node={item.node} cwd="/home/qilin/workspace" home="/home/qilin" />
-              </Profiler>
-            </li>
-          ) : null,
+          item.type === 'tool' ? <RootCall key={item.node.callId} node={item.node} /> : null,
         ),
       )}
     </ol>
   );
 }
 
-function statistics(samples: number[], trees: number): Series {
+function statistics(samples: number[], views: number, calls: number): Series {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   return {
@@ -87,26 +103,49 @@ function statistics(samples: number[], trees: number): Series {
     medianMs: at(0.5),
     p95Ms: at(0.95),
     maxMs: sorted[sorted.length - 1] ?? 0,
-    treesRenderedPerUpdate: trees,
+    viewsRenderedPerUpdate: views,
+    callsChangedPerUpdate: calls,
   };
 }
 
-/** Applies `updates` events at 100 a second, each rendered synchronously and timed. */
+/** The innermost calls whose DOM the mutations touched. */
+function changedCalls(records: MutationRecord[]): Set<string> {
+  const calls = new Set<string>();
+  for (const record of records) {
+    const target = record.target instanceof Element ? record.target : record.target.parentElement;
+    const call = target?.closest('[data-chat-call-id]')?.getAttribute('data-chat-call-id');
+    if (call) calls.add(call);
+  }
+  return calls;
+}
+
+/** Applies `UPDATES` events at 100 a second, each rendered synchronously and timed. */
 function stream(make: (index: number) => unknown): Promise<Series> {
+  const observer = new MutationObserver(() => undefined);
+  observer.observe(document.getElementById('root') as HTMLElement, {
+    subtree: true,
+    childList: true,
+    characterData: true,
+    attributes: true,
+  });
   return new Promise((resolve) => {
     const samples: number[] = [];
-    let treesMax = 0;
+    let viewsMax = 0;
+    let callsMax = 0;
     let index = 0;
     const timer = setInterval(() => {
-      committed.clear();
+      rendered.clear();
+      observer.takeRecords();
       const started = performance.now();
       flushSync(() => store.apply(make(index)));
       samples.push(performance.now() - started);
-      treesMax = Math.max(treesMax, committed.size);
+      viewsMax = Math.max(viewsMax, rendered.size);
+      callsMax = Math.max(callsMax, changedCalls(observer.takeRecords()).size);
       index += 1;
       if (index === UPDATES) {
         clearInterval(timer);
-        resolve(statistics(samples, treesMax));
+        observer.disconnect();
+        resolve(statistics(samples, viewsMax, callsMax));
       }
     }, 10);
   });
@@ -116,8 +155,7 @@ const nextFrame = () =>
   new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 async function run(): Promise<void> {
-  const container = document.getElementById('root') as HTMLElement;
-  const root = createRoot(container);
+  const root = createRoot(document.getElementById('root') as HTMLElement);
   const started = performance.now();
   flushSync(() =>
     root.render(
@@ -145,6 +183,11 @@ async function run(): Promise<void> {
     toolName: 'write',
     argumentsDelta: 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. ',
   }));
+  // The nested shell call open, so that its terminal shows the live output.
+  const toggle = document.querySelector<HTMLButtonElement>(
+    `[data-chat-call-id="${nestedCallId}"] button.qp-row__main`,
+  );
+  flushSync(() => toggle?.click());
   const nestedProgress = await stream((index) => ({
     seq: (seq += 1),
     type: 'tool.progress',

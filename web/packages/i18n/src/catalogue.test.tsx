@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react';
+import { act, render, screen } from '@testing-library/react';
 import { describe, expect, test } from 'vitest';
 import { catalogues, createI18n, LOCALES } from './catalogue';
 import { en } from './en';
@@ -51,4 +51,19 @@ describe('translation', () => {
     );
     expect(screen.getByText('未执行：<rm -rf> & co / 已中断')).toBeInTheDocument();
   });
+});
+
+test('views follow a language change of the host’s instance', async () => {
+  const instance = createI18n('en');
+  function View() {
+    return <p>{useT()('status.running')}</p>;
+  }
+  render(
+    <I18nProvider i18n={instance}>
+      <View />
+    </I18nProvider>,
+  );
+  expect(screen.getByText('Running')).toBeInTheDocument();
+  await act(() => instance.changeLanguage('zh-CN'));
+  expect(screen.getByText('运行中')).toBeInTheDocument();
 });
