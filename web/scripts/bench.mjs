@@ -52,10 +52,10 @@ try {
   for (let run = 0; run < runs; run += 1) {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     await page.goto(`http://127.0.0.1:${port}/bench.html`);
-    await page.waitForFunction(() => window.__QILIN_BENCH__?.done === true, null, {
+    await page.waitForFunction(() => globalThis.__QILIN_BENCH__?.done === true, null, {
       timeout: 120_000,
     });
-    results.push(await page.evaluate(() => window.__QILIN_BENCH__));
+    results.push(await page.evaluate(() => globalThis.__QILIN_BENCH__));
     await page.close();
   }
 } finally {

@@ -1,5 +1,12 @@
 import type { i18n, TFunction } from 'i18next';
-import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useMemo,
+  useSyncExternalStore,
+  type ReactNode,
+} from 'react';
 import { I18nextProvider } from 'react-i18next';
 import { createI18n, NAMESPACE, type Locale } from './catalogue';
 import type { Message, MessageKey, MessageValues } from './keys';
@@ -30,13 +37,14 @@ function translateWith(t: TFunction): Translate {
 export function I18nProvider(props: { i18n?: i18n; locale?: Locale; children: ReactNode }) {
   const { i18n: given, locale, children } = props;
   const instance = useMemo(() => given ?? createI18n(locale ?? 'en'), [given, locale]);
-  const [language, setLanguage] = useState(instance.language);
-  useEffect(() => {
-    setLanguage(instance.language);
-    const follow = (next: string) => setLanguage(next);
-    instance.on('languageChanged', follow);
-    return () => instance.off('languageChanged', follow);
-  }, [instance]);
+  const subscribe = useCallback(
+    (changed: () => void) => {
+      instance.on('languageChanged', changed);
+      return () => instance.off('languageChanged', changed);
+    },
+    [instance],
+  );
+  const language = useSyncExternalStore(subscribe, () => instance.language);
   const translate = useMemo(
     () => translateWith(instance.getFixedT(language, NAMESPACE)),
     [instance, language],
