@@ -8,7 +8,6 @@ export const en = {
   'status.interrupted': 'Interrupted',
 
   'row.toolCall': 'Tool call',
-  'row.showDetails': 'Show details of {{title}}',
   'row.open': 'Open',
   'row.inspect': 'Inspect',
   'row.inspectCall': 'Inspect the call {{callId}}',
@@ -21,7 +20,6 @@ export const en = {
   'generic.input': 'Input',
   'generic.output': 'Output',
   'generic.progress': 'Output so far',
-  'generic.noArguments': 'no arguments',
   'generic.empty': '(empty)',
 
   'denied.autoReview': 'Auto review',
@@ -85,7 +83,6 @@ export const en = {
   'search.moreFiles_other': 'Show {{count}} more files',
   'search.noMatches': 'No matches',
   'search.truncated': 'More results were left out',
-  'search.inPath': 'in {{path}}',
   'search.label': 'Results for {{pattern}}',
 
   'web.status': 'HTTP {{status}}',
@@ -118,7 +115,6 @@ export const en = {
 
   'runCode.code': 'Code',
   'runCode.printed': 'Printed',
-  'runCode.value': 'Value',
 
   'skill.instructions': 'instructions',
   'skill.files_one': '{{count}} more file in the skill',

@@ -13,7 +13,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'status.interrupted': '已中断',
 
   'row.toolCall': '工具调用',
-  'row.showDetails': '显示{{title}}的详情',
   'row.open': '打开',
   'row.inspect': '检查',
   'row.inspectCall': '检查调用 {{callId}}',
@@ -25,7 +24,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'generic.input': '输入',
   'generic.output': '输出',
   'generic.progress': '目前的输出',
-  'generic.noArguments': '无参数',
   'generic.empty': '（空）',
 
   'denied.autoReview': '自动审查',
@@ -84,7 +82,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'search.moreFiles_other': '再显示 {{count}} 个文件',
   'search.noMatches': '没有匹配',
   'search.truncated': '其余结果已省略',
-  'search.inPath': '位于 {{path}}',
   'search.label': '{{pattern}} 的搜索结果',
 
   'web.status': 'HTTP {{status}}',
@@ -116,7 +113,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
 
   'runCode.code': '代码',
   'runCode.printed': '打印输出',
-  'runCode.value': '返回值',
 
   'skill.instructions': '说明',
   'skill.files_other': '技能中还有 {{count}} 个文件',
