@@ -1,0 +1,74 @@
+/**
+ * Qilin's tool-call display: `ToolCallTree` renders one root call and its nested calls,
+ * each through the keyed slot `tool.call.toolview` by wire tool name, with the built-in
+ * views of Qilin's tools (`registerBuiltinToolViews`), the generic card as the fallback and
+ * the denial card first. Card models are pure functions of the raw event fields.
+ */
+import './slots';
+
+export {
+  IMAGES_SLOT,
+  TOOL_VIEW_SLOT,
+  type PreparingToolCallViewProps,
+  type ResultBlock,
+  type StartBlock,
+  type StartedToolCallViewProps,
+  type ToolCallHooks,
+  type ToolCallHost,
+  type ToolCallImagesProps,
+  type ToolCallShared,
+  type ToolCallViewProps,
+} from './slots';
+export { ToolCallTree, type ToolCallTreeProps } from './tree/ToolCallTree';
+export { createToolCallHooks, previousCall } from './tree/hooks';
+export { BUILTIN_TOOL_VIEWS, registerBuiltinToolViews } from './register';
+export { shortenPath } from './paths';
+export {
+  GenericCard,
+  PlainDetails,
+  TextBlock,
+  ToolCard,
+  useToolHooks,
+  type ToolCardProps,
+} from './views/card';
+export { GenericToolView } from './views/builtin';
+export {
+  Fields,
+  Unsupported,
+  asRecord,
+  callState,
+  cardInput,
+  clip,
+  firstLine,
+  flattenArguments,
+  flattenContent,
+  isAutoReviewDenied,
+  summariseArguments,
+  type CardInput,
+} from './models/common';
+export { genericModel, type GenericModel } from './models/generic';
+export { deniedModel, normaliseReason, type DeniedModel } from './models/denied';
+export { plainBody, type PlainBody } from './models/outcome';
+export { shellModel, type ShellBody, type ShellModel } from './models/shell';
+export { numberedLines, readModel, type ExcerptBody, type ReadModel } from './models/read';
+export { imageModel, type ImageModel } from './models/image';
+export {
+  editModel,
+  editorModel,
+  preparingSize,
+  writeModel,
+  type DiffBody,
+  type DiffModel,
+} from './models/diff';
+export { globModel, grepModel, type SearchModel } from './models/search';
+export { webModel, type WebModel } from './models/web';
+export {
+  compareTodos,
+  todoItems,
+  todoModel,
+  type TodoItem,
+  type TodoModel,
+  type TodoRow,
+} from './models/todo';
+export { questionModel, type QuestionModel, type QuestionRow } from './models/question';
+export { runCodeModel, type RunCodeModel } from './models/runCode';

@@ -1,0 +1,58 @@
+import { message, type Message } from '@qilin-agent/i18n';
+import type { CallState } from '@qilin-agent/ui-primitives';
+import {
+  callState,
+  flattenArguments,
+  flattenContent,
+  summariseArguments,
+  type CardInput,
+} from './common';
+import type { CallPresentation } from '@qilin-agent/protocol';
+
+/** The generic card: "Tool call · name", a summary, and the flattened input and output. */
+export interface GenericModel {
+  readonly kind: 'generic';
+  /** The call's state. */
+  readonly state: CallState;
+  /** The tool's wire name, shown after "Tool call ·". */
+  readonly toolName: string;
+  /** One line about the call: the tool's recorded presentation or its arguments. */
+  readonly summary: string;
+  /** The arguments as recorded, flattened; absent while preparing. */
+  readonly input?: string;
+  /** Live output so far, while running. */
+  readonly progress?: string;
+  /** What the model saw, flattened, once ended. */
+  readonly output?: string;
+  /** A note in place of the output (such as "interrupted"). */
+  readonly note?: Message;
+}
+
+/**
+ * The generic card of a call. Built-in cards fall back to it from the raw fields alone; only
+ * a tool with no view of its own passes `presentation`, the header text its own display
+ * methods wrote on the server, which is shown as recorded data.
+ */
+export function genericModel(input: CardInput, presentation?: CallPresentation): GenericModel {
+  const state = callState(input);
+  if (input.phase === 'preparing') {
+    return { kind: 'generic', state, toolName: input.toolName, summary: '' };
+  }
+  const recorded =
+    presentation !== undefined &&
+    (presentation.remark !== '' || presentation.action !== input.toolName)
+      ? [presentation.action, presentation.remark].filter((part) => part !== '').join(' ')
+      : undefined;
+  const flattened = flattenArguments(input.arguments);
+  const output = input.result === undefined ? undefined : flattenContent(input.result.content);
+  return {
+    kind: 'generic',
+    state,
+    toolName: input.toolName,
+    summary: recorded ?? summariseArguments(input.arguments),
+    ...(flattened === undefined ? {} : { input: flattened }),
+    ...(input.result === undefined && input.progress ? { progress: input.progress } : {}),
+    ...(output === undefined ? {} : { output }),
+    ...(state === 'interrupted' ? { note: message('status.interrupted') } : {}),
+  };
+}

@@ -1,0 +1,492 @@
+import { describe, expect, test } from 'vitest';
+import { callOf, callsOf, findCall, inputAt } from '../../../../test-support/calls';
+import { malformedFixtures, recordedFixtures } from '../../../../test-support/fixtures';
+import { shortenPath } from '../paths';
+import { callState, isAutoReviewDenied, type CardInput } from './common';
+import { deniedModel, normaliseReason } from './denied';
+import { editModel, editorModel, preparingSize, writeModel } from './diff';
+import { genericModel } from './generic';
+import { imageModel } from './image';
+import { questionModel } from './question';
+import { readModel } from './read';
+import { runCodeModel } from './runCode';
+import { globModel, grepModel } from './search';
+import { shellModel } from './shell';
+import { compareTodos, todoModel } from './todo';
+import { webModel } from './web';
+
+const MODELS = {
+  bash: shellModel,
+  read: readModel,
+  read_image: imageModel,
+  write: writeModel,
+  edit: editModel,
+  str_replace_editor: editorModel,
+  grep: grepModel,
+  glob: globModel,
+  web_fetch: webModel,
+  todo_write: (input: CardInput) => todoModel(input),
+  question: questionModel,
+  run_code: runCodeModel,
+} as const;
+
+describe('every model, every recorded call, every phase', () => {
+  test.each([...recordedFixtures(), ...malformedFixtures()])('%s', (fixture) => {
+    for (const node of callsOf(fixture)) {
+      const model = MODELS[node.toolName as keyof typeof MODELS];
+      if (model === undefined) continue;
+      const phases =
+        node.phase === 'done'
+          ? (['preparing', 'start', 'result'] as const)
+          : (['preparing'] as const);
+      for (const phase of phases) {
+        const built = model(inputAt(node, phase));
+        expect(built.state, `${fixture} ${node.callId} ${phase}`).toBe(
+          callState(inputAt(node, phase)),
+        );
+        if (phase === 'preparing') expect(JSON.stringify(built)).not.toContain('"input"');
+      }
+    }
+  });
+});
+
+describe('states come from the frozen data only', () => {
+  test('interrupted is never an error, denied never an error', () => {
+    expect(callState(inputAt(callOf('interrupts', 'call_1')))).toBe('interrupted');
+    expect(callState(inputAt(callOf('interrupts', 'call_2')))).toBe('interrupted');
+    expect(callState(inputAt(callOf('interrupted-preparing', 'call_1')))).toBe('interrupted');
+    expect(callState(inputAt(callOf('review', 'call_1')))).toBe('denied');
+    expect(callState(inputAt(callOf('timeouts', 'call_1')))).toBe('error');
+    expect(callState(inputAt(callOf('shell', 'call_1'), 'start'))).toBe('running');
+  });
+
+  test('a status from a newer runtime shows as a failure, never as success', () => {
+    expect(callState(inputAt(callOf('malformed/unknown-fields', 'call_2')))).toBe('error');
+  });
+});
+
+describe('shell', () => {
+  const shell = (fixture: string, callId: string, phase: 'start' | 'result' = 'result') =>
+    shellModel(inputAt(callOf(fixture, callId), phase));
+
+  test('a running command shows its live output in a terminal', () => {
+    const model = shell('interrupts', 'call_1', 'start');
+    expect(model).toMatchObject({
+      kind: 'shell',
+      state: 'running',
+      body: { kind: 'terminal', output: 'started\n' },
+    });
+    expect(model).not.toHaveProperty('capsule');
+  });
+
+  test('success: the terminal and no capsule', () => {
+    expect(shell('shell', 'call_1')).toMatchObject({
+      state: 'ok',
+      summary: "printf 'compiling report\\n'; echo done",
+      body: { kind: 'terminal', output: 'compiling report\ndone\n' },
+    });
+    expect(shell('shell', 'call_1')).not.toHaveProperty('capsule');
+  });
+
+  test('a non-zero exit, a signal or a timeout gets the capsule', () => {
+    expect(shell('shell', 'call_2')).toMatchObject({
+      capsule: { key: 'shell.exitCode', values: { code: 1 } },
+    });
+    expect(shell('shell', 'call_3')).toMatchObject({
+      capsule: { key: 'shell.signal', values: { signal: 'SIGTERM' } },
+    });
+    expect(shell('shell', 'call_4')).toMatchObject({ capsule: { key: 'shell.timedOut' } });
+  });
+
+  test('a command with no exit code at all gets the capsule', () => {
+    const node = callOf('shell', 'call_1');
+    const output = { ...(node.outcome?.output as object), exit_code: null, signal: null };
+    const input = {
+      ...inputAt(node),
+      result: { ...(node.outcome as NonNullable<typeof node.outcome>), output },
+    };
+    expect(shellModel(input)).toMatchObject({ capsule: { key: 'shell.noExitCode' } });
+  });
+
+  test('an output ending with the spill notice shows the plain text the model saw', () => {
+    const model = shell('shell', 'call_5');
+    expect(model).toMatchObject({ kind: 'shell', body: { kind: 'plain' } });
+    if (model.kind !== 'shell' || model.body?.kind !== 'plain')
+      throw new Error('plain body expected');
+    expect(model.body.output).toContain('[qilin: output cut; all ');
+    expect(model.body).not.toHaveProperty('input');
+  });
+
+  test('a background start is a static receipt: command and folder, never status', () => {
+    const model = shell('shell', 'call_8');
+    expect(model).toEqual({
+      kind: 'shell',
+      state: 'ok',
+      summary: 'for i in 1 2 3; do echo tick $i; sleep 0.1; done',
+      background: true,
+      body: {
+        kind: 'receipt',
+        command: 'for i in 1 2 3; do echo tick $i; sleep 0.1; done',
+        cwd: '.',
+      },
+    });
+    expect(shell('shell', 'call_8', 'start')).toMatchObject({
+      background: true,
+      body: { kind: 'terminal' },
+    });
+  });
+
+  test('failures keep the command and show the plain error; job tools stay generic', () => {
+    expect(shell('shell', 'call_6')).toMatchObject({ kind: 'generic' });
+    expect(shell('timeouts', 'call_1')).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain', output: expect.stringContaining('1 s limit') },
+    });
+    expect(shell('interrupts', 'call_3.2')).toMatchObject({
+      state: 'interrupted',
+      body: { kind: 'plain' },
+    });
+    expect(genericModel(inputAt(callOf('shell', 'call_9')))).toMatchObject({
+      toolName: 'job_output',
+      summary: 'job-1',
+    });
+  });
+
+  test('pwsh uses the same card by name; malformed data falls back', () => {
+    const node = callOf('shell', 'call_2');
+    expect(shellModel({ ...inputAt(node), toolName: 'pwsh' })).toMatchObject({ kind: 'shell' });
+    expect(shellModel(inputAt(callOf('malformed/non-json-arguments', 'call_2')))).toMatchObject({
+      kind: 'generic',
+    });
+    const odd = {
+      status: 'ok' as const,
+      content: [],
+      durationMs: 0,
+      output: { kind: 'finished', output: 17, exit_code: 'zero' },
+    };
+    expect(shellModel({ ...inputAt(node), result: odd })).toMatchObject({ kind: 'generic' });
+  });
+});
+
+describe('read and images', () => {
+  test('a read shows its lines with their numbers and which part of the file', () => {
+    expect(readModel(inputAt(callOf('files', 'call_2')))).toMatchObject({
+      kind: 'read',
+      path: 'src/report.py',
+      suffix: { key: 'excerpt.lines', values: { first: 6, last: 9, total: 13 } },
+      body: {
+        kind: 'excerpt',
+        firstLine: 6,
+        lines: ['def totals(path):', expect.any(String), expect.any(String), expect.any(String)],
+      },
+    });
+    expect(readModel(inputAt(callOf('files', 'call_3')))).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain' },
+    });
+  });
+
+  test('an image read becomes a gallery image loaded from the recorded bytes', () => {
+    const model = imageModel(inputAt(callOf('files', 'call_16')));
+    expect(model).toMatchObject({
+      kind: 'image',
+      images: [{ source: { kind: 'inline', mediaType: 'image/png' }, width: 12, height: 12 }],
+    });
+    const nested = imageModel(inputAt(findCall('code-mode', 'read_image')));
+    expect(nested).toMatchObject({ kind: 'image', images: [{ width: 12 }] });
+    expect(imageModel(inputAt(callOf('files', 'call_17')))).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain' },
+    });
+  });
+});
+
+describe('write, edit and the editor', () => {
+  test('"Preparing content N KB" counts the raw argument text', () => {
+    expect(preparingSize('')).toBe(0);
+    expect(preparingSize('x')).toBe(1);
+    expect(preparingSize('x'.repeat(1024))).toBe(1);
+    expect(preparingSize('x'.repeat(1025))).toBe(2);
+    expect(writeModel(inputAt(callOf('files', 'call_5'), 'preparing'))).toEqual({
+      kind: 'diff',
+      state: 'preparing',
+      title: { key: 'tool.write.title' },
+    });
+  });
+
+  test('a created file has exact counts; a replaced or running one coarse counts', () => {
+    expect(writeModel(inputAt(callOf('files', 'call_5')))).toMatchObject({
+      stats: { kind: 'exact', added: 4, removed: 0 },
+      body: { kind: 'diff', note: { key: 'diff.newFile' } },
+    });
+    expect(writeModel(inputAt(callOf('files', 'call_6')))).toMatchObject({
+      stats: { kind: 'coarse', lines: 5 },
+    });
+    expect(writeModel(inputAt(callOf('files', 'call_6'), 'start'))).toMatchObject({
+      stats: { kind: 'coarse', lines: 5 },
+    });
+  });
+
+  test('an edit shows the text diff while running and the recorded diff once done', () => {
+    const running = editModel(inputAt(callOf('files', 'call_7'), 'start'));
+    expect(running).toMatchObject({
+      stats: { kind: 'exact', added: 1, removed: 1 },
+      body: { lineNumbers: false },
+    });
+    const done = editModel(inputAt(callOf('files', 'call_7')));
+    expect(done).toMatchObject({
+      stats: { kind: 'exact', added: 1, removed: 1 },
+      body: { lineNumbers: true },
+    });
+    if (done.kind !== 'diff' || done.body?.kind !== 'diff') throw new Error('diff expected');
+    expect(done.body.hunks[0]?.lines.find((line) => line.kind === 'removed')).toMatchObject({
+      oldNumber: 9,
+    });
+    expect(editModel(inputAt(callOf('files', 'call_8')))).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain' },
+    });
+  });
+
+  test('the editor: view as read, create and str_replace as diffs, a folder listing plain', () => {
+    expect(editorModel(inputAt(callOf('files', 'call_9')))).toMatchObject({
+      kind: 'read',
+      body: {
+        kind: 'excerpt',
+        firstLine: 1,
+        lines: [
+          '//! Report helpers.',
+          '',
+          '/// Adds two numbers.',
+          expect.any(String),
+          expect.any(String),
+          '}',
+        ],
+      },
+    });
+    expect(editorModel(inputAt(callOf('files', 'call_10')))).toMatchObject({
+      kind: 'read',
+      body: { kind: 'plain' },
+    });
+    expect(editorModel(inputAt(callOf('files', 'call_11'), 'start'))).toMatchObject({
+      kind: 'diff',
+      stats: { kind: 'coarse', lines: 2 },
+    });
+    expect(editorModel(inputAt(callOf('files', 'call_12'), 'start'))).toMatchObject({
+      kind: 'diff',
+      body: { lineNumbers: false },
+    });
+    expect(editorModel(inputAt(callOf('files', 'call_12')))).toMatchObject({
+      stats: { kind: 'exact', added: 1, removed: 1 },
+    });
+    expect(editorModel(inputAt(callOf('files', 'call_13'), 'start'))).toMatchObject({
+      kind: 'diff',
+      body: { kind: 'plain' },
+    });
+  });
+});
+
+describe('search, web, todo, question, run_code', () => {
+  test('grep groups by file with counts and lines; glob lists files', () => {
+    const content = grepModel(inputAt(callOf('search', 'call_2')));
+    expect(content).toMatchObject({ kind: 'search', suffix: { key: 'search.matches' } });
+    if (content.kind !== 'search' || content.body?.kind !== 'results')
+      throw new Error('results expected');
+    expect(content.body.groups[0]).toMatchObject({
+      path: 'src/lib.rs',
+      lines: expect.arrayContaining([expect.objectContaining({ context: true })]),
+    });
+    expect(grepModel(inputAt(callOf('search', 'call_1')))).toMatchObject({
+      suffix: { key: 'search.files', values: { count: 3 } },
+    });
+    expect(grepModel(inputAt(callOf('search', 'call_4')))).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain' },
+    });
+    expect(globModel(inputAt(callOf('search', 'call_6')))).toMatchObject({
+      body: { kind: 'results', groups: [] },
+    });
+    expect(grepModel(inputAt(callOf('malformed/non-json-arguments', 'call_4')))).toMatchObject({
+      kind: 'generic',
+    });
+  });
+
+  test('a fetched page shows its title, status and text; its source stays source', () => {
+    expect(webModel(inputAt(callOf('web', 'call_1')))).toMatchObject({
+      summary: '127.0.0.1:8123/guide',
+      body: { kind: 'page', page: { title: 'Report guide', status: 200, source: false } },
+    });
+    expect(webModel(inputAt(callOf('web', 'call_3')))).toMatchObject({
+      body: { page: { source: true } },
+    });
+    expect(webModel(inputAt(callOf('web', 'call_4')))).toMatchObject({
+      state: 'error',
+      body: { kind: 'plain' },
+    });
+  });
+
+  test('a todo list is compared with the previous recorded write', () => {
+    const first = callOf('tasks', 'call_4');
+    const model = todoModel(inputAt(callOf('tasks', 'call_5')), first.arguments);
+    expect(model).toMatchObject({
+      kind: 'todo',
+      rows: [
+        { id: 'changes', previousStatus: 'in_progress', added: false, moved: false },
+        { id: 'write', added: false, moved: true },
+        { id: 'group', previousStatus: 'pending', moved: false },
+        { id: 'review', added: true },
+      ],
+      removed: [{ id: 'typos' }],
+    });
+    expect(todoModel(inputAt(first))).toMatchObject({
+      rows: [{ added: false }, {}, {}, {}],
+      removed: [],
+    });
+    expect(todoModel(inputAt(callOf('tasks', 'call_6')))).toMatchObject({ kind: 'generic' });
+    expect(todoModel(inputAt(callOf('malformed/non-json-arguments', 'call_6')))).toMatchObject({
+      kind: 'generic',
+    });
+  });
+
+  test('moves are the fewest that give the new order', () => {
+    const item = (id: string) => ({ id, content: id, status: 'pending' as const });
+    const { rows } = compareTodos(
+      [item('b'), item('c'), item('d'), item('a')],
+      [item('a'), item('b'), item('c'), item('d')],
+    );
+    expect(rows.filter((row) => row.moved).map((row) => row.id)).toEqual(['a']);
+  });
+
+  test('answers pair with questions by id; an unanswered question invents nothing', () => {
+    expect(questionModel(inputAt(callOf('tasks', 'call_7')))).toMatchObject({
+      count: 3,
+      rows: [
+        { id: 'version', answer: ['1.4.0'] },
+        { id: 'day', answer: ['Friday morning'] },
+        { id: 'kinds', answer: ['features', 'fixes'] },
+      ],
+    });
+    for (const [fixture, callId] of [
+      ['tasks', 'call_8'],
+      ['interrupts', 'call_2'],
+    ] as const) {
+      const model = questionModel(inputAt(callOf(fixture, callId)));
+      expect(model).toMatchObject({
+        state: 'interrupted',
+        verdict: { key: 'question.notAnswered' },
+      });
+      if (model.kind !== 'question') throw new Error('question expected');
+      expect(model.rows?.every((row) => row.answer === undefined)).toBe(true);
+    }
+    // Two questions with one id cannot pair with answers: the generic card.
+    expect(questionModel(inputAt(callOf('tasks', 'call_9')))).toMatchObject({
+      kind: 'generic',
+      state: 'error',
+    });
+    expect(questionModel(inputAt(callOf('malformed/non-json-arguments', 'call_7')))).toMatchObject({
+      kind: 'generic',
+    });
+  });
+
+  test('run_code shows its code and what it gave back', () => {
+    expect(runCodeModel(inputAt(callOf('code-mode', 'call_3')))).toMatchObject({
+      state: 'error',
+      summary: 'sdk.tool.call("glob", {"pattern": "*.csv"})',
+      output: expect.stringContaining('ZeroDivisionError'),
+    });
+  });
+});
+
+describe('denial comes first, direct or nested', () => {
+  test.each([
+    ['review', 'call_1'],
+    ['review', 'call_3'],
+    ['review', 'call_6.1'],
+  ])('%s %s is an auto-review denial', (fixture, callId) => {
+    const node = callOf(fixture, callId);
+    expect(isAutoReviewDenied(node.outcome)).toBe(true);
+    const model = deniedModel(inputAt(node));
+    expect(JSON.stringify(model)).not.toContain('rm -rf build"');
+  });
+
+  test('the reason is one normalised line, with a fallback when empty', () => {
+    const model = deniedModel(inputAt(callOf('review', 'call_4')));
+    expect(model.reason).toBe(
+      "The call was denied by the agent's review policy: no network access from this agent ask the user . Do not retry the same call; choose another approach or ask the user.",
+    );
+    expect(normaliseReason('  a\r\n\u2028b\u2029 c \n')).toBe('a b c');
+    const empty = {
+      ...inputAt(callOf('review', 'call_5')),
+      result: {
+        status: 'denied' as const,
+        errorCode: 'AUTO_REVIEW_DENIED' as const,
+        content: [{ type: 'text' as const, text: ' \n ' }],
+        durationMs: 0,
+      },
+    };
+    expect(deniedModel(empty)).toEqual({ kind: 'denied', toolName: 'write' });
+  });
+});
+
+describe('the generic card', () => {
+  test('a tool with no view may show its recorded presentation; built-in fallbacks never do', () => {
+    const deploy = callOf('malformed/unknown-fields', 'call_3');
+    expect(genericModel(inputAt(deploy), deploy.presentation)).toMatchObject({
+      summary: 'Deploy the docs site',
+      output: expect.stringContaining('Deployed 3 files.'),
+    });
+    expect(genericModel(inputAt(deploy))).toMatchObject({ summary: 'docs' });
+    const refused = callOf('malformed/non-json-arguments', 'call_1');
+    expect(genericModel(inputAt(refused), refused.presentation)).toMatchObject({
+      summary: '{"path": "src/lib.rs", "old_string":',
+      input: '{"path": "src/lib.rs", "old_string": ',
+    });
+  });
+
+  test('while preparing: no summary and no input', () => {
+    expect(genericModel(inputAt(callOf('files', 'call_1'), 'preparing'))).toEqual({
+      kind: 'generic',
+      state: 'preparing',
+      toolName: 'read',
+      summary: '',
+    });
+  });
+});
+
+describe('paths', () => {
+  test('relative to the working folder, then the home folder as ~', () => {
+    expect(
+      shortenPath('/home/qilin/workspace/src/a.rs', '/home/qilin/workspace', '/home/qilin'),
+    ).toBe('src/a.rs');
+    expect(shortenPath('/home/qilin/workspace', '/home/qilin/workspace/', '/home/qilin')).toBe('.');
+    expect(shortenPath('/home/qilin/notes.txt', '/home/qilin/workspace', '/home/qilin')).toBe(
+      '~/notes.txt',
+    );
+    expect(shortenPath('/home/qilin', '/w', '/home/qilin/')).toBe('~');
+    expect(shortenPath('/home/qilinx/a', '/home/qilin/workspace', '/home/qilin')).toBe(
+      '/home/qilinx/a',
+    );
+    expect(shortenPath('/etc/hosts', '/home/qilin/workspace', '/home/qilin')).toBe('/etc/hosts');
+    expect(shortenPath('src/a.rs', '/home/qilin/workspace', '/home/qilin')).toBe('src/a.rs');
+    expect(shortenPath('C:\\x', 'C:\\', undefined)).toBe('C:\\x');
+  });
+
+  test('summaries shorten, the model keeps the original path for the host', () => {
+    const spill = callOf('shell', 'call_8');
+    const receipt = spill.outcome?.output as { log_path: string };
+    expect(shortenPath(receipt.log_path, '/home/qilin/workspace', '/home/qilin')).toBe(
+      '.qilin/sessions/fixture/jobs/job-1.log',
+    );
+    const node = callOf('files', 'call_1');
+    const model = readModel({
+      ...inputAt(node),
+      arguments: { path: '/home/qilin/elsewhere/a.txt' },
+      result: undefined,
+      phase: 'start',
+    });
+    expect(model).toMatchObject({
+      path: '/home/qilin/elsewhere/a.txt',
+      summary: '~/elsewhere/a.txt',
+    });
+  });
+});

@@ -1,0 +1,43 @@
+import type { SlotRegistry } from '@qilin-agent/slots';
+import { TOOL_VIEW_SLOT } from './slots';
+import {
+  EditView,
+  EditorView,
+  GlobView,
+  GrepView,
+  QuestionView,
+  ReadImageView,
+  ReadView,
+  RunCodeView,
+  ShellView,
+  TodoView,
+  WebFetchView,
+  WriteView,
+} from './views/builtin';
+
+/** The built-in views by wire tool name. `job_output` and `job_kill` keep the generic card. */
+export const BUILTIN_TOOL_VIEWS = {
+  bash: ShellView,
+  pwsh: ShellView,
+  read: ReadView,
+  read_image: ReadImageView,
+  write: WriteView,
+  edit: EditView,
+  str_replace_editor: EditorView,
+  grep: GrepView,
+  glob: GlobView,
+  web_fetch: WebFetchView,
+  todo_write: TodoView,
+  question: QuestionView,
+  run_code: RunCodeView,
+} as const;
+
+/** Registers the built-in views in `tool.call.toolview`; returns the function that removes them. */
+export function registerBuiltinToolViews(slots: SlotRegistry): () => void {
+  return slots.inject(TOOL_VIEW_SLOT, () => {
+    const disposers = Object.entries(BUILTIN_TOOL_VIEWS).map(([key, view]) =>
+      slots.register({ name: TOOL_VIEW_SLOT, key }, view),
+    );
+    return () => disposers.forEach((dispose) => dispose());
+  });
+}

@@ -1,0 +1,127 @@
+import type {
+  CallPresentation,
+  CallStatus,
+  CallerKind,
+  ContentBlock,
+  Detail,
+  ErrorCode,
+  ToolNode,
+} from '@qilin-agent/protocol';
+import type { GalleryImage, ImageLoader } from '@qilin-agent/ui-primitives';
+
+/** The slot every call's view is registered in, keyed by the tool's wire name. */
+export const TOOL_VIEW_SLOT = 'tool.call.toolview';
+
+/** The slot of the image gallery a call's result shows, keyed by the tool's wire name. */
+export const IMAGES_SLOT = 'tool.call.images';
+
+/** What the host gives every view: where the session works and what it can open. */
+export interface ToolCallHost {
+  /** The session's working folder; paths in summaries are shortened against it. */
+  cwd?: string;
+  /** The user's home folder (POSIX); a path left outside `cwd` is shortened to `~/…`. */
+  home?: string;
+  /** Opens a file (the host's preview); it always gets the path as the call gave it. */
+  openFile?: (path: string) => void;
+  /** Opens the host's view of a whole call (its events, its raw data). */
+  inspect?: (callId: string) => void;
+  /** Turns an image of a result into an address an `<img>` can show. */
+  loadImage: ImageLoader;
+}
+
+/** A dispatched call's final data: what `tool.start` recorded, and the live output since. */
+export interface StartBlock {
+  /** The arguments as recorded: any JSON value (the raw text, when the model's was not JSON). */
+  readonly arguments: unknown;
+  /** Which entry the call came through. */
+  readonly caller: CallerKind;
+  /** The `run_code` call that made this call, for a code-mode call. */
+  readonly parentCallId?: string;
+  /** The tool's own header text; only the generic row of a tool with no view shows it. */
+  readonly presentation?: CallPresentation;
+  /** The detail the tool presented at dispatch. */
+  readonly beforeDetail?: Detail;
+  /** Live output so far. */
+  readonly progress: string;
+}
+
+/** How a call ended, as `tool.result` recorded it. */
+export interface ResultBlock {
+  /** Ok, error, denied or interrupted. */
+  readonly status: CallStatus;
+  /** Why it failed, when it did. */
+  readonly errorCode?: ErrorCode;
+  /** What the model saw. */
+  readonly content: readonly ContentBlock[];
+  /** The tool's structured output, when it ran to completion. */
+  readonly output?: unknown;
+  /** Wall time in milliseconds. */
+  readonly durationMs: number;
+}
+
+interface ViewIdentity extends ToolCallHost {
+  /** The call's id, the same through every phase. */
+  readonly callId: string;
+  /** The tool's wire name. */
+  readonly toolName: string;
+}
+
+/** A call whose arguments are still streaming: only its identity, never its arguments. */
+export interface PreparingToolCallViewProps extends ViewIdentity {
+  /** The phase. */
+  readonly phase: 'preparing';
+}
+
+/** A dispatched call, running or ended. */
+export type StartedToolCallViewProps = ViewIdentity & {
+  /** How many calls its code has made (they render under it). */
+  readonly subCallCount: number;
+  /** What `tool.start` recorded. */
+  readonly start: StartBlock;
+} & (
+    | { readonly phase: 'start' }
+    | {
+        readonly phase: 'result';
+        /** What `tool.result` recorded. */
+        readonly result: ResultBlock;
+      }
+  );
+
+/** The props of a view in [`TOOL_VIEW_SLOT`]: one explicit variant per phase. */
+export type ToolCallViewProps = PreparingToolCallViewProps | StartedToolCallViewProps;
+
+/** The props of a view in [`IMAGES_SLOT`]. */
+export interface ToolCallImagesProps {
+  /** The images of the call's result. */
+  images: readonly GalleryImage[];
+  /** The session's image loader. */
+  loadImage: ImageLoader;
+}
+
+/** The hooks every tool view may call, provided by the host's conversation store. */
+export interface ToolCallHooks {
+  /**
+   * The raw argument text streamed so far for a call still preparing; `""` when there is
+   * none. Subscribes only when called; a view re-renders only when the text changes; after
+   * dispatch it stays `""`.
+   */
+  useToolCallArgumentsPartial: (callId: string) => string;
+  /** The last call of `toolName` before `callId` in the session that ended `ok`. */
+  usePreviousToolCall: (callId: string, toolName: string) => ToolNode | undefined;
+}
+
+/** What the host shares with every tool view through the slot system. */
+export interface ToolCallShared extends ToolCallHooks {
+  /** Host data for every tree; a `ToolCallTree`'s own props take precedence. */
+  host?: Partial<ToolCallHost>;
+}
+
+declare module '@qilin-agent/slots' {
+  interface SlotPropsMap {
+    'tool.call.toolview': ToolCallViewProps;
+    'tool.call.images': ToolCallImagesProps;
+  }
+  interface SlotShared {
+    tool: ToolCallShared;
+  }
+}

@@ -1,0 +1,215 @@
+import { useT } from '@qilin-agent/i18n';
+import type { ToolNode } from '@qilin-agent/protocol';
+import { useSlotView } from '@qilin-agent/slots';
+import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
+import {
+  Component,
+  createContext,
+  memo,
+  useContext,
+  useMemo,
+  type ComponentType,
+  type ErrorInfo,
+  type ReactNode,
+} from 'react';
+import { cardInput, isAutoReviewDenied } from '../models/common';
+import { deniedModel } from '../models/denied';
+import { genericModel } from '../models/generic';
+import {
+  TOOL_VIEW_SLOT,
+  type ResultBlock,
+  type StartBlock,
+  type ToolCallHost,
+  type ToolCallViewProps,
+} from '../slots';
+import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
+import { GenericToolView } from '../views/builtin';
+
+/** The props of [`ToolCallTree`]. */
+export interface ToolCallTreeProps {
+  /** One root call, with its nested calls in `subCalls`. */
+  node: ToolNode;
+  /** The session's working folder (paths in summaries are shortened against it). */
+  cwd?: string;
+  /** The user's home folder (a path outside `cwd` is shortened to `~/…`). */
+  home?: string;
+  /** Opens a file in the host's preview; gets the path exactly as the call gave it. */
+  openFile?: (path: string) => void;
+  /** Opens the host's view of a call. */
+  inspect?: (callId: string) => void;
+  /** Loads a result's image; inline images load without one. */
+  loadImage?: ImageLoader;
+}
+
+const HostContext = createContext<ToolCallHost>({ loadImage: inlineImageLoader });
+
+/** The view of a call that shows its denial: it comes before any view chosen by tool name. */
+function DeniedView(props: ToolCallViewProps) {
+  const model = useMemo(() => deniedModel(cardInput(props)), [props]);
+  return <DeniedCard model={model} callId={props.callId} host={props} />;
+}
+
+/** What a card shows when it throws: the generic card, from the raw fields only. */
+class CardBoundary extends Component<
+  { props: ToolCallViewProps; children: ReactNode },
+  { failed: boolean }
+> {
+  override state = { failed: false };
+
+  static getDerivedStateFromError(): { failed: boolean } {
+    return { failed: true };
+  }
+
+  override componentDidCatch(error: unknown, info: ErrorInfo): void {
+    // A card that cannot render its data is a bug in the card, shown as the generic row;
+    // the console keeps the trace for whoever fixes it.
+    console.error(`the card of call ${this.props.props.callId} failed`, error, info.componentStack);
+  }
+
+  override componentDidUpdate(previous: { props: ToolCallViewProps }): void {
+    if (this.state.failed && previous.props !== this.props.props) this.setState({ failed: false });
+  }
+
+  override render(): ReactNode {
+    if (!this.state.failed) return this.props.children;
+    const view = this.props.props;
+    return <GenericCard model={genericModel(cardInput(view))} callId={view.callId} host={view} />;
+  }
+}
+
+/** A view's props from a node, rebuilt only when the call's own data changed. */
+function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
+  const {
+    callId,
+    toolName,
+    phase,
+    caller,
+    parentCallId,
+    presentation,
+    beforeDetail,
+    progress,
+    outcome,
+  } = node;
+  const args = node.arguments;
+  const subCallCount = node.subCalls.length;
+  return useMemo((): ToolCallViewProps => {
+    const base = { ...host, callId, toolName };
+    if (phase === 'preparing') return { ...base, phase: 'preparing' };
+    const start: StartBlock = {
+      arguments: args,
+      caller,
+      progress,
+      ...(parentCallId === undefined ? {} : { parentCallId }),
+      ...(presentation === undefined ? {} : { presentation }),
+      ...(beforeDetail === undefined ? {} : { beforeDetail }),
+    };
+    if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
+    const result: ResultBlock = outcome;
+    return { ...base, phase: 'result', start, result, subCallCount };
+  }, [
+    host,
+    callId,
+    toolName,
+    phase,
+    caller,
+    parentCallId,
+    presentation,
+    beforeDetail,
+    progress,
+    outcome,
+    args,
+    subCallCount,
+  ]);
+}
+
+const memoised = new WeakMap<ComponentType<ToolCallViewProps>, ComponentType<ToolCallViewProps>>();
+
+/** A view that renders again only when its props change. */
+function memoView(view: ComponentType<ToolCallViewProps>): ComponentType<ToolCallViewProps> {
+  let wrapped = memoised.get(view);
+  if (wrapped === undefined) {
+    wrapped = memo(view);
+    memoised.set(view, wrapped);
+  }
+  return wrapped;
+}
+
+const MemoDenied = memoView(DeniedView);
+const MemoGeneric = memoView(GenericToolView);
+
+/**
+ * One call and the calls under it. Memoised on the node: a snapshot where this call did not
+ * change (nor any call under it) does not render it again.
+ */
+const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nested: boolean }) {
+  const t = useT();
+  const { node, nested } = props;
+  const host = useContext(HostContext);
+  const viewProps = useViewProps(node, host);
+  const registered = useSlotView(TOOL_VIEW_SLOT, node.toolName);
+  const View = isAutoReviewDenied(node.outcome)
+    ? MemoDenied
+    : registered === undefined
+      ? MemoGeneric
+      : memoView(registered);
+  const Wrapper = nested ? 'li' : 'div';
+  return (
+    <Wrapper
+      className="qt-call"
+      data-chat-anchor-key={`call:${node.callId}`}
+      data-chat-call-id={node.callId}
+    >
+      <CardBoundary props={viewProps}>
+        {/* eslint-disable-next-line react-hooks/static-components -- the view is the slot's
+            registration for this tool, memoised once per registered component (memoView). */}
+        <View {...viewProps} />
+      </CardBoundary>
+      {node.subCalls.length > 0 && (
+        <ol
+          className="qt-call__children"
+          aria-label={t('row.nestedCalls', { title: node.toolName })}
+        >
+          {node.subCalls.map((sub) => (
+            <ToolCallBranch key={sub.callId} node={sub} nested />
+          ))}
+        </ol>
+      )}
+    </Wrapper>
+  );
+});
+
+/**
+ * One root call and every call under it, each rendered through the `tool.call.toolview` slot
+ * by its wire tool name (the generic card when no view is registered; the denial card first
+ * for a call the review policy refused). Every call's wrapper carries
+ * `data-chat-anchor-key="call:<id>"` and `data-chat-call-id`.
+ *
+ * Host data comes from the props, then from the slot's shared `tool.host`. Pass stable
+ * callbacks: a new function each render renders every card again.
+ */
+export const ToolCallTree = memo(function ToolCallTree(props: ToolCallTreeProps) {
+  const shared = useToolHooks().host;
+  const { cwd, home, openFile, inspect, loadImage } = props;
+  const host = useMemo((): ToolCallHost => {
+    const pick = <K extends keyof ToolCallHost>(key: K, own: ToolCallHost[K] | undefined) =>
+      own !== undefined
+        ? { [key]: own }
+        : shared?.[key] !== undefined
+          ? { [key]: shared[key] }
+          : {};
+    return {
+      loadImage: loadImage ?? shared?.loadImage ?? inlineImageLoader,
+      ...pick('cwd', cwd),
+      ...pick('home', home),
+      ...pick('openFile', openFile),
+      ...pick('inspect', inspect),
+    };
+  }, [shared, cwd, home, openFile, inspect, loadImage]);
+  return (
+    <HostContext.Provider value={host}>
+      <div className="qt-tree">
+        <ToolCallBranch node={props.node} nested={false} />
+      </div>
+    </HostContext.Provider>
+  );
+});

@@ -1,0 +1,417 @@
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { I18nProvider, type Locale } from '@qilin-agent/i18n';
+import { ConversationStore, type Event, type ToolNode } from '@qilin-agent/protocol';
+import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
+import { useSyncExternalStore, type ComponentType, type ReactElement } from 'react';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { CWD, HOME } from '../../../../test-support/calls';
+import {
+  fixtureEvents,
+  malformedFixtures,
+  recordedFixtures,
+} from '../../../../test-support/fixtures';
+import { registerBuiltinToolViews, BUILTIN_TOOL_VIEWS } from '../register';
+import { TOOL_VIEW_SLOT, type ToolCallViewProps } from '../slots';
+import { createToolCallHooks } from './hooks';
+import { ToolCallTree } from './ToolCallTree';
+import { TWO_LEVELS } from '../../../../gallery/src/handmade';
+
+function rootsOf(store: ConversationStore): ToolNode[] {
+  return store
+    .getTree()
+    .turns.flatMap((turn) =>
+      turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])),
+    );
+}
+
+/** What ui-conversation will do: one ToolCallTree per root call, following the store. */
+function Transcript(props: { store: ConversationStore; openFile?: (path: string) => void }) {
+  const tree = useSyncExternalStore(props.store.subscribe, props.store.getTree);
+  return (
+    <>
+      {tree.turns.flatMap((turn) =>
+        turn.items.map((item) =>
+          item.type === 'tool' ? (
+            <ToolCallTree
+              key={item.node.callId}
+              node={item.node}
+              cwd={CWD}
+              home={HOME}
+              {...(props.openFile ? { openFile: props.openFile } : {})}
+            />
+          ) : null,
+        ),
+      )}
+    </>
+  );
+}
+
+function renderSession(
+  store: ConversationStore,
+  options: { locale?: Locale; registry?: SlotRegistry; ui?: ReactElement } = {},
+) {
+  const registry = options.registry ?? new SlotRegistry();
+  if (options.registry === undefined) registerBuiltinToolViews(registry);
+  const shared = { tool: createToolCallHooks(store) };
+  return render(
+    <I18nProvider locale={options.locale ?? 'en'}>
+      <SlotsProvider registry={registry} shared={shared}>
+        {options.ui ?? <Transcript store={store} />}
+      </SlotsProvider>
+    </I18nProvider>,
+  );
+}
+
+/** Registers every built-in view wrapped in a counter of its renders, by call id. */
+function countingRegistry(): { registry: SlotRegistry; renders: Map<string, number> } {
+  const registry = new SlotRegistry();
+  const renders = new Map<string, number>();
+  for (const [key, View] of Object.entries(BUILTIN_TOOL_VIEWS) as [
+    string,
+    ComponentType<ToolCallViewProps>,
+  ][]) {
+    registry.register({ name: TOOL_VIEW_SLOT, key }, (props: ToolCallViewProps) => {
+      renders.set(props.callId, (renders.get(props.callId) ?? 0) + 1);
+      return <View {...props} />;
+    });
+  }
+  return { registry, renders };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('every recorded log renders, with an anchor on every call', () => {
+  test.each(
+    [...recordedFixtures(), ...malformedFixtures()].flatMap((name) => [
+      [name, 'en'],
+      [name, 'zh-CN'],
+    ]) as [string, Locale][],
+  )('%s (%s)', (name, locale) => {
+    const errors = vi.spyOn(console, 'error');
+    const store = new ConversationStore(fixtureEvents(name));
+    const { container } = renderSession(store, { locale });
+    const calls: string[] = [];
+    const visit = (node: ToolNode) => {
+      calls.push(node.callId);
+      node.subCalls.forEach(visit);
+    };
+    rootsOf(store).forEach(visit);
+    for (const callId of calls) {
+      const wrappers = container.querySelectorAll(
+        `[data-chat-anchor-key="call:${CSS.escape(callId)}"]`,
+      );
+      expect(wrappers, callId).toHaveLength(1);
+      expect(wrappers[0]).toHaveAttribute('data-chat-call-id', callId);
+    }
+    expect(errors).not.toHaveBeenCalled();
+  });
+});
+
+function event(seq: number, body: Record<string, unknown>): Event {
+  return { seq, ...body } as Event;
+}
+
+const readDone = [
+  {
+    type: 'tool.start',
+    callId: 'r1',
+    toolName: 'read',
+    caller: 'direct',
+    arguments: { path: 'a.txt' },
+    presentation: { action: 'Read', remark: 'a.txt' },
+  },
+  {
+    type: 'tool.result',
+    callId: 'r1',
+    toolName: 'read',
+    caller: 'direct',
+    status: 'ok',
+    durationMs: 1,
+    content: [{ type: 'text', text: '     1\thello\n' }],
+    output: {
+      path: 'a.txt',
+      text: 'hello\n',
+      first_line: 1,
+      last_line: 1,
+      total_lines: 1,
+      cut_lines: [],
+    },
+  },
+];
+
+describe('one call’s events render that call only', () => {
+  test('a sibling does not render while another call streams 200 argument deltas', () => {
+    const store = new ConversationStore(
+      [
+        { type: 'turn.started', turnId: 't', prompt: 'p' },
+        ...readDone,
+        { type: 'tool.preparing', callId: 'w1', toolName: 'write', argumentsDelta: '' },
+      ].map((body, index) => event(index + 1, body)),
+    );
+    const { registry, renders } = countingRegistry();
+    renderSession(store, { registry });
+    const before = new Map(renders);
+    // Each delta in its own act: rendered one by one, as they arrive.
+    for (let i = 0; i < 200; i += 1) {
+      act(() =>
+        store.apply(
+          event(100 + i, {
+            type: 'tool.preparing',
+            callId: 'w1',
+            toolName: 'write',
+            argumentsDelta: 'x'.repeat(64),
+          }),
+        ),
+      );
+    }
+    expect(renders.get('r1')).toBe(before.get('r1'));
+    // Not even the write view renders again: only its preparing row, which reads the text.
+    expect(renders.get('w1')).toBe(before.get('w1'));
+    expect(screen.getByText('Preparing content 13 KB')).toBeInTheDocument();
+  });
+
+  test('live output of a nested call renders it, not its siblings nor other roots', () => {
+    const store = new ConversationStore(fixtureEvents('code-mode'));
+    const parent = rootsOf(store)[1] as ToolNode;
+    const [sibling] = parent.subCalls as [ToolNode];
+    store.apply(
+      event(9000, {
+        type: 'tool.start',
+        callId: 'live.1',
+        toolName: 'bash',
+        caller: 'code',
+        parentCallId: parent.callId,
+        arguments: { command: 'cargo build' },
+        presentation: { action: 'Run command', remark: 'cargo build' },
+      }),
+    );
+    const { registry, renders } = countingRegistry();
+    renderSession(store, { registry });
+    const before = new Map(renders);
+    for (let i = 0; i < 200; i += 1) {
+      act(() =>
+        store.apply(
+          event(9001 + i, {
+            type: 'tool.progress',
+            callId: 'live.1',
+            parentCallId: parent.callId,
+            text: `line ${i}\n`,
+          }),
+        ),
+      );
+    }
+    expect(renders.get('live.1')).toBe((before.get('live.1') ?? 0) + 200);
+    expect(renders.get(sibling.callId)).toBe(before.get(sibling.callId));
+    for (const root of rootsOf(store)) {
+      if (root.callId !== parent.callId)
+        expect(renders.get(root.callId), root.callId).toBe(before.get(root.callId));
+    }
+  });
+});
+
+describe('useToolCallArgumentsPartial', () => {
+  function setup() {
+    const store = new ConversationStore([
+      event(1, {
+        type: 'tool.preparing',
+        callId: 'w',
+        toolName: 'write',
+        argumentsDelta: '{"path":',
+      }),
+      event(2, { type: 'tool.preparing', callId: 'other', toolName: 'edit', argumentsDelta: '' }),
+    ]);
+    const hooks = createToolCallHooks(store);
+    const seen: string[] = [];
+    function Probe(props: { callId: string }) {
+      const raw = hooks.useToolCallArgumentsPartial(props.callId);
+      seen.push(raw);
+      return <p>{raw === '' ? '(none)' : raw}</p>;
+    }
+    return { store, seen, Probe };
+  }
+
+  test('returns the raw prefix, and "" when there is none', () => {
+    const { Probe } = setup();
+    render(
+      <>
+        <Probe callId="w" />
+        <Probe callId="missing" />
+      </>,
+    );
+    expect(screen.getByText('{"path":')).toBeInTheDocument();
+    expect(screen.getByText('(none)')).toBeInTheDocument();
+  });
+
+  test('does not refresh its user while the selected text is unchanged', () => {
+    const { store, seen, Probe } = setup();
+    render(<Probe callId="w" />);
+    const renders = seen.length;
+    act(() =>
+      store.apply(
+        event(3, {
+          type: 'tool.preparing',
+          callId: 'other',
+          toolName: 'edit',
+          argumentsDelta: '{"a":1',
+        }),
+      ),
+    );
+    act(() =>
+      store.apply(
+        event(4, { type: 'tool.preparing', callId: 'w', toolName: 'write', argumentsDelta: '' }),
+      ),
+    );
+    expect(seen.length).toBe(renders);
+    act(() =>
+      store.apply(
+        event(5, { type: 'tool.preparing', callId: 'w', toolName: 'write', argumentsDelta: '"a"' }),
+      ),
+    );
+    expect(seen.length).toBe(renders + 1);
+    expect(seen.at(-1)).toBe('{"path":"a"');
+  });
+
+  test('subscribes only when a view calls it, and stops at dispatch', () => {
+    const store = new ConversationStore([
+      event(1, { type: 'turn.started', turnId: 't', prompt: 'p' }),
+      event(2, {
+        type: 'tool.preparing',
+        callId: 'w',
+        toolName: 'write',
+        argumentsDelta: '{"path":"a"',
+      }),
+      event(3, {
+        type: 'tool.preparing',
+        callId: 'r',
+        toolName: 'read',
+        argumentsDelta: '{"path":"a"',
+      }),
+    ]);
+    renderSession(store);
+    expect(store.preparingListenerCount('w')).toBe(1);
+    expect(store.preparingListenerCount('r')).toBe(0);
+    act(() =>
+      store.apply(
+        event(4, {
+          type: 'tool.start',
+          callId: 'w',
+          toolName: 'write',
+          caller: 'direct',
+          arguments: { path: 'a', content: 'x\n' },
+          presentation: { action: 'Write', remark: 'a' },
+        }),
+      ),
+    );
+    expect(store.preparingListenerCount('w')).toBe(0);
+    expect(store.subscribePreparing('w', () => undefined)).toBeTypeOf('function');
+    expect(store.preparingListenerCount('w')).toBe(0);
+  });
+});
+
+describe('phases', () => {
+  test('preparing: a row that does not expand, with no arguments; start enables the display', () => {
+    const store = new ConversationStore([
+      event(1, { type: 'turn.started', turnId: 't', prompt: 'p' }),
+      event(2, {
+        type: 'tool.preparing',
+        callId: 'g',
+        toolName: 'deploy_site',
+        argumentsDelta: '{"site":"do',
+      }),
+      event(3, {
+        type: 'tool.preparing',
+        callId: 'b',
+        toolName: 'bash',
+        argumentsDelta: '{"command":"rm',
+      }),
+    ]);
+    const { container } = renderSession(store);
+    expect(screen.getByText('Tool call · deploy_site')).toBeInTheDocument();
+    expect(screen.getByText('Shell')).toBeInTheDocument();
+    expect(screen.queryAllByRole('button')).toHaveLength(0);
+    expect(container).not.toHaveTextContent('do');
+    expect(container).not.toHaveTextContent('rm');
+    // The end of the argument stream is not a start; tool.start is.
+    act(() =>
+      store.apply(
+        event(4, {
+          type: 'tool.start',
+          callId: 'b',
+          toolName: 'bash',
+          caller: 'direct',
+          arguments: { command: 'rm -i x' },
+          presentation: { action: 'Run command', remark: 'rm -i x' },
+        }),
+      ),
+    );
+    expect(screen.getByRole('button', { name: /Shell/ })).toHaveTextContent('rm -i x');
+  });
+
+  test('a denied call shows the denial before any view chosen by name', () => {
+    const store = new ConversationStore(fixtureEvents('review'));
+    renderSession(store);
+    const row = screen.getAllByRole('button', { name: /Tool call · bash/ })[0] as HTMLElement;
+    expect(row).toHaveTextContent('Auto review');
+    expect(row).not.toHaveTextContent('rm -rf');
+    fireEvent.click(row);
+    expect(
+      screen.getByText(
+        /^Not run: The call was denied by the agent's review policy: deleting folders/,
+      ),
+    ).toBeInTheDocument();
+  });
+
+  test('a card that throws shows the generic row', () => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const store = new ConversationStore([
+      event(1, { type: 'turn.started', turnId: 't', prompt: 'p' }),
+      ...readDone.map((body, i) => event(i + 2, body)),
+    ]);
+    const registry = new SlotRegistry();
+    registry.register({ name: TOOL_VIEW_SLOT, key: 'read' }, () => {
+      throw new Error('broken card');
+    });
+    renderSession(store, { registry });
+    expect(screen.getByRole('button', { name: /Tool call · read/ })).toHaveTextContent('a.txt');
+  });
+});
+
+describe('the tree', () => {
+  test('nests two levels deep, each call through its own view', () => {
+    const registry = new SlotRegistry();
+    registerBuiltinToolViews(registry);
+    const { container } = render(
+      <I18nProvider locale="en">
+        <SlotsProvider registry={registry}>
+          <ToolCallTree node={TWO_LEVELS} cwd={CWD} />
+        </SlotsProvider>
+      </I18nProvider>,
+    );
+    const inner = container.querySelector('[data-chat-call-id="call_1.1"]') as HTMLElement;
+    expect(inner.closest('[data-chat-call-id="call_1"]')).not.toBeNull();
+    const read = within(inner).getByRole('button', { name: /Read/ });
+    expect(read.closest('[data-chat-call-id="call_1.1.1"]')).not.toBeNull();
+    expect(screen.getAllByRole('list', { name: 'Calls made by run_code' })).toHaveLength(2);
+  });
+
+  test('the host gets the original path; the row shows it shortened', () => {
+    const opened: string[] = [];
+    const store = new ConversationStore(fixtureEvents('files'));
+    renderSession(store, {
+      ui: <Transcript store={store} openFile={(path) => opened.push(path)} />,
+    });
+    fireEvent.click(
+      screen.getAllByRole('button', { name: 'Open src/report.py' })[0] as HTMLElement,
+    );
+    expect(opened).toEqual(['src/report.py']);
+  });
+
+  test('labels follow the locale', () => {
+    const store = new ConversationStore(fixtureEvents('tasks'));
+    renderSession(store, { locale: 'zh-CN' });
+    expect(screen.getAllByText('待办').length).toBeGreaterThan(0);
+    fireEvent.click(screen.getAllByRole('button', { name: /待办/ })[1] as HTMLElement);
+    expect(screen.getByText('新增')).toBeInTheDocument();
+    expect(screen.getByText('已移除')).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,189 @@
+import { useT } from '@qilin-agent/i18n';
+import { useSlotSharedOr } from '@qilin-agent/slots';
+import {
+  RowAction,
+  TerminalOutput,
+  ToolRowChrome,
+  type CallState,
+  type IconName,
+} from '@qilin-agent/ui-primitives';
+import { Children, useId, useState, type ReactNode } from 'react';
+import type { DeniedModel } from '../models/denied';
+import type { GenericModel } from '../models/generic';
+import type { PlainBody } from '../models/outcome';
+import type { ToolCallHost, ToolCallShared } from '../slots';
+
+/** Hooks for a tree rendered with no conversation store: nothing streams, nothing precedes. */
+const STILL_HOOKS: ToolCallShared = {
+  useToolCallArgumentsPartial: () => '',
+  usePreviousToolCall: () => undefined,
+};
+
+/** The shared tool hooks and host data (the store's, or still ones when the host gave none). */
+export function useToolHooks(): ToolCallShared {
+  return useSlotSharedOr('tool', STILL_HOOKS);
+}
+
+/** The props of [`ToolCard`]. */
+export interface ToolCardProps {
+  /** The call's id. */
+  callId: string;
+  /** The host's callbacks. */
+  host: Pick<ToolCallHost, 'openFile' | 'inspect'>;
+  /** The call's state. */
+  state: CallState;
+  /** The tool's icon. */
+  icon: IconName;
+  /** The row's title. */
+  title: string;
+  /** The row's summary. */
+  summary?: string | undefined;
+  /** Small facts after the summary. */
+  suffix?: ReactNode;
+  /** The capsule of a command that ended badly. */
+  capsule?: string | undefined;
+  /** A file the row opens through the host (the path as the call gave it). */
+  openPath?: string | undefined;
+  /** The details; a card without them does not expand. */
+  children?: ReactNode;
+}
+
+/**
+ * A call's card: its row, and the details it expands to. The row opens the call's file and
+ * the host's inspector beside it.
+ */
+export function ToolCard(props: ToolCardProps) {
+  const t = useT();
+  const detailsId = useId();
+  const [expanded, setExpanded] = useState(false);
+  const { callId, host, openPath, children } = props;
+  const expandable = Children.toArray(children).length > 0;
+  const actions: ReactNode[] = [];
+  if (openPath !== undefined && host.openFile !== undefined) {
+    const open = host.openFile;
+    actions.push(
+      <RowAction
+        key="open"
+        label={t('row.openFile', { path: openPath })}
+        onClick={() => open(openPath)}
+      >
+        {t('row.open')}
+      </RowAction>,
+    );
+  }
+  if (host.inspect !== undefined) {
+    const inspect = host.inspect;
+    actions.push(
+      <RowAction
+        key="inspect"
+        label={t('row.inspectCall', { callId })}
+        onClick={() => inspect(callId)}
+      >
+        {t('row.inspect')}
+      </RowAction>,
+    );
+  }
+  return (
+    <div className="qt-card" data-state={props.state}>
+      <ToolRowChrome
+        state={props.state}
+        icon={props.icon}
+        title={props.title}
+        {...(props.summary === undefined ? {} : { summary: props.summary })}
+        {...(props.suffix === undefined ? {} : { suffix: props.suffix })}
+        {...(props.capsule === undefined ? {} : { capsule: props.capsule })}
+        {...(expandable ? { expanded, onToggle: () => setExpanded(!expanded), detailsId } : {})}
+        {...(actions.length === 0 ? {} : { actions })}
+      />
+      {expandable && expanded && (
+        <div id={detailsId} className="qt-card__details" role="group" aria-label={props.title}>
+          {children}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A labelled block of text inside a card (the generic input and output). */
+export function TextBlock(props: { label: string; text: string }) {
+  const t = useT();
+  return (
+    <section className="qt-block">
+      <h4 className="qt-block__label">{props.label}</h4>
+      <pre className="qt-block__text" tabIndex={0}>
+        {props.text === '' ? t('generic.empty') : props.text}
+      </pre>
+    </section>
+  );
+}
+
+/** The flattened input and output of a call, with live output as a terminal. */
+export function PlainDetails(props: { body: PlainBody; label: string }) {
+  const t = useT();
+  const { body } = props;
+  return (
+    <>
+      {body.input !== undefined && <TextBlock label={t('generic.input')} text={body.input} />}
+      {body.progress !== undefined && (
+        <section className="qt-block">
+          <h4 className="qt-block__label">{t('generic.progress')}</h4>
+          <TerminalOutput text={body.progress} label={props.label} />
+        </section>
+      )}
+      {body.output !== undefined && <TextBlock label={t('generic.output')} text={body.output} />}
+    </>
+  );
+}
+
+/** The generic card: "Tool call · name", a summary, the flattened input and output. */
+export function GenericCard(props: { model: GenericModel; callId: string; host: ToolCallHost }) {
+  const t = useT();
+  const { model } = props;
+  const title = `${t('row.toolCall')} · ${model.toolName}`;
+  const hasDetails =
+    model.input !== undefined || model.output !== undefined || model.progress !== undefined;
+  return (
+    <ToolCard
+      callId={props.callId}
+      host={props.host}
+      state={model.state}
+      icon="tool"
+      title={title}
+      summary={model.summary}
+    >
+      {hasDetails && (
+        <>
+          <PlainDetails
+            body={{
+              kind: 'plain',
+              ...(model.input === undefined ? {} : { input: model.input }),
+              ...(model.progress === undefined ? {} : { progress: model.progress }),
+              ...(model.output === undefined ? {} : { output: model.output }),
+            }}
+            label={title}
+          />
+          {model.note !== undefined && <p className="qp-caption">{t(model.note)}</p>}
+        </>
+      )}
+    </ToolCard>
+  );
+}
+
+/** The denial card: the call's identity, "Auto review" on the row, one "not run" reason. */
+export function DeniedCard(props: { model: DeniedModel; callId: string; host: ToolCallHost }) {
+  const t = useT();
+  const { model } = props;
+  const reason = model.reason ?? t('denied.fallbackReason');
+  return (
+    <ToolCard
+      callId={props.callId}
+      host={props.host}
+      state="denied"
+      icon="shield"
+      title={`${t('row.toolCall')} · ${model.toolName}`}
+      summary={t('denied.autoReview')}
+    >
+      <p className="qt-denied">{t('denied.notRun', { reason })}</p>
+    </ToolCard>
+  );
+}

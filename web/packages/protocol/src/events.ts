@@ -1,0 +1,275 @@
+import type {
+  CallPresentation,
+  ContentBlock,
+  Detail,
+  Event,
+  ToolPreparingEvent,
+  ToolProgressEvent,
+  ToolResultEvent,
+  ToolStartEvent,
+} from './generated';
+
+/** The event types this client folds; any other type is skipped (it may be newer than us). */
+export const KNOWN_EVENT_TYPES = [
+  'turn.started',
+  'turn.finished',
+  'step.started',
+  'step.text.delta',
+  'step.finished',
+  'tool.preparing',
+  'tool.start',
+  'tool.progress',
+  'tool.result',
+] as const;
+
+/** One of [`KNOWN_EVENT_TYPES`]. */
+export type KnownEventType = (typeof KNOWN_EVENT_TYPES)[number];
+
+/** Something wrong with one event or line of a log, said so that a person can find it. */
+export interface EventProblem {
+  /** The line of the log (from 1), when the event came from a JSON-lines text. */
+  line?: number;
+  /** The event's `seq`, when it had one. */
+  seq?: number;
+  /** What is wrong and what was expected. */
+  message: string;
+}
+
+/** What reading one value as an event gives. */
+export type EventReading =
+  | { kind: 'event'; event: Event }
+  | { kind: 'unknown'; type: string }
+  | { kind: 'invalid'; problem: EventProblem };
+
+type Fields = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+class FieldError extends Error {}
+
+function text(fields: Fields, name: string): string {
+  const value = fields[name];
+  if (typeof value !== 'string') {
+    throw new FieldError(`\`${name}\` should be a string, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function optionalText(fields: Fields, name: string): string | undefined {
+  const value = fields[name];
+  if (value === undefined || value === null) return undefined;
+  return text(fields, name);
+}
+
+function count(fields: Fields, name: string, fallback?: number): number {
+  const value = fields[name];
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new FieldError(`\`${name}\` should be a number, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A short description of a value for an error message. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') {
+    const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
+    return `the string ${JSON.stringify(shown)}`;
+  }
+  return `a ${typeof value}`;
+}
+
+function presentation(value: unknown): CallPresentation | undefined {
+  if (!isObject(value)) return undefined;
+  const { action, remark } = value;
+  if (typeof action !== 'string' || typeof remark !== 'string') return undefined;
+  return { action, remark };
+}
+
+function detail(value: unknown): Detail | undefined {
+  return isObject(value) && typeof value.type === 'string' ? (value as Detail) : undefined;
+}
+
+/** The content blocks of a result; blocks that are not objects with a `type` are left out. */
+function content(value: unknown): ContentBlock[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (block): block is ContentBlock => isObject(block) && typeof block.type === 'string',
+  );
+}
+
+function preparing(fields: Fields): ToolPreparingEvent {
+  return {
+    callId: text(fields, 'callId'),
+    toolName: text(fields, 'toolName'),
+    argumentsDelta: text(fields, 'argumentsDelta'),
+  };
+}
+
+function start(fields: Fields): ToolStartEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  const before = detail(fields.beforeDetail);
+  return {
+    callId: text(fields, 'callId'),
+    toolName: text(fields, 'toolName'),
+    caller: fields.caller === 'code' ? 'code' : 'direct',
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    arguments: fields.arguments ?? null,
+    presentation: presentation(fields.presentation) ?? { action: '', remark: '' },
+    ...(before === undefined ? {} : { beforeDetail: before }),
+  };
+}
+
+function progress(fields: Fields): ToolProgressEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  return {
+    callId: text(fields, 'callId'),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    text: text(fields, 'text'),
+  };
+}
+
+function result(fields: Fields): ToolResultEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  const errorCode = optionalText(fields, 'errorCode');
+  const after = detail(fields.detail);
+  return {
+    callId: text(fields, 'callId'),
+    toolName: text(fields, 'toolName'),
+    caller: fields.caller === 'code' ? 'code' : 'direct',
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    // An unknown status or code is kept as written; the display treats it as a failure.
+    status: text(fields, 'status') as ToolResultEvent['status'],
+    ...(errorCode === undefined ? {} : { errorCode: errorCode as ToolResultEvent['errorCode'] }),
+    content: content(fields.content),
+    ...(fields.output === undefined || fields.output === null ? {} : { output: fields.output }),
+    ...(after === undefined ? {} : { detail: after }),
+    durationMs: count(fields, 'durationMs', 0),
+  };
+}
+
+function known(type: KnownEventType, seq: number, fields: Fields): Event {
+  switch (type) {
+    case 'turn.started':
+      return { seq, type, turnId: text(fields, 'turnId'), prompt: text(fields, 'prompt') };
+    case 'turn.finished': {
+      const message = optionalText(fields, 'message');
+      return {
+        seq,
+        type,
+        turnId: text(fields, 'turnId'),
+        reason: text(fields, 'reason') as Extract<Event, { type: 'turn.finished' }>['reason'],
+        ...(message === undefined ? {} : { message }),
+      };
+    }
+    case 'step.started':
+      return { seq, type, turnId: text(fields, 'turnId'), step: count(fields, 'step') };
+    case 'step.text.delta':
+      return {
+        seq,
+        type,
+        turnId: text(fields, 'turnId'),
+        step: count(fields, 'step'),
+        text: text(fields, 'text'),
+      };
+    case 'step.finished': {
+      const usage = isObject(fields.usage) ? fields.usage : {};
+      return {
+        seq,
+        type,
+        turnId: text(fields, 'turnId'),
+        step: count(fields, 'step'),
+        usage: {
+          inputTokens: count(usage, 'inputTokens', 0),
+          outputTokens: count(usage, 'outputTokens', 0),
+          cacheReadTokens: count(usage, 'cacheReadTokens', 0),
+        },
+      };
+    }
+    case 'tool.preparing':
+      return { seq, type, ...preparing(fields) };
+    case 'tool.start':
+      return { seq, type, ...start(fields) };
+    case 'tool.progress':
+      return { seq, type, ...progress(fields) };
+    case 'tool.result':
+      return { seq, type, ...result(fields) };
+  }
+}
+
+const knownTypes: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
+
+/**
+ * Reads one decoded JSON value as an event. Fields the client does not know are ignored,
+ * an event type it does not know is `unknown` (skipped, never an error), and an event that
+ * lacks a field the fold needs is `invalid` with a message naming the field.
+ */
+export function readEvent(value: unknown): EventReading {
+  if (!isObject(value)) {
+    return {
+      kind: 'invalid',
+      problem: { message: `an event should be a JSON object, got ${describe(value)}` },
+    };
+  }
+  const type = value.type;
+  const seq = typeof value.seq === 'number' && Number.isFinite(value.seq) ? value.seq : undefined;
+  const at = seq === undefined ? {} : { seq };
+  if (typeof type !== 'string') {
+    return {
+      kind: 'invalid',
+      problem: { ...at, message: `an event needs a string \`type\`, got ${describe(type)}` },
+    };
+  }
+  if (!knownTypes.has(type)) return { kind: 'unknown', type };
+  if (seq === undefined) {
+    return {
+      kind: 'invalid',
+      problem: {
+        message: `a \`${type}\` event needs a number \`seq\`, got ${describe(value.seq)}`,
+      },
+    };
+  }
+  try {
+    return { kind: 'event', event: known(type as KnownEventType, seq, value) };
+  } catch (error) {
+    if (!(error instanceof FieldError)) throw error;
+    return { kind: 'invalid', problem: { seq, message: `\`${type}\` event: ${error.message}` } };
+  }
+}
+
+/** A session's log read from JSON lines: the events the client folds, and what was wrong. */
+export interface EventLog {
+  /** The readable events of known types, in the order of the log. */
+  events: Event[];
+  /** Lines that were not JSON or events missing a field the fold needs. */
+  problems: EventProblem[];
+  /** How many events had a type this client does not know (newer events are skipped). */
+  skipped: number;
+}
+
+/** Reads a JSON-lines event log; blank lines are allowed, nothing in it throws. */
+export function readEventLog(source: string): EventLog {
+  const log: EventLog = { events: [], problems: [], skipped: 0 };
+  const lines = source.split('\n');
+  lines.forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      log.problems.push({ line: index + 1, message: `not JSON (${reason})` });
+      return;
+    }
+    const reading = readEvent(value);
+    if (reading.kind === 'event') log.events.push(reading.event);
+    else if (reading.kind === 'unknown') log.skipped += 1;
+    else log.problems.push({ line: index + 1, ...reading.problem });
+  });
+  return log;
+}

@@ -1,0 +1,28 @@
+/**
+ * Qilin's wire protocol for the browser: the event types generated from the `qilin-protocol`
+ * crate, a tolerant reader of event logs, the conversation tree fold (the runtime's own rules)
+ * and a store that publishes it to views.
+ */
+export type * from './generated';
+export {
+  KNOWN_EVENT_TYPES,
+  describe,
+  readEvent,
+  readEventLog,
+  type EventLog,
+  type EventProblem,
+  type EventReading,
+  type KnownEventType,
+} from './events';
+export {
+  ConversationFold,
+  foldEvents,
+  type ConversationTree,
+  type FoldChange,
+  type Phase,
+  type ToolNode,
+  type ToolOutcome,
+  type TurnItem,
+  type TurnNode,
+} from './tree';
+export { ConversationStore } from './store';

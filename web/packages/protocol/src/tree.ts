@@ -1,0 +1,381 @@
+import type {
+  CallPresentation,
+  CallStatus,
+  CallerKind,
+  ContentBlock,
+  Detail,
+  ErrorCode,
+  Event,
+  FinishReason,
+  ToolResultEvent,
+  ToolStartEvent,
+} from './generated';
+
+/** Where a call is in its life: arguments streaming, dispatched and running, or ended. */
+export type Phase = 'preparing' | 'running' | 'done';
+
+/** How a finished call ended, as its `tool.result` recorded it. */
+export interface ToolOutcome {
+  /** Ok, error, denied or interrupted (a newer runtime may send another word). */
+  readonly status: CallStatus;
+  /** Why it failed, when it did. */
+  readonly errorCode?: ErrorCode;
+  /** What the model saw: the output, or the error message. */
+  readonly content: readonly ContentBlock[];
+  /** The tool's structured output, when it ran to completion. */
+  readonly output?: unknown;
+  /** The detail the tool presented after the call. */
+  readonly detail?: Detail;
+  /** Wall time from dispatch to result, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/**
+ * One call across all its phases, with the calls its code made. A node is never changed in
+ * place: an event for a call replaces that node and its ancestors, so every other node keeps
+ * its identity and a view memoised on it does not render again.
+ */
+export interface ToolNode {
+  /** The call's id, the same through every phase. */
+  readonly callId: string;
+  /** The tool's wire name. */
+  readonly toolName: string;
+  /** Which entry the call came through. */
+  readonly caller: CallerKind;
+  /** The `run_code` call that made this call, for a code-mode call. */
+  readonly parentCallId?: string;
+  /** Where the call is in its life. */
+  readonly phase: Phase;
+  /** The final arguments, once dispatched (any JSON value: the runtime records what it got). */
+  readonly arguments?: unknown;
+  /** The tool's own header text, recorded at dispatch. */
+  readonly presentation?: CallPresentation;
+  /** The detail the tool presented while running. */
+  readonly beforeDetail?: Detail;
+  /** Live output received so far. */
+  readonly progress: string;
+  /** How the call ended, once it did. */
+  readonly outcome?: ToolOutcome;
+  /** Calls made by this call's code, in order. */
+  readonly subCalls: readonly ToolNode[];
+}
+
+/** One item of a turn, in the order it happened. */
+export type TurnItem =
+  | { readonly type: 'text'; readonly step: number; readonly text: string }
+  | { readonly type: 'tool'; readonly node: ToolNode };
+
+/** One turn: a user prompt and what followed. */
+export interface TurnNode {
+  /** The turn's id (empty for events logged before any `turn.started`). */
+  readonly turnId: string;
+  /** The user's prompt. */
+  readonly prompt: string;
+  /** Assistant text and root calls, in order. */
+  readonly items: readonly TurnItem[];
+  /** Why the turn ended, once it did. */
+  readonly finished?: FinishReason;
+  /** The message of a turn that ended in error. */
+  readonly message?: string;
+}
+
+/** The conversation as the client renders it. */
+export interface ConversationTree {
+  /** The turns, oldest first. */
+  readonly turns: readonly TurnNode[];
+}
+
+/** Where a call's node is: its turn, its item, then the sub-call indexes down from it. */
+interface NodePath {
+  turn: number;
+  item: number;
+  subs: number[];
+}
+
+/** What one event changed. */
+export interface FoldChange {
+  /** True when the tree got a new snapshot. */
+  tree: boolean;
+  /** The call whose raw argument text changed (it grew, or went away at dispatch). */
+  preparing?: string;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * The runtime's fold of an event log into the conversation tree, the same rules as
+ * `qilin_agent::ConversationTree` (its output for the recorded fixtures is checked against
+ * the runtime's): a call is placed under its `parentCallId` when that call is known, else
+ * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
+ * a result with no start still makes a node.
+ *
+ * Snapshots are immutable and share every node an event did not touch. Objects created while
+ * folding a batch are changed in place until the batch is published, so folding a whole log
+ * costs no copies.
+ */
+export class ConversationFold {
+  private turns: TurnNode[] = [];
+  private readonly index = new Map<string, NodePath>();
+  private readonly preparing = new Map<string, string>();
+  private drafts = new WeakSet<object>();
+  private snapshot: ConversationTree = { turns: this.turns };
+
+  /** The current tree. */
+  tree(): ConversationTree {
+    return this.snapshot;
+  }
+
+  /** The raw argument text of a call still preparing; `undefined` once it is dispatched. */
+  preparingArguments(callId: string): string | undefined {
+    return this.preparing.get(callId);
+  }
+
+  /** Every call still preparing, with its raw argument text so far. */
+  allPreparingArguments(): ReadonlyMap<string, string> {
+    return this.preparing;
+  }
+
+  /** The node of a call, wherever it sits. */
+  call(callId: string): ToolNode | undefined {
+    const path = this.index.get(callId);
+    return path === undefined ? undefined : this.nodeAt(path);
+  }
+
+  /** Folds one event and publishes a new snapshot if the tree changed. */
+  apply(event: Event): FoldChange {
+    const change = this.fold(event);
+    if (change.tree) this.publish();
+    return change;
+  }
+
+  /** Folds many events and publishes one snapshot; returns whether the tree changed. */
+  applyAll(events: Iterable<Event>): boolean {
+    let changed = false;
+    for (const event of events) changed = this.fold(event).tree || changed;
+    if (changed) this.publish();
+    return changed;
+  }
+
+  private publish(): void {
+    this.snapshot = { turns: this.turns };
+    this.drafts = new WeakSet();
+  }
+
+  private fold(event: Event): FoldChange {
+    switch (event.type) {
+      case 'turn.started':
+        this.writableTurns().push(
+          this.draft({ turnId: event.turnId, prompt: event.prompt, items: [] }),
+        );
+        return { tree: true };
+      case 'turn.finished': {
+        const last = this.turns.length - 1;
+        if (last < 0) return { tree: false };
+        const turn = this.writableTurn(last);
+        turn.finished = event.reason;
+        if (event.message === undefined) delete turn.message;
+        else turn.message = event.message;
+        return { tree: true };
+      }
+      case 'step.started':
+      case 'step.finished':
+        return { tree: false };
+      case 'step.text.delta':
+        this.pushText(event.step, event.text);
+        return { tree: true };
+      case 'tool.preparing': {
+        let tree = false;
+        if (!this.index.has(event.callId)) {
+          this.insert(newNode(event.callId, event.toolName, 'direct', undefined));
+          tree = true;
+        }
+        this.preparing.set(
+          event.callId,
+          (this.preparing.get(event.callId) ?? '') + event.argumentsDelta,
+        );
+        return { tree, preparing: event.callId };
+      }
+      case 'tool.start':
+        return { tree: true, ...this.start(event) };
+      case 'tool.progress': {
+        const path = this.index.get(event.callId);
+        if (path === undefined) return { tree: false };
+        this.update(path, (node) => {
+          node.progress += event.text;
+        });
+        return { tree: true };
+      }
+      case 'tool.result':
+        return { tree: true, ...this.finish(event) };
+      default:
+        return { tree: false };
+    }
+  }
+
+  private start(event: ToolStartEvent): { preparing?: string } {
+    const wasPreparing = this.preparing.delete(event.callId);
+    if (!this.index.has(event.callId)) {
+      this.insert(newNode(event.callId, event.toolName, event.caller, event.parentCallId));
+    }
+    const path = this.index.get(event.callId);
+    if (path !== undefined) {
+      this.update(path, (node) => {
+        node.caller = event.caller;
+        setOptional(node, 'parentCallId', event.parentCallId);
+        node.phase = 'running';
+        node.arguments = event.arguments;
+        node.presentation = event.presentation;
+        setOptional(node, 'beforeDetail', event.beforeDetail);
+      });
+    }
+    return wasPreparing ? { preparing: event.callId } : {};
+  }
+
+  private finish(event: ToolResultEvent): { preparing?: string } {
+    const wasPreparing = this.preparing.delete(event.callId);
+    if (!this.index.has(event.callId)) {
+      this.insert(newNode(event.callId, event.toolName, event.caller, event.parentCallId));
+    }
+    const path = this.index.get(event.callId);
+    if (path !== undefined) {
+      this.update(path, (node) => {
+        node.phase = 'done';
+        const outcome: Mutable<ToolOutcome> = {
+          status: event.status,
+          content: event.content,
+          durationMs: event.durationMs,
+        };
+        setOptional(outcome, 'errorCode', event.errorCode);
+        setOptional(outcome, 'output', event.output);
+        setOptional(outcome, 'detail', event.detail);
+        node.outcome = outcome;
+      });
+    }
+    return wasPreparing ? { preparing: event.callId } : {};
+  }
+
+  private pushText(step: number, text: string): void {
+    const turn = this.writableTurn(this.currentTurn());
+    const items = turn.items as TurnItem[];
+    const last = items[items.length - 1];
+    if (last?.type === 'text' && last.step === step) {
+      items[items.length - 1] = { type: 'text', step, text: last.text + text };
+      return;
+    }
+    items.push({ type: 'text', step, text });
+  }
+
+  /** Places a new node under its parent when the parent is known, else as a root call. */
+  private insert(node: ToolNode): void {
+    this.draft(node);
+    const parentPath =
+      node.parentCallId === undefined ? undefined : this.index.get(node.parentCallId);
+    if (parentPath !== undefined) {
+      let position = 0;
+      this.update(parentPath, (parent) => {
+        const subCalls = parent.subCalls as ToolNode[];
+        subCalls.push(node);
+        position = subCalls.length - 1;
+      });
+      this.index.set(node.callId, { ...parentPath, subs: [...parentPath.subs, position] });
+      return;
+    }
+    const turnIndex = this.currentTurn();
+    const items = this.writableTurn(turnIndex).items as TurnItem[];
+    items.push({ type: 'tool', node });
+    this.index.set(node.callId, { turn: turnIndex, item: items.length - 1, subs: [] });
+  }
+
+  /** The index of the turn events belong to; a log that starts mid-turn gets an unnamed one. */
+  private currentTurn(): number {
+    if (this.turns.length === 0) {
+      this.writableTurns().push(this.draft({ turnId: '', prompt: '', items: [] }));
+    }
+    return this.turns.length - 1;
+  }
+
+  private nodeAt(path: NodePath): ToolNode | undefined {
+    const item = this.turns[path.turn]?.items[path.item];
+    if (item?.type !== 'tool') return undefined;
+    let node: ToolNode | undefined = item.node;
+    for (const sub of path.subs) node = node?.subCalls[sub];
+    return node;
+  }
+
+  /** Changes the node at `path` through `change`, copying it and its ancestors once per batch. */
+  private update(path: NodePath, change: (node: Mutable<ToolNode>) => void): void {
+    const turn = this.writableTurn(path.turn);
+    const items = turn.items as TurnItem[];
+    const item = items[path.item];
+    if (item?.type !== 'tool') return;
+    const root = this.writableNode(item.node);
+    if (root !== item.node) items[path.item] = { type: 'tool', node: root };
+    let node = root;
+    for (const sub of path.subs) {
+      const subCalls = node.subCalls as ToolNode[];
+      const child = subCalls[sub];
+      if (child === undefined) return;
+      const writable = this.writableNode(child);
+      subCalls[sub] = writable;
+      node = writable;
+    }
+    change(node);
+  }
+
+  private draft<T extends object>(value: T): T {
+    this.drafts.add(value);
+    return value;
+  }
+
+  private writableTurns(): TurnNode[] {
+    if (!this.drafts.has(this.turns)) this.turns = this.draft([...this.turns]);
+    return this.turns;
+  }
+
+  private writableTurn(index: number): Mutable<TurnNode> {
+    const turns = this.writableTurns();
+    const turn = turns[index] as TurnNode;
+    if (this.drafts.has(turn)) return turn;
+    const copy = this.draft({ ...turn, items: this.draft([...turn.items]) });
+    turns[index] = copy;
+    return copy;
+  }
+
+  private writableNode(node: ToolNode): Mutable<ToolNode> {
+    if (this.drafts.has(node)) return node;
+    return this.draft({ ...node, subCalls: this.draft([...node.subCalls]) });
+  }
+}
+
+function newNode(
+  callId: string,
+  toolName: string,
+  caller: CallerKind,
+  parentCallId: string | undefined,
+): ToolNode {
+  return {
+    callId,
+    toolName,
+    caller,
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    phase: 'preparing',
+    progress: '',
+    subCalls: [],
+  };
+}
+
+function setOptional<T extends object, K extends keyof T>(
+  target: T,
+  key: K,
+  value: T[K] | undefined,
+): void {
+  if (value === undefined) Reflect.deleteProperty(target, key);
+  else target[key] = value;
+}
+
+/** Folds a whole log at once. */
+export function foldEvents(events: Iterable<Event>): ConversationFold {
+  const fold = new ConversationFold();
+  fold.applyAll(events);
+  return fold;
+}

@@ -1,0 +1,34 @@
+import { useT } from '@qilin-agent/i18n';
+
+/** What a call's row shows about its life: in flight, or how it ended. */
+export type CallState = 'preparing' | 'running' | 'ok' | 'error' | 'denied' | 'interrupted';
+
+/** True for a call still in flight (its row shimmers). */
+export function isInFlight(state: CallState): boolean {
+  return state === 'preparing' || state === 'running';
+}
+
+/** A small dot in the state's static colour, named for assistive technology. */
+export function StatusDot(props: { state: CallState }) {
+  const t = useT();
+  return (
+    <span
+      className={`qp-dot qp-dot--${props.state}`}
+      role="img"
+      aria-label={t(`status.${props.state}`)}
+    />
+  );
+}
+
+/**
+ * The neutral capsule of a command that ended badly (a non-zero exit, a signal, no exit code):
+ * the words in the text colour, the alarm only in its red dot.
+ */
+export function ExitCapsule(props: { label: string }) {
+  return (
+    <span className="qp-capsule">
+      <span className="qp-capsule__dot" aria-hidden="true" />
+      {props.label}
+    </span>
+  );
+}

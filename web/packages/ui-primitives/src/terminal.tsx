@@ -1,0 +1,139 @@
+import Anser from 'anser';
+import { useT } from '@qilin-agent/i18n';
+import { useMemo, useState, type CSSProperties } from 'react';
+import { CopyButton } from './copy';
+import { fold, stripAnsi } from './lines';
+
+/** A run of terminal text in one style. */
+export interface AnsiSegment {
+  /** The text. */
+  text: string;
+  /** CSS classes for its colours and decorations. */
+  classes: string[];
+  /** An exact colour (256-colour and true-colour codes). */
+  style?: CSSProperties;
+}
+
+const NAMED = /^ansi-(bright-)?(black|red|green|yellow|blue|magenta|cyan|white)$/;
+
+function colour(name: string, truecolor: string, layer: 'fg' | 'bg') {
+  const named = NAMED.exec(name);
+  if (named) return { className: `qp-ansi-${layer}-${named[1] ? 'bright-' : ''}${named[2]}` };
+  if (truecolor !== '' && /^\d+, \d+, \d+$/.test(truecolor)) {
+    return { style: { [layer === 'fg' ? 'color' : 'backgroundColor']: `rgb(${truecolor})` } };
+  }
+  return {};
+}
+
+/**
+ * Terminal text (with ANSI SGR colours, parsed by anser) as lines of styled segments. The
+ * colours carry across line breaks as they do in a terminal; other escape codes are dropped.
+ */
+export function ansiLines(text: string): AnsiSegment[][] {
+  const entries = Anser.ansiToJson(text, { use_classes: true, remove_empty: true });
+  const lines: AnsiSegment[][] = [[]];
+  for (const entry of entries) {
+    const classes: string[] = [];
+    let style: CSSProperties | undefined;
+    for (const [name, truecolor, layer] of [
+      [entry.fg, entry.fg_truecolor, 'fg'],
+      [entry.bg, entry.bg_truecolor, 'bg'],
+    ] as const) {
+      if (!name) continue;
+      const found = colour(name, truecolor ?? '', layer);
+      if (found.className) classes.push(found.className);
+      if (found.style) style = { ...style, ...found.style };
+    }
+    for (const decoration of entry.decorations ?? []) classes.push(`qp-ansi-${decoration}`);
+    entry.content.split('\n').forEach((piece, index) => {
+      if (index > 0) lines.push([]);
+      if (piece !== '')
+        lines[lines.length - 1]?.push({
+          text: piece.replace(/\r$/, ''),
+          classes,
+          ...(style ? { style } : {}),
+        });
+    });
+  }
+  if (lines.length > 1 && lines[lines.length - 1]?.length === 0) lines.pop();
+  return lines.length === 1 && lines[0]?.length === 0 ? [] : lines;
+}
+
+function Line(props: { segments: AnsiSegment[] }) {
+  return (
+    <span className="qp-terminal__line">
+      {props.segments.map((segment, index) =>
+        segment.classes.length === 0 && segment.style === undefined ? (
+          segment.text
+        ) : (
+          <span key={index} className={segment.classes.join(' ')} style={segment.style}>
+            {segment.text}
+          </span>
+        ),
+      )}
+      {'\n'}
+    </span>
+  );
+}
+
+/** The props of [`TerminalOutput`]. */
+export interface TerminalOutputProps {
+  /** The output, ANSI colours and all. */
+  text: string;
+  /** What produced it (the command), for the region's name. */
+  label: string;
+  /** Lines kept at the top while folded (default 8). */
+  headLines?: number;
+  /** Lines kept at the bottom while folded (default 8). */
+  tailLines?: number;
+}
+
+/**
+ * A command's output as a terminal shows it. A long output shows its head and tail with
+ * "… N more lines" between them; one button shows it all, another copies it (without the
+ * colour codes).
+ */
+export function TerminalOutput(props: TerminalOutputProps) {
+  const t = useT();
+  const { text, label, headLines = 8, tailLines = 8 } = props;
+  const [expanded, setExpanded] = useState(false);
+  const lines = useMemo(() => ansiLines(text), [text]);
+  const folded = fold(lines, headLines, tailLines);
+  return (
+    <div className="qp-terminal" role="group" aria-label={t('terminal.label', { command: label })}>
+      {/* Focusable, so that a keyboard can scroll a wide or long output. */}
+      <pre className="qp-terminal__text" tabIndex={0}>
+        {lines.length === 0 && <span className="qp-terminal__empty">{t('terminal.empty')}</span>}
+        {folded.kind === 'all' || expanded ? (
+          lines.map((segments, index) => <Line key={index} segments={segments} />)
+        ) : (
+          <>
+            {folded.head.map((segments, index) => (
+              <Line key={`h${index}`} segments={segments} />
+            ))}
+            <span className="qp-terminal__more">
+              {t('terminal.moreLines', { count: folded.hidden })}
+            </span>
+            {'\n'}
+            {folded.tail.map((segments, index) => (
+              <Line key={`t${index}`} segments={segments} />
+            ))}
+          </>
+        )}
+      </pre>
+      <div className="qp-toolbar">
+        {folded.kind === 'folded' && (
+          <button
+            type="button"
+            className="qp-button"
+            aria-expanded={expanded}
+            onClick={() => setExpanded(!expanded)}
+          >
+            {expanded ? t('terminal.showLess') : t('terminal.showAll')}
+          </button>
+        )}
+        {lines.length > 0 && <CopyButton text={stripAnsi(text)} />}
+      </div>
+    </div>
+  );
+}

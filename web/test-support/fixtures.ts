@@ -1,0 +1,39 @@
+// Test helpers: the recorded logs in web/fixtures, read from disk.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readEventLog, type Event } from '@qilin-agent/protocol';
+
+/** The folder of the fixtures (a path: jsdom's `URL` is not one Node's `fs` takes). */
+export const fixturesDir = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures');
+
+/** The names (without `.jsonl`) of the logs recorded from the runtime. */
+export function recordedFixtures(): string[] {
+  return readdirSync(fixturesDir)
+    .filter((name) => name.endsWith('.jsonl'))
+    .map((name) => name.replace(/\.jsonl$/, ''))
+    .sort();
+}
+
+/** The names (`malformed/…`, without `.jsonl`) of the hand-written malformed logs. */
+export function malformedFixtures(): string[] {
+  return readdirSync(join(fixturesDir, 'malformed'))
+    .filter((name) => name.endsWith('.jsonl'))
+    .map((name) => `malformed/${name.replace(/\.jsonl$/, '')}`)
+    .sort();
+}
+
+/** A fixture file's text, by its path under web/fixtures. */
+export function fixtureText(path: string): string {
+  return readFileSync(join(fixturesDir, path), 'utf8');
+}
+
+/** The events of a recorded or malformed log. */
+export function fixtureEvents(name: string): Event[] {
+  return readEventLog(fixtureText(`${name}.jsonl`)).events;
+}
+
+/** A file of the repository (outside web/), by its path from the repository root. */
+export function repositoryFile(path: string): string {
+  return readFileSync(resolve(fixturesDir, '../..', path), 'utf8');
+}
