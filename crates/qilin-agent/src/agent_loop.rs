@@ -199,6 +199,9 @@ impl Agent {
             add_usage(&mut summary.usage, ended.usage);
             summary.final_text = ended.text;
             let (reason, message) = match ended.end {
+                // Interrupted while its calls ran: the calls have their results, and no
+                // further step starts.
+                StepEnd::Calls if cancel.is_cancelled() => (FinishReason::Interrupted, None),
                 StepEnd::Calls => continue,
                 StepEnd::Answer => (FinishReason::Completed, None),
                 StepEnd::Interrupted => (FinishReason::Interrupted, None),

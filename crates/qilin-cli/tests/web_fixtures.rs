@@ -13,24 +13,21 @@
 //! else is touched. The test fails when a file is stale; regenerate them all with
 //! `QILIN_UPDATE_FIXTURES=1 cargo test -p qilin-cli --test web_fixtures`.
 
-use futures_util::future::BoxFuture;
-use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings};
-use qilin_codemode::{CodeLimits, CodeMode, RunCode};
+use futures_util::StreamExt;
+use qilin_agent::ConversationTree;
 use qilin_model::{Script, ScriptedProvider};
-use qilin_protocol::{CallStatus, Event, EventBody};
-use qilin_skill::{SkillTool, discover, skill_roots};
-use qilin_tool::{
-    Approver, ExecConfig, Executor, PolicyConfig, ReviewRequest, RulePolicy, Session, ToolRegistry,
-};
-use qilin_tools::{Answer, AnswerError, Answerer, Question, QuestionAnswerer, WebFetchConfig};
+use qilin_protocol::{Answer, CallStatus, Event, EventBody, RequestAsk};
+use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+use qilin_store::MemoryStore;
+use qilin_tool::RequestReply;
+use qilin_tools::WebFetchConfig;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// The workspace every fixture names, in place of the temporary folder it ran in.
 const WORKSPACE: &str = "/home/qilin/workspace";
@@ -164,9 +161,6 @@ fn say_call(say: &str, tool: &str, args: Value) -> Value {
 fn say(text: &str) -> Value {
     json!({"say": text})
 }
-
-/// The answer to the request an interrupted turn sends after its calls ended; never shown.
-const UNREACHED: &str = "(the turn was interrupted before this answer)";
 
 fn script(turns: Vec<Value>) -> Value {
     json!({"turns": turns})
@@ -457,21 +451,16 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
                 interrupted("Do it with code.", Interrupt::AtProgress("call_3.2")),
                 turn("Never mind, stop here."),
             ],
-            // A turn interrupted while its calls run still sends the model one more request
-            // (its answer never shows in the log), so each such turn has a spare answer.
             script: script(vec![
                 call("bash", json!({"command": "echo started; sleep 30"})),
-                say(UNREACHED),
                 call(
                     "question",
                     json!({"questions": [{"id": "wait", "question": "Which check should run next?", "options": ["unit", "lint"]}]}),
                 ),
-                say(UNREACHED),
                 call(
                     "run_code",
                     json!({"code": "sdk.tool.call(\"read\", {\"path\": \"README.md\"})\nsdk.tool.call(\"bash\", {\"command\": \"echo started; sleep 30\"})\n"}),
                 ),
-                say(UNREACHED),
                 say("Stopped."),
             ]),
             policy: Value::Null,
@@ -493,44 +482,42 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
     ]
 }
 
-/// Answers questions as the fixtures need: `wait` is never answered, `dismiss` is dismissed,
-/// the others get the first option (the first two for a multi-select) or a typed text.
-struct ScriptedAnswerer;
-
-impl Answerer for ScriptedAnswerer {
-    fn answer<'a>(
-        &'a self,
-        questions: &'a [Question],
-    ) -> BoxFuture<'a, Result<Vec<Answer>, AnswerError>> {
-        Box::pin(async move {
+/// How the person at the screen answers a request, as the fixtures need: an approval is given
+/// when the command is a dry run; the question `wait` is never answered, `dismiss` is
+/// dismissed, the others get the first option (the first two for a multi-select) or a typed
+/// text.
+fn reply_to(ask: &RequestAsk) -> Option<RequestReply> {
+    match ask {
+        RequestAsk::Approval { arguments, .. } => {
+            let command = arguments["command"].as_str().unwrap_or_default();
+            Some(match command.contains("--dry-run") {
+                true => RequestReply::Approve,
+                false => RequestReply::Deny { reason: None },
+            })
+        }
+        RequestAsk::Question { questions } => {
             if questions.iter().any(|q| q.id == "wait") {
-                std::future::pending::<()>().await;
+                return None;
             }
             if questions.iter().any(|q| q.id == "dismiss") {
-                return Err(AnswerError::Cancelled);
+                return Some(RequestReply::Dismiss);
             }
-            Ok(questions
-                .iter()
-                .map(|q| Answer {
-                    id: q.id.clone(),
-                    answer: match (&q.options, q.multi_select) {
-                        (Some(options), Some(true)) => options.iter().take(2).cloned().collect(),
-                        (Some(options), _) => vec![options[0].clone()],
-                        (None, _) => vec!["Friday morning".to_string()],
-                    },
-                })
-                .collect())
-        })
-    }
-}
-
-/// Approves a call the policy asks about when its command is a dry run.
-struct DryRunApprover;
-
-impl Approver for DryRunApprover {
-    fn approve<'a>(&'a self, request: ReviewRequest<'a>, _reason: &'a str) -> BoxFuture<'a, bool> {
-        let command = request.arguments["command"].as_str().unwrap_or_default();
-        Box::pin(std::future::ready(command.contains("--dry-run")))
+            Some(RequestReply::Answer(
+                questions
+                    .iter()
+                    .map(|q| Answer {
+                        id: q.id.clone(),
+                        answer: match (&q.options, q.multi_select) {
+                            (Some(options), Some(true)) => {
+                                options.iter().take(2).cloned().collect()
+                            }
+                            (Some(options), _) => vec![options[0].clone()],
+                            (None, _) => vec!["Friday morning".to_string()],
+                        },
+                    })
+                    .collect(),
+            ))
+        }
     }
 }
 
@@ -598,23 +585,8 @@ fn seed_workspace(dir: &Path) -> PathBuf {
     root.canonicalize().unwrap()
 }
 
-/// The registry the scenarios run with: every built-in tool, `skill` over the workspace's
-/// skills, and `run_code` in this process.
-fn registry(workspace: &Path) -> ToolRegistry {
-    let mut registry = ToolRegistry::new();
-    qilin_tools::register_builtins(&mut registry).unwrap();
-    let found = discover(&skill_roots(workspace, None, &[]));
-    assert!(!found.has_errors(), "{:?}", found.diagnostics);
-    registry
-        .register(SkillTool::new(Arc::new(found.skills)))
-        .unwrap();
-    registry
-        .register(RunCode::new(CodeMode::in_process(CodeLimits::default())))
-        .unwrap();
-    registry
-}
-
-/// The directly callable tools, in the order the prompt lists them.
+/// The directly mounted tools, in the order the agent lists them; `skill` and `run_code`
+/// follow (every skill is available, code mode is on).
 const DIRECT_TOOLS: &[&str] = &[
     "bash",
     "job_output",
@@ -629,87 +601,86 @@ const DIRECT_TOOLS: &[&str] = &[
     "web_fetch",
     "todo_write",
     "question",
-    "skill",
-    "run_code",
 ];
 
-/// Runs a scenario and returns its event log as it happened.
+/// The agent file a scenario runs (JSON, which is YAML): every built-in tool mounted, code
+/// mode on, the scenario's review rules.
+fn agent_file(scenario: &Scenario) -> String {
+    let mut agent = json!({
+        "name": "fixture",
+        "description": "Runs the web client's fixture scenarios.",
+        "instructions": "You are the fixture agent.",
+        "tools": DIRECT_TOOLS,
+        "code_mode": true,
+        "limits": {"max_steps": 40},
+    });
+    if !scenario.policy.is_null() {
+        agent["review"] = scenario.policy.clone();
+    }
+    serde_json::to_string_pretty(&agent).unwrap()
+}
+
+/// Runs a scenario as a real session — the runtime's session handle over an in-memory store,
+/// attended, its requests answered by [`reply_to`] — and returns its event log.
 async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
-    let registry = registry(workspace);
-    let tools = registry.tools_list(DIRECT_TOOLS.iter().copied()).unwrap();
-    let mut services = qilin_tools::session_services();
-    services.insert(Arc::new(QuestionAnswerer(Arc::new(ScriptedAnswerer))));
-    services.insert(Arc::new(WebFetchConfig {
-        allow_private: true,
-        ..WebFetchConfig::default()
-    }));
-    let data_dir = workspace.join(".qilin/sessions").join(SESSION_ID);
-    let session = Arc::new(Session::new(SESSION_ID, workspace, &data_dir).with_services(services));
-    let policy_config: PolicyConfig = if scenario.policy.is_null() {
-        PolicyConfig::default()
-    } else {
-        serde_json::from_value(scenario.policy.clone()).unwrap()
-    };
-    let policy = Arc::new(RulePolicy::new(policy_config).unwrap());
-    let reviewer = policy.with_approver(Arc::new(DryRunApprover));
-    let executor = Executor::with_policy(
-        Arc::new(registry),
-        Arc::clone(&session),
-        Arc::new(reviewer),
-        ExecConfig {
-            timeout: scenario.timeout,
-            ..ExecConfig::default()
-        },
-    );
+    let agent_path = workspace.join("fixture.agent");
+    std::fs::write(&agent_path, agent_file(scenario)).unwrap();
     let script_text = serde_json::to_string(&scenario.script).unwrap();
     let script = Script::parse(&script_text, Path::new("fixture-script.yaml")).unwrap();
-    let agent = Agent::new(
-        Arc::new(ScriptedProvider::new(script)),
-        AgentPrompt {
-            system: "You are the fixture agent.".to_string(),
-            tools,
-        },
-        executor,
-        LoopSettings {
+    let runtime = Runtime::new(Arc::new(MemoryStore::new()), CodeSandbox::InProcess);
+    let mut builder = runtime
+        .session(workspace)
+        .id(SESSION_ID)
+        .agent_file(&agent_path)
+        .model(ModelChoice::Provider {
+            provider: Arc::new(ScriptedProvider::new(script)),
             model: "scripted".to_string(),
-            max_steps: 40,
-            max_tokens: None,
-        },
-    );
-
-    let seen: Arc<Mutex<Vec<Event>>> = Arc::default();
-    let mut history = Vec::new();
-    for plan in &scenario.turns {
-        let cancel = CancellationToken::new();
-        let mut events = session.events().subscribe();
-        let watcher = {
-            let seen = Arc::clone(&seen);
-            let cancel = cancel.clone();
-            let interrupt = plan.interrupt;
-            tokio::spawn(async move {
-                while let Some(event) = events.recv().await {
-                    if let Some(delay) = interrupt.and_then(|i| i.delay_after(&event)) {
-                        let cancel = cancel.clone();
-                        tokio::spawn(async move {
-                            tokio::time::sleep(delay).await;
-                            cancel.cancel();
-                        });
-                    }
-                    let finished = matches!(event.body, EventBody::TurnFinished { .. });
-                    seen.lock().unwrap().push(event);
-                    if finished {
-                        break;
-                    }
-                }
-            })
-        };
-        agent.run_turn(&mut history, plan.prompt, cancel).await;
-        tokio::time::timeout(Duration::from_secs(10), watcher)
-            .await
-            .expect("every event of the turn arrives")
-            .unwrap();
+            label: "scripted:fixture-script.yaml".to_string(),
+        })
+        .attended(true)
+        // Confinement depends on the machine; the fixtures show what the tools do.
+        .no_sandbox(true)
+        .service(Arc::new(WebFetchConfig {
+            allow_private: true,
+            ..WebFetchConfig::default()
+        }));
+    if let Some(limit) = scenario.timeout {
+        builder = builder.call_timeout(Some(limit));
     }
-    seen.lock().unwrap().clone()
+    let session = builder.build().await.unwrap();
+
+    let mut seen: Vec<Event> = Vec::new();
+    for plan in &scenario.turns {
+        let turn = session.submit(plan.prompt, None).unwrap();
+        let mut events = session.subscribe_from(seen.last().map_or(0, |event| event.seq));
+        while let Some(event) = events.next().await {
+            let event = event.unwrap();
+            if let Some(delay) = plan.interrupt.and_then(|i| i.delay_after(&event)) {
+                let session = session.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(delay).await;
+                    session.interrupt();
+                });
+            }
+            if let EventBody::RequestOpened(opened) = &event.body
+                && let Some(reply) = reply_to(&opened.ask)
+            {
+                session
+                    .resolve(&opened.request_id, reply, "fixture")
+                    .unwrap();
+            }
+            let finished = matches!(event.body, EventBody::TurnFinished { .. });
+            seen.push(event);
+            if finished {
+                break;
+            }
+        }
+        tokio::time::timeout(Duration::from_secs(10), turn.finished())
+            .await
+            .expect("the turn ends");
+    }
+    session.close().await.unwrap();
+    seen
 }
 
 /// The one generic pass over a recorded log that removes what differs between runs.
@@ -719,7 +690,8 @@ async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
 ///   becomes that of [`WEB_ORIGIN`]; seconds written as `1.2 s` become `0.0 s`, and
 ///   `(pid 123)` `(pid 0)`.
 /// - Fields: durations (`durationMs`, `duration_ms`, `ran_for_ms`), process ids (`pid`) and
-///   token estimates (which count the bytes of the varying paths) become 0.
+///   token estimates (which count the bytes of the varying paths) become 0; every event's
+///   `time` becomes [`FIXED_TIME`].
 /// - Live output: how much of a command's output was read while it ran, and in how many
 ///   pieces, depends on timing. A call that ended `ok` carries all of it in its result, so its
 ///   `tool.progress` events are dropped; for any other call they are joined into one (its
@@ -761,6 +733,7 @@ fn normalise(events: Vec<Event>, workspace: &Path, web_origin: &str) -> Vec<Valu
         }
         let mut value = serde_json::to_value(event).unwrap();
         scrub(&mut value, &rewrite);
+        value["time"] = json!(FIXED_TIME);
         out.push(value);
     }
     for (index, value) in out.iter_mut().enumerate() {
@@ -785,6 +758,9 @@ fn replace_number(text: &str, number: &str, replacement: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// The time every event of a fixture carries.
+const FIXED_TIME: &str = "2026-01-01T00:00:00.000Z";
 
 const ZEROED_FIELDS: &[&str] = &[
     "durationMs",

@@ -5,7 +5,11 @@ export type Event = {
 /**
  * Position in the session's log, starting at 1.
  */
-seq: number, } & ({ "type": "turn.started", 
+seq: number, 
+/**
+ * When it happened: RFC 3339 in UTC with milliseconds (`2026-11-30T17:05:16.123Z`).
+ */
+time: string, } & ({ "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
  * The turn's id.
  */
@@ -13,7 +17,11 @@ turnId: string,
 /**
  * The user's prompt.
  */
-prompt: string, } | { "type": "turn.finished", 
+prompt: string, 
+/**
+ * The id the client chose for this turn, so that a retried request starts no second turn.
+ */
+clientTurnId?: string, } | { "type": "turn.finished", 
 /**
  * The turn's id.
  */
@@ -45,7 +53,7 @@ step: number,
 /**
  * The new text.
  */
-text: string, } | { "type": "step.finished", 
+text: string, } | { "type": "step.reasoning.delta", 
 /**
  * The turn's id.
  */
@@ -55,11 +63,44 @@ turnId: string,
  */
 step: number, 
 /**
- * Tokens used by the step.
+ * The new reasoning text.
  */
-usage: Usage, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent);
+text: string, } | { "type": "step.reasoning.end", 
+/**
+ * The turn's id.
+ */
+turnId: string, 
+/**
+ * Step number within the turn.
+ */
+step: number, 
+/**
+ * The provider's signature over the block's text, when it gave one.
+ */
+signature?: string, 
+/**
+ * The opaque data of a block the provider redacted (its text is empty).
+ */
+redacted?: string, } | { "type": "step.finished", 
+/**
+ * The turn's id.
+ */
+turnId: string, 
+/**
+ * Step number within the turn.
+ */
+step: number, 
+/**
+ * Tokens used by the step (what the provider reported before a failure too).
+ */
+usage: Usage, 
+/**
+ * Why the model stopped; absent when the step ended without the model finishing
+ * (an interrupt, a failed stream).
+ */
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent);
 
-export type EventBody = { "type": "turn.started", 
+export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
  * The turn's id.
  */
@@ -67,7 +108,11 @@ turnId: string,
 /**
  * The user's prompt.
  */
-prompt: string, } | { "type": "turn.finished", 
+prompt: string, 
+/**
+ * The id the client chose for this turn, so that a retried request starts no second turn.
+ */
+clientTurnId?: string, } | { "type": "turn.finished", 
 /**
  * The turn's id.
  */
@@ -99,7 +144,7 @@ step: number,
 /**
  * The new text.
  */
-text: string, } | { "type": "step.finished", 
+text: string, } | { "type": "step.reasoning.delta", 
 /**
  * The turn's id.
  */
@@ -109,11 +154,82 @@ turnId: string,
  */
 step: number, 
 /**
- * Tokens used by the step.
+ * The new reasoning text.
  */
-usage: Usage, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent;
+text: string, } | { "type": "step.reasoning.end", 
+/**
+ * The turn's id.
+ */
+turnId: string, 
+/**
+ * Step number within the turn.
+ */
+step: number, 
+/**
+ * The provider's signature over the block's text, when it gave one.
+ */
+signature?: string, 
+/**
+ * The opaque data of a block the provider redacted (its text is empty).
+ */
+redacted?: string, } | { "type": "step.finished", 
+/**
+ * The turn's id.
+ */
+turnId: string, 
+/**
+ * Step number within the turn.
+ */
+step: number, 
+/**
+ * Tokens used by the step (what the provider reported before a failure too).
+ */
+usage: Usage, 
+/**
+ * Why the model stopped; absent when the step ended without the model finishing
+ * (an interrupt, a failed stream).
+ */
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent;
 
-export type FinishReason = "completed" | "max_steps" | "interrupted" | "error";
+export type SessionStartedEvent = { 
+/**
+ * The session's id.
+ */
+sessionId: string, 
+/**
+ * The [`PROTOCOL_VERSION`] the log is written in.
+ */
+protocolVersion: number, 
+/**
+ * The agent the session runs.
+ */
+agent: AgentInfo, 
+/**
+ * The model, as `provider:name` (`openai:gpt-4.1`, `scripted:demo.script.yaml`).
+ */
+model: string, 
+/**
+ * The workspace folder, absolute.
+ */
+workspace: string, };
+
+export type AgentInfo = { 
+/**
+ * The agent's name.
+ */
+name: string, 
+/**
+ * The agent file, when the agent came from one.
+ */
+file?: string, 
+/**
+ * A hash of the agent file's contents (hex), to tell whether it changed since.
+ */
+fileHash?: string, };
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "content_filter" | "other";
+
+export type FinishReason = "completed" | "max_steps" | "interrupted" | "max_tokens" | "refused" | "error";
 
 export type Usage = { 
 /**
@@ -232,6 +348,112 @@ detail?: Detail,
  * Wall time from dispatch to result, in milliseconds.
  */
 durationMs: number, };
+
+export type RequestOpenedEvent = { 
+/**
+ * The request's id, unique in the session; answers name it.
+ */
+requestId: string, 
+/**
+ * The waiting call.
+ */
+callId: string, 
+/**
+ * The `run_code` call that made the waiting call, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The waiting call's tool.
+ */
+toolName: string, 
+/**
+ * What is asked.
+ */
+ask: RequestAsk, };
+
+export type RequestAsk = { "kind": "approval", 
+/**
+ * Why the policy asks.
+ */
+reason: string, 
+/**
+ * The call's friendly action and remark.
+ */
+presentation: CallPresentation, 
+/**
+ * The call's arguments.
+ */
+arguments: unknown, 
+/**
+ * The detail the call shows before it runs (a diff, a command).
+ */
+detail?: Detail, } | { "kind": "question", 
+/**
+ * The questions, in the order asked.
+ */
+questions: Array<Question>, };
+
+export type RequestResolvedEvent = { 
+/**
+ * The request's id.
+ */
+requestId: string, 
+/**
+ * The call that waited.
+ */
+callId: string, 
+/**
+ * The `run_code` call that made the waiting call, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The answer, or why there is none.
+ */
+resolution: RequestResolution, 
+/**
+ * Who resolved it: `runtime` for a cancellation, else what the answering host named
+ * itself (`terminal`, a web client's id).
+ */
+resolvedBy: string, };
+
+export type RequestResolution = { "outcome": "approved" } | { "outcome": "denied", 
+/**
+ * What the person said, told to the model.
+ */
+reason?: string, } | { "outcome": "answered", 
+/**
+ * One answer per question, paired by id.
+ */
+answers: Array<Answer>, } | { "outcome": "dismissed" } | { "outcome": "cancelled" };
+
+export type Question = { 
+/**
+ * A short id, unique within the call, that the answer is paired with.
+ */
+id: string, 
+/**
+ * The question as the user reads it; complete on its own.
+ */
+question: string, 
+/**
+ * Choices to offer; absent for a free-text answer.
+ */
+options?: Array<string>, 
+/**
+ * With `options`: let the user pick several (default false: exactly one).
+ */
+multi_select?: boolean, };
+
+export type Answer = { 
+/**
+ * The id of the question answered.
+ */
+id: string, 
+/**
+ * The answer: the text typed, or the option(s) picked (several only with
+ * `multi_select`).
+ */
+answer: Array<string>, };
 
 export type ContentBlock = { "type": "text", 
 /**
