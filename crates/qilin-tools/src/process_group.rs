@@ -27,7 +27,9 @@ pub struct ShellProcess {
 /// closed.
 pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<ShellProcess> {
     let (reader, writer) = std::io::pipe()?;
-    let SandboxedCommand { command, lifeline } = sandbox.command(command, cwd)?;
+    let SandboxedCommand {
+        command, lifeline, ..
+    } = sandbox.command(command, cwd)?;
     let mut shell = Command::from(command);
     shell
         .stdout(Stdio::from(writer.try_clone()?))
