@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | [`Sandbox`] | `bash` (foreground and background) | `bash` refuses to run, saying the runtime set up no sandbox |
 //! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
+//! | [`ShellTable`] | `bash` with `persistent: true` (or `shell`, `reset`) | the call fails saying persistent shells are not available |
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
@@ -32,10 +33,14 @@ mod grep_search;
 mod job_tools;
 mod jobs;
 mod output_capture;
+mod persistent;
+mod proc_tree;
 mod process_group;
 mod question;
 mod read;
 mod read_image;
+mod shell_kind;
+mod shells;
 mod stop_flag;
 mod str_replace_editor;
 mod table_number;
@@ -48,17 +53,24 @@ mod web_fetch;
 mod workspace_path;
 mod write;
 
-pub use bash::{Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+pub use bash::{
+    Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, ShellResult,
+};
 pub use edit::{Edit, EditArgs, EditOutput};
 pub use file_access::FileAccess;
 pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
+pub use persistent::{PersistentShell, ShellSummary};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
 pub use read::{Read, ReadArgs, ReadOutput};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
+pub use shell_kind::ShellKind;
+pub use shells::{
+    DEFAULT_SHELL, MAX_SHELL_NAME, MAX_SHELLS, ShellListing, ShellTable, ShellTableError,
+};
 pub use str_replace_editor::{
     EditHistory, EditorCommand, StrReplaceEditor, StrReplaceEditorArgs, StrReplaceEditorOutput,
 };
@@ -92,12 +104,13 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     Ok(())
 }
 
-/// Fresh per-session services for the built-in tools: a [`JobTable`], a [`TodoStore`] and an
-/// [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
+/// [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
 /// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));
+    services.insert(Arc::new(ShellTable::new()));
     services.insert(Arc::new(TodoStore::new()));
     services.insert(Arc::new(EditHistory::new()));
     services

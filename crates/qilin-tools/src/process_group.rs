@@ -44,11 +44,7 @@ pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<S
     Ok(ShellProcess {
         child,
         output,
-        group: GroupGuard {
-            pgid: Pid::from_raw(pid as i32),
-            armed: true,
-            lifeline,
-        },
+        group: GroupGuard::new(pid as i32, lifeline),
     })
 }
 
@@ -60,6 +56,15 @@ pub struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// A guard for the group led by `pgid`, holding the sandbox's `lifeline` when there is one.
+    pub fn new(pgid: i32, lifeline: Option<io::PipeWriter>) -> GroupGuard {
+        GroupGuard {
+            pgid: Pid::from_raw(pgid),
+            armed: true,
+            lifeline,
+        }
+    }
+
     /// The group's id (the leader's process id).
     pub fn id(&self) -> i32 {
         self.pgid.as_raw()
@@ -81,6 +86,11 @@ impl GroupGuard {
     /// disarms the guard.
     pub fn kill(&mut self) {
         let _ = self.signal(Signal::SIGKILL);
+        if self.armed {
+            // A confined command's leader is the sandbox helper, outside any group of its own:
+            // its death ends the sandbox's process 1 and with it every process inside.
+            let _ = nix::sys::signal::kill(self.pgid, Signal::SIGKILL);
+        }
         self.lifeline = None;
         self.armed = false;
     }
