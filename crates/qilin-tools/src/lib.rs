@@ -1,4 +1,6 @@
-//! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs),
+//! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs, and
+//! persistent shells), `terminal_start`, `terminal_send` and `terminal_kill` (interactive
+//! programs in a terminal),
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
@@ -11,6 +13,7 @@
 //! |---|---|---|
 //! | [`Sandbox`] | `bash` (foreground and background) | `bash` refuses to run, saying the runtime set up no sandbox |
 //! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
+//! | [`TerminalTable`] | `terminal_start`, `terminal_send`, `terminal_kill` | the call fails saying terminals are not available |
 //! | [`ShellTable`] | `bash` with `persistent: true` (or `shell`, `reset`) | the call fails saying persistent shells are not available |
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
@@ -36,9 +39,11 @@ mod output_capture;
 mod persistent;
 mod proc_tree;
 mod process_group;
+mod pty;
 mod question;
 mod read;
 mod read_image;
+mod render;
 mod shell_kind;
 mod shells;
 mod stop_flag;
@@ -46,6 +51,8 @@ mod str_replace_editor;
 mod table_number;
 mod table_query;
 mod table_scan;
+mod terminal_tools;
+mod terminals;
 mod text_file;
 mod todo;
 mod utf8_chunks;
@@ -78,6 +85,14 @@ pub use table_query::{
     Aggregate, DEFAULT_ROW_LIMIT, Filter, FilterOp, FilterValue, MAX_GROUPS, MAX_ROW_LIMIT,
     MAX_TABLE_BYTES, OrderBy, Scalar, TableQuery, TableQueryArgs, TableQueryOutput, TableRow,
 };
+pub use terminal_tools::{
+    TerminalKill, TerminalKillArgs, TerminalReport, TerminalSend, TerminalSendArgs, TerminalStart,
+    TerminalStartArgs,
+};
+pub use terminals::{
+    MAX_TERMINALS, TERMINAL_COLUMNS, TERMINAL_ROWS, Terminal, TerminalError, TerminalRead,
+    TerminalTable, key_bytes,
+};
 pub use todo::{TodoItem, TodoList, TodoStatus, TodoStore, TodoWrite, TodoWriteArgs};
 pub use web_fetch::{WebFetch, WebFetchArgs, WebFetchConfig, WebFetchOutput};
 pub use write::{Write, WriteAction, WriteArgs, WriteOutput};
@@ -90,6 +105,9 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     registry.register(Bash)?;
     registry.register(JobOutput)?;
     registry.register(JobKill)?;
+    registry.register(TerminalStart)?;
+    registry.register(TerminalSend)?;
+    registry.register(TerminalKill)?;
     registry.register(Read)?;
     registry.register(ReadImage)?;
     registry.register(Write)?;
@@ -105,12 +123,13 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
 }
 
 /// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
-/// [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// [`TerminalTable`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
 /// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));
     services.insert(Arc::new(ShellTable::new()));
+    services.insert(Arc::new(TerminalTable::new()));
     services.insert(Arc::new(TodoStore::new()));
     services.insert(Arc::new(EditHistory::new()));
     services

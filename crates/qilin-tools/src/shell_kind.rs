@@ -209,16 +209,21 @@ mod tests {
         for cut in 0..whole.len() {
             let mut scanner = MarkerScanner::new(marker.clone());
             let (mut output, seen) = scanner.push(&whole.as_bytes()[..cut]);
-            let seen = seen.or_else(|| {
-                let (more, seen) = scanner.push(&whole.as_bytes()[cut..]);
-                output.extend(more);
-                seen
-            });
+            let (seen, unread) = match seen {
+                // What the first chunk did not hold follows the marker too.
+                Some(seen) => (Some(seen), &whole.as_bytes()[cut..]),
+                None => {
+                    let (more, seen) = scanner.push(&whole.as_bytes()[cut..]);
+                    output.extend(more);
+                    (seen, &b""[..])
+                }
+            };
             assert_eq!(output, b"no newline", "cut at {cut}");
-            let seen = seen.expect("the marker is found");
+            let mut seen = seen.expect("the marker is found");
             assert_eq!(seen.status, Some(7));
             assert_eq!(seen.cwd, "/w/src");
-            assert_eq!(seen.rest, b"later");
+            seen.rest.extend_from_slice(unread);
+            assert_eq!(seen.rest, b"later", "cut at {cut}");
         }
     }
 

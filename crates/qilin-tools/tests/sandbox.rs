@@ -329,6 +329,37 @@ async fn the_sandbox_holds_inside_a_persistent_shell() {
 }
 
 #[tokio::test]
+async fn the_sandbox_holds_inside_a_terminal() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!(
+        "echo x > {}; echo \"outside=$?\"; echo kept > inside.txt; echo \"inside=$?\"; tty",
+        target.display()
+    );
+    let (result, _) = h
+        .ok(
+            "terminal_start",
+            json!({"command": command, "timeout_secs": 5}),
+        )
+        .await;
+    let output = result["output"].as_str().unwrap();
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(
+        output.contains("outside=1") && output.contains("inside=0"),
+        "{output}"
+    );
+    assert!(
+        output.contains("/dev/pts/"),
+        "the program has a terminal: {output}"
+    );
+    assert!(!target.exists(), "a terminal wrote outside the workspace");
+    assert_eq!(h.read("inside.txt"), "kept\n");
+}
+
+#[tokio::test]
 async fn a_kernel_without_user_namespaces_gets_a_refusal_naming_them() {
     // Inside a user namespace whose limit on further ones is 0, the probe meets a real
     // kernel refusal.
