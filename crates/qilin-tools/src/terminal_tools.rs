@@ -121,9 +121,8 @@ pub struct TerminalReport {
     pub output: String,
     /// Whether `wait_for` appeared, when the call gave one.
     pub matched: Option<bool>,
-    /// The same output as the program wrote it, escape sequences kept, for a client to draw.
-    #[serde(skip)]
-    #[schemars(skip)]
+    /// The same output as the program wrote it, escape sequences kept (its tail when long),
+    /// for a client that draws a terminal; read `output` instead.
     pub raw: String,
 }
 
@@ -252,9 +251,13 @@ fn report_content(report: &TerminalReport) -> Vec<ContentBlock> {
 
 fn report_detail(command: &str, result: &ToolResult<TerminalReport>) -> Option<Detail> {
     match result {
+        // A program still running has no exit to show: its text alone.
+        Ok(report) if report.state == JobState::Running => Some(Detail::Text {
+            text: report.output.clone(),
+        }),
         Ok(report) => Some(Detail::Shell {
             command: command.to_string(),
-            output: report.raw.clone(),
+            output: report.output.clone(),
             exit_code: report.exit_code,
         }),
         Err(error) => Some(Detail::Text {

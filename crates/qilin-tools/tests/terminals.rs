@@ -76,18 +76,20 @@ async fn a_python_repl_keeps_a_variable_between_sends() {
         "{}",
         sent.remark
     );
-    let raw = events.iter().find_map(|event| match &event.body {
-        EventBody::ToolResult(result) => match &result.detail {
-            Some(Detail::Shell { output, .. }) if output.contains("answer=42") => {
-                Some(output.clone())
-            }
-            _ => None,
-        },
+    let raw = read_back["raw"].as_str().unwrap();
+    assert!(
+        raw.contains("answer=42\r\n"),
+        "the raw output is kept for a client: {raw:?}"
+    );
+    let detail = events.iter().find_map(|event| match &event.body {
+        EventBody::ToolResult(result) if result.tool_name == "terminal_send" => {
+            result.detail.clone()
+        }
         _ => None,
     });
     assert!(
-        raw.is_some(),
-        "the raw output goes to the client in the detail"
+        matches!(detail, Some(Detail::Text { .. })),
+        "a running program's detail is its text: {detail:?}"
     );
 }
 
