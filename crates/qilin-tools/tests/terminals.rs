@@ -241,3 +241,48 @@ async fn a_screenful_of_redrawn_output_reads_as_its_final_lines() {
     assert_eq!(result["state"], "exited");
     assert_eq!(result["exit_code"], 0);
 }
+
+#[tokio::test]
+async fn with_the_sandbox_off_a_terminal_still_gets_ctrl_c_and_ends_with_the_session() {
+    let sandbox = qilin_sandbox::Sandbox::start(
+        qilin_sandbox::SandboxSettings {
+            mode: qilin_sandbox::SandboxMode::Off,
+            ..Default::default()
+        },
+        common::sandbox_helper(),
+    )
+    .unwrap();
+    let h = common::harness_with_sandbox(sandbox);
+    let name = process_name("terminal-off");
+    let (started, _) = h
+        .ok(
+            "terminal_start",
+            json!({"command": format!("tty; {}", named_sleep(&name)), "settle_ms": 200}),
+        )
+        .await;
+    assert!(
+        started["output"].as_str().unwrap().contains("/dev/pts/"),
+        "{started}"
+    );
+    assert!(appears(&name).await);
+    let (after, _) = h
+        .ok(
+            "terminal_send",
+            json!({"terminal_id": "term-1", "keys": ["Ctrl-C"], "timeout_secs": 5}),
+        )
+        .await;
+    // As in any terminal, Ctrl-C reaches the whole foreground group: `bash -c` ends too.
+    assert_eq!(after["state"], "killed", "{after}");
+    assert_eq!(after["signal"], "SIGINT", "{after}");
+    assert!(gone(&name).await);
+
+    let second = process_name("terminal-off-drop");
+    h.ok(
+        "terminal_start",
+        json!({"command": named_sleep(&second), "settle_ms": 50}),
+    )
+    .await;
+    assert!(appears(&second).await);
+    drop(h);
+    assert!(gone(&second).await, "a terminal outlived its session");
+}
