@@ -3,7 +3,7 @@
 use crate::jobs::{DRAIN_GRACE, JobReceipt, JobTable, exit_status};
 use crate::output_capture::{DEFAULT_OUTPUT_CAP, OutputCapture};
 use crate::persistent::{PersistentRun, ResetReason, RunContext};
-use crate::process_group::spawn_shell;
+use crate::process_group::spawn_program;
 use crate::shell_kind::ShellKind;
 use crate::shells::{DEFAULT_SHELL, ShellTable};
 use crate::utf8_chunks::Utf8Chunks;
@@ -167,23 +167,7 @@ impl Tool for Bash {
     }
 
     fn detail(&self, args: &BashArgs, result: &ToolResult<BashOutput>) -> Option<Detail> {
-        match result {
-            Ok(BashOutput::Finished(done)) => Some(Detail::Shell {
-                command: args.command.clone(),
-                output: done.output.clone(),
-                exit_code: done.exit_code,
-            }),
-            Ok(BashOutput::Started(receipt)) => Some(Detail::Text {
-                text: format!("started {} (pid {})", receipt.job_id, receipt.pid),
-            }),
-            // A reset or a partial output does not describe one process's exit: plain text.
-            Ok(BashOutput::Persistent(done)) => Some(Detail::Text {
-                text: persistent_text(done),
-            }),
-            Err(error) => Some(Detail::Text {
-                text: error.message.clone(),
-            }),
-        }
+        output_detail(&args.command, result)
     }
 
     async fn call(&self, args: BashArgs, cx: &ToolContext) -> ToolResult<BashOutput> {
@@ -225,6 +209,7 @@ impl Tool for Bash {
         }
         let sandbox = sandbox(cx)?;
         run_foreground(
+            ShellKind::Bash,
             &args.command,
             Duration::from_secs(timeout_secs),
             &sandbox,
@@ -235,40 +220,7 @@ impl Tool for Bash {
     }
 
     fn content(&self, output: &BashOutput) -> Vec<ContentBlock> {
-        let text = match output {
-            BashOutput::Finished(done) => {
-                let mut text = done.output.clone();
-                if text.is_empty() {
-                    text.push_str("(no output)");
-                }
-                if !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                let seconds = done.duration_ms as f64 / 1000.0;
-                let ending = match (&done.exit_code, &done.signal) {
-                    _ if done.timed_out => {
-                        format!("[timed out after {seconds:.1} s; the process group was killed]")
-                    }
-                    (Some(code), _) => format!("[exit code {code}, {seconds:.1} s]"),
-                    (None, Some(signal)) => format!("[killed by {signal}, {seconds:.1} s]"),
-                    (None, None) => format!("[ended, {seconds:.1} s]"),
-                };
-                text.push_str(&ending);
-                text
-            }
-            BashOutput::Persistent(done) => persistent_text(done),
-            BashOutput::Started(receipt) => format!(
-                "Started background job {} (pid {}) in {}: {}\nIts output is logged to {}. \
-                 Read it with job_output {{\"job_id\": \"{}\"}}; stop it with job_kill.",
-                receipt.job_id,
-                receipt.pid,
-                receipt.cwd,
-                receipt.command,
-                receipt.log_path,
-                receipt.job_id
-            ),
-        };
-        vec![ContentBlock::text(text)]
+        vec![ContentBlock::text(output_text(output))]
     }
 }
 
@@ -280,7 +232,7 @@ enum Ending {
 
 /// The session's sandbox; a runtime that set up none gets a clear refusal, never an
 /// unconfined shell.
-fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
+pub(crate) fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
     cx.service::<Sandbox>().ok_or_else(|| {
         ToolError::failed(
             "bash is not available in this runtime: it set up no sandbox for commands (the \
@@ -290,7 +242,9 @@ fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
     })
 }
 
-async fn run_foreground(
+/// Runs `command` once with the shell of `kind`, in the workspace root.
+pub(crate) async fn run_foreground(
+    kind: ShellKind,
     command: &str,
     timeout: Duration,
     sandbox: &Sandbox,
@@ -298,12 +252,14 @@ async fn run_foreground(
 ) -> ToolResult<CommandResult> {
     let started = Instant::now();
     let root = workspace_path::root(cx.workspace())?;
-    let mut process = spawn_shell(command, &root.absolute, sandbox).map_err(|err| {
-        ToolError::failed(format!(
-            "`bash` could not be started: {err}; is bash installed?"
-        ))
-    })?;
-    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path("bash"));
+    let tool = kind.tool_name();
+    let mut process =
+        spawn_program(kind.one_off(command), &root.absolute, sandbox).map_err(|err| {
+            ToolError::failed(format!(
+                "`{tool}` could not be started: {err}; is {tool} installed?"
+            ))
+        })?;
+    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path(tool));
     let mut live = Utf8Chunks::default();
     let mut buf = vec![0u8; 16 * 1024];
     let mut open = true;
@@ -377,12 +333,12 @@ async fn run_foreground(
 }
 
 /// Whether a call runs in a persistent shell.
-fn is_persistent(args: &BashArgs) -> bool {
+pub(crate) fn is_persistent(args: &BashArgs) -> bool {
     args.persistent == Some(true) || args.shell.is_some() || args.reset == Some(true)
 }
 
 /// Runs a call in the session's persistent shell of `kind`.
-async fn run_persistent(
+pub(crate) async fn run_persistent(
     kind: ShellKind,
     args: &BashArgs,
     cx: &ToolContext,
@@ -500,7 +456,7 @@ fn shell_result(name: &str, run: PersistentRun, root: &std::path::Path) -> Ran {
 }
 
 /// What the model reads of a persistent shell's call.
-fn persistent_text(done: &ShellResult) -> String {
+pub(crate) fn persistent_text(done: &ShellResult) -> String {
     let name = &done.shell;
     let mut text = String::new();
     if let Some(reason) = &done.reset {
@@ -547,4 +503,62 @@ fn persistent_text(done: &ShellResult) -> String {
     };
     text.push_str(&ending);
     text
+}
+
+/// What the model reads of a shell call's output.
+pub(crate) fn output_text(output: &BashOutput) -> String {
+    match output {
+        BashOutput::Finished(done) => {
+            let mut text = done.output.clone();
+            if text.is_empty() {
+                text.push_str("(no output)");
+            }
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let seconds = done.duration_ms as f64 / 1000.0;
+            let ending = match (&done.exit_code, &done.signal) {
+                _ if done.timed_out => {
+                    format!("[timed out after {seconds:.1} s; the process group was killed]")
+                }
+                (Some(code), _) => format!("[exit code {code}, {seconds:.1} s]"),
+                (None, Some(signal)) => format!("[killed by {signal}, {seconds:.1} s]"),
+                (None, None) => format!("[ended, {seconds:.1} s]"),
+            };
+            text.push_str(&ending);
+            text
+        }
+        BashOutput::Persistent(done) => persistent_text(done),
+        BashOutput::Started(receipt) => format!(
+            "Started background job {} (pid {}) in {}: {}\nIts output is logged to {}. \
+             Read it with job_output {{\"job_id\": \"{}\"}}; stop it with job_kill.",
+            receipt.job_id,
+            receipt.pid,
+            receipt.cwd,
+            receipt.command,
+            receipt.log_path,
+            receipt.job_id
+        ),
+    }
+}
+
+/// The detail of a shell call's result.
+pub(crate) fn output_detail(command: &str, result: &ToolResult<BashOutput>) -> Option<Detail> {
+    match result {
+        Ok(BashOutput::Finished(done)) => Some(Detail::Shell {
+            command: command.to_string(),
+            output: done.output.clone(),
+            exit_code: done.exit_code,
+        }),
+        Ok(BashOutput::Started(receipt)) => Some(Detail::Text {
+            text: format!("started {} (pid {})", receipt.job_id, receipt.pid),
+        }),
+        // A reset or a partial output does not describe one process's exit: plain text.
+        Ok(BashOutput::Persistent(done)) => Some(Detail::Text {
+            text: persistent_text(done),
+        }),
+        Err(error) => Some(Detail::Text {
+            text: error.message.clone(),
+        }),
+    }
 }

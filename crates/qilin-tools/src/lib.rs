@@ -1,5 +1,6 @@
 //! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs, and
-//! persistent shells), `terminal_start`, `terminal_send` and `terminal_kill` (interactive
+//! persistent shells; `pwsh`, its PowerShell twin, where PowerShell is installed),
+//! `terminal_start`, `terminal_send` and `terminal_kill` (interactive
 //! programs in a terminal),
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
@@ -40,6 +41,7 @@ mod persistent;
 mod proc_tree;
 mod process_group;
 mod pty;
+mod pwsh;
 mod question;
 mod read;
 mod read_image;
@@ -70,6 +72,7 @@ pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
 pub use persistent::{PersistentShell, ShellSummary};
+pub use pwsh::{Pwsh, PwshArgs};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
 pub use read::{Read, ReadArgs, ReadOutput};
@@ -100,9 +103,12 @@ pub use write::{Write, WriteAction, WriteArgs, WriteOutput};
 use qilin_tool::{RegistryError, Services, ToolRegistry};
 use std::sync::Arc;
 
-/// Registers every built-in tool.
+/// Registers every built-in tool; `pwsh` only where PowerShell is on `PATH`.
 pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
     registry.register(Bash)?;
+    if shell_kind::on_path("pwsh") {
+        registry.register(Pwsh)?;
+    }
     registry.register(JobOutput)?;
     registry.register(JobKill)?;
     registry.register(TerminalStart)?;

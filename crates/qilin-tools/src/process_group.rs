@@ -4,9 +4,11 @@
 //! drops it (or Qilin dies), the sandbox ends every process the command started, those that
 //! left its group included.
 
+use crate::shell_kind::ShellKind;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use qilin_sandbox::{Sandbox, SandboxedCommand};
+use qilin_sandbox::{CommandIo, Sandbox, SandboxedCommand};
+use std::ffi::OsString;
 use std::io;
 use std::path::Path;
 use std::process::Stdio;
@@ -26,10 +28,20 @@ pub struct ShellProcess {
 /// Starts `bash -c command` in `cwd` as `sandbox` says, in a new process group, with stdin
 /// closed.
 pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<ShellProcess> {
+    spawn_program(ShellKind::Bash.one_off(command), cwd, sandbox)
+}
+
+/// Starts `program` (its name, then its arguments) in `cwd` as `sandbox` says, in a new
+/// process group, with stdin closed.
+pub fn spawn_program(
+    program: Vec<OsString>,
+    cwd: &Path,
+    sandbox: &Sandbox,
+) -> io::Result<ShellProcess> {
     let (reader, writer) = std::io::pipe()?;
     let SandboxedCommand {
         command, lifeline, ..
-    } = sandbox.command(command, cwd)?;
+    } = sandbox.program(program, cwd, CommandIo::Closed)?;
     let mut shell = Command::from(command);
     shell
         .stdout(Stdio::from(writer.try_clone()?))

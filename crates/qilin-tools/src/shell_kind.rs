@@ -23,6 +23,29 @@ impl ShellKind {
         }
     }
 
+    /// The language a client highlights the command in.
+    pub(crate) fn language(self) -> &'static str {
+        match self {
+            ShellKind::Bash => "bash",
+            ShellKind::Pwsh => "powershell",
+        }
+    }
+
+    /// The command line that runs `command` once.
+    pub(crate) fn one_off(self, command: &str) -> Vec<OsString> {
+        match self {
+            ShellKind::Bash => vec!["bash".into(), "-c".into(), command.into()],
+            ShellKind::Pwsh => vec![
+                "pwsh".into(),
+                "-NoLogo".into(),
+                "-NoProfile".into(),
+                "-NonInteractive".into(),
+                "-Command".into(),
+                command.into(),
+            ],
+        }
+    }
+
     /// The command line of a shell kept running between calls, reading its commands from
     /// stdin (a pipe: no prompts, no line editing).
     pub(crate) fn persistent(self) -> Vec<OsString> {
@@ -92,6 +115,18 @@ fn bash_quote(text: &str) -> String {
 /// `text` as a PowerShell literal string, in single quotes.
 fn pwsh_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Whether `program` is an executable file in one of the `PATH` folders.
+pub(crate) fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|folder| {
+        std::fs::metadata(folder.join(program))
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
 }
 
 /// The end of one call's output: `OPEN<status>:<working directory>CLOSE` and a newline, both

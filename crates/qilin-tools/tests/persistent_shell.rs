@@ -309,3 +309,39 @@ async fn live_output_and_presentation_go_through_the_execution_layer() {
         other => panic!("a finished persistent call's detail is plain text: {other:?}"),
     }
 }
+
+/// Whether `program` is an executable in a `PATH` folder.
+fn installed(program: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|folder| folder.join(program).is_file())
+}
+
+#[tokio::test]
+async fn pwsh_is_registered_only_where_it_is_installed_and_keeps_its_state() {
+    let mut registry = qilin_tool::ToolRegistry::new();
+    qilin_tools::register_builtins(&mut registry).unwrap();
+    let has_pwsh = installed("pwsh");
+    assert_eq!(registry.get("pwsh").is_some(), has_pwsh);
+    if !has_pwsh {
+        eprintln!("PowerShell is not installed here: checked that `pwsh` is not registered");
+        return;
+    }
+    let h = harness();
+    h.write("src/a.txt", "a\n");
+    let (first, _) = h
+        .ok(
+            "pwsh",
+            json!({"command": "Set-Location src; $kept = 5", "persistent": true}),
+        )
+        .await;
+    assert_eq!(first["exit_code"], 0, "{first}");
+    let (second, _) = h
+        .ok(
+            "pwsh",
+            json!({"command": "Write-Output \"$kept $(Split-Path -Leaf (Get-Location))\"", "persistent": true}),
+        )
+        .await;
+    assert_eq!(second["output"], "5 src\n", "{second}");
+    let (one_off, _) = h.ok("pwsh", json!({"command": "exit 3"})).await;
+    assert_eq!(one_off["exit_code"], 3);
+}
