@@ -186,12 +186,14 @@ fn wait(
 
 /// Waits as asked, then reads the terminal into a report.
 async fn settle_and_report(terminal: &Terminal, wait: &Wait, cx: &ToolContext) -> TerminalReport {
+    let progress = |text: String| cx.progress(text);
     let matched = terminal
         .settle(
             wait.settle,
             wait.limit,
             wait.pattern.as_ref(),
             cx.cancellation(),
+            &progress,
         )
         .await;
     let matched = wait.pattern.as_ref().map(|_| matched);

@@ -255,23 +255,35 @@ impl Terminal {
 
     /// Waits for the program's answer: until `wait_for` holds of the unread text (when
     /// given), or else until no output came for `settle`; at most until `limit` passes or
-    /// the program ends. Returns whether `wait_for` held.
+    /// the program ends. New text is passed to `progress` as it comes. Returns whether
+    /// `wait_for` held.
     pub async fn settle(
         &self,
         settle: Duration,
         limit: Duration,
         wait_for: Option<&regex::Regex>,
         cancel: &tokio_util::sync::CancellationToken,
+        progress: &(dyn Fn(String) + Send + Sync),
     ) -> bool {
         let started = Instant::now();
         let deadline = started + limit;
+        let mut shown = String::new();
         loop {
             let notified = self.output_arrived.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
             let (matched, last_output) = {
                 let screen = lock(&self.screen);
-                let matched = wait_for.map(|pattern| pattern.is_match(&screen.renderer.peek()));
+                let unread = screen.renderer.peek();
+                let matched = wait_for.map(|pattern| pattern.is_match(&unread));
+                // Live output: what was added since last shown (text redrawn in place is
+                // left to the result).
+                if let Some(added) = unread.strip_prefix(shown.as_str()) {
+                    if !added.is_empty() {
+                        progress(added.to_string());
+                    }
+                    shown = unread;
+                }
                 (matched, screen.last_output)
             };
             if matched == Some(true) {

@@ -76,6 +76,14 @@ async fn a_python_repl_keeps_a_variable_between_sends() {
         "{}",
         sent.remark
     );
+    let progress: String = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::ToolProgress(progress) => Some(progress.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(progress.contains("answer=42"), "live output: {progress:?}");
     let raw = read_back["raw"].as_str().unwrap();
     assert!(
         raw.contains("answer=42\r\n"),
