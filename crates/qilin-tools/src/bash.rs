@@ -40,8 +40,9 @@ pub struct Bash;
 pub struct BashArgs {
     /// The command line, run with `bash -c` in the workspace root. May span several lines.
     pub command: String,
-    /// Seconds to wait before the whole process group is killed (default 120, at most 600).
-    /// Ignored for a background job.
+    /// Seconds to wait before the whole process group is killed (default 120, at most 600);
+    /// in a persistent shell the command is interrupted and the shell kept. Ignored for a
+    /// background job.
     #[schemars(range(min = 1, max = 600))]
     pub timeout_secs: Option<u64>,
     /// Start the command as a background job and return at once with its job id; read its
