@@ -202,18 +202,10 @@ impl Tool for Bash {
                 .map_err(|err| ToolError::failed(err.to_string()))?;
             return Ok(BashOutput::Started(receipt));
         }
-        let timeout_secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
-            return Err(ToolError::invalid_arguments(format!(
-                "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
-            )));
-        }
-        let sandbox = sandbox(cx)?;
         run_foreground(
             ShellKind::Bash,
             &args.command,
-            Duration::from_secs(timeout_secs),
-            &sandbox,
+            call_timeout(args.timeout_secs)?,
             cx,
         )
         .await
@@ -233,7 +225,7 @@ enum Ending {
 
 /// The session's sandbox; a runtime that set up none gets a clear refusal, never an
 /// unconfined shell.
-pub(crate) fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
+fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
     cx.service::<Sandbox>().ok_or_else(|| {
         ToolError::failed(
             "bash is not available in this runtime: it set up no sandbox for commands (the \
@@ -243,15 +235,28 @@ pub(crate) fn sandbox(cx: &ToolContext) -> ToolResult<Arc<Sandbox>> {
     })
 }
 
-/// Runs `command` once with the shell of `kind`, in the workspace root.
+/// A call's `timeout_secs`, checked, or the default.
+pub(crate) fn call_timeout(timeout_secs: Option<u64>) -> ToolResult<Duration> {
+    let timeout_secs = timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+    if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
+        return Err(ToolError::invalid_arguments(format!(
+            "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
+        )));
+    }
+    Ok(Duration::from_secs(timeout_secs))
+}
+
+/// Runs `command` once with the shell of `kind`, in the workspace root, in the session's
+/// sandbox.
 pub(crate) async fn run_foreground(
     kind: ShellKind,
     command: &str,
     timeout: Duration,
-    sandbox: &Sandbox,
     cx: &ToolContext,
 ) -> ToolResult<CommandResult> {
     let started = Instant::now();
+    let sandbox = sandbox(cx)?;
+    let sandbox = sandbox.as_ref();
     let root = workspace_path::root(cx.workspace())?;
     let tool = kind.tool_name();
     let mut process =
@@ -364,12 +369,7 @@ pub(crate) async fn run_persistent(
              command is allowed only with `reset: true`)",
         ));
     }
-    let timeout_secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-    if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
-        return Err(ToolError::invalid_arguments(format!(
-            "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
-        )));
-    }
+    let timeout = call_timeout(args.timeout_secs)?;
     let shells = cx.service::<ShellTable>().ok_or_else(|| {
         ToolError::failed(format!(
             "persistent shells are not available in this runtime (it has no shell table); run \
@@ -391,7 +391,7 @@ pub(crate) async fn run_persistent(
     let run = shell
         .run(
             command,
-            Duration::from_secs(timeout_secs),
+            timeout,
             reset,
             RunContext {
                 sandbox: &sandbox,

@@ -1,15 +1,14 @@
 //! `pwsh`: the `bash` tool's twin for PowerShell 7, registered only where `pwsh` is installed.
 
 use crate::bash::{
-    BashArgs, BashOutput, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, is_persistent, output_detail,
-    output_text, run_foreground, run_persistent, sandbox,
+    BashArgs, BashOutput, call_timeout, is_persistent, output_detail, output_text, run_foreground,
+    run_persistent,
 };
 use crate::shell_kind::ShellKind;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use std::time::Duration;
 
 /// Run a PowerShell command in the workspace.
 ///
@@ -98,18 +97,10 @@ impl Tool for Pwsh {
                 "`command` is empty; give the PowerShell command to run, e.g. `Get-ChildItem`",
             ));
         }
-        let timeout_secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        if !(1..=MAX_TIMEOUT_SECS).contains(&timeout_secs) {
-            return Err(ToolError::invalid_arguments(format!(
-                "`timeout_secs` is {timeout_secs}; it must be between 1 and {MAX_TIMEOUT_SECS}"
-            )));
-        }
-        let sandbox = sandbox(cx)?;
         run_foreground(
             ShellKind::Pwsh,
             &args.command,
-            Duration::from_secs(timeout_secs),
-            &sandbox,
+            call_timeout(args.timeout_secs)?,
             cx,
         )
         .await
