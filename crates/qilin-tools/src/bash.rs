@@ -157,7 +157,12 @@ impl Tool for Bash {
         } else {
             "Run command"
         };
-        CallPresentation::new(action, first_line)
+        match args.shell.as_deref() {
+            Some(name) if is_persistent(args) => {
+                CallPresentation::new(action, format!("[{name}] {first_line}"))
+            }
+            _ => CallPresentation::new(action, first_line),
+        }
     }
 
     fn before_detail(&self, args: &BashArgs) -> Option<Detail> {

@@ -288,6 +288,7 @@ async fn live_output_and_presentation_go_through_the_execution_layer() {
         })
         .expect("a tool.start event");
     assert_eq!(start.action, "Run in shell");
+    assert_eq!(start.remark, "[build] echo one; echo two");
     let progress: String = events
         .iter()
         .filter_map(|event| match &event.body {
