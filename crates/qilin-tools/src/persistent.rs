@@ -4,9 +4,10 @@
 //! Each call writes its command to a script file in the sandbox's private temp folder and
 //! sends the shell one line that runs the script in the shell itself, with stdin closed, then
 //! prints an end marker holding a random nonce, the script's exit status and the working
-//! directory. The call's output is exactly what came before the marker. Output that arrives
-//! between calls (from processes left running in the shell) is handed to the next call as
-//! earlier output, apart from its own.
+//! directory. The call's output is exactly what came before the marker. A task reads the
+//! shell's output as it comes, calls or not, so a process left writing never blocks; output
+//! that arrives between calls is handed to the next call as earlier output, apart from its
+//! own (the newest 1 MiB of it, the rest counted).
 //!
 //! An interrupt or a timeout ends the command, not the shell: the processes the shell
 //! started since the command began get SIGINT (and bash returns from the script, as Ctrl-C
@@ -22,7 +23,7 @@ use nix::sys::signal::Signal;
 use qilin_sandbox::{CommandIo, Sandbox, SandboxMode, SandboxedCommand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
@@ -145,7 +146,7 @@ pub enum PersistentError {
 struct LiveShell {
     child: Child,
     input: pipe::Sender,
-    output: pipe::Receiver,
+    output: Arc<ShellOutput>,
     /// Whether the shell runs under the sandbox helper (its process is then a grandchild).
     confined: bool,
     /// The shell's own process id, once found.
@@ -441,7 +442,9 @@ impl PersistentShell {
         Ok(LiveShell {
             child,
             input: pipe::Sender::from_owned_fd(input.into()).map_err(failed)?,
-            output: pipe::Receiver::from_owned_fd(reader.into()).map_err(failed)?,
+            output: ShellOutput::read_from(
+                pipe::Receiver::from_owned_fd(reader.into()).map_err(failed)?,
+            ),
             confined,
             shell_pid: (!confined).then_some(pid as i32),
             pending: Vec::new(),
@@ -555,6 +558,13 @@ impl LiveShell {
 
     /// Moves the output waiting in the pipe (and past the last marker) into `sink`.
     fn take_available(&mut self, sink: &mut OutputCapture) {
+        let dropped = self.output.take_dropped();
+        if dropped > 0 {
+            sink.push(
+                format!("[{dropped} bytes written while no call was reading were not kept]\n")
+                    .as_bytes(),
+            );
+        }
         sink.push(&std::mem::take(&mut self.pending));
         let mut buf = vec![0u8; 16 * 1024];
         while let Ok(n) = self.output.try_read(&mut buf) {
@@ -563,6 +573,96 @@ impl LiveShell {
             }
             sink.push(&buf[..n]);
         }
+    }
+}
+
+/// Unread output kept between calls at most, in bytes; older unread output is dropped (and
+/// counted) so a process left writing in the shell never blocks on a full pipe.
+const MAX_UNREAD_OUTPUT: usize = 1024 * 1024;
+
+/// The shell's stdout and stderr, read as they come by a task of their own into a bounded
+/// buffer, whether or not a call is running.
+struct ShellOutput {
+    state: Mutex<UnreadOutput>,
+    arrived: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct UnreadOutput {
+    bytes: std::collections::VecDeque<u8>,
+    dropped: u64,
+    closed: bool,
+}
+
+impl ShellOutput {
+    /// Starts reading `pipe` until its end.
+    fn read_from(mut pipe: pipe::Receiver) -> Arc<ShellOutput> {
+        let output = Arc::new(ShellOutput {
+            state: Mutex::new(UnreadOutput::default()),
+            arrived: tokio::sync::Notify::new(),
+        });
+        let reader = Arc::clone(&output);
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                let read = pipe.read(&mut buf).await;
+                let mut state = crate::jobs::lock(&reader.state);
+                match read {
+                    Ok(n) if n > 0 => {
+                        state.bytes.extend(&buf[..n]);
+                        let excess = state.bytes.len().saturating_sub(MAX_UNREAD_OUTPUT);
+                        if excess > 0 {
+                            state.bytes.drain(..excess);
+                            state.dropped += excess as u64;
+                        }
+                    }
+                    _ => state.closed = true,
+                }
+                let closed = state.closed;
+                drop(state);
+                reader.arrived.notify_waiters();
+                if closed {
+                    break;
+                }
+            }
+        });
+        output
+    }
+
+    /// Moves unread output into `buf` without waiting: `Ok(0)` at the end of the output,
+    /// `WouldBlock` when nothing is unread yet.
+    fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut state = crate::jobs::lock(&self.state);
+        if state.bytes.is_empty() {
+            return if state.closed {
+                Ok(0)
+            } else {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            };
+        }
+        let n = buf.len().min(state.bytes.len());
+        for (slot, byte) in buf.iter_mut().zip(state.bytes.drain(..n)) {
+            *slot = byte;
+        }
+        Ok(n)
+    }
+
+    /// Waits for output and moves it into `buf`; `Ok(0)` at the end of the output.
+    async fn read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            match self.try_read(buf) {
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => arrived.await,
+                done => return done,
+            }
+        }
+    }
+
+    /// Bytes dropped unread since the last time this was asked.
+    fn take_dropped(&self) -> u64 {
+        std::mem::take(&mut crate::jobs::lock(&self.state).dropped)
     }
 }
 

@@ -346,3 +346,28 @@ async fn pwsh_is_registered_only_where_it_is_installed_and_keeps_its_state() {
     let (one_off, _) = h.ok("pwsh", json!({"command": "exit 3"})).await;
     assert_eq!(one_off["exit_code"], 3);
 }
+
+#[tokio::test]
+async fn a_process_writing_between_calls_never_blocks_and_its_output_is_bounded() {
+    let h = harness();
+    // 2 MiB written while no call reads: more than a pipe holds, more than is kept.
+    shell(
+        &h,
+        "default",
+        "(head -c 2097152 /dev/zero | tr '\\0' x; echo; echo writer-done > done.txt) &",
+    )
+    .await;
+    assert!(
+        common::eventually(|| h.path("done.txt").exists()).await,
+        "the writer blocked on a full pipe"
+    );
+    let (result, _) = shell(&h, "default", "echo mine").await;
+    assert_eq!(result["output"], "mine\n");
+    let earlier = result["earlier_output"].as_str().unwrap();
+    assert!(
+        earlier.contains("bytes written while no call was reading were not kept"),
+        "{}",
+        &earlier[..200.min(earlier.len())]
+    );
+    assert!(earlier.len() < 64 * 1024, "earlier output is capped");
+}
