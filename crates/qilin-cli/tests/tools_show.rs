@@ -18,6 +18,7 @@ const BUILTINS: &[&str] = &[
     "str_replace_editor",
     "table_query",
     "terminal_kill",
+    "terminal_list",
     "terminal_send",
     "terminal_start",
     "todo_write",

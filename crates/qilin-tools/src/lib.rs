@@ -1,6 +1,6 @@
 //! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs, and
 //! persistent shells; `pwsh`, its PowerShell twin, where PowerShell is installed),
-//! `terminal_start`, `terminal_send` and `terminal_kill` (interactive
+//! `terminal_start`, `terminal_send`, `terminal_kill` and `terminal_list` (interactive
 //! programs in a terminal),
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
@@ -89,7 +89,8 @@ pub use table_query::{
     MAX_TABLE_BYTES, OrderBy, Scalar, TableQuery, TableQueryArgs, TableQueryOutput, TableRow,
 };
 pub use terminal_tools::{
-    TerminalKill, TerminalKillArgs, TerminalReport, TerminalSend, TerminalSendArgs, TerminalStart,
+    ShellEntry, TerminalEntry, TerminalKill, TerminalKillArgs, TerminalList, TerminalListArgs,
+    TerminalListing, TerminalReport, TerminalSend, TerminalSendArgs, TerminalStart,
     TerminalStartArgs,
 };
 pub use terminals::{
@@ -114,6 +115,7 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     registry.register(TerminalStart)?;
     registry.register(TerminalSend)?;
     registry.register(TerminalKill)?;
+    registry.register(TerminalList)?;
     registry.register(Read)?;
     registry.register(ReadImage)?;
     registry.register(Write)?;

@@ -1,8 +1,10 @@
 //! `terminal_start`, `terminal_send` and `terminal_kill`: drive interactive programs (a REPL,
-//! a debugger, a prompt that asks a question) in a terminal kept for the session.
+//! a debugger, a prompt that asks a question) in a terminal kept for the session; and
+//! `terminal_list`, which lists them with the session's persistent shells.
 
 use crate::jobs::{JobState, JobStatus};
 use crate::output_capture::{DEFAULT_OUTPUT_CAP, OutputCapture};
+use crate::shells::ShellTable;
 use crate::terminals::{Terminal, TerminalRead, TerminalTable, key_bytes};
 use crate::workspace_path;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
@@ -464,4 +466,162 @@ impl Tool for TerminalKill {
     fn content(&self, output: &TerminalReport) -> Vec<ContentBlock> {
         report_content(output)
     }
+}
+
+/// List the session's terminals and persistent shells.
+///
+/// Every terminal `terminal_start` opened, with its command and whether its program still
+/// runs, and every persistent shell `bash` (or `pwsh`) keeps, with its last command.
+#[derive(qilin_tool::Tool)]
+#[tool(name = "terminal_list")]
+pub struct TerminalList;
+
+/// Arguments of `terminal_list` (none).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalListArgs {}
+
+/// The session's terminals and persistent shells.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TerminalListing {
+    /// Every terminal started in the session, oldest first.
+    pub terminals: Vec<TerminalEntry>,
+    /// Every persistent shell made in the session, by program and name.
+    pub shells: Vec<ShellEntry>,
+}
+
+/// One terminal of a [`TerminalListing`].
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TerminalEntry {
+    /// Its id, for `terminal_send` and `terminal_kill`.
+    pub terminal_id: String,
+    /// The command it runs.
+    pub command: String,
+    /// `running`, `exited` or `killed`.
+    pub state: JobState,
+    /// The exit code, once the program exited.
+    pub exit_code: Option<i32>,
+}
+
+/// One persistent shell of a [`TerminalListing`].
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShellEntry {
+    /// `bash` or `pwsh`: the tool that runs in it.
+    pub tool: String,
+    /// Its name, for the tool's `shell` argument.
+    pub shell: String,
+    /// Whether a shell process is running (the next call starts one when not).
+    pub running: bool,
+    /// Whether a command is running in it now.
+    pub busy: bool,
+    /// The last command it was given.
+    pub last_command: String,
+    /// Calls run in it.
+    pub calls: u64,
+}
+
+impl Tool for TerminalList {
+    type Args = TerminalListArgs;
+    type Output = TerminalListing;
+
+    fn prompt_hint(&self) -> &str {
+        "Use terminal_list to see which terminals and persistent shells this session has open, \
+         for example before starting another or to find one to close with terminal_kill."
+    }
+
+    fn present(&self, _args: &TerminalListArgs) -> CallPresentation {
+        CallPresentation::new("List terminals", "")
+    }
+
+    fn before_detail(&self, _args: &TerminalListArgs) -> Option<Detail> {
+        None
+    }
+
+    fn detail(
+        &self,
+        _args: &TerminalListArgs,
+        result: &ToolResult<TerminalListing>,
+    ) -> Option<Detail> {
+        match result {
+            Ok(listing) => Some(Detail::Text {
+                text: listing_text(listing),
+            }),
+            Err(error) => Some(Detail::Text {
+                text: error.message.clone(),
+            }),
+        }
+    }
+
+    async fn call(&self, _args: TerminalListArgs, cx: &ToolContext) -> ToolResult<TerminalListing> {
+        let terminals = cx
+            .service::<TerminalTable>()
+            .map(|table| table.list())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|terminal| {
+                let status = terminal.status();
+                TerminalEntry {
+                    terminal_id: terminal.id().to_string(),
+                    command: terminal.command().to_string(),
+                    state: status.state,
+                    exit_code: status.exit_code,
+                }
+            })
+            .collect();
+        let shells = cx
+            .service::<ShellTable>()
+            .map(|table| table.list())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|listing| ShellEntry {
+                tool: listing.kind.tool_name().to_string(),
+                shell: listing.name,
+                running: listing.summary.running,
+                busy: listing.summary.busy,
+                last_command: listing.summary.last_command,
+                calls: listing.summary.calls,
+            })
+            .collect();
+        Ok(TerminalListing { terminals, shells })
+    }
+
+    fn content(&self, output: &TerminalListing) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(listing_text(output))]
+    }
+}
+
+fn listing_text(listing: &TerminalListing) -> String {
+    let mut text = String::new();
+    if listing.terminals.is_empty() {
+        text.push_str("No terminals.\n");
+    }
+    for terminal in &listing.terminals {
+        let state = match (terminal.state, terminal.exit_code) {
+            (JobState::Running, _) => "running".to_string(),
+            (_, Some(code)) => format!("exited with code {code}"),
+            _ => "ended".to_string(),
+        };
+        text.push_str(&format!(
+            "{} ({}): {state}\n",
+            terminal.terminal_id, terminal.command
+        ));
+    }
+    if listing.shells.is_empty() {
+        text.push_str("No persistent shells.\n");
+    }
+    for shell in &listing.shells {
+        let state = match (shell.running, shell.busy) {
+            (true, true) => "running a command",
+            (true, false) => "idle",
+            (false, _) => "not running (the next call starts it)",
+        };
+        text.push_str(&format!(
+            "{} shell `{}`: {state}, {} calls, last: {}\n",
+            shell.tool,
+            shell.shell,
+            shell.calls,
+            shell.last_command.lines().next().unwrap_or_default()
+        ));
+    }
+    text
 }

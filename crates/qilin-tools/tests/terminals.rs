@@ -294,3 +294,32 @@ async fn with_the_sandbox_off_a_terminal_still_gets_ctrl_c_and_ends_with_the_ses
     drop(h);
     assert!(gone(&second).await, "a terminal outlived its session");
 }
+
+#[tokio::test]
+async fn terminal_list_shows_terminals_and_persistent_shells() {
+    let h = harness();
+    let (empty, text) = h.ok("terminal_list", json!({})).await;
+    assert_eq!(empty["terminals"], json!([]));
+    assert!(
+        text.contains("No terminals.") && text.contains("No persistent shells."),
+        "{text}"
+    );
+    h.ok("terminal_start", json!({"command": "cat", "settle_ms": 50}))
+        .await;
+    h.ok(
+        "bash",
+        json!({"command": "cd /tmp\necho more", "shell": "build"}),
+    )
+    .await;
+    let (listing, text) = h.ok("terminal_list", json!({})).await;
+    assert_eq!(listing["terminals"][0]["terminal_id"], "term-1");
+    assert_eq!(listing["terminals"][0]["state"], "running");
+    assert_eq!(listing["shells"][0]["shell"], "build");
+    assert_eq!(listing["shells"][0]["tool"], "bash");
+    assert_eq!(listing["shells"][0]["calls"], 1);
+    assert!(text.contains("term-1 (cat): running"), "{text}");
+    assert!(
+        text.contains("bash shell `build`: idle, 1 calls, last: cd /tmp"),
+        "{text}"
+    );
+}
