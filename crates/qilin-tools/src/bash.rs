@@ -91,6 +91,10 @@ pub struct ShellResult {
     /// Why the command ran in a fresh shell, when it did (`reset` asked for it, or the earlier
     /// shell had ended).
     pub reset: Option<String>,
+    /// True when this call started the shell process: its first call in this session (or
+    /// this process, for a resumed session), or after a reset. Nothing of earlier calls is
+    /// in it.
+    pub new_shell: bool,
     /// How the shell ended during this call (the command ran `exit`, or could not be
     /// stopped); the next call starts a fresh one.
     pub shell_ended: Option<String>,
@@ -452,6 +456,7 @@ fn shell_result(name: &str, run: PersistentRun, root: &std::path::Path) -> Ran {
             cwd,
             timed_out: run.timed_out,
             reset,
+            new_shell: run.new_shell,
             shell_ended: run.shell_ended,
             earlier_output: run.earlier_output,
             duration_ms: run.duration.as_millis() as u64,
@@ -495,6 +500,12 @@ pub(crate) fn persistent_text(done: &ShellResult) -> String {
         .as_deref()
         .map(|cwd| format!(", cwd {cwd}"))
         .unwrap_or_default();
+    // A shell started by this call holds nothing of earlier calls: say so.
+    let shell = if done.new_shell {
+        format!("new shell `{name}`")
+    } else {
+        format!("shell `{name}`")
+    };
     let ending = match (&done.exit_code, &done.shell_ended) {
         (_, Some(how)) => format!(
             "[shell `{name}` ended after {seconds:.1} s ({how}); the next persistent call starts \
@@ -504,8 +515,8 @@ pub(crate) fn persistent_text(done: &ShellResult) -> String {
             "[timed out after {seconds:.1} s; the command was interrupted, shell `{name}` is \
              kept{cwd}]"
         ),
-        (Some(code), None) => format!("[exit code {code}, {seconds:.1} s, shell `{name}`{cwd}]"),
-        (None, None) => format!("[ended, {seconds:.1} s, shell `{name}`{cwd}]"),
+        (Some(code), None) => format!("[exit code {code}, {seconds:.1} s, {shell}{cwd}]"),
+        (None, None) => format!("[ended, {seconds:.1} s, {shell}{cwd}]"),
     };
     text.push_str(&ending);
     text

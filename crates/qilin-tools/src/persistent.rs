@@ -94,6 +94,8 @@ pub struct PersistentRun {
     pub interrupted: bool,
     /// Why the call ran in a fresh shell in place of an earlier one.
     pub reset: Option<ResetReason>,
+    /// The call started the shell process (its first call, or after a reset).
+    pub new_shell: bool,
     /// How the shell ended during this call (it ran `exit`, or could not be stopped).
     pub shell_ended: Option<String>,
     /// Output written between the previous call and this one by processes still running in
@@ -256,7 +258,8 @@ impl PersistentShell {
                 *live = None;
             }
         }
-        if live.is_none() {
+        let new_shell = live.is_none();
+        if new_shell {
             *live = Some(self.start(cx.sandbox, cx.workspace)?);
         }
         let shell = live.as_mut().expect("a shell was just started");
@@ -403,6 +406,7 @@ impl PersistentShell {
             timed_out,
             interrupted,
             reset: reset_reason,
+            new_shell,
             shell_ended,
             earlier_output: (!earlier.is_empty()).then_some(earlier),
             duration: started.elapsed(),

@@ -28,8 +28,9 @@ async fn state_carries_over_between_calls() {
     assert_eq!(first["exit_code"], 0);
     assert_eq!(first["cwd"], "src/deep");
     assert_eq!(first["reset"], Value::Null);
+    assert_eq!(first["new_shell"], true);
     assert!(
-        text.contains("shell `default`") && text.contains("cwd src/deep"),
+        text.contains("new shell `default`") && text.contains("cwd src/deep"),
         "{text}"
     );
     shell(
@@ -38,7 +39,9 @@ async fn state_carries_over_between_calls() {
         "greet() { echo \"$GREETING, $1\"; }; set -o pipefail",
     )
     .await;
-    let (second, _) = shell(&h, "default", "cat file.txt; greet world; pwd").await;
+    let (second, text) = shell(&h, "default", "cat file.txt; greet world; pwd").await;
+    assert_eq!(second["new_shell"], false);
+    assert!(text.contains(", shell `default`, cwd src/deep]"), "{text}");
     let output = second["output"].as_str().unwrap();
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines[0], "hi");
