@@ -365,7 +365,12 @@ async fn a_process_writing_between_calls_never_blocks_and_its_output_is_bounded(
         "the writer blocked on a full pipe"
     );
     let (result, _) = shell(&h, "default", "echo mine").await;
-    assert_eq!(result["output"], "mine\n");
+    // The writer's last newline may still be on its way when the call begins.
+    let output = result["output"].as_str().unwrap();
+    assert!(
+        output.ends_with("mine\n") && output.len() <= 6,
+        "{output:?}"
+    );
     let earlier = result["earlier_output"].as_str().unwrap();
     assert!(
         earlier.contains("bytes written while no call was reading were not kept"),
