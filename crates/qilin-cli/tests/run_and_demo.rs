@@ -68,7 +68,21 @@ fn the_demo_shows_direct_calls_nested_code_calls_a_diff_and_a_failing_command() 
         .collect();
     // The two calls of the first step run concurrently and may end in either order.
     direct[..2].sort_unstable();
-    assert_eq!(direct, ["glob", "grep", "run_code", "read", "edit", "bash"]);
+    assert_eq!(
+        direct,
+        [
+            "glob",
+            "grep",
+            "run_code",
+            "read",
+            "edit",
+            "bash",
+            "bash",
+            "bash",
+            "terminal_start",
+            "terminal_send"
+        ]
+    );
     let run_code = results.iter().find(|r| r.tool_name == "run_code").unwrap();
     assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
     let nested: Vec<&str> = results
@@ -102,6 +116,22 @@ fn the_demo_shows_direct_calls_nested_code_calls_a_diff_and_a_failing_command() 
         "{:?}",
         bash.detail
     );
+    let persistent = results
+        .iter()
+        .filter(|r| r.tool_name == "bash")
+        .nth(2)
+        .unwrap();
+    let said = format!("{:?}", persistent.content);
+    assert!(
+        said.contains("in src: ") && said.contains("lines in report.py"),
+        "the persistent shell kept cd and the export: {said}"
+    );
+    let sent = results
+        .iter()
+        .find(|r| r.tool_name == "terminal_send")
+        .unwrap();
+    let said = format!("{:?}", sent.content);
+    assert!(said.contains("45"), "the terminal ran Python: {said}");
     let EventBody::TurnFinished { reason, .. } = &events.last().unwrap().body else {
         panic!()
     };

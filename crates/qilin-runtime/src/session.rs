@@ -17,7 +17,7 @@ use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
 };
-use qilin_tools::JobTable;
+use qilin_tools::{JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -626,7 +626,7 @@ impl SessionHandle {
     }
 
     /// Interrupts the running turn, waits for it to end, ends the session's background jobs
-    /// (and everything they started), and flushes the log.
+    /// persistent shells and terminals (and everything they started), and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
         let running = self
             .turns()
@@ -639,6 +639,12 @@ impl SessionHandle {
         }
         if let Some(jobs) = self.inner.session.services().get::<JobTable>() {
             jobs.end_all();
+        }
+        if let Some(shells) = self.inner.session.services().get::<ShellTable>() {
+            shells.end_all();
+        }
+        if let Some(terminals) = self.inner.session.services().get::<TerminalTable>() {
+            terminals.end_all();
         }
         self.flush().await
     }

@@ -282,3 +282,50 @@ async fn a_session_begins_with_what_it_runs() {
 }
 
 use qilin_store::EventStore as _;
+
+/// The live processes whose first argument is `name`.
+fn processes_named(name: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).next() == Some(name.as_bytes()) && !stat.contains(") Z ")
+        })
+        .count()
+}
+
+/// Whether `done` holds within 5 s.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    for _ in 0..250 {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[tokio::test]
+async fn closing_a_session_ends_its_persistent_shells() {
+    let name = format!("qilin-runtime-test-{}-shell", std::process::id());
+    let f = fixture("name: a\ninstructions: Run.\ntools: [bash]\nskills:\n  available: []\n");
+    let script = format!(
+        "turns:\n  - calls:\n      - tool: bash\n        args: {{command: \"(exec -a {name} sleep 300) &\", persistent: true}}\n  - say: started\n"
+    );
+    let session = f.session(&script, false).await;
+    session.submit("start it", None).unwrap().finished().await;
+    let events = stored(&session).await;
+    assert_consistent(&events);
+    assert!(
+        eventually(|| processes_named(&name) == 1).await,
+        "the shell's process runs"
+    );
+    session.close().await.unwrap();
+    assert!(
+        eventually(|| processes_named(&name) == 0).await,
+        "a persistent shell's process outlived the session"
+    );
+}

@@ -3,10 +3,11 @@
 
 use crate::environment::command_environment;
 use crate::probe::Support;
-use crate::request::{Confinement, RunRequest, probe_args};
+use crate::request::{Confinement, RunRequest, Streams, attach_args, probe_args};
 use crate::{SandboxMode, SandboxSettings};
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -101,10 +102,28 @@ pub struct Sandbox {
 /// drops (or dies holding) `lifeline`, the helper ends the command's whole process tree.
 #[derive(Debug)]
 pub struct SandboxedCommand {
-    /// The process to spawn; its stdout and stderr are the caller's to set.
+    /// The process to spawn; its stdout and stderr are the caller's to set, unless it runs in
+    /// a terminal.
     pub command: Command,
-    /// The write end of the helper's stdin, for a confined command.
+    /// The write end of the helper's stdin, for a confined command without input.
     pub lifeline: Option<io::PipeWriter>,
+    /// What the caller writes to the command's stdin, with [`CommandIo::Input`]. For a
+    /// confined command this pipe is also its lifeline: dropping it ends the command.
+    pub input: Option<io::PipeWriter>,
+}
+
+/// How a command's standard streams are wired.
+#[derive(Debug)]
+pub enum CommandIo {
+    /// Stdin closed; the caller sets stdout and stderr.
+    Closed,
+    /// Stdin is a pipe the caller writes ([`SandboxedCommand::input`]); the caller sets stdout
+    /// and stderr.
+    Input,
+    /// Stdin, stdout and stderr are this terminal (the secondary side of a pseudo-terminal),
+    /// which becomes the command's controlling terminal in a session of its own, so keys
+    /// written on the primary side (Ctrl-C) signal the command.
+    Terminal(OwnedFd),
 }
 
 impl Sandbox {
@@ -199,17 +218,46 @@ impl Sandbox {
     /// `bash -c shell_command` in `workspace`, confined as the settings say, with the
     /// filtered environment and stdin closed.
     pub fn command(&self, shell_command: &str, workspace: &Path) -> io::Result<SandboxedCommand> {
-        let program: Vec<OsString> = vec!["bash".into(), "-c".into(), shell_command.into()];
-        let (mut command, lifeline) = match self.settings.mode {
-            SandboxMode::Off => {
-                let mut command = Command::new(&program[0]);
-                command
-                    .args(&program[1..])
-                    .stdin(Stdio::null())
-                    .process_group(0);
-                (command, None)
-            }
+        self.program(
+            vec!["bash".into(), "-c".into(), shell_command.into()],
+            workspace,
+            CommandIo::Closed,
+        )
+    }
+
+    /// `program` (its name, then its arguments) in `workspace`, confined as the settings say,
+    /// with the filtered environment and its streams wired as `io` says. Unconfined, a command
+    /// without a terminal starts a process group of its own; every other command is a session
+    /// leader.
+    pub fn program(
+        &self,
+        program: Vec<OsString>,
+        workspace: &Path,
+        io: CommandIo,
+    ) -> io::Result<SandboxedCommand> {
+        if program.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no program was given to run",
+            ));
+        }
+        let mut lifeline = None;
+        let mut input = None;
+        let mut command = match self.settings.mode {
+            SandboxMode::Off => match &io {
+                CommandIo::Terminal(_) => self.helper.command(attach_args(&program)),
+                _ => {
+                    let mut command = Command::new(&program[0]);
+                    command.args(&program[1..]).process_group(0);
+                    command
+                }
+            },
             mode => {
+                let streams = match &io {
+                    CommandIo::Closed => Streams::Closed,
+                    CommandIo::Input => Streams::Input,
+                    CommandIo::Terminal(_) => Streams::Terminal,
+                };
                 let request = RunRequest {
                     confinement: Confinement {
                         mode,
@@ -218,14 +266,38 @@ impl Sandbox {
                         temp_dir: self.temp.path().to_path_buf(),
                         private_shm: false,
                     },
+                    streams,
                     program,
                 };
                 let (reader, writer) = io::pipe()?;
                 let mut command = self.helper.command(request.to_args("run"));
                 command.stdin(Stdio::from(reader));
-                (command, Some(writer))
+                match io {
+                    CommandIo::Input => input = Some(writer),
+                    _ => lifeline = Some(writer),
+                }
+                command
             }
         };
+        match io {
+            CommandIo::Closed if lifeline.is_none() => {
+                command.stdin(Stdio::null());
+            }
+            CommandIo::Input if input.is_none() => {
+                let (reader, writer) = io::pipe()?;
+                command.stdin(Stdio::from(reader));
+                input = Some(writer);
+            }
+            CommandIo::Terminal(tty) => {
+                if lifeline.is_none() {
+                    command.stdin(Stdio::from(tty.try_clone()?));
+                }
+                command
+                    .stdout(Stdio::from(tty.try_clone()?))
+                    .stderr(Stdio::from(tty));
+            }
+            _ => {}
+        }
         command
             .current_dir(workspace)
             .env_clear()
@@ -234,6 +306,10 @@ impl Sandbox {
                 &self.settings.env,
                 self.temp.path(),
             ));
-        Ok(SandboxedCommand { command, lifeline })
+        Ok(SandboxedCommand {
+            command,
+            lifeline,
+            input,
+        })
     }
 }

@@ -1,4 +1,4 @@
-//! Qilin's sandbox for `bash`.
+//! Qilin's sandbox for `bash` (and every shell and terminal the tools start).
 //!
 //! An agent chooses how confined its commands run ([`SandboxSettings`], the `sandbox:`
 //! section of its file). The host gives each session a [`Sandbox`], which probes once what the
@@ -28,7 +28,7 @@ mod settings;
 
 pub use environment::{ALLOWED_VARIABLES, command_environment};
 pub use helper::{HELPER_FAILED, HelperError, HelperOutcome, helper_main, run_helper};
-pub use host::{Sandbox, SandboxError, SandboxHelper, SandboxedCommand};
+pub use host::{CommandIo, Sandbox, SandboxError, SandboxHelper, SandboxedCommand};
 pub use probe::{LandlockSupport, Support};
 pub use request::UsageError;
 pub use settings::{SandboxMode, SandboxSettings};

@@ -2,9 +2,10 @@
 //! stage.
 //!
 //! ```text
-//! HELPER run   --mode workspace-write|read-only [--network] [--private-shm] --workspace DIR --temp DIR -- PROGRAM ARGS...
-//! HELPER init  (the same; only the helper starts this stage)
-//! HELPER probe --temp DIR
+//! HELPER run    --mode workspace-write|read-only [--network] [--private-shm] [--input|--terminal] --workspace DIR --temp DIR -- PROGRAM ARGS...
+//! HELPER init   (the same; only the helper starts this stage)
+//! HELPER probe  --temp DIR
+//! HELPER attach -- PROGRAM ARGS...   (no confinement: the terminal on stdin becomes PROGRAM's)
 //! ```
 
 use crate::SandboxMode;
@@ -27,11 +28,27 @@ pub(crate) struct Confinement {
     pub private_shm: bool,
 }
 
+/// How a confined command's standard streams are wired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Streams {
+    /// Stdin closed; stdout and stderr are the helper's.
+    #[default]
+    Closed,
+    /// Stdin receives what the host writes on the helper's stdin, which stays the lifeline
+    /// (`--input`): a shell kept running between calls reads its commands from it.
+    Input,
+    /// The helper's stdout is a terminal (`--terminal`): the command gets it as stdin, stdout,
+    /// stderr and controlling terminal.
+    Terminal,
+}
+
 /// A command to run confined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunRequest {
     /// The confinement.
     pub confinement: Confinement,
+    /// How the command's standard streams are wired.
+    pub streams: Streams,
     /// The program and its arguments.
     pub program: Vec<OsString>,
 }
@@ -47,6 +64,12 @@ pub(crate) enum Invocation {
     Probe {
         /// A folder the probe may use.
         temp_dir: PathBuf,
+    },
+    /// Without confinement (the sandbox is off): become a session leader whose controlling
+    /// terminal is the one on stdin, then run the program in this process.
+    Attach {
+        /// The program and its arguments.
+        program: Vec<OsString>,
     },
 }
 
@@ -66,6 +89,11 @@ impl RunRequest {
         if c.private_shm {
             args.push("--private-shm".into());
         }
+        match self.streams {
+            Streams::Closed => {}
+            Streams::Input => args.push("--input".into()),
+            Streams::Terminal => args.push("--terminal".into()),
+        }
         args.extend([
             "--workspace".into(),
             c.workspace.clone().into_os_string(),
@@ -76,6 +104,13 @@ impl RunRequest {
         args.extend(self.program.iter().cloned());
         args
     }
+}
+
+/// The arguments that ask a helper to attach `program` to the terminal on its stdin.
+pub(crate) fn attach_args(program: &[OsString]) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["attach".into(), "--".into()];
+    args.extend(program.iter().cloned());
+    args
 }
 
 /// The arguments of a probe using `temp_dir`.
@@ -93,14 +128,15 @@ impl Invocation {
         let mut args = args.into_iter();
         let stage = args.next().ok_or_else(|| usage("no stage given"))?;
         let stage = stage.to_string_lossy().into_owned();
-        if !["run", "init", "probe"].contains(&stage.as_str()) {
+        if !["run", "init", "probe", "attach"].contains(&stage.as_str()) {
             return Err(usage(format!(
-                "`{stage}` is not a stage (`run`, `init` or `probe`)"
+                "`{stage}` is not a stage (`run`, `init`, `probe` or `attach`)"
             )));
         }
         let mut mode = None;
         let mut network = false;
         let mut private_shm = false;
+        let mut streams = Streams::Closed;
         let mut workspace = None;
         let mut temp_dir = None;
         let mut program = Vec::new();
@@ -121,6 +157,16 @@ impl Invocation {
                 }
                 Some("--network") => network = true,
                 Some("--private-shm") => private_shm = true,
+                Some(flag @ ("--input" | "--terminal")) => {
+                    if streams != Streams::Closed {
+                        return Err(usage("`--input` and `--terminal` exclude each other"));
+                    }
+                    streams = if flag == "--input" {
+                        Streams::Input
+                    } else {
+                        Streams::Terminal
+                    };
+                }
                 Some("--workspace") => workspace = args.next().map(PathBuf::from),
                 Some("--temp") => temp_dir = args.next().map(PathBuf::from),
                 Some("--") => {
@@ -134,6 +180,12 @@ impl Invocation {
                 }
             }
         }
+        if stage == "attach" {
+            if program.is_empty() {
+                return Err(usage("no program follows `--`"));
+            }
+            return Ok(Invocation::Attach { program });
+        }
         let temp_dir = temp_dir.ok_or_else(|| usage("`--temp DIR` is missing"))?;
         if stage == "probe" {
             return Ok(Invocation::Probe { temp_dir });
@@ -146,6 +198,7 @@ impl Invocation {
                 temp_dir,
                 private_shm,
             },
+            streams,
             program,
         };
         if request.program.is_empty() {
@@ -175,6 +228,7 @@ mod tests {
                 temp_dir: "/tmp/q".into(),
                 private_shm: true,
             },
+            streams: Streams::Input,
             program: vec!["bash".into(), "-c".into(), "echo --mode && ls --".into()],
         }
     }
@@ -189,6 +243,19 @@ mod tests {
         assert_eq!(
             Invocation::parse(request.to_args("init")),
             Ok(Invocation::Init(request.clone()))
+        );
+        let terminal = RunRequest {
+            streams: Streams::Terminal,
+            ..request.clone()
+        };
+        assert_eq!(
+            Invocation::parse(terminal.to_args("run")),
+            Ok(Invocation::Run(terminal))
+        );
+        let program: Vec<OsString> = vec!["python3".into(), "--".into(), "-q".into()];
+        assert_eq!(
+            Invocation::parse(attach_args(&program)),
+            Ok(Invocation::Attach { program })
         );
         assert_eq!(
             Invocation::parse(probe_args("/tmp/q".as_ref())),
@@ -224,6 +291,19 @@ mod tests {
             .contains("no program")
         );
         assert!(parse(&["go", "--temp", "/t"]).contains("`go` is not a stage"));
+        assert!(parse(&["attach", "--"]).contains("no program"));
+        assert!(
+            parse(&[
+                "run",
+                "--input",
+                "--terminal",
+                "--temp",
+                "/t",
+                "--mode",
+                "read-only"
+            ])
+            .contains("exclude each other")
+        );
         assert!(parse(&["run", "--bogus"]).contains("`--bogus`"));
     }
 }

@@ -1,6 +1,7 @@
 //! What the bash sandbox costs per call: `bash` running `true` through the execution layer,
 //! with the sandbox off and in each confined setting, in a small workspace and in one of
-//! 20,000 files (the helper walks the workspace for `*.agent` files on every call).
+//! 20,000 files (the helper walks the workspace for `*.agent` files on every call); and the
+//! same call in a persistent shell (`persistent: true`), whose sandbox starts once.
 //!
 //! Run with `cargo bench -p qilin-tools --bench bash_sandbox` (with `QILIN_BIN=/path/to/qilin`
 //! the helper is that binary's `qilin sandbox-exec`, else the small `qilin-sandbox-exec`).
@@ -72,6 +73,16 @@ fn main() {
     let cases = [
         ("off", small.path(), settings(SandboxMode::Off, false)),
         (
+            "persistent, off",
+            small.path(),
+            settings(SandboxMode::Off, false),
+        ),
+        (
+            "persistent, workspace-write",
+            small.path(),
+            settings(SandboxMode::WorkspaceWrite, false),
+        ),
+        (
             "workspace-write",
             small.path(),
             settings(SandboxMode::WorkspaceWrite, false),
@@ -110,7 +121,11 @@ fn main() {
             let call = ToolCall {
                 call_id: format!("bench-{index}-{run}"),
                 name: "bash".into(),
-                arguments: json!({"command": "true"}),
+                arguments: if name.starts_with("persistent") {
+                    json!({"command": "true", "persistent": true})
+                } else {
+                    json!({"command": "true"})
+                },
             };
             let started = Instant::now();
             let outcome = runtime.block_on(executor.dispatch(call, Caller::Direct));

@@ -1,4 +1,7 @@
-//! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs),
+//! Qilin's built-in tools: `bash` (with `job_output` and `job_kill` for background jobs, and
+//! persistent shells; `pwsh`, its PowerShell twin, where PowerShell is installed),
+//! `terminal_start`, `terminal_send`, `terminal_kill` and `terminal_list` (interactive
+//! programs in a terminal),
 //! `read`, `read_image`, `write`, `edit`, `str_replace_editor`, `grep`, `glob`, `web_fetch`,
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
@@ -11,6 +14,8 @@
 //! |---|---|---|
 //! | [`Sandbox`] | `bash` (foreground and background) | `bash` refuses to run, saying the runtime set up no sandbox |
 //! | [`JobTable`] | `bash` with `background: true`, `job_output`, `job_kill` | the call fails saying background jobs are not available |
+//! | [`TerminalTable`] | `terminal_start`, `terminal_send`, `terminal_kill` | the call fails saying terminals are not available |
+//! | [`ShellTable`] | `bash` with `persistent: true` (or `shell`, `reset`) | the call fails saying persistent shells are not available |
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
@@ -32,15 +37,24 @@ mod grep_search;
 mod job_tools;
 mod jobs;
 mod output_capture;
+mod persistent;
+mod proc_tree;
 mod process_group;
+mod pty;
+mod pwsh;
 mod question;
 mod read;
 mod read_image;
+mod render;
+mod shell_kind;
+mod shells;
 mod stop_flag;
 mod str_replace_editor;
 mod table_number;
 mod table_query;
 mod table_scan;
+mod terminal_tools;
+mod terminals;
 mod text_file;
 mod todo;
 mod utf8_chunks;
@@ -48,23 +62,40 @@ mod web_fetch;
 mod workspace_path;
 mod write;
 
-pub use bash::{Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+pub use bash::{
+    Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, ShellResult,
+};
 pub use edit::{Edit, EditArgs, EditOutput};
 pub use file_access::FileAccess;
 pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
+pub use persistent::{PersistentShell, ShellSummary};
+pub use pwsh::{Pwsh, PwshArgs};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
 pub use read::{Read, ReadArgs, ReadOutput};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
+pub use shell_kind::ShellKind;
+pub use shells::{
+    DEFAULT_SHELL, MAX_SHELL_NAME, MAX_SHELLS, ShellListing, ShellTable, ShellTableError,
+};
 pub use str_replace_editor::{
     EditHistory, EditorCommand, StrReplaceEditor, StrReplaceEditorArgs, StrReplaceEditorOutput,
 };
 pub use table_query::{
     Aggregate, DEFAULT_ROW_LIMIT, Filter, FilterOp, FilterValue, MAX_GROUPS, MAX_ROW_LIMIT,
     MAX_TABLE_BYTES, OrderBy, Scalar, TableQuery, TableQueryArgs, TableQueryOutput, TableRow,
+};
+pub use terminal_tools::{
+    ShellEntry, TerminalEntry, TerminalKill, TerminalKillArgs, TerminalList, TerminalListArgs,
+    TerminalListing, TerminalReport, TerminalSend, TerminalSendArgs, TerminalStart,
+    TerminalStartArgs,
+};
+pub use terminals::{
+    MAX_TERMINALS, TERMINAL_COLUMNS, TERMINAL_ROWS, Terminal, TerminalError, TerminalRead,
+    TerminalTable, key_bytes,
 };
 pub use todo::{TodoItem, TodoList, TodoStatus, TodoStore, TodoWrite, TodoWriteArgs};
 pub use web_fetch::{WebFetch, WebFetchArgs, WebFetchConfig, WebFetchOutput};
@@ -73,11 +104,18 @@ pub use write::{Write, WriteAction, WriteArgs, WriteOutput};
 use qilin_tool::{RegistryError, Services, ToolRegistry};
 use std::sync::Arc;
 
-/// Registers every built-in tool.
+/// Registers every built-in tool; `pwsh` only where PowerShell is on `PATH`.
 pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
     registry.register(Bash)?;
+    if shell_kind::on_path("pwsh") {
+        registry.register(Pwsh)?;
+    }
     registry.register(JobOutput)?;
     registry.register(JobKill)?;
+    registry.register(TerminalStart)?;
+    registry.register(TerminalSend)?;
+    registry.register(TerminalKill)?;
+    registry.register(TerminalList)?;
     registry.register(Read)?;
     registry.register(ReadImage)?;
     registry.register(Write)?;
@@ -92,12 +130,14 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     Ok(())
 }
 
-/// Fresh per-session services for the built-in tools: a [`JobTable`], a [`TodoStore`] and an
-/// [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
+/// [`TerminalTable`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
 /// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));
+    services.insert(Arc::new(ShellTable::new()));
+    services.insert(Arc::new(TerminalTable::new()));
     services.insert(Arc::new(TodoStore::new()));
     services.insert(Arc::new(EditHistory::new()));
     services

@@ -4,9 +4,11 @@
 //! drops it (or Qilin dies), the sandbox ends every process the command started, those that
 //! left its group included.
 
+use crate::shell_kind::ShellKind;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use qilin_sandbox::{Sandbox, SandboxedCommand};
+use qilin_sandbox::{CommandIo, Sandbox, SandboxedCommand};
+use std::ffi::OsString;
 use std::io;
 use std::path::Path;
 use std::process::Stdio;
@@ -26,8 +28,20 @@ pub struct ShellProcess {
 /// Starts `bash -c command` in `cwd` as `sandbox` says, in a new process group, with stdin
 /// closed.
 pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<ShellProcess> {
+    spawn_program(ShellKind::Bash.one_off(command), cwd, sandbox)
+}
+
+/// Starts `program` (its name, then its arguments) in `cwd` as `sandbox` says, in a new
+/// process group, with stdin closed.
+pub fn spawn_program(
+    program: Vec<OsString>,
+    cwd: &Path,
+    sandbox: &Sandbox,
+) -> io::Result<ShellProcess> {
     let (reader, writer) = std::io::pipe()?;
-    let SandboxedCommand { command, lifeline } = sandbox.command(command, cwd)?;
+    let SandboxedCommand {
+        command, lifeline, ..
+    } = sandbox.program(program, cwd, CommandIo::Closed)?;
     let mut shell = Command::from(command);
     shell
         .stdout(Stdio::from(writer.try_clone()?))
@@ -42,11 +56,7 @@ pub fn spawn_shell(command: &str, cwd: &Path, sandbox: &Sandbox) -> io::Result<S
     Ok(ShellProcess {
         child,
         output,
-        group: GroupGuard {
-            pgid: Pid::from_raw(pid as i32),
-            armed: true,
-            lifeline,
-        },
+        group: GroupGuard::new(pid as i32, lifeline),
     })
 }
 
@@ -58,6 +68,15 @@ pub struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// A guard for the group led by `pgid`, holding the sandbox's `lifeline` when there is one.
+    pub fn new(pgid: i32, lifeline: Option<io::PipeWriter>) -> GroupGuard {
+        GroupGuard {
+            pgid: Pid::from_raw(pgid),
+            armed: true,
+            lifeline,
+        }
+    }
+
     /// The group's id (the leader's process id).
     pub fn id(&self) -> i32 {
         self.pgid.as_raw()
@@ -79,6 +98,11 @@ impl GroupGuard {
     /// disarms the guard.
     pub fn kill(&mut self) {
         let _ = self.signal(Signal::SIGKILL);
+        if self.armed {
+            // A confined command's leader is the sandbox helper, outside any group of its own:
+            // its death ends the sandbox's process 1 and with it every process inside.
+            let _ = nix::sys::signal::kill(self.pgid, Signal::SIGKILL);
+        }
         self.lifeline = None;
         self.armed = false;
     }

@@ -285,6 +285,81 @@ async fn background_jobs_and_what_they_start_end_with_the_session() {
 }
 
 #[tokio::test]
+async fn the_sandbox_holds_inside_a_persistent_shell() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let persistent = |command: String| json!({"command": command, "persistent": true});
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent(format!(
+                "cd {} && echo x > escaped.txt",
+                outside.path().display()
+            )),
+        )
+        .await;
+    assert_ne!(result["exit_code"], 0, "{result}");
+    assert!(
+        !target.exists(),
+        "a persistent shell wrote outside the workspace"
+    );
+    let (result, _) = h
+        .ok("bash", persistent("echo x >> .git/config; echo $?".into()))
+        .await;
+    assert_ne!(result["output"], "0\n", "{result}");
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent("cd - >/dev/null; echo kept > inside.txt && cat inside.txt".into()),
+        )
+        .await;
+    assert_eq!(result["output"], "kept\n", "{result}");
+    assert_eq!(h.read("inside.txt"), "kept\n");
+
+    // What a persistent shell starts, escaping its process group, ends with the session.
+    let (child, daemon) = (process_name("setsid-shell"), process_name("daemon-shell"));
+    h.ok("bash", persistent(escapees(&child, &daemon))).await;
+    assert!(appears(&child).await && appears(&daemon).await);
+    drop(h);
+    assert!(gone(&child).await, "the setsid child outlived the session");
+    assert!(gone(&daemon).await, "the daemon outlived the session");
+}
+
+#[tokio::test]
+async fn the_sandbox_holds_inside_a_terminal() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let command = format!(
+        "echo x > {}; echo \"outside=$?\"; echo kept > inside.txt; echo \"inside=$?\"; tty",
+        target.display()
+    );
+    let (result, _) = h
+        .ok(
+            "terminal_start",
+            json!({"command": command, "timeout_secs": 5}),
+        )
+        .await;
+    let output = result["output"].as_str().unwrap();
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(
+        output.contains("outside=1") && output.contains("inside=0"),
+        "{output}"
+    );
+    assert!(
+        output.contains("/dev/pts/"),
+        "the program has a terminal: {output}"
+    );
+    assert!(!target.exists(), "a terminal wrote outside the workspace");
+    assert_eq!(h.read("inside.txt"), "kept\n");
+}
+
+#[tokio::test]
 async fn a_kernel_without_user_namespaces_gets_a_refusal_naming_them() {
     // Inside a user namespace whose limit on further ones is 0, the probe meets a real
     // kernel refusal.

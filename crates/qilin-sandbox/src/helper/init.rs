@@ -3,13 +3,13 @@
 //! process left in the namespace.
 
 use super::{HelperError, namespaces, rules};
-use crate::request::RunRequest;
-use crate::request::UsageError;
+use crate::request::{RunRequest, Streams, UsageError};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 
 /// The exit status when stage 1 was already gone.
@@ -27,19 +27,42 @@ pub(crate) fn run(request: RunRequest) -> Result<ExitCode, HelperError> {
         .thread_unblock()
         .map_err(HelperError::step("unblock signals"))?;
     namespaces::mount_own_proc();
-    rules::confine_or_fail(&request.confinement)?;
+    let terminal = match request.streams {
+        Streams::Terminal => Some(take_terminal()?),
+        _ => None,
+    };
+    let devices: Vec<PathBuf> = terminal.iter().map(|(_, path)| path.clone()).collect();
+    rules::confine_or_fail(&request.confinement, &devices)?;
     let Some((program, args)) = request.program.split_first() else {
         return Err(UsageError("no program to run".into()).into());
     };
-    let command = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
-        .current_dir(&request.confinement.workspace)
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(HelperError::io(format!(
-            "start `{}`",
-            program.to_string_lossy()
-        )))?;
+        .current_dir(&request.confinement.workspace);
+    match (request.streams, terminal) {
+        (Streams::Terminal, Some((tty, _))) => {
+            let copy = |fd: &OwnedFd| {
+                fd.try_clone()
+                    .map_err(HelperError::io("share the terminal with the command"))
+            };
+            command
+                .stdin(Stdio::from(copy(&tty)?))
+                .stdout(Stdio::from(copy(&tty)?))
+                .stderr(Stdio::from(tty));
+        }
+        // The host's input, relayed by stage 1 onto this process's stdin.
+        (Streams::Input, _) => {
+            command.stdin(Stdio::inherit());
+        }
+        _ => {
+            command.stdin(Stdio::null());
+        }
+    }
+    let command = command.spawn().map_err(HelperError::io(format!(
+        "start `{}`",
+        program.to_string_lossy()
+    )))?;
     let command_pid = Pid::from_raw(command.id() as i32);
     loop {
         match waitpid(None::<Pid>, None) {
@@ -55,6 +78,24 @@ pub(crate) fn run(request: RunRequest) -> Result<ExitCode, HelperError> {
             }
         }
     }
+}
+
+/// Leaves stage 1's session for a new one whose controlling terminal is the terminal on
+/// stdout, so that keys typed there (Ctrl-C) signal the command and not the helper; returns
+/// the terminal and its device path (which the command may open again, as `/dev/tty` too).
+fn take_terminal() -> Result<(OwnedFd, PathBuf), HelperError> {
+    nix::unistd::setsid().map_err(HelperError::step("start a session for the terminal"))?;
+    let tty = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(HelperError::io("take the terminal"))?;
+    rustix::process::ioctl_tiocsctty(&tty).map_err(|errno| HelperError::Step {
+        step: "make the terminal the controlling terminal".into(),
+        source: errno.into(),
+    })?;
+    let path = std::fs::read_link("/proc/self/fd/1")
+        .map_err(HelperError::io("find the terminal's device"))?;
+    Ok((tty, path))
 }
 
 /// True when stage 1 exited before this process asked to die with it: the write end of the

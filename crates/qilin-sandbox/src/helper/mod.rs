@@ -13,6 +13,12 @@
 //!    or abstract sockets out of the sandbox) and runs the command, reaping orphans until the
 //!    command exits. When process 1 exits, the kernel kills every process left in the
 //!    namespace: a `setsid` child or a double-forked daemon cannot outlive the command.
+//!
+//! A command's streams are wired one of three ways: stdin closed (a `bash -c` call); stdin fed
+//! by the host through stage 1, which relays what arrives on the lifeline (`--input`, for a
+//! shell kept between calls); or a terminal, which stage 1 gets as stdout and stage 2 makes
+//! the command's controlling terminal after leaving stage 1's session (`--terminal`). Without
+//! confinement, the **attach** stage does that last part alone.
 
 mod init;
 mod loopback;
@@ -110,6 +116,30 @@ pub fn run_helper(
         Invocation::Run(request) => outer::run(reexec_args, request).map(HelperOutcome::Exited),
         Invocation::Init(request) => init::run(request).map(HelperOutcome::Exited),
         Invocation::Probe { temp_dir } => Ok(HelperOutcome::Probed(probe(&temp_dir))),
+        Invocation::Attach { program } => Err(attach(&program)),
+    }
+}
+
+/// Becomes a session leader whose controlling terminal is the terminal on stdin, then runs
+/// `program` in this very process; returns only when that fails.
+fn attach(program: &[OsString]) -> HelperError {
+    use std::os::unix::process::CommandExt;
+    // Fails only for a process group leader; then the terminal cannot be taken either, and
+    // the next step says so.
+    let _ = nix::unistd::setsid();
+    if let Err(errno) = rustix::process::ioctl_tiocsctty(std::io::stdin()) {
+        return HelperError::Step {
+            step: "make the terminal on stdin the controlling terminal".into(),
+            source: errno.into(),
+        };
+    }
+    let Some((name, args)) = program.split_first() else {
+        return UsageError("no program to run".into()).into();
+    };
+    let error = std::process::Command::new(name).args(args).exec();
+    HelperError::Step {
+        step: format!("start `{}`", name.to_string_lossy()),
+        source: error,
     }
 }
 
@@ -145,9 +175,10 @@ fn probe(temp_dir: &Path) -> Support {
         temp_dir: temp_dir.to_path_buf(),
         private_shm: false,
     };
-    let landlock = rules::confine(&confinement).unwrap_or_else(|err| LandlockSupport::Failed {
-        error: err.to_string(),
-    });
+    let landlock =
+        rules::confine(&confinement, &[]).unwrap_or_else(|err| LandlockSupport::Failed {
+            error: err.to_string(),
+        });
     Support {
         landlock,
         namespaces_error: namespaces.err().map(|err| err.to_string()),

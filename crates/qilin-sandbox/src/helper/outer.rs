@@ -3,11 +3,11 @@
 
 use super::{HelperError, namespaces, protect};
 use crate::SandboxMode;
-use crate::request::RunRequest;
+use crate::request::{RunRequest, Streams};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, raise};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use std::io::Read;
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::{Command, ExitCode, ExitStatus, Stdio};
 
@@ -65,7 +65,13 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
         .stdin(Stdio::piped())
         .spawn()
         .map_err(HelperError::io("start the sandbox's process 1"))?;
+    // With `--input`, what the host writes on the lifeline is the command's input.
+    let mut input = match request.streams {
+        Streams::Input => init.stdin.take(),
+        _ => None,
+    };
     let lifeline = std::io::stdin();
+    let mut received = vec![0u8; 64 * 1024];
     let mut ending_signal = None;
     let status = loop {
         if let Some(status) = init
@@ -82,10 +88,21 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
             Ok(_) | Err(nix::errno::Errno::EINTR) => {}
             Err(errno) => return Err(HelperError::step("wait for the command")(errno)),
         }
-        if fds[1].any().unwrap_or(false) && lifeline_closed() {
-            // The host ended the command, or died: process 1 dies with this process (its
-            // parent-death signal), and every other process in the sandbox with process 1.
-            std::process::exit(LIFELINE_CLOSED);
+        if fds[1].any().unwrap_or(false) {
+            match nix::unistd::read(lifeline.as_fd(), &mut received) {
+                Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
+                // The host ended the command, or died: process 1 dies with this process (its
+                // parent-death signal), and every other process in the sandbox with process 1.
+                Ok(0) | Err(_) => std::process::exit(LIFELINE_CLOSED),
+                Ok(n) => {
+                    if let Some(pipe) = input.as_mut() {
+                        // A command that stopped reading loses its input, not its sandbox.
+                        if pipe.write_all(&received[..n]).is_err() {
+                            input = None;
+                        }
+                    }
+                }
+            }
         }
         while let Ok(Some(info)) = signals.read_signal() {
             match Signal::try_from(info.ssi_signo as i32) {
@@ -102,12 +119,6 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
         let _ = waited.thread_unblock();
     }
     Ok(exit_code(status))
-}
-
-/// Reads what is waiting on stdin (the host never writes); true at its end.
-fn lifeline_closed() -> bool {
-    let mut buf = [0u8; 64];
-    matches!(std::io::stdin().read(&mut buf), Ok(0) | Err(_))
 }
 
 /// The exit status to report for process 1's: its code, or 128 + the signal that killed it.

@@ -9,13 +9,15 @@ use landlock::{
     ABI, Access, AccessFs, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     Scope, path_beneath_rules,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The newest Landlock ABI the rules are written for; an older kernel enforces what it can.
 const TARGET_ABI: ABI = ABI::V7;
 
-/// Device files every command may write (and read) besides the writable folders.
+/// Device files every command may write (and read) besides the writable folders. `/dev/tty`
+/// opens only the command's own controlling terminal, which exists only in a terminal.
 const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/tty",
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -24,9 +26,12 @@ const WRITABLE_DEVICES: &[&str] = &[
 ];
 
 /// Confines this process (and every process it starts) with Landlock, and sets
-/// `no_new_privs`; returns what the kernel enforced, which is nothing unless
-/// [`LandlockSupport::Available`].
-pub(crate) fn confine(confinement: &Confinement) -> Result<LandlockSupport, HelperError> {
+/// `no_new_privs`; `devices` (a command's own terminal) stay writable too. Returns what the
+/// kernel enforced, which is nothing unless [`LandlockSupport::Available`].
+pub(crate) fn confine(
+    confinement: &Confinement,
+    devices: &[PathBuf],
+) -> Result<LandlockSupport, HelperError> {
     let handled = AccessFs::from_all(TARGET_ABI);
     let mut writable: Vec<&Path> = vec![&confinement.temp_dir];
     if confinement.mode == SandboxMode::WorkspaceWrite {
@@ -41,6 +46,7 @@ pub(crate) fn confine(confinement: &Confinement) -> Result<LandlockSupport, Help
         .create()?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))?
         .add_rules(path_beneath_rules(WRITABLE_DEVICES, handled))?
+        .add_rules(path_beneath_rules(devices, handled))?
         .add_rules(path_beneath_rules(writable, handled))?
         .no_new_privs(true)
         .restrict_self()?;
@@ -56,8 +62,11 @@ pub(crate) fn confine(confinement: &Confinement) -> Result<LandlockSupport, Help
 }
 
 /// Confines this process, or fails when the kernel would enforce nothing.
-pub(crate) fn confine_or_fail(confinement: &Confinement) -> Result<(), HelperError> {
-    match confine(confinement)? {
+pub(crate) fn confine_or_fail(
+    confinement: &Confinement,
+    devices: &[PathBuf],
+) -> Result<(), HelperError> {
+    match confine(confinement, devices)? {
         LandlockSupport::Available { .. } => Ok(()),
         _ => Err(HelperError::NotEnforced),
     }
