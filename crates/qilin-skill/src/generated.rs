@@ -4,7 +4,7 @@
 use crate::SkillFileError;
 use crate::skill_files::{candidates, checked_parts};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 /// The folder generated skills are shown under in diagnostics and listings: `(mcp)/NAME`.
@@ -102,7 +102,7 @@ impl GeneratedFolder {
     }
 }
 
-fn slash_path(path: &PathBuf) -> String {
+fn slash_path(path: &Path) -> String {
     path.iter()
         .map(|part| part.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
