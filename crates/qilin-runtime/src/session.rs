@@ -2,17 +2,21 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
-use crate::assembly::{agent_registry, discover_skills, full_registry};
+use crate::assembly::{agent_registry, discover_skills_with, full_registry};
 use crate::runtime::read_all;
 use crate::{Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
+use qilin_mcp::{McpConnections, generated_skills};
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
-use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt};
+use qilin_skill::{
+    Agent as AgentFile, AvailableSkills, Diagnostic, RUN_CODE_TOOL, assemble_prompt,
+    declared_mcp_servers, mcp_skill_name,
+};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
@@ -177,14 +181,30 @@ impl SessionBuilder {
                     path: self.workspace.display().to_string(),
                     source,
                 })?;
-        let found = discover_skills(&workspace, &self.skill_dirs)?;
+        // The agent's MCP servers are reached first: their tools are checked with the agent
+        // file's, and the skills generated for them are found with the others.
+        let mcp_servers = match &self.agent {
+            Some(AgentSource::File(path)) => declared_mcp_servers(path).unwrap_or_default(),
+            Some(AgentSource::Loaded(agent)) => agent.mcp_servers.clone(),
+            None => Vec::new(),
+        };
+        let mut notes = Vec::new();
+        let (mcp, started_notes) = McpConnections::start(&mcp_servers).await;
+        let (mcp_snapshots, listed_notes) = mcp.snapshots().await;
+        notes.extend(started_notes.into_iter().chain(listed_notes));
+        let found = discover_skills_with(
+            &workspace,
+            &self.skill_dirs,
+            generated_skills(&mcp_snapshots),
+        )?;
         let skills = Arc::new(found.skills.clone());
         let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
         let agent = match self.agent {
             Some(AgentSource::File(path)) => {
-                let checking =
+                let mut checking =
                     full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                mcp.register(&mut checking, &mcp_snapshots)?;
                 let loaded = AgentFile::load(&path, &skills, &checking)?;
                 diagnostics.extend(loaded.warnings);
                 loaded.value
@@ -196,9 +216,18 @@ impl SessionBuilder {
                 ));
             }
         };
+        let mut agent = agent;
+        // An agent naming its skills still reads the guides of its MCP servers.
+        if let AvailableSkills::Named(names) = &mut agent.available_skills {
+            for snapshot in &mcp_snapshots {
+                let name = mcp_skill_name(&snapshot.server);
+                if skills.get(&name).is_some() && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
         let concerning = found.diagnostics_for(&agent);
         diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
-        let mut notes = Vec::new();
         if concerning.others > 0 {
             notes.push(format!(
                 "{} more skill finding(s) not shown, as this agent does not need those skills; \
@@ -209,8 +238,26 @@ impl SessionBuilder {
         let code_mode = agent
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
-        let registry = agent_registry(&agent, &skills, code_mode)?;
-        let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
+        let mut registry = agent_registry(&agent, &skills, code_mode)?;
+        let mcp_tools = mcp.register(&mut registry, &mcp_snapshots)?;
+        notes.extend(mcp_tools.warnings);
+        let mut prompt =
+            assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
+        // The MCP tools the declarations mount directly join the tools list.
+        for name in &mcp_tools.direct {
+            if let Some(definition) = registry.get(name).and_then(|tool| tool.direct_definition())
+                && !prompt.tools.iter().any(|tool| &tool.name == name)
+            {
+                prompt.tools.push(definition);
+            }
+        }
+        if !agent.code_mode && mcp_snapshots.iter().any(|s| !s.tools.is_empty()) {
+            notes.push(
+                "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
+                 `code_mode` is off: turn it on so the model can call them from `run_code`"
+                    .to_string(),
+            );
+        }
         notes.extend(prompt.catalog.note());
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
@@ -371,6 +418,7 @@ impl SessionBuilder {
                 started,
                 diagnostics,
                 notes,
+                mcp,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
@@ -401,6 +449,7 @@ struct SessionInner {
     started: SessionStartedEvent,
     diagnostics: Vec<Diagnostic>,
     notes: Vec<String>,
+    mcp: McpConnections,
     turns: Mutex<Turns>,
 }
 
@@ -626,7 +675,7 @@ impl SessionHandle {
     }
 
     /// Interrupts the running turn, waits for it to end, ends the session's background jobs
-    /// (and everything they started), and flushes the log.
+    /// (and everything they started) and its MCP connections, and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
         let running = self
             .turns()
@@ -640,6 +689,7 @@ impl SessionHandle {
         if let Some(jobs) = self.inner.session.services().get::<JobTable>() {
             jobs.end_all();
         }
+        self.inner.mcp.close().await;
         self.flush().await
     }
 }
