@@ -51,6 +51,8 @@ struct Connection {
     service: RunningService<RoleClient, Watcher>,
     process_id: Option<u32>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Becomes true when the process's stderr reaches its end (the process is gone).
+    stderr_ended: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Connection {
@@ -60,6 +62,16 @@ impl Connection {
 
     fn stderr_tail(&self) -> String {
         tail(&self.stderr)
+    }
+
+    /// Waits, briefly, for a dying process's last words on stderr to be read.
+    async fn last_words(&self) {
+        let mut ended = self.stderr_ended.clone();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(500),
+            ended.wait_for(|ended| *ended),
+        )
+        .await;
     }
 }
 
@@ -256,6 +268,7 @@ impl McpClient {
                     connection.service.is_closed() || peer.is_transport_closed()
                 };
                 if closed {
+                    connection.last_words().await;
                     let why = format!(
                         "it stopped during a call of `{tool}` ({err}){}",
                         connection.stderr_tail()
@@ -360,6 +373,7 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
         reason,
     };
     let stderr: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let (stderr_end, stderr_ended) = tokio::sync::watch::channel(false);
     let (service, process_id) = match &server.transport {
         McpTransport::Stdio {
             command,
@@ -391,6 +405,7 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
                         }
                         kept.push_back(line.chars().take(300).collect());
                     }
+                    stderr_end.send_replace(true);
                 });
             }
             let served = tokio::time::timeout(server.startup_timeout, watcher.serve(transport))
@@ -441,6 +456,7 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
         service,
         process_id,
         stderr,
+        stderr_ended,
     })
 }
 

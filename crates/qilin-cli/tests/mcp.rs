@@ -1,0 +1,222 @@
+//! MCP servers' tools in `qilin run`: a real MCP server process (the `qilin-mcp-test-server`
+//! fixture, on `rmcp`, over stdio), the scripted model, code mode in worker processes. The
+//! same tools reach the model directly and from `run_code` through one execution layer.
+
+use qilin_protocol::{CallStatus, CallerKind, Event, EventBody, ToolResultEvent};
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_qilin-mcp-test-server");
+
+fn qilin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the qilin binary runs")
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn events_of(stdout: &[u8]) -> Vec<Event> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+fn results(events: &[Event]) -> Vec<&ToolResultEvent> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A workspace with an agent using the test server (its `echo` also mounted directly) and a
+/// scripted model answering with `script` (the turns, as YAML).
+fn workspace(script: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute with the arith server's tools.\ncode_mode: true\n\
+             mcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [echo]\n"
+        ),
+    );
+    write(&dir.path().join("script.yaml"), script);
+    dir
+}
+
+fn run(dir: &Path, prompt: &str) -> (Output, Vec<Event>) {
+    let agent = dir.join("calc.agent");
+    let model = format!("scripted:{}", dir.join("script.yaml").display());
+    let output = qilin(&[
+        "run",
+        "--agent",
+        agent.to_str().unwrap(),
+        "--model",
+        &model,
+        "--json",
+        prompt,
+    ]);
+    let events = events_of(&output.stdout);
+    (output, events)
+}
+
+#[test]
+fn mcp_tools_are_called_directly_and_from_run_code_through_one_execution_layer() {
+    let dir = workspace(
+        r#"turns:
+  - say: "First directly, then from code."
+    calls:
+      - tool: arith__echo
+        args: {text: "direct"}
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            s = sdk.tool.call("arith__add", {"a": 2, "b": 3})
+            e = sdk.tool.call("arith__echo", {"text": "hi"})
+            try:
+                sdk.tool.call("arith__fail", {"message": "no luck"})
+                caught = None
+            except ToolError as err:
+                caught = sdk.tool.error(err)["message"]
+            {"sum": s["sum"], "echo": e, "caught": caught}
+  - say: "Done."
+"#,
+    );
+    let (output, events) = run(dir.path(), "add 2 and 3");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = results(&events);
+
+    let direct = results
+        .iter()
+        .find(|r| r.tool_name == "arith__echo" && r.caller == CallerKind::Direct)
+        .expect("the direct call of the mounted tool");
+    assert_eq!(direct.status, CallStatus::Ok, "{:?}", direct.content);
+    assert_eq!(direct.output, Some(json!("Echo: direct")));
+
+    let run_code = results.iter().find(|r| r.tool_name == "run_code").unwrap();
+    assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
+    assert_eq!(
+        run_code.output.as_ref().unwrap()["value"],
+        json!({"sum": 5.0, "echo": "Echo: hi", "caught": "no luck"})
+    );
+    let nested: Vec<(&str, CallStatus)> = results
+        .iter()
+        .filter(|r| r.parent_call_id.as_deref() == Some(run_code.call_id.as_str()))
+        .map(|r| (r.tool_name.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        nested,
+        [
+            ("arith__add", CallStatus::Ok),
+            ("arith__echo", CallStatus::Ok),
+            ("arith__fail", CallStatus::Error)
+        ]
+    );
+}
+
+#[test]
+fn a_tool_that_is_not_mounted_directly_is_refused_to_the_model() {
+    let dir = workspace(
+        r#"turns:
+  - calls:
+      - tool: arith__add
+        args: {a: 1, b: 2}
+  - say: "It is code-mode-only."
+"#,
+    );
+    let (output, events) = run(dir.path(), "add");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let add = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "arith__add")
+        .expect("the refused call has its result");
+    assert_eq!(add.status, CallStatus::Error);
+    let text = format!("{:?}", add.content);
+    assert!(text.contains("run_code"), "{text}");
+}
+
+#[test]
+fn a_server_killed_mid_call_fails_that_call_and_is_started_again_for_the_next() {
+    let dir = workspace(
+        r#"turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            try:
+                sdk.tool.call("arith__crash", {})
+                first = "no error"
+            except ToolError as err:
+                first = sdk.tool.error(err)["message"]
+            again = sdk.tool.call("arith__add", {"a": 20, "b": 22})
+            {"first": first, "again": again["sum"]}
+  - say: "Recovered."
+"#,
+    );
+    let (output, events) = run(dir.path(), "crash it");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run_code = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "run_code")
+        .unwrap();
+    assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
+    let value = &run_code.output.as_ref().unwrap()["value"];
+    assert_eq!(value["again"], json!(42.0));
+    let first = value["first"].as_str().unwrap();
+    assert!(
+        first.contains("MCP server `arith`") && first.contains("stopped during a call of `crash`"),
+        "{first}"
+    );
+    assert!(
+        first.contains("crashing on purpose"),
+        "its stderr is quoted: {first}"
+    );
+}
+
+#[test]
+fn a_server_that_cannot_start_is_named_and_the_session_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        "name: calc\ninstructions: Hi.\ncode_mode: true\nmcp_servers:\n  gone:\n    command: ./no-such-server\n",
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        "turns:\n  - say: \"Hello.\"\n",
+    );
+    let (output, events) = run(dir.path(), "hello");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("MCP server `gone` could not be started"),
+        "{stderr}"
+    );
+    assert!(!events.is_empty());
+}
