@@ -147,6 +147,11 @@ impl Agent {
         &self.executor
     }
 
+    /// The system prompt and tools list every request carries.
+    pub fn prompt(&self) -> &AgentPrompt {
+        &self.prompt
+    }
+
     /// Runs one turn of `prompt`.
     ///
     /// Cancelling `cancel` interrupts the turn: the model stream is dropped, running calls

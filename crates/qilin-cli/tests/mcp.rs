@@ -220,3 +220,105 @@ fn a_server_that_cannot_start_is_named_and_the_session_still_runs() {
     );
     assert!(!events.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qilin_mcp_serve_is_listed_and_called_by_the_official_sdks_client() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(&dir.path().join("notes.md"), "first line\nsecond line\n");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_qilin"));
+    command.args(["mcp", "serve", "--workspace", dir.path().to_str().unwrap()]);
+    let transport = TokioChildProcess::new(command).unwrap();
+    let client = ().serve(transport).await.expect("the MCP handshake");
+
+    let info = client.peer_info().expect("the server's info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("qilin")
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert!(
+        names.contains(&"read") && names.contains(&"run_code"),
+        "{names:?}"
+    );
+
+    let arguments = |value: serde_json::Value| value.as_object().cloned();
+    let mut read = CallToolRequestParams::new("read");
+    read.arguments = arguments(json!({"path": "notes.md"}));
+    let result = client.call_tool(read).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert!(format!("{:?}", result.content).contains("second line"));
+
+    let mut code = CallToolRequestParams::new("run_code");
+    code.arguments = arguments(json!({
+        "code": "r = sdk.tool.call(\"read\", {\"path\": \"notes.md\"})\nprint('read it')\n1 + 1"
+    }));
+    let result = client.call_tool(code).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let text = format!("{:?}", result.content);
+    assert!(text.contains("read it"), "{text}");
+
+    let mut wrong = CallToolRequestParams::new("read");
+    wrong.arguments = arguments(json!({"no_such_argument": 1}));
+    let result = client.call_tool(wrong).await.unwrap();
+    assert_eq!(result.is_error, Some(true), "bad arguments fail the call");
+
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".qilin/mcp.yaml"),
+        &format!(
+            "mcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [echo]\n  gone:\n    command: ./no-such-server\n"
+        ),
+    );
+    let workspace = dir.path().to_str().unwrap();
+
+    let list = qilin(&["mcp", "list", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(
+        list.status.code(),
+        Some(1),
+        "a server is unavailable: {text}"
+    );
+    assert!(text.contains("arith  6 tool(s)"), "{text}");
+    assert!(
+        text.contains("gone  unavailable") && text.contains("could not be run"),
+        "{text}"
+    );
+
+    let tools = qilin(&["mcp", "tools", "arith", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&tools.stdout);
+    assert!(text.contains("arith__add  [code only, ReadOnly]"), "{text}");
+    assert!(
+        text.contains("arith__echo  [direct + code, ReadOnly]"),
+        "{text}"
+    );
+
+    let skill = qilin(&["mcp", "skill", "arith", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&skill.stdout);
+    assert!(text.starts_with("---\nname: mcp-arith\n"), "{text}");
+    assert!(
+        text.contains("Arithmetic and small utilities for Qilin's tests."),
+        "the server's instructions: {text}"
+    );
+    assert!(
+        text.contains("- `sum` (number): a + b."),
+        "the result shape: {text}"
+    );
+
+    let unknown = qilin(&["mcp", "tools", "nope", "--workspace", workspace]);
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("no MCP server `nope`; the servers declared are `arith`, `gone`"),
+        "{stderr}"
+    );
+}

@@ -535,6 +535,21 @@ impl SessionHandle {
         &self.inner.notes
     }
 
+    /// The executor every call of the session runs through (an MCP host's calls included).
+    pub fn executor(&self) -> &Executor {
+        self.inner.agent.executor()
+    }
+
+    /// The tools the model receives directly, as a provider gets them.
+    pub fn tools(&self) -> &[qilin_tool::DirectDefinition] {
+        &self.inner.agent.prompt().tools
+    }
+
+    /// The system prompt: the agent's instructions and its catalog of skills.
+    pub fn system_prompt(&self) -> &str {
+        &self.inner.agent.prompt().system
+    }
+
     /// The workspace folder the tools work in.
     pub fn workspace(&self) -> &Path {
         self.inner.session.workspace()
