@@ -289,7 +289,7 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         Some(1),
         "a server is unavailable: {text}"
     );
-    assert!(text.contains("arith  6 tool(s)"), "{text}");
+    assert!(text.contains("arith  7 tool(s)"), "{text}");
     assert!(
         text.contains("gone  unavailable") && text.contains("could not be run"),
         "{text}"
@@ -319,6 +319,106 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
     let stderr = String::from_utf8_lossy(&unknown.stderr);
     assert!(
         stderr.contains("no MCP server `nope`; the servers declared are `arith`, `gone`"),
+        "{stderr}"
+    );
+}
+
+/// The test server serving streamable HTTP on 127.0.0.1; ended when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead as _;
+        let mut child = Command::new(SERVER)
+            .arg("--http")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        HttpServer {
+            child,
+            url: url.trim().to_string(),
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_server_is_called_from_run_code_with_a_token_from_the_environment() {
+    let server = HttpServer::start();
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers:\n  remote:\n    url: {}\n    headers:\n      Authorization: \"Bearer ${{QILIN_TEST_MCP_TOKEN}}\"\n",
+            server.url
+        ),
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        r#"turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            s = sdk.tool.call("remote__add", {"a": 1.5, "b": 2})
+            who = sdk.tool.call("remote__auth", {})
+            {"sum": s["sum"], "auth": who}
+  - say: "Done."
+"#,
+    );
+    let agent = dir.path().join("calc.agent");
+    let model = format!("scripted:{}", dir.path().join("script.yaml").display());
+    let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["run", "--agent", agent.to_str().unwrap(), "--model", &model])
+        .args(["--json", "add"])
+        .env("QILIN_TEST_MCP_TOKEN", "s3cret")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events_of(&output.stdout);
+    let run_code = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "run_code")
+        .unwrap();
+    assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
+    assert_eq!(
+        run_code.output.as_ref().unwrap()["value"],
+        json!({"sum": 3.5, "auth": "Bearer s3cret"})
+    );
+
+    // Without the variable, the declaration names what is missing.
+    let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["run", "--agent", agent.to_str().unwrap(), "--model", &model])
+        .args(["--json", "add"])
+        .env_remove("QILIN_TEST_MCP_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("needs the environment variable `QILIN_TEST_MCP_TOKEN`"),
         "{stderr}"
     );
 }

@@ -1,7 +1,9 @@
 //! A small MCP server on `rmcp`, speaking over stdio, that Qilin's tests start as a real
 //! server process: arithmetic with a declared output shape, an unstructured echo, a tool that
 //! fails, one that kills its own process mid-call, one that sleeps, and one that adds a tool
-//! (telling the client its tool list changed). It is a test fixture, not part of Qilin.
+//! (telling the client its tool list changed). With `--http`, it serves streamable HTTP on
+//! 127.0.0.1 instead, printing its URL first; its `auth` tool then says which
+//! `Authorization` header the request carried. It is a test fixture, not part of Qilin.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -96,6 +98,14 @@ impl TestServer {
             )
             .with_annotations(ToolAnnotations::default().read_only(false).destructive(false)),
         ];
+        tools.push(
+            tool(
+                "auth",
+                "Says which `Authorization` header the request carried (over HTTP).",
+                json!({"type": "object", "properties": {}}),
+            )
+            .with_annotations(ToolAnnotations::default().read_only(true)),
+        );
         if self.grown.load(Ordering::SeqCst) {
             tools.push(
                 tool(
@@ -178,6 +188,16 @@ impl ServerHandler for TestServer {
                 text("grown")
             }
             "extra" if self.grown.load(Ordering::SeqCst) => text("more"),
+            "auth" => {
+                let header = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.headers.get("authorization"))
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("none")
+                    .to_string();
+                text(header)
+            }
             other => {
                 return Err(ErrorData::invalid_params(
                     format!("no tool `{other}`"),
@@ -191,6 +211,21 @@ impl ServerHandler for TestServer {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|arg| arg == "--http") {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpService, session::local::LocalSessionManager,
+        };
+        let service = StreamableHttpService::new(
+            || Ok(TestServer::default()),
+            LocalSessionManager::default().into(),
+            Default::default(),
+        );
+        let router = axum::Router::new().nest_service("/mcp", service);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("http://{}/mcp", listener.local_addr()?);
+        axum::serve(listener, router).await?;
+        return Ok(());
+    }
     let running = TestServer::default()
         .serve(rmcp::transport::stdio())
         .await?;
