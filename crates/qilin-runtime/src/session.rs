@@ -217,8 +217,10 @@ impl SessionBuilder {
             }
         };
         let mut agent = agent;
-        // An agent naming its skills still reads the guides of its MCP servers.
-        if let AvailableSkills::Named(names) = &mut agent.available_skills {
+        // An agent in code mode naming its skills still reads the guides of its MCP servers.
+        if agent.code_mode
+            && let AvailableSkills::Named(names) = &mut agent.available_skills
+        {
             for snapshot in &mcp_snapshots {
                 let name = mcp_skill_name(&snapshot.server);
                 if skills.get(&name).is_some() && !names.contains(&name) {
