@@ -422,3 +422,93 @@ fn a_streamable_http_server_is_called_from_run_code_with_a_token_from_the_enviro
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
+    use qilin_model::{Script, ScriptedProvider};
+    use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+    use qilin_store::{EventStore, MemoryStore};
+    use std::sync::Arc;
+
+    let script = r#"turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            try:
+                sdk.tool.call("arith__extra", {})
+                before = "callable"
+            except ToolError as err:
+                before = sdk.tool.error(err)["code"]
+            sdk.tool.call("arith__grow", {})
+            before
+  - say: "Grown."
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            guide = sdk.tool.call("skill", {"name": "mcp-arith"})
+            {"more": sdk.tool.call("arith__extra", {}), "taught": "arith__extra" in str(guide)}
+  - say: "Done."
+"#;
+    let dir = workspace(script);
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let runtime = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let script = Script::parse(script, Path::new("script.yaml")).unwrap();
+    let handle = runtime
+        .session(dir.path())
+        .agent_file(dir.path().join("calc.agent"))
+        .no_sandbox(true)
+        .model(ModelChoice::Provider {
+            provider: Arc::new(ScriptedProvider::new(script)),
+            model: "scripted".into(),
+            label: "scripted:script.yaml".into(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let first_prompt = handle.prompt();
+    let first = handle.submit("grow it", None).unwrap().finished().await;
+    assert_eq!(first.final_text, "Grown.", "{first:?}");
+    assert_eq!(
+        handle.prompt(),
+        first_prompt,
+        "the prompt stays as it was until the next turn"
+    );
+    let second = handle.submit("use it", None).unwrap().finished().await;
+    assert_eq!(second.final_text, "Done.", "{second:?}");
+    assert_ne!(
+        handle.prompt(),
+        first_prompt,
+        "the catalog describes the skill again"
+    );
+    handle.flush().await.unwrap();
+    let events: Vec<Event> = {
+        use futures_util::StreamExt as _;
+        let head = handle.committed_head();
+        handle
+            .subscribe_from(0)
+            .take(head as usize)
+            .map(Result::unwrap)
+            .collect()
+            .await
+    };
+    let runs: Vec<&ToolResultEvent> = results(&events)
+        .into_iter()
+        .filter(|r| r.tool_name == "run_code")
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        runs[0].output.as_ref().unwrap()["value"],
+        json!("UNKNOWN_TOOL"),
+        "{:?}",
+        runs[0].content
+    );
+    assert_eq!(
+        runs[1].output.as_ref().unwrap()["value"],
+        json!({"more": "more", "taught": true}),
+        "{:?}",
+        runs[1].content
+    );
+    handle.close().await.unwrap();
+}

@@ -102,9 +102,10 @@ async fn prefix_bytes(workspace: &Path, agent: &Path) -> anyhow::Result<usize> {
         })
         .build()
         .await?;
-    let system = handle.system_prompt().len();
-    let tools: Vec<String> = handle
-        .tools()
+    let prompt = handle.prompt();
+    let system = prompt.system.len();
+    let tools: Vec<String> = prompt
+        .tools
         .iter()
         .map(|tool| {
             format!(
@@ -118,7 +119,7 @@ async fn prefix_bytes(workspace: &Path, agent: &Path) -> anyhow::Result<usize> {
         "  system prompt {system} bytes; tools: {}",
         tools.join(", ")
     );
-    let bytes = system + serde_json::to_string(handle.tools())?.len();
+    let bytes = system + serde_json::to_string(&prompt.tools)?.len();
     handle.close().await?;
     Ok(bytes)
 }

@@ -7,19 +7,21 @@ use crate::runtime::read_all;
 use crate::{Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
-use qilin_mcp::{McpConnections, generated_skills};
+use qilin_codemode::CodeMode;
+use qilin_mcp::{McpConnections, ServerSnapshot, generated_skills};
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
 use qilin_skill::{
-    Agent as AgentFile, AvailableSkills, Diagnostic, RUN_CODE_TOOL, assemble_prompt,
+    Agent as AgentFile, AvailableSkills, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt,
     declared_mcp_servers, mcp_skill_name,
 };
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
-    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
+    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services,
+    Session, ToolRegistry,
 };
 use qilin_tools::JobTable;
 use sha2::{Digest, Sha256};
@@ -240,27 +242,8 @@ impl SessionBuilder {
         let code_mode = agent
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
-        let mut registry = agent_registry(&agent, &skills, code_mode)?;
-        let mcp_tools = mcp.register(&mut registry, &mcp_snapshots)?;
-        notes.extend(mcp_tools.warnings);
-        let mut prompt =
-            assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
-        // The MCP tools the declarations mount directly join the tools list.
-        for name in &mcp_tools.direct {
-            if let Some(definition) = registry.get(name).and_then(|tool| tool.direct_definition())
-                && !prompt.tools.iter().any(|tool| &tool.name == name)
-            {
-                prompt.tools.push(definition);
-            }
-        }
-        if !agent.code_mode && mcp_snapshots.iter().any(|s| !s.tools.is_empty()) {
-            notes.push(
-                "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
-                 `code_mode` is off: turn it on so the model can call them from `run_code`"
-                    .to_string(),
-            );
-        }
-        notes.extend(prompt.catalog.note());
+        let mounted = mount_tools(&agent, &skills, code_mode.clone(), &mcp, &mcp_snapshots)?;
+        notes.extend(mounted.notes);
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
             self.runtime.sandbox_helper().clone(),
@@ -288,18 +271,6 @@ impl SessionBuilder {
                 }
             },
         };
-        let code_tools: Vec<String> = match agent.code_mode {
-            true => registry
-                .names()
-                .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
-                .map(str::to_string)
-                .collect(),
-            false => Vec::new(),
-        };
-        let mounts = Mounts::new(
-            prompt.tools.iter().map(|tool| tool.name.clone()),
-            code_tools,
-        );
         let agent_hash = std::fs::read(&agent.path)
             .ok()
             .map(|bytes| hex(&Sha256::digest(&bytes)));
@@ -380,22 +351,32 @@ impl SessionBuilder {
             session.events().head(),
         );
         let reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
+        let config = ExecConfig {
+            timeout: self.call_timeout,
+            ..ExecConfig::default()
+        };
         let executor = Executor::with_mounts(
-            Arc::new(registry),
+            Arc::new(mounted.registry),
             Arc::clone(&session),
-            reviewer,
-            ExecConfig {
-                timeout: self.call_timeout,
-                ..ExecConfig::default()
-            },
-            mounts,
+            Arc::clone(&reviewer),
+            config.clone(),
+            mounted.mounts,
         );
+        let remount = (!mcp.is_empty()).then(|| {
+            Arc::new(Remount {
+                agent: agent.clone(),
+                code_mode,
+                workspace: workspace.clone(),
+                skill_dirs: self.skill_dirs.clone(),
+                reviewer,
+                config,
+                session: Arc::clone(&session),
+                mcp: mcp.clone(),
+            })
+        });
         let agent_loop = Agent::resume(
             provider,
-            AgentPrompt {
-                system: prompt.system,
-                tools: prompt.tools,
-            },
+            mounted.prompt,
             executor,
             LoopSettings {
                 model: model_name,
@@ -421,12 +402,116 @@ impl SessionBuilder {
                 diagnostics,
                 notes,
                 mcp,
+                remount,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
                 }),
             }),
         })
+    }
+}
+
+/// A session's tools as mounted: the registry, the prompt the model sees and which tools each
+/// entry may call, with notes for the user.
+struct MountedTools {
+    registry: ToolRegistry,
+    prompt: AgentPrompt,
+    mounts: Mounts,
+    notes: Vec<String>,
+}
+
+/// Mounts `agent`'s tools: the built-ins, `skill` over `skills`, `run_code` when `code_mode`
+/// is given, and the MCP tools of `snapshots` (code-mode-only, but for each server's `direct`
+/// ones, which join the tools list).
+fn mount_tools(
+    agent: &AgentFile,
+    skills: &SkillSet,
+    code_mode: Option<CodeMode>,
+    mcp: &McpConnections,
+    snapshots: &[ServerSnapshot],
+) -> Result<MountedTools, RuntimeError> {
+    let mut notes = Vec::new();
+    let mut registry = agent_registry(agent, skills, code_mode)?;
+    let mcp_tools = mcp.register(&mut registry, snapshots)?;
+    notes.extend(mcp_tools.warnings);
+    let mut prompt = assemble_prompt(agent, skills, &registry).map_err(RuntimeError::Prompt)?;
+    for name in &mcp_tools.direct {
+        if let Some(definition) = registry.get(name).and_then(|tool| tool.direct_definition())
+            && !prompt.tools.iter().any(|tool| &tool.name == name)
+        {
+            prompt.tools.push(definition);
+        }
+    }
+    if !agent.code_mode && snapshots.iter().any(|s| !s.tools.is_empty()) {
+        notes.push(
+            "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
+             `code_mode` is off: turn it on so the model can call them from `run_code`"
+                .to_string(),
+        );
+    }
+    notes.extend(prompt.catalog.note());
+    let code_tools: Vec<String> = match agent.code_mode {
+        true => registry
+            .names()
+            .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
+            .map(str::to_string)
+            .collect(),
+        false => Vec::new(),
+    };
+    let mounts = Mounts::new(
+        prompt.tools.iter().map(|tool| tool.name.clone()),
+        code_tools,
+    );
+    Ok(MountedTools {
+        registry,
+        prompt: AgentPrompt {
+            system: prompt.system,
+            tools: prompt.tools,
+        },
+        mounts,
+        notes,
+    })
+}
+
+/// What a session's tools are made from, kept to make them again when an MCP server says its
+/// tool list changed (or was started again): the new tools and the regenerated skills reach
+/// the model from the next turn on.
+struct Remount {
+    agent: AgentFile,
+    code_mode: Option<CodeMode>,
+    workspace: PathBuf,
+    skill_dirs: Vec<PathBuf>,
+    reviewer: Arc<dyn Reviewer>,
+    config: ExecConfig,
+    session: Arc<Session>,
+    mcp: McpConnections,
+}
+
+impl Remount {
+    async fn run(&self, agent: &Agent) -> Result<(), RuntimeError> {
+        let (snapshots, _) = self.mcp.snapshots().await;
+        let found = discover_skills_with(
+            &self.workspace,
+            &self.skill_dirs,
+            generated_skills(&snapshots),
+        )?;
+        let mounted = mount_tools(
+            &self.agent,
+            &found.skills,
+            self.code_mode.clone(),
+            &self.mcp,
+            &snapshots,
+        )?;
+        let executor = Executor::with_mounts(
+            Arc::new(mounted.registry),
+            Arc::clone(&self.session),
+            Arc::clone(&self.reviewer),
+            self.config.clone(),
+            mounted.mounts,
+        );
+        agent.replace_tools(mounted.prompt, executor);
+        Ok(())
     }
 }
 
@@ -452,6 +537,8 @@ struct SessionInner {
     diagnostics: Vec<Diagnostic>,
     notes: Vec<String>,
     mcp: McpConnections,
+    /// Makes the tools again when an MCP server's tool list changed (sessions with servers).
+    remount: Option<Arc<Remount>>,
     turns: Mutex<Turns>,
 }
 
@@ -538,18 +625,14 @@ impl SessionHandle {
     }
 
     /// The executor every call of the session runs through (an MCP host's calls included).
-    pub fn executor(&self) -> &Executor {
+    pub fn executor(&self) -> Executor {
         self.inner.agent.executor()
     }
 
-    /// The tools the model receives directly, as a provider gets them.
-    pub fn tools(&self) -> &[qilin_tool::DirectDefinition] {
-        &self.inner.agent.prompt().tools
-    }
-
-    /// The system prompt: the agent's instructions and its catalog of skills.
-    pub fn system_prompt(&self) -> &str {
-        &self.inner.agent.prompt().system
+    /// The system prompt (the agent's instructions and its catalog of skills) and the tools
+    /// the model receives directly, as a provider gets them.
+    pub fn prompt(&self) -> AgentPrompt {
+        self.inner.agent.prompt()
     }
 
     /// The workspace folder the tools work in.
@@ -603,8 +686,16 @@ impl SessionHandle {
         {
             let cancel = cancel.clone();
             let client_turn_id = client_turn_id.clone();
+            let remount = self.inner.remount.clone();
             tokio::spawn(
                 async move {
+                    // Between turns, never within one: the prompt of a turn stays byte-stable.
+                    if let Some(remount) = remount
+                        && remount.mcp.take_changed()
+                        && let Err(err) = remount.run(&agent).await
+                    {
+                        tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
+                    }
                     let summary = agent.run_turn_as(&prompt, client_turn_id, cancel).await;
                     finished.send_replace(Some(summary));
                 }

@@ -274,10 +274,11 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     for note in handle.notes() {
         eprintln!("note: {note}");
     }
+    let prompt = handle.prompt();
     let served = ServedTools {
-        executor: handle.executor().clone(),
-        tools: handle.tools().to_vec(),
-        instructions: handle.system_prompt().to_string(),
+        executor: handle.executor(),
+        tools: prompt.tools,
+        instructions: prompt.system,
     };
     let served = serve_stdio(served).await;
     handle.close().await?;
