@@ -146,6 +146,51 @@ pub fn dynamic_tools(
         .collect()
 }
 
+/// What a tool mounted directly lacks for the model to use it from the tools list alone (as
+/// `qilin check` asks of a dual-active built-in): a description, and one for every parameter.
+fn incomplete_for_direct(server: &str, tool: &Tool) -> Option<String> {
+    let mut missing = Vec::new();
+    if tool
+        .description
+        .as_deref()
+        .is_none_or(|d| d.trim().is_empty())
+    {
+        missing.push("a description".to_string());
+    }
+    let undescribed: Vec<String> = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| {
+            properties
+                .iter()
+                .filter(|(_, schema)| {
+                    schema
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .is_none_or(|d| d.trim().is_empty())
+                })
+                .map(|(name, _)| format!("`{name}`"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !undescribed.is_empty() {
+        missing.push(format!(
+            "a description of parameter(s) {}",
+            undescribed.join(", ")
+        ));
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "MCP tool `{}` of server `{server}` is mounted directly (`direct`) but lacks {}; the \
+             model sees only its tools-list entry, so it may misuse it — leave it to code mode, \
+             where its skill shows the schema and an example",
+            tool.name,
+            missing.join(" and ")
+        )
+    })
+}
+
 /// Registers a server's tools. Two tools with one name (after namespacing) are an error
 /// naming both; a tool whose input schema does not compile is left out with a warning.
 pub fn register_server_tools(
@@ -165,6 +210,9 @@ pub fn register_server_tools(
         match registry.register_dynamic(dynamic) {
             Ok(()) => {
                 if !code_mode_only {
+                    registered
+                        .warnings
+                        .extend(incomplete_for_direct(&snapshot.server, tool));
                     registered.direct.push(name);
                 }
             }
@@ -196,4 +244,32 @@ pub fn register_server_tools(
         }
     }
     Ok(registered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(value: Value) -> Tool {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_direct_tool_without_descriptions_is_named_with_what_it_lacks() {
+        let complete = tool(json!({
+            "name": "add", "description": "Adds.",
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "description": "A."}}}
+        }));
+        assert_eq!(incomplete_for_direct("calc", &complete), None);
+        let bare = tool(json!({
+            "name": "add",
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number", "description": " "}}}
+        }));
+        let warning = incomplete_for_direct("calc", &bare).unwrap();
+        assert!(
+            warning.starts_with("MCP tool `add` of server `calc` is mounted directly (`direct`) but lacks a description and a description of parameter(s) `a`, `b`;"),
+            "{warning}"
+        );
+    }
 }
