@@ -289,7 +289,7 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         Some(1),
         "a server is unavailable: {text}"
     );
-    assert!(text.contains("arith  7 tool(s)"), "{text}");
+    assert!(text.contains("arith  8 tool(s)"), "{text}");
     assert!(
         text.contains("gone  unavailable") && text.contains("could not be run"),
         "{text}"
@@ -509,6 +509,88 @@ async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
         json!({"more": "more", "taught": true}),
         "{:?}",
         runs[1].content
+    );
+    handle.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_hangs_past_the_call_limit_fails_the_call_and_is_started_again() {
+    use qilin_model::{Script, ScriptedProvider};
+    use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+    use qilin_store::{EventStore, MemoryStore};
+    use std::sync::Arc;
+
+    let script = r#"turns:
+  - calls:
+      - tool: arith__pid
+        args: {}
+  - calls:
+      - tool: arith__sleep
+        args: {ms: 60000}
+  - calls:
+      - tool: arith__pid
+        args: {}
+  - say: "Done."
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute.\nmcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [pid, sleep]\n"
+        ),
+    );
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let runtime = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let handle = runtime
+        .session(dir.path())
+        .agent_file(dir.path().join("calc.agent"))
+        .no_sandbox(true)
+        .call_timeout(Some(std::time::Duration::from_millis(700)))
+        .model(ModelChoice::Provider {
+            provider: Arc::new(ScriptedProvider::new(
+                Script::parse(script, Path::new("script.yaml")).unwrap(),
+            )),
+            model: "scripted".into(),
+            label: "scripted:script.yaml".into(),
+        })
+        .build()
+        .await
+        .unwrap();
+    let summary = handle.submit("go", None).unwrap().finished().await;
+    assert_eq!(summary.final_text, "Done.", "{summary:?}");
+    handle.flush().await.unwrap();
+    let events: Vec<Event> = {
+        use futures_util::StreamExt as _;
+        let head = handle.committed_head();
+        handle
+            .subscribe_from(0)
+            .take(head as usize)
+            .map(Result::unwrap)
+            .collect()
+            .await
+    };
+    let results = results(&events);
+    let pids: Vec<&serde_json::Value> = results
+        .iter()
+        .filter(|r| r.tool_name == "arith__pid")
+        .map(|r| r.output.as_ref().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    assert_ne!(
+        pids[0], pids[1],
+        "a new server process answers after the hang"
+    );
+    let sleep = results
+        .iter()
+        .find(|r| r.tool_name == "arith__sleep")
+        .unwrap();
+    assert_eq!(sleep.status, CallStatus::Error, "{:?}", sleep.content);
+    assert_eq!(
+        sleep.error_code,
+        Some(qilin_protocol::ErrorCode::Timeout),
+        "{:?}",
+        sleep.content
     );
     handle.close().await.unwrap();
 }

@@ -100,6 +100,14 @@ impl TestServer {
         ];
         tools.push(
             tool(
+                "pid",
+                "Says the server's process id.",
+                json!({"type": "object", "properties": {}}),
+            )
+            .with_annotations(ToolAnnotations::default().read_only(true)),
+        );
+        tools.push(
+            tool(
                 "auth",
                 "Says which `Authorization` header the request carried (over HTTP).",
                 json!({"type": "object", "properties": {}}),
@@ -188,6 +196,7 @@ impl ServerHandler for TestServer {
                 text("grown")
             }
             "extra" if self.grown.load(Ordering::SeqCst) => text("more"),
+            "pid" => text(std::process::id().to_string()),
             "auth" => {
                 let header = context
                     .extensions
