@@ -594,3 +594,60 @@ async fn a_server_that_hangs_past_the_call_limit_fails_the_call_and_is_started_a
     );
     handle.close().await.unwrap();
 }
+
+#[test]
+fn qilin_check_lints_the_skills_generated_from_the_servers_last_listing() {
+    let dir = workspace("turns:\n  - say: \"Hello.\"\n");
+    let (output, _) = run(dir.path(), "hello");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        dir.path().join(".qilin/mcp/arith.json").is_file(),
+        "the session kept the server's listing"
+    );
+    let check = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("check")
+        .arg(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{text}");
+    // The server's 8 tools are checked with the built-ins, and its skill with the others.
+    assert!(text.starts_with("ok: checked "), "{text}");
+    let counted = |what: &str| -> usize {
+        let at = text.find(what).unwrap();
+        text[..at]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(plain.path().join(".qilin")).unwrap();
+    let without = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("check")
+        .arg(plain.path())
+        .output()
+        .unwrap();
+    let without = String::from_utf8_lossy(&without.stdout).to_string();
+    let counted_without = |what: &str| -> usize {
+        let at = without.find(what).unwrap();
+        without[..at]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        counted(" tools"),
+        counted_without(" tools") + 8,
+        "{text} / {without}"
+    );
+    assert_eq!(
+        counted(" skill"),
+        counted_without(" skill") + 1,
+        "{text} / {without}"
+    );
+}

@@ -30,5 +30,5 @@ pub use names::tool_wire_name;
 pub use result::map_call_result;
 pub use server::{NoModel, QilinMcpServer, ServedTools, serve_stdio};
 pub use skill::{GeneratedSkill, STUBS_FILE, example_arguments, generate_skill};
-pub use snapshot::{ServerSnapshot, snapshot_path};
+pub use snapshot::{ServerSnapshot, snapshot_path, workspace_snapshots};
 pub use tools::{McpTools, dynamic_tools, register_server_tools};

@@ -45,7 +45,19 @@ fn stubs(snapshot: &ServerSnapshot) -> String {
         // A tool whose schema does not compile is not registered, nor described here.
         let _ = registry.register_dynamic(tool);
     }
-    python_stubs(registry.list())
+    without_module_docstring(&python_stubs(registry.list()))
+}
+
+/// The stubs without their module docstring: it explains the SDK with calls of built-in tools
+/// this skill does not teach (SKILL.md explains calling and errors for the server's own).
+fn without_module_docstring(stubs: &str) -> String {
+    let Some(rest) = stubs.strip_prefix("\"\"\"") else {
+        return stubs.to_string();
+    };
+    match rest.find("\"\"\"") {
+        Some(end) => rest[end + 3..].trim_start().to_string(),
+        None => stubs.to_string(),
+    }
 }
 
 fn description(snapshot: &ServerSnapshot) -> String {

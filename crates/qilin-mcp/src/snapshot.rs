@@ -37,6 +37,35 @@ pub fn snapshot_path(workspace: &Path, server: &str) -> PathBuf {
         .join(format!("{server}.json"))
 }
 
+/// Every snapshot kept in `workspace` (`.qilin/mcp/*.json`), by server name; a file that
+/// cannot be read is an error naming it.
+pub fn workspace_snapshots(workspace: &Path) -> (Vec<ServerSnapshot>, Vec<McpError>) {
+    let folder = workspace.join(".qilin").join("mcp");
+    let Ok(entries) = std::fs::read_dir(&folder) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json")
+                .filter(|stem| !stem.starts_with('.'))
+                .map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    let mut snapshots = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        match ServerSnapshot::read(workspace, &name) {
+            Ok(Some(snapshot)) => snapshots.push(snapshot),
+            Ok(None) => {}
+            Err(error) => errors.push(error),
+        }
+    }
+    (snapshots, errors)
+}
+
 impl ServerSnapshot {
     /// The snapshot of `server` kept in `workspace`; `Ok(None)` when there is none.
     pub fn read(workspace: &Path, server: &str) -> Result<Option<ServerSnapshot>, McpError> {
