@@ -90,7 +90,12 @@ fn mcp_tools_are_called_directly_and_from_run_code_through_one_execution_layer()
                 caught = None
             except ToolError as err:
                 caught = sdk.tool.error(err)["message"]
-            {"sum": s["sum"], "echo": e, "caught": caught}
+            try:
+                sdk.tool.call("arith__add", {"a": "two"})
+                invalid = None
+            except ToolError as err:
+                invalid = sdk.tool.error(err)["code"]
+            {"sum": s["sum"], "echo": e, "caught": caught, "invalid": invalid}
   - say: "Done."
 "#,
     );
@@ -114,7 +119,7 @@ fn mcp_tools_are_called_directly_and_from_run_code_through_one_execution_layer()
     assert_eq!(run_code.status, CallStatus::Ok, "{:?}", run_code.content);
     assert_eq!(
         run_code.output.as_ref().unwrap()["value"],
-        json!({"sum": 5.0, "echo": "Echo: hi", "caught": "no luck"})
+        json!({"sum": 5.0, "echo": "Echo: hi", "caught": "no luck", "invalid": "INVALID_ARGUMENTS"})
     );
     let nested: Vec<(&str, CallStatus)> = results
         .iter()
@@ -126,7 +131,8 @@ fn mcp_tools_are_called_directly_and_from_run_code_through_one_execution_layer()
         [
             ("arith__add", CallStatus::Ok),
             ("arith__echo", CallStatus::Ok),
-            ("arith__fail", CallStatus::Error)
+            ("arith__fail", CallStatus::Error),
+            ("arith__add", CallStatus::Error)
         ]
     );
 }
@@ -649,5 +655,50 @@ fn qilin_check_lints_the_skills_generated_from_the_servers_last_listing() {
         counted(" skill"),
         counted_without(" skill") + 1,
         "{text} / {without}"
+    );
+}
+
+#[test]
+fn review_rules_match_the_effect_the_server_declares() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers:\n  arith:\n    command: {SERVER}\n\
+             review:\n  default: allow\n  rules:\n    - tool: \"arith__*\"\n      effect: additive\n      decision: deny\n      reason: no changes today\n"
+        ),
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        r#"turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            try:
+                sdk.tool.call("arith__grow", {})
+                grown = "ran"
+            except ToolError as err:
+                grown = sdk.tool.error(err)["code"]
+            {"grow": grown, "sum": sdk.tool.call("arith__add", {"a": 1, "b": 1})["sum"]}
+  - say: "Done."
+"#,
+    );
+    let (output, events) = run(dir.path(), "try");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run_code = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "run_code")
+        .unwrap();
+    assert_eq!(
+        run_code.output.as_ref().unwrap()["value"],
+        json!({"grow": "AUTO_REVIEW_DENIED", "sum": 2.0}),
+        "{:?}",
+        run_code.content
     );
 }
