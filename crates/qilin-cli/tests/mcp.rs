@@ -618,6 +618,17 @@ fn qilin_check_lints_the_skills_generated_from_the_servers_last_listing() {
         .unwrap();
     let text = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(0), "{text}");
+    let listed = qilin(&[
+        "skills",
+        "list",
+        "--workspace",
+        dir.path().to_str().unwrap(),
+    ]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("How to call the 8 tools of MCP server `arith`"),
+        "{listed}"
+    );
     // The server's 8 tools are checked with the built-ins, and its skill with the others.
     assert!(text.starts_with("ok: checked "), "{text}");
     let counted = |what: &str| -> usize {
