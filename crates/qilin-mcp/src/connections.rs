@@ -7,8 +7,8 @@ use crate::{
     register_server_tools,
 };
 use futures_util::future::join_all;
-use qilin_skill::{GeneratedSkills, McpServer};
-use qilin_tool::ToolRegistry;
+use qilin_skill::{Agent, AvailableSkills, GeneratedSkills, McpServer, SkillSet, mcp_skill_name};
+use qilin_tool::{DirectDefinition, ToolRegistry};
 
 /// The clients of one session's MCP servers. Cheap to clone.
 #[derive(Clone, Default)]
@@ -131,4 +131,36 @@ pub fn generated_skills(snapshots: &[ServerSnapshot]) -> GeneratedSkills {
         skills.insert(name, files);
     }
     skills
+}
+
+/// Lets an agent in code mode that names its skills (`skills.available: [...]`) still read
+/// the skills generated for its MCP servers (those of `snapshots` found in `skills`).
+pub fn add_server_skills(agent: &mut Agent, skills: &SkillSet, snapshots: &[ServerSnapshot]) {
+    if !agent.code_mode {
+        return;
+    }
+    if let AvailableSkills::Named(names) = &mut agent.available_skills {
+        for snapshot in snapshots {
+            let name = mcp_skill_name(&snapshot.server);
+            if skills.get(&name).is_some() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+}
+
+/// Adds to `tools` (a tools list) the MCP tools mounted directly, `direct` (wire names, as
+/// [`McpTools::direct`] gives them), each once.
+pub fn add_direct_tools(
+    tools: &mut Vec<DirectDefinition>,
+    registry: &ToolRegistry,
+    direct: &[String],
+) {
+    for name in direct {
+        if let Some(definition) = registry.get(name).and_then(|tool| tool.direct_definition())
+            && !tools.iter().any(|tool| &tool.name == name)
+        {
+            tools.push(definition);
+        }
+    }
 }

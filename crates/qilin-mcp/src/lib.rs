@@ -24,7 +24,7 @@ mod snapshot;
 mod tools;
 
 pub use client::{INHERITED_ENV, McpClient};
-pub use connections::{McpConnections, generated_skills};
+pub use connections::{McpConnections, add_direct_tools, add_server_skills, generated_skills};
 pub use error::McpError;
 pub use names::tool_wire_name;
 pub use result::map_call_result;

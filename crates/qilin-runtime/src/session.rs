@@ -8,15 +8,16 @@ use crate::{Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
 use qilin_codemode::CodeMode;
-use qilin_mcp::{McpConnections, ServerSnapshot, generated_skills};
+use qilin_mcp::{
+    McpConnections, ServerSnapshot, add_direct_tools, add_server_skills, generated_skills,
+};
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
 use qilin_skill::{
-    Agent as AgentFile, AvailableSkills, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt,
-    declared_mcp_servers, mcp_skill_name,
+    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt, declared_mcp_servers,
 };
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
@@ -219,17 +220,7 @@ impl SessionBuilder {
             }
         };
         let mut agent = agent;
-        // An agent in code mode naming its skills still reads the guides of its MCP servers.
-        if agent.code_mode
-            && let AvailableSkills::Named(names) = &mut agent.available_skills
-        {
-            for snapshot in &mcp_snapshots {
-                let name = mcp_skill_name(&snapshot.server);
-                if skills.get(&name).is_some() && !names.contains(&name) {
-                    names.push(name);
-                }
-            }
-        }
+        add_server_skills(&mut agent, &skills, &mcp_snapshots);
         let concerning = found.diagnostics_for(&agent);
         diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
         if concerning.others > 0 {
@@ -436,13 +427,7 @@ fn mount_tools(
     let mcp_tools = mcp.register(&mut registry, snapshots)?;
     notes.extend(mcp_tools.warnings);
     let mut prompt = assemble_prompt(agent, skills, &registry).map_err(RuntimeError::Prompt)?;
-    for name in &mcp_tools.direct {
-        if let Some(definition) = registry.get(name).and_then(|tool| tool.direct_definition())
-            && !prompt.tools.iter().any(|tool| &tool.name == name)
-        {
-            prompt.tools.push(definition);
-        }
-    }
+    add_direct_tools(&mut prompt.tools, &registry, &mcp_tools.direct);
     if !agent.code_mode && snapshots.iter().any(|s| !s.tools.is_empty()) {
         notes.push(
             "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
