@@ -71,6 +71,48 @@ fn run(dir: &Path, prompt: &str) -> (Output, Vec<Event>) {
     (output, events)
 }
 
+/// A session, in this process, of the workspace's `calc.agent` answered by `script`, with
+/// `call_timeout` as each call's time limit.
+async fn session(
+    dir: &Path,
+    script: &str,
+    call_timeout: Option<std::time::Duration>,
+) -> qilin_runtime::SessionHandle {
+    use qilin_model::{Script, ScriptedProvider};
+    use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+    use qilin_store::{EventStore, MemoryStore};
+    use std::sync::Arc;
+
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let script = Script::parse(script, Path::new("script.yaml")).unwrap();
+    Runtime::new(store, CodeSandbox::InProcess)
+        .session(dir)
+        .agent_file(dir.join("calc.agent"))
+        .no_sandbox(true)
+        .call_timeout(call_timeout)
+        .model(ModelChoice::Provider {
+            provider: Arc::new(ScriptedProvider::new(script)),
+            model: "scripted".into(),
+            label: "scripted:script.yaml".into(),
+        })
+        .build()
+        .await
+        .unwrap()
+}
+
+/// Every event of the session, once stored.
+async fn stored(handle: &qilin_runtime::SessionHandle) -> Vec<Event> {
+    use futures_util::StreamExt as _;
+    handle.flush().await.unwrap();
+    let head = handle.committed_head();
+    handle
+        .subscribe_from(0)
+        .take(head as usize)
+        .map(Result::unwrap)
+        .collect()
+        .await
+}
+
 #[test]
 fn mcp_tools_are_called_directly_and_from_run_code_through_one_execution_layer() {
     let dir = workspace(
@@ -431,11 +473,6 @@ fn a_streamable_http_server_is_called_from_run_code_with_a_token_from_the_enviro
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
-    use qilin_model::{Script, ScriptedProvider};
-    use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
-    use qilin_store::{EventStore, MemoryStore};
-    use std::sync::Arc;
-
     let script = r#"turns:
   - calls:
       - tool: run_code
@@ -458,21 +495,7 @@ async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
   - say: "Done."
 "#;
     let dir = workspace(script);
-    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
-    let runtime = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
-    let script = Script::parse(script, Path::new("script.yaml")).unwrap();
-    let handle = runtime
-        .session(dir.path())
-        .agent_file(dir.path().join("calc.agent"))
-        .no_sandbox(true)
-        .model(ModelChoice::Provider {
-            provider: Arc::new(ScriptedProvider::new(script)),
-            model: "scripted".into(),
-            label: "scripted:script.yaml".into(),
-        })
-        .build()
-        .await
-        .unwrap();
+    let handle = session(dir.path(), script, None).await;
     let first_prompt = handle.prompt();
     let first = handle.submit("grow it", None).unwrap().finished().await;
     assert_eq!(first.final_text, "Grown.", "{first:?}");
@@ -488,17 +511,7 @@ async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
         first_prompt,
         "the catalog describes the skill again"
     );
-    handle.flush().await.unwrap();
-    let events: Vec<Event> = {
-        use futures_util::StreamExt as _;
-        let head = handle.committed_head();
-        handle
-            .subscribe_from(0)
-            .take(head as usize)
-            .map(Result::unwrap)
-            .collect()
-            .await
-    };
+    let events = stored(&handle).await;
     let runs: Vec<&ToolResultEvent> = results(&events)
         .into_iter()
         .filter(|r| r.tool_name == "run_code")
@@ -521,11 +534,6 @@ async fn a_tool_list_that_changes_reaches_the_model_at_the_next_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_hangs_past_the_call_limit_fails_the_call_and_is_started_again() {
-    use qilin_model::{Script, ScriptedProvider};
-    use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
-    use qilin_store::{EventStore, MemoryStore};
-    use std::sync::Arc;
-
     let script = r#"turns:
   - calls:
       - tool: arith__pid
@@ -546,36 +554,15 @@ async fn a_server_that_hangs_past_the_call_limit_fails_the_call_and_is_started_a
             "name: calc\ninstructions: Compute.\nmcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [pid, sleep]\n"
         ),
     );
-    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
-    let runtime = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
-    let handle = runtime
-        .session(dir.path())
-        .agent_file(dir.path().join("calc.agent"))
-        .no_sandbox(true)
-        .call_timeout(Some(std::time::Duration::from_millis(700)))
-        .model(ModelChoice::Provider {
-            provider: Arc::new(ScriptedProvider::new(
-                Script::parse(script, Path::new("script.yaml")).unwrap(),
-            )),
-            model: "scripted".into(),
-            label: "scripted:script.yaml".into(),
-        })
-        .build()
-        .await
-        .unwrap();
+    let handle = session(
+        dir.path(),
+        script,
+        Some(std::time::Duration::from_millis(700)),
+    )
+    .await;
     let summary = handle.submit("go", None).unwrap().finished().await;
     assert_eq!(summary.final_text, "Done.", "{summary:?}");
-    handle.flush().await.unwrap();
-    let events: Vec<Event> = {
-        use futures_util::StreamExt as _;
-        let head = handle.committed_head();
-        handle
-            .subscribe_from(0)
-            .take(head as usize)
-            .map(Result::unwrap)
-            .collect()
-            .await
-    };
+    let events = stored(&handle).await;
     let results = results(&events);
     let pids: Vec<&serde_json::Value> = results
         .iter()
