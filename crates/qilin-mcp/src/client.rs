@@ -152,15 +152,6 @@ impl McpClient {
         }
     }
 
-    /// Why the server is down (it crashed, hung or never started); `None` while it runs.
-    pub async fn down_reason(&self) -> Option<String> {
-        match &*self.inner.state.lock().await {
-            State::Down(reason) => Some(reason.clone()),
-            State::Closed => Some("the session closed its connection".to_string()),
-            State::Running(_) => None,
-        }
-    }
-
     /// True once since the server last said its tool list changed (or it was restarted).
     pub fn take_tools_changed(&self) -> bool {
         self.inner.tools_changed.swap(false, Ordering::SeqCst)
@@ -181,6 +172,10 @@ impl McpClient {
             }
             _ => {}
         }
+        let down_because = match &*state {
+            State::Down(reason) => reason.clone(),
+            _ => "its connection closed".to_string(),
+        };
         let watcher = Watcher {
             tools_changed: Arc::clone(&self.inner.tools_changed),
         };
@@ -190,7 +185,7 @@ impl McpClient {
                 if self.inner.starts.fetch_add(1, Ordering::SeqCst) > 0 {
                     // A restarted server may offer other tools.
                     self.inner.tools_changed.store(true, Ordering::SeqCst);
-                    tracing::info!(server = %self.name(), "MCP server started again");
+                    tracing::info!(server = %self.name(), after = %down_because, "MCP server started again");
                 }
                 *state = State::Running(Arc::clone(&connection));
                 Ok(connection)
