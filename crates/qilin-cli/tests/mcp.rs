@@ -700,3 +700,48 @@ fn review_rules_match_the_effect_the_server_declares() {
         run_code.content
     );
 }
+
+#[test]
+fn a_long_mcp_result_is_capped_for_the_model_and_spilled_whole() {
+    let dir = workspace(
+        r#"turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            out = sdk.tool.call("arith__echo", {"text": "x" * 40000})
+            len(out)
+  - say: "Done."
+"#,
+    );
+    let (output, events) = run(dir.path(), "long");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = results(&events);
+    let run_code = results.iter().find(|r| r.tool_name == "run_code").unwrap();
+    assert_eq!(
+        run_code.output.as_ref().unwrap()["value"],
+        json!(40_006),
+        "the code receives the whole result"
+    );
+    let echo = results
+        .iter()
+        .find(|r| r.tool_name == "arith__echo")
+        .unwrap();
+    let text = match &echo.content[..] {
+        [qilin_protocol::ContentBlock::Text { text }] => text,
+        other => panic!("{other:?}"),
+    };
+    assert!(text.len() < 31_000, "capped: {} bytes", text.len());
+    let notice = qilin_protocol::parse_spill_notice(text).expect("a spill notice");
+    assert_eq!(notice.total_bytes, 40_006);
+    let spilled = std::fs::read_to_string(dir.path().join(&notice.path))
+        .or_else(|_| std::fs::read_to_string(&notice.path))
+        .unwrap();
+    assert_eq!(spilled.len(), 40_006);
+    assert!(spilled.starts_with("Echo: xxx"));
+}
