@@ -745,3 +745,59 @@ fn a_long_mcp_result_is_capped_for_the_model_and_spilled_whole() {
     assert_eq!(spilled.len(), 40_006);
     assert!(spilled.starts_with("Echo: xxx"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupting_a_call_sends_the_server_its_cancellation() {
+    use futures_util::StreamExt as _;
+
+    let script = r#"turns:
+  - calls:
+      - tool: arith__sleep
+        args: {ms: 60000}
+  - say: "Never reached."
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    let log = dir.path().join("cancel.log");
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute.\nmcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [sleep]\n    env:\n      CANCEL_LOG: {}\n",
+            log.display()
+        ),
+    );
+    let handle = session(dir.path(), script, None).await;
+    let mut live = handle.subscribe_from(0);
+    let turn = handle.submit("sleep", None).unwrap();
+    // Interrupt once the call is running on the server.
+    while let Some(event) = live.next().await {
+        if matches!(&event.unwrap().body, EventBody::ToolStart(start) if start.tool_name == "arith__sleep")
+        {
+            break;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(handle.interrupt());
+    let summary = turn.finished().await;
+    assert_eq!(
+        summary.reason,
+        qilin_protocol::FinishReason::Interrupted,
+        "{summary:?}"
+    );
+    let mut noted = String::new();
+    for _ in 0..50 {
+        noted = std::fs::read_to_string(&log).unwrap_or_default();
+        if !noted.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(noted, "sleep of 60000 ms cancelled\n");
+    let events = stored(&handle).await;
+    let sleep = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "arith__sleep")
+        .unwrap();
+    assert_eq!(sleep.status, CallStatus::Interrupted, "{:?}", sleep.content);
+    handle.close().await.unwrap();
+}

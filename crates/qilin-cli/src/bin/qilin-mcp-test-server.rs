@@ -1,9 +1,10 @@
 //! A small MCP server on `rmcp`, speaking over stdio, that Qilin's tests start as a real
 //! server process: arithmetic with a declared output shape, an unstructured echo, a tool that
-//! fails, one that kills its own process mid-call, one that sleeps, and one that adds a tool
-//! (telling the client its tool list changed). With `--http`, it serves streamable HTTP on
-//! 127.0.0.1 instead, printing its URL first; its `auth` tool then says which
-//! `Authorization` header the request carried. It is a test fixture, not part of Qilin.
+//! fails, one that kills its own process mid-call, one that sleeps (writing to the file named
+//! by `CANCEL_LOG` when the client cancels it), one that says its process id, and one that
+//! adds a tool (telling the client its tool list changed). With `--http`, it serves
+//! streamable HTTP on 127.0.0.1 instead, printing its URL first; its `auth` tool then says
+//! which `Authorization` header the request carried. It is a test fixture, not part of Qilin.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -187,7 +188,13 @@ impl ServerHandler for TestServer {
                 let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(ms)) => text(format!("slept {ms} ms")),
-                    () = context.ct.cancelled() => text("cancelled"),
+                    () = context.ct.cancelled() => {
+                        // Tests see the client's cancellation arrive in this file.
+                        if let Ok(path) = std::env::var("CANCEL_LOG") {
+                            let _ = std::fs::write(path, format!("sleep of {ms} ms cancelled\n"));
+                        }
+                        text("cancelled")
+                    }
                 }
             }
             "grow" => {
