@@ -203,7 +203,7 @@ impl SessionBuilder {
         let skills = Arc::new(found.skills.clone());
         let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
-        let agent = match self.agent {
+        let mut agent = match self.agent {
             Some(AgentSource::File(path)) => {
                 let mut checking =
                     full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
@@ -219,7 +219,6 @@ impl SessionBuilder {
                 ));
             }
         };
-        let mut agent = agent;
         add_server_skills(&mut agent, &skills, &mcp_snapshots);
         let concerning = found.diagnostics_for(&agent);
         diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
