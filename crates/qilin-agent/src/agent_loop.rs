@@ -60,10 +60,17 @@ pub struct TurnSummary {
 /// its session's events.
 pub struct Agent {
     provider: Arc<dyn ModelProvider>,
-    prompt: AgentPrompt,
-    executor: Executor,
+    /// The prompt and the executor of its tools; replaced between turns when the tools
+    /// change (an MCP server's tool list), read once per step.
+    mounted: std::sync::RwLock<Arc<Mounted>>,
     settings: LoopSettings,
     history: Mutex<History>,
+}
+
+/// What the model is shown and what runs its calls.
+struct Mounted {
+    prompt: AgentPrompt,
+    executor: Executor,
 }
 
 /// The fold of the session's log, and the events not folded yet.
@@ -116,8 +123,7 @@ impl Agent {
         let unread = executor.session().events().subscribe();
         Agent {
             provider,
-            prompt,
-            executor,
+            mounted: std::sync::RwLock::new(Arc::new(Mounted { prompt, executor })),
             settings,
             history: Mutex::new(History {
                 fold: HistoryFold::from_events(events),
@@ -142,9 +148,33 @@ impl Agent {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
+    fn mounted(&self) -> Arc<Mounted> {
+        Arc::clone(
+            &self
+                .mounted
+                .read()
+                .unwrap_or_else(|poison| poison.into_inner()),
+        )
+    }
+
     /// The executor (and through it the session and its event log).
-    pub fn executor(&self) -> &Executor {
-        &self.executor
+    pub fn executor(&self) -> Executor {
+        self.mounted().executor.clone()
+    }
+
+    /// The system prompt and tools list every request carries.
+    pub fn prompt(&self) -> AgentPrompt {
+        self.mounted().prompt.clone()
+    }
+
+    /// Replaces the prompt and the executor (whose session must be this agent's), for the
+    /// tools that changed since the agent was made; the host calls it between turns, and a
+    /// step already asking the model keeps what it had.
+    pub fn replace_tools(&self, prompt: AgentPrompt, executor: Executor) {
+        *self
+            .mounted
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = Arc::new(Mounted { prompt, executor });
     }
 
     /// Runs one turn of `prompt`.
@@ -165,7 +195,7 @@ impl Agent {
     ) -> TurnSummary {
         let turn_id = self.next_turn_id();
         let span =
-            tracing::info_span!("turn", session = %self.executor.session().id(), turn = %turn_id);
+            tracing::info_span!("turn", session = %self.executor().session().id(), turn = %turn_id);
         self.turn(turn_id, prompt, client_turn_id, cancel)
             .instrument(span)
             .await
@@ -240,10 +270,11 @@ impl Agent {
             turn_id: turn_id.to_string(),
             step,
         });
+        let mounted = self.mounted();
         let request = ModelRequest {
             model: self.settings.model.clone(),
-            system: self.prompt.system.clone(),
-            tools: self.prompt.tools.clone(),
+            system: mounted.prompt.system.clone(),
+            tools: mounted.prompt.tools.clone(),
             messages,
             max_tokens: self.settings.max_tokens,
             reasoning: self.settings.reasoning,
@@ -362,7 +393,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<JoinHandle<CallOutcome>> {
         let arguments = parse_arguments(&call.arguments).ok()?;
-        let executor = self.executor.clone();
+        let executor = self.executor();
         let cancel = cancel.clone();
         let tool_call = qilin_tool::ToolCall {
             call_id: call.id.clone(),
@@ -424,7 +455,7 @@ impl Agent {
                     "The model never finished the arguments of this call; it did not run.",
                 ),
             };
-            self.executor.reject(
+            self.executor().reject(
                 qilin_tool::ToolCall {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
@@ -437,7 +468,7 @@ impl Agent {
     }
 
     fn emit(&self, body: EventBody) {
-        self.executor.session().events().emit(body);
+        self.mounted().executor.session().events().emit(body);
     }
 }
 

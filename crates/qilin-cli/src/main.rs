@@ -54,6 +54,10 @@ enum Command {
     Agent(commands::agent::AgentCommand),
     /// Lint tools, skills and agent files: both entries of every tool complete and in step.
     Check(commands::check::CheckArgs),
+    /// MCP: what the declared servers offer and the skills generated for them, or Qilin's
+    /// tools served over MCP.
+    #[command(subcommand)]
+    Mcp(commands::mcp::McpCommand),
 }
 
 /// Sends the libraries' traces to standard error when `QILIN_LOG` asks for them (a filter such
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Skills(command) => commands::skills::run(command),
         Command::Agent(command) => commands::agent::run(command),
         Command::Check(args) => commands::check::run(args),
+        Command::Mcp(command) => commands::mcp::run(command),
     };
     match result {
         Ok(code) => code,

@@ -7,8 +7,8 @@ use crate::RuntimeError;
 use include_dir::{Dir, include_dir};
 use qilin_codemode::{CodeMode, RunCode};
 use qilin_skill::{
-    Agent, EmbeddedSkills, SkillDiscovery, SkillRoot, SkillSet, SkillTool, agent_skill_set,
-    discover, skill_roots,
+    Agent, EmbeddedSkills, GeneratedSkills, SkillDiscovery, SkillRoot, SkillSet, SkillTool,
+    agent_skill_set, discover, skill_roots,
 };
 use qilin_tool::ToolRegistry;
 use std::path::{Path, PathBuf};
@@ -43,8 +43,22 @@ pub fn builtin_skills_root() -> SkillRoot {
 /// Discovers the skills for `workspace`: its `.qilin/skills/`, `~/.qilin/skills/` (from
 /// `HOME`), each `explicit` folder, then the built-in skills; the first root with a name wins.
 pub fn discover_skills(workspace: &Path, explicit: &[PathBuf]) -> Result<SkillDiscovery> {
+    discover_skills_with(workspace, explicit, GeneratedSkills::new())
+}
+
+/// As [`discover_skills`], with `generated` (the skills generated for a session's MCP
+/// servers) searched after the explicit folders and before the built-in skills, so a skill
+/// written with the same name replaces a generated one.
+pub fn discover_skills_with(
+    workspace: &Path,
+    explicit: &[PathBuf],
+    generated: GeneratedSkills,
+) -> Result<SkillDiscovery> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut roots = skill_roots(workspace, home.as_deref(), explicit);
+    if !generated.is_empty() {
+        roots.push(SkillRoot::generated(generated));
+    }
     roots.push(builtin_skills_root());
     Ok(discover(&roots))
 }

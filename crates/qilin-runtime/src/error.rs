@@ -42,6 +42,9 @@ pub enum RuntimeError {
         /// What is missing.
         reason: String,
     },
+    /// The tools of the session's MCP servers could not be registered (two with one name).
+    #[error("{0}")]
+    Mcp(#[from] qilin_mcp::McpError),
     /// A file operation failed.
     #[error("{what} failed: {source}")]
     Io {

@@ -28,8 +28,8 @@ mod runtime;
 mod session;
 
 pub use assembly::{
-    agent_registry, builtin_registry, builtin_skills_root, discover_skills, full_registry,
-    workspace_of,
+    agent_registry, builtin_registry, builtin_skills_root, discover_skills, discover_skills_with,
+    full_registry, workspace_of,
 };
 pub use error::{RuntimeError, SubmitError};
 pub use recovery::Dangling;

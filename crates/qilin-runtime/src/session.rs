@@ -2,20 +2,27 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
-use crate::assembly::{agent_registry, discover_skills, full_registry};
+use crate::assembly::{agent_registry, discover_skills_with, full_registry};
 use crate::runtime::read_all;
 use crate::{Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
+use qilin_codemode::CodeMode;
+use qilin_mcp::{
+    McpConnections, ServerSnapshot, add_direct_tools, add_server_skills, generated_skills,
+};
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
-use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt};
+use qilin_skill::{
+    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt, declared_mcp_servers,
+};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
-    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
+    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services,
+    Session, ToolRegistry,
 };
 use qilin_tools::{JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
@@ -177,14 +184,30 @@ impl SessionBuilder {
                     path: self.workspace.display().to_string(),
                     source,
                 })?;
-        let found = discover_skills(&workspace, &self.skill_dirs)?;
+        // The agent's MCP servers are reached first: their tools are checked with the agent
+        // file's, and the skills generated for them are found with the others.
+        let mcp_servers = match &self.agent {
+            Some(AgentSource::File(path)) => declared_mcp_servers(path).unwrap_or_default(),
+            Some(AgentSource::Loaded(agent)) => agent.mcp_servers.clone(),
+            None => Vec::new(),
+        };
+        let mut notes = Vec::new();
+        let (mcp, started_notes) = McpConnections::start(&mcp_servers).await;
+        let (mcp_snapshots, listed_notes) = mcp.snapshots().await;
+        notes.extend(started_notes.into_iter().chain(listed_notes));
+        let found = discover_skills_with(
+            &workspace,
+            &self.skill_dirs,
+            generated_skills(&mcp_snapshots),
+        )?;
         let skills = Arc::new(found.skills.clone());
         let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
-        let agent = match self.agent {
+        let mut agent = match self.agent {
             Some(AgentSource::File(path)) => {
-                let checking =
+                let mut checking =
                     full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                mcp.register(&mut checking, &mcp_snapshots)?;
                 let loaded = AgentFile::load(&path, &skills, &checking)?;
                 diagnostics.extend(loaded.warnings);
                 loaded.value
@@ -196,9 +219,9 @@ impl SessionBuilder {
                 ));
             }
         };
+        add_server_skills(&mut agent, &skills, &mcp_snapshots);
         let concerning = found.diagnostics_for(&agent);
         diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
-        let mut notes = Vec::new();
         if concerning.others > 0 {
             notes.push(format!(
                 "{} more skill finding(s) not shown, as this agent does not need those skills; \
@@ -209,9 +232,8 @@ impl SessionBuilder {
         let code_mode = agent
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
-        let registry = agent_registry(&agent, &skills, code_mode)?;
-        let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
-        notes.extend(prompt.catalog.note());
+        let mounted = mount_tools(&agent, &skills, code_mode.clone(), &mcp, &mcp_snapshots)?;
+        notes.extend(mounted.notes);
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
             self.runtime.sandbox_helper().clone(),
@@ -239,18 +261,6 @@ impl SessionBuilder {
                 }
             },
         };
-        let code_tools: Vec<String> = match agent.code_mode {
-            true => registry
-                .names()
-                .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
-                .map(str::to_string)
-                .collect(),
-            false => Vec::new(),
-        };
-        let mounts = Mounts::new(
-            prompt.tools.iter().map(|tool| tool.name.clone()),
-            code_tools,
-        );
         let agent_hash = std::fs::read(&agent.path)
             .ok()
             .map(|bytes| hex(&Sha256::digest(&bytes)));
@@ -331,22 +341,32 @@ impl SessionBuilder {
             session.events().head(),
         );
         let reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
+        let config = ExecConfig {
+            timeout: self.call_timeout,
+            ..ExecConfig::default()
+        };
         let executor = Executor::with_mounts(
-            Arc::new(registry),
+            Arc::new(mounted.registry),
             Arc::clone(&session),
-            reviewer,
-            ExecConfig {
-                timeout: self.call_timeout,
-                ..ExecConfig::default()
-            },
-            mounts,
+            Arc::clone(&reviewer),
+            config.clone(),
+            mounted.mounts,
         );
+        let remount = (!mcp.is_empty()).then(|| {
+            Arc::new(Remount {
+                agent: agent.clone(),
+                code_mode,
+                workspace: workspace.clone(),
+                skill_dirs: self.skill_dirs.clone(),
+                reviewer,
+                config,
+                session: Arc::clone(&session),
+                mcp: mcp.clone(),
+            })
+        });
         let agent_loop = Agent::resume(
             provider,
-            AgentPrompt {
-                system: prompt.system,
-                tools: prompt.tools,
-            },
+            mounted.prompt,
             executor,
             LoopSettings {
                 model: model_name,
@@ -371,12 +391,111 @@ impl SessionBuilder {
                 started,
                 diagnostics,
                 notes,
+                mcp,
+                remount,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
                 }),
             }),
         })
+    }
+}
+
+/// A session's tools as mounted: the registry, the prompt the model sees and which tools each
+/// entry may call, with notes for the user.
+struct MountedTools {
+    registry: ToolRegistry,
+    prompt: AgentPrompt,
+    mounts: Mounts,
+    notes: Vec<String>,
+}
+
+/// Mounts `agent`'s tools: the built-ins, `skill` over `skills`, `run_code` when `code_mode`
+/// is given, and the MCP tools of `snapshots` (code-mode-only, but for each server's `direct`
+/// ones, which join the tools list).
+fn mount_tools(
+    agent: &AgentFile,
+    skills: &SkillSet,
+    code_mode: Option<CodeMode>,
+    mcp: &McpConnections,
+    snapshots: &[ServerSnapshot],
+) -> Result<MountedTools, RuntimeError> {
+    let mut notes = Vec::new();
+    let mut registry = agent_registry(agent, skills, code_mode)?;
+    let mcp_tools = mcp.register(&mut registry, snapshots)?;
+    notes.extend(mcp_tools.warnings);
+    let mut prompt = assemble_prompt(agent, skills, &registry).map_err(RuntimeError::Prompt)?;
+    add_direct_tools(&mut prompt.tools, &registry, &mcp_tools.direct);
+    if !agent.code_mode && snapshots.iter().any(|s| !s.tools.is_empty()) {
+        notes.push(
+            "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
+             `code_mode` is off: turn it on so the model can call them from `run_code`"
+                .to_string(),
+        );
+    }
+    notes.extend(prompt.catalog.note());
+    let code_tools: Vec<String> = match agent.code_mode {
+        true => registry
+            .names()
+            .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
+            .map(str::to_string)
+            .collect(),
+        false => Vec::new(),
+    };
+    let mounts = Mounts::new(
+        prompt.tools.iter().map(|tool| tool.name.clone()),
+        code_tools,
+    );
+    Ok(MountedTools {
+        registry,
+        prompt: AgentPrompt {
+            system: prompt.system,
+            tools: prompt.tools,
+        },
+        mounts,
+        notes,
+    })
+}
+
+/// What a session's tools are made from, kept to make them again when an MCP server says its
+/// tool list changed (or was started again): the new tools and the regenerated skills reach
+/// the model from the next turn on.
+struct Remount {
+    agent: AgentFile,
+    code_mode: Option<CodeMode>,
+    workspace: PathBuf,
+    skill_dirs: Vec<PathBuf>,
+    reviewer: Arc<dyn Reviewer>,
+    config: ExecConfig,
+    session: Arc<Session>,
+    mcp: McpConnections,
+}
+
+impl Remount {
+    async fn run(&self, agent: &Agent) -> Result<(), RuntimeError> {
+        let (snapshots, _) = self.mcp.snapshots().await;
+        let found = discover_skills_with(
+            &self.workspace,
+            &self.skill_dirs,
+            generated_skills(&snapshots),
+        )?;
+        let mounted = mount_tools(
+            &self.agent,
+            &found.skills,
+            self.code_mode.clone(),
+            &self.mcp,
+            &snapshots,
+        )?;
+        let executor = Executor::with_mounts(
+            Arc::new(mounted.registry),
+            Arc::clone(&self.session),
+            Arc::clone(&self.reviewer),
+            self.config.clone(),
+            mounted.mounts,
+        );
+        agent.replace_tools(mounted.prompt, executor);
+        Ok(())
     }
 }
 
@@ -401,6 +520,9 @@ struct SessionInner {
     started: SessionStartedEvent,
     diagnostics: Vec<Diagnostic>,
     notes: Vec<String>,
+    mcp: McpConnections,
+    /// Makes the tools again when an MCP server's tool list changed (sessions with servers).
+    remount: Option<Arc<Remount>>,
     turns: Mutex<Turns>,
 }
 
@@ -486,6 +608,17 @@ impl SessionHandle {
         &self.inner.notes
     }
 
+    /// The executor every call of the session runs through (an MCP host's calls included).
+    pub fn executor(&self) -> Executor {
+        self.inner.agent.executor()
+    }
+
+    /// The system prompt (the agent's instructions and its catalog of skills) and the tools
+    /// the model receives directly, as a provider gets them.
+    pub fn prompt(&self) -> AgentPrompt {
+        self.inner.agent.prompt()
+    }
+
     /// The workspace folder the tools work in.
     pub fn workspace(&self) -> &Path {
         self.inner.session.workspace()
@@ -537,8 +670,16 @@ impl SessionHandle {
         {
             let cancel = cancel.clone();
             let client_turn_id = client_turn_id.clone();
+            let remount = self.inner.remount.clone();
             tokio::spawn(
                 async move {
+                    // Between turns, never within one: the prompt of a turn stays byte-stable.
+                    if let Some(remount) = remount
+                        && remount.mcp.take_changed()
+                        && let Err(err) = remount.run(&agent).await
+                    {
+                        tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
+                    }
                     let summary = agent.run_turn_as(&prompt, client_turn_id, cancel).await;
                     finished.send_replace(Some(summary));
                 }
@@ -626,7 +767,8 @@ impl SessionHandle {
     }
 
     /// Interrupts the running turn, waits for it to end, ends the session's background jobs
-    /// persistent shells and terminals (and everything they started), and flushes the log.
+    /// persistent shells and terminals (and everything they started) and its MCP connections,
+    /// and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
         let running = self
             .turns()
@@ -646,6 +788,7 @@ impl SessionHandle {
         if let Some(terminals) = self.inner.session.services().get::<TerminalTable>() {
             terminals.end_all();
         }
+        self.inner.mcp.close().await;
         self.flush().await
     }
 }

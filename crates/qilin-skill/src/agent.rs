@@ -2,6 +2,7 @@
 //! its review policy, loaded and checked against the tools and skills that exist.
 
 use crate::agent_workspace;
+use crate::mcp::{McpServer, RawMcpServers, SERVER_KEYS, agent_mcp_servers};
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
 use qilin_model::ReasoningSetting;
@@ -34,8 +35,10 @@ const KNOWN_KEYS: KnownKeys = &[
             "reasoning",
             "sandbox",
             "files",
+            "mcp_servers",
         ],
     ),
+    ("mcp_servers.*", SERVER_KEYS),
     ("sandbox", &["mode", "network", "env"]),
     ("files", &["write_qilin_files"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
@@ -196,6 +199,8 @@ pub struct Agent {
     pub sandbox: SandboxSettings,
     /// What the file tools may write (`files:`).
     pub files: FilesConfig,
+    /// The MCP servers whose tools it uses (`mcp_servers:`), resolved.
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// The `files:` section of an agent file: what the file tools may write beyond ordinary
@@ -240,6 +245,8 @@ struct RawAgent {
     sandbox: SandboxSettings,
     #[serde(default)]
     files: FilesConfig,
+    #[serde(default)]
+    mcp_servers: RawMcpServers,
 }
 
 #[derive(Deserialize, Default)]
@@ -304,6 +311,7 @@ impl Agent {
         check_available(&raw.skills.available, &source, skills, &mut errors);
         check_code_tools(&raw, &source, registry, &mut errors, &mut warnings);
         let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
+        let mcp_servers = agent_mcp_servers(&raw.mcp_servers, &source, &mut errors);
         if !raw.code_mode && raw.limits.code != qilin_tool::CodeLimits::default() {
             warnings.push(Diagnostic::warning(
                 DiagnosticKind::CodeLimitsWithoutCodeMode,
@@ -358,6 +366,7 @@ impl Agent {
                 reasoning: raw.reasoning,
                 sandbox: raw.sandbox,
                 files: raw.files,
+                mcp_servers,
             },
             warnings,
         })

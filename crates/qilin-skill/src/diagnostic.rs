@@ -78,6 +78,10 @@ pub enum DiagnosticKind {
     UnreadablePreloadFile,
     /// An agent sets `limits.code` with code mode off, where it has no effect (warning).
     CodeLimitsWithoutCodeMode,
+    /// An MCP server declaration (in an agent file's `mcp_servers` or the workspace's
+    /// `.qilin/mcp.yaml`) is wrong: its name, no or both of `command` and `url`, a reference
+    /// to a server the workspace does not declare.
+    InvalidMcpServer,
 }
 
 /// One finding about a file: where it is and what is wrong, in words a user can act on.

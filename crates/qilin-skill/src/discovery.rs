@@ -2,14 +2,15 @@
 //! `--skills DIR` and last the skills built into Qilin, in that order; the first root that
 //! has a name wins.
 
+use crate::generated::GENERATED_ROOT;
 use crate::{
-    Agent, AvailableSkills, Diagnostic, DiagnosticKind, EmbeddedSkills, Loaded, SKILL_FILE, Skill,
-    SkillSet,
+    Agent, AvailableSkills, Diagnostic, DiagnosticKind, EmbeddedSkills, GeneratedSkills, Loaded,
+    SKILL_FILE, Skill, SkillSet,
 };
 use std::path::{Path, PathBuf};
 
 /// Where a skill root came from; decides whether its absence is worth telling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RootOrigin {
     /// `<workspace>/.qilin/skills/`.
     Workspace,
@@ -20,6 +21,10 @@ pub enum RootOrigin {
     /// The skills shipped with Qilin itself (those of its code-mode-only tools), served from
     /// memory, searched last so a skill of the same name in any other root overrides one.
     BuiltIn(EmbeddedSkills),
+    /// Skills made at run time (one per MCP server, teaching its tools), served from memory;
+    /// searched after the workspace's, the user's and explicit folders, so a written skill of
+    /// the same name replaces a generated one.
+    Generated(GeneratedSkills),
 }
 
 /// A folder whose sub-folders are skills.
@@ -37,6 +42,14 @@ impl SkillRoot {
         SkillRoot {
             dir: PathBuf::from("(built-in)"),
             origin: RootOrigin::BuiltIn(skills),
+        }
+    }
+
+    /// The root of skills made at run time, shown as `(mcp)/NAME`.
+    pub fn generated(skills: GeneratedSkills) -> SkillRoot {
+        SkillRoot {
+            dir: PathBuf::from(GENERATED_ROOT),
+            origin: RootOrigin::Generated(skills),
         }
     }
 }
@@ -156,12 +169,22 @@ pub fn discover(roots: &[SkillRoot]) -> SkillDiscovery {
     let mut found = SkillDiscovery::default();
     let mut searched: Vec<PathBuf> = Vec::new();
     for root in roots {
-        if let RootOrigin::BuiltIn(skills) = root.origin {
-            for folder in skills.folders() {
-                let shown = root.dir.join(folder.name());
-                add(Skill::load_embedded(folder, &shown), &mut found);
+        match &root.origin {
+            RootOrigin::BuiltIn(skills) => {
+                for folder in skills.folders() {
+                    let shown = root.dir.join(folder.name());
+                    add(Skill::load_embedded(folder, &shown), &mut found);
+                }
+                continue;
             }
-            continue;
+            RootOrigin::Generated(skills) => {
+                for folder in skills.folders() {
+                    let shown = root.dir.join(folder.name());
+                    add(Skill::load_generated(folder.clone(), &shown), &mut found);
+                }
+                continue;
+            }
+            _ => {}
         }
         let real = root.dir.canonicalize().unwrap_or_else(|_| root.dir.clone());
         if searched.contains(&real) {

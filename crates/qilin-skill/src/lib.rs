@@ -15,7 +15,9 @@ mod diagnostic;
 mod discovery;
 mod embedded;
 mod front_matter;
+mod generated;
 mod limits;
+mod mcp;
 mod prompt;
 mod skill;
 mod skill_files;
@@ -33,7 +35,12 @@ pub use discovery::{
     AgentDiagnostics, RootOrigin, SkillDiscovery, SkillRoot, discover, skill_roots,
 };
 pub use embedded::EmbeddedSkills;
+pub use generated::{GENERATED_ROOT, GeneratedSkills};
 pub use limits::Limits;
+pub use mcp::{
+    DEFAULT_MCP_STARTUP, MAX_SERVER_NAME_CHARS, MCP_WORKSPACE_FILE, McpServer, McpServerConfig,
+    McpTransport, RawMcpServers, declared_mcp_servers, mcp_skill_name, workspace_mcp_servers,
+};
 pub use prompt::{
     AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,
     SKILL_TOOL, agent_skill_set, assemble_prompt, estimate_tokens,

@@ -2,6 +2,7 @@
 
 use crate::embedded::EmbeddedFolder;
 use crate::front_matter::{self, FrontMatterError};
+use crate::generated::GeneratedFolder;
 use crate::skill_files::{self, SkillFileError};
 use crate::yaml::{KnownKeys, Segment, Source};
 use crate::{Diagnostic, DiagnosticKind, Loaded};
@@ -57,9 +58,22 @@ pub struct Skill {
     pub body: String,
     /// The skill's other files, relative to its folder, `/`-separated and sorted.
     pub files: Vec<String>,
-    /// Where a built-in skill's files are, in memory; `None` for a skill on disk.
+    /// Where a built-in or generated skill's files are, in memory; `OnDisk` for a skill on
+    /// disk.
     #[serde(skip)]
-    embedded: Option<EmbeddedFolder>,
+    source: SkillSource,
+}
+
+/// Where a skill's files are read from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+enum SkillSource {
+    /// Its folder on disk.
+    #[default]
+    OnDisk,
+    /// Built into the binary.
+    Embedded(EmbeddedFolder),
+    /// Made at run time (an MCP server's guide).
+    Generated(GeneratedFolder),
 }
 
 /// The front matter as written: every field kept as a YAML value and read leniently, so a
@@ -135,7 +149,7 @@ impl Skill {
     /// front matter, its YAML cannot be parsed even after quoting such values, or it has no
     /// description.
     pub fn load(dir: &Path) -> Result<Loaded<Skill>, Diagnostic> {
-        Self::load_from(dir, None)
+        Self::load_from(dir, SkillSource::OnDisk)
     }
 
     /// Loads a skill built into the binary from memory; `shown` is the folder named in its
@@ -144,19 +158,30 @@ impl Skill {
         folder: EmbeddedFolder,
         shown: &Path,
     ) -> Result<Loaded<Skill>, Diagnostic> {
-        Self::load_from(shown, Some(folder))
+        Self::load_from(shown, SkillSource::Embedded(folder))
     }
 
-    fn load_from(
-        dir: &Path,
-        embedded: Option<EmbeddedFolder>,
+    /// Loads a skill made at run time from memory; `shown` is the folder named in its
+    /// diagnostics and in [`Skill::dir`].
+    pub(crate) fn load_generated(
+        folder: GeneratedFolder,
+        shown: &Path,
     ) -> Result<Loaded<Skill>, Diagnostic> {
+        Self::load_from(shown, SkillSource::Generated(folder))
+    }
+
+    /// True for a skill Qilin made at run time (an MCP server's guide).
+    pub fn is_generated(&self) -> bool {
+        matches!(self.source, SkillSource::Generated(_))
+    }
+
+    fn load_from(dir: &Path, origin: SkillSource) -> Result<Loaded<Skill>, Diagnostic> {
         let skill_md = dir.join(SKILL_FILE);
-        let read = match embedded {
-            Some(folder) => folder
-                .text(Path::new(SKILL_FILE))
-                .ok_or_else(|| std::io::Error::other("it is missing or not UTF-8")),
-            None => std::fs::read_to_string(&skill_md),
+        let missing = || std::io::Error::other("it is missing or not UTF-8");
+        let read = match &origin {
+            SkillSource::Embedded(folder) => folder.text(Path::new(SKILL_FILE)).ok_or_else(missing),
+            SkillSource::Generated(folder) => folder.text(SKILL_FILE).ok_or_else(missing),
+            SkillSource::OnDisk => std::fs::read_to_string(&skill_md),
         };
         let text = read.map_err(|err| {
             Diagnostic::error(
@@ -304,9 +329,10 @@ impl Skill {
             }
         };
         let metadata = read_metadata(raw.metadata.as_ref(), &source, &mut warnings);
-        let (files, file_warnings) = match embedded {
-            Some(folder) => (folder.list(), Vec::new()),
-            None => skill_files::list_files(dir),
+        let (files, file_warnings) = match &origin {
+            SkillSource::Embedded(folder) => (folder.list(), Vec::new()),
+            SkillSource::Generated(folder) => (folder.list(), Vec::new()),
+            SkillSource::OnDisk => skill_files::list_files(dir),
         };
         warnings.extend(file_warnings);
         Ok(Loaded {
@@ -320,7 +346,7 @@ impl Skill {
                 dir: dir.to_path_buf(),
                 body: cut.body.trim_start_matches(['\r', '\n']).to_string(),
                 files,
-                embedded,
+                source: origin,
             },
             warnings,
         })
@@ -329,9 +355,10 @@ impl Skill {
     /// The whole text of one of the skill's listed files (`SKILL.md` with its front matter),
     /// from disk or, for a built-in skill, from memory; `None` when it cannot be read as text.
     pub fn source_text(&self, relative: &str) -> Option<String> {
-        match self.embedded {
-            Some(folder) => folder.text(Path::new(relative)),
-            None => std::fs::read_to_string(self.dir.join(relative)).ok(),
+        match &self.source {
+            SkillSource::Embedded(folder) => folder.text(Path::new(relative)),
+            SkillSource::Generated(folder) => folder.text(relative),
+            SkillSource::OnDisk => std::fs::read_to_string(self.dir.join(relative)).ok(),
         }
     }
 
@@ -341,8 +368,10 @@ impl Skill {
         if path.trim().trim_start_matches("./") == SKILL_FILE {
             return Ok(self.body.clone());
         }
-        if let Some(folder) = self.embedded {
-            return folder.read(&self.name, path, &self.files);
+        match &self.source {
+            SkillSource::Embedded(folder) => return folder.read(&self.name, path, &self.files),
+            SkillSource::Generated(folder) => return folder.read(&self.name, path, &self.files),
+            SkillSource::OnDisk => {}
         }
         let real = skill_files::resolve(&self.dir, &self.name, path, &self.files)?;
         let bytes = std::fs::read(&real).map_err(|err| SkillFileError::Unreadable {

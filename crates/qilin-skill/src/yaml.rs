@@ -100,7 +100,7 @@ impl Source<'_> {
         let parent = pattern(&path[..path.len().saturating_sub(1)]);
         let expected = known
             .iter()
-            .find(|(at, _)| *at == parent)
+            .find(|(at, _)| pattern_matches(at, &parent))
             .map(|(_, keys)| *keys)
             .unwrap_or_default();
         let key = match path.last() {
@@ -168,6 +168,18 @@ fn pattern(path: &[Segment]) -> String {
         })
         .collect::<Vec<_>>()
         .join(".")
+}
+
+/// Whether a known-keys pattern (`mcp_servers.*`) matches a path's pattern: `*` stands for
+/// any one segment, a mapping key as well as an index.
+fn pattern_matches(known: &str, path: &str) -> bool {
+    let known: Vec<&str> = known.split('.').collect();
+    let path: Vec<&str> = path.split('.').collect();
+    known.len() == path.len()
+        && known
+            .iter()
+            .zip(&path)
+            .all(|(want, got)| *want == "*" || want == got)
 }
 
 struct Line<'a> {

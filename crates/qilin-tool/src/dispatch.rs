@@ -318,6 +318,7 @@ impl Executor {
             tool: &record.tool_name,
             arguments: &arguments,
             caller: &record.caller,
+            effect: tool.effect(),
         });
         let decision = tokio::select! {
             biased;

@@ -33,11 +33,14 @@ pub use dispatch::{
 pub use events::{EventLog, now};
 pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
 pub use qilin_tool_macros::Tool;
-pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
+pub use registry::{
+    DynamicHandler, DynamicOutput, DynamicResult, DynamicTool, RegisteredTool, RegistryError,
+    ToolRegistry,
+};
 pub use requests::{RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall};
 pub use review::{
     AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
-    RulePolicy, Verdict,
+    RulePolicy, ToolEffect, Verdict,
 };
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;

@@ -1,6 +1,6 @@
-use crate::schema::{output_schema_for, parameters_schema_for};
+use crate::schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 use crate::suggest::closest_names;
-use crate::{DirectDefinition, Tool, ToolContext, ToolError};
+use crate::{DirectDefinition, Tool, ToolContext, ToolEffect, ToolError};
 use futures_util::future::BoxFuture;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use serde_json::Value;
@@ -21,6 +21,11 @@ pub enum RegistryError {
         /// What the schema compiler said.
         reason: String,
     },
+    /// A tool's name is not one providers accept.
+    #[error(
+        "the tool name `{0}` is not one providers accept: use 1 to 64 ASCII letters, digits, `_` or `-`"
+    )]
+    InvalidName(String),
     /// A mounted name names no tool.
     #[error("no tool is named `{name}`{}", did_you_mean(.suggestions))]
     Unknown {
@@ -128,13 +133,15 @@ impl<T: Tool> PreparedCall for Prepared<T> {
 
 /// One registered tool: its metadata, schemas and the erased implementation.
 pub struct RegisteredTool {
-    name: &'static str,
-    description: &'static str,
+    name: String,
+    description: String,
     prompt_hint: String,
     code_mode_only: bool,
     path_arguments: &'static [&'static str],
     parameters: Value,
     output_schema: Value,
+    effect: Option<ToolEffect>,
+    dynamic: bool,
     pub(crate) validator: jsonschema::Validator,
     erased: Box<dyn ErasedTool>,
 }
@@ -148,26 +155,79 @@ impl RegisteredTool {
                 reason: err.to_string(),
             })?;
         Ok(RegisteredTool {
-            name: T::NAME,
-            description: T::DESCRIPTION,
+            name: T::NAME.to_string(),
+            description: T::DESCRIPTION.to_string(),
             prompt_hint: tool.prompt_hint().to_string(),
             code_mode_only: T::CODE_MODE_ONLY,
             path_arguments: T::PATH_ARGUMENTS,
             parameters,
             output_schema: output_schema_for::<T::Output>(),
+            effect: None,
+            dynamic: false,
             validator,
             erased: Box::new(Erased(Arc::new(tool))),
         })
     }
 
+    fn dynamic(tool: DynamicTool) -> Result<Self, RegistryError> {
+        if !valid_name(&tool.name) {
+            return Err(RegistryError::InvalidName(tool.name));
+        }
+        let invalid = |reason: String| RegistryError::InvalidSchema {
+            name: tool.name.clone(),
+            reason,
+        };
+        if !tool.parameters.is_object() {
+            return Err(invalid(format!(
+                "expected a JSON object, got {}",
+                tool.parameters
+            )));
+        }
+        let validator =
+            jsonschema::validator_for(&tool.parameters).map_err(|err| invalid(err.to_string()))?;
+        let mut parameters = normalize_for_providers(tool.parameters);
+        if let Value::Object(root) = &mut parameters {
+            root.entry("type").or_insert_with(|| "object".into());
+            root.entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        Ok(RegisteredTool {
+            name: tool.name,
+            description: tool.description,
+            prompt_hint: tool.prompt_hint,
+            code_mode_only: tool.code_mode_only,
+            path_arguments: &[],
+            parameters,
+            output_schema: tool.output_schema.map_or_else(
+                || Value::Object(Default::default()),
+                normalize_for_providers,
+            ),
+            effect: tool.effect,
+            dynamic: true,
+            validator,
+            erased: Box::new(ErasedDynamic(tool.handler)),
+        })
+    }
+
     /// The wire name.
     pub fn name(&self) -> &str {
-        self.name
+        &self.name
     }
 
     /// The tool's doc comment.
     pub fn description(&self) -> &str {
-        self.description
+        &self.description
+    }
+
+    /// What the tool declares about its effects (an MCP server's annotations), if anything.
+    pub fn effect(&self) -> Option<ToolEffect> {
+        self.effect
+    }
+
+    /// True for a tool registered at run time ([`DynamicTool`]: an MCP server's), whose
+    /// definition comes from elsewhere and carries no prompt hint.
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic
     }
 
     /// The workflow guidance shown when the tool is mounted directly.
@@ -199,7 +259,7 @@ impl RegisteredTool {
         &self.parameters
     }
 
-    /// The output schema.
+    /// The output schema (`{}`, any value, for a dynamic tool that declares none).
     pub fn output_schema(&self) -> &Value {
         &self.output_schema
     }
@@ -212,12 +272,12 @@ impl RegisteredTool {
         }
         let hint = self.prompt_hint.trim();
         let description = if hint.is_empty() {
-            self.description.to_string()
+            self.description.clone()
         } else {
             format!("{}\n\n{hint}", self.description)
         };
         Some(DirectDefinition {
-            name: self.name.to_string(),
+            name: self.name.clone(),
             description,
             parameters: self.parameters.clone(),
         })
@@ -234,7 +294,7 @@ impl RegisteredTool {
 /// Every tool a runtime knows, by wire name.
 #[derive(Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<&'static str, RegisteredTool>,
+    tools: BTreeMap<String, RegisteredTool>,
 }
 
 impl ToolRegistry {
@@ -248,7 +308,19 @@ impl ToolRegistry {
         if self.tools.contains_key(T::NAME) {
             return Err(RegistryError::Duplicate(T::NAME.to_string()));
         }
-        self.tools.insert(T::NAME, RegisteredTool::new(tool)?);
+        self.tools
+            .insert(T::NAME.to_string(), RegisteredTool::new(tool)?);
+        Ok(())
+    }
+
+    /// Adds a tool known only at run time: its name is checked (what providers accept), its
+    /// argument schema compiled, and a name already taken is an error.
+    pub fn register_dynamic(&mut self, tool: DynamicTool) -> Result<(), RegistryError> {
+        if self.tools.contains_key(&tool.name) {
+            return Err(RegistryError::Duplicate(tool.name));
+        }
+        let registered = RegisteredTool::dynamic(tool)?;
+        self.tools.insert(registered.name.clone(), registered);
         Ok(())
     }
 
@@ -264,7 +336,7 @@ impl ToolRegistry {
 
     /// Every wire name, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.keys().copied()
+        self.tools.keys().map(String::as_str)
     }
 
     /// Registered names close to `name`, for "did you mean".
@@ -296,5 +368,111 @@ impl ToolRegistry {
             }
         }
         Ok(list)
+    }
+}
+
+/// Whether providers accept `name` as a tool name: 1 to 64 ASCII letters, digits, `_`, `-`.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A tool known only at run time — an MCP server's — with its own name, JSON Schemas,
+/// description, strategy and handler. Registered with [`ToolRegistry::register_dynamic`], it
+/// passes the same execution layer as a typed tool: validation against its schema, review
+/// (with its declared effect), deadline and cancellation, output cap, events.
+pub struct DynamicTool {
+    /// The wire name (what providers accept: `server__tool`).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// Guidance shown when it is mounted directly; empty for none.
+    pub prompt_hint: String,
+    /// True when the tool is reached only from code mode.
+    pub code_mode_only: bool,
+    /// The JSON Schema of its arguments (validated as given; providers get it normalised).
+    pub parameters: Value,
+    /// The JSON Schema of its output, when known.
+    pub output_schema: Option<Value>,
+    /// What it declares about its effects, for review.
+    pub effect: Option<ToolEffect>,
+    /// Presents and runs its calls.
+    pub handler: Arc<dyn DynamicHandler>,
+}
+
+/// What a dynamic tool's call produced: the value code receives, and what the model sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynamicOutput {
+    /// The output as code mode receives it.
+    pub output: Value,
+    /// What the model sees of it.
+    pub content: Vec<ContentBlock>,
+}
+
+/// What a dynamic tool's call ends with.
+pub type DynamicResult = Result<DynamicOutput, ToolError>;
+
+/// The behaviour of a [`DynamicTool`]: its presentation and its run, over JSON arguments that
+/// the execution layer has already validated against the tool's schema.
+pub trait DynamicHandler: Send + Sync + 'static {
+    /// The card's header before the call runs.
+    fn present(&self, arguments: &Value) -> CallPresentation;
+
+    /// The detail shown while the call runs.
+    fn before_detail(&self, arguments: &Value) -> Option<Detail>;
+
+    /// The detail shown after the call ends.
+    fn detail(&self, arguments: &Value, result: &DynamicResult) -> Option<Detail>;
+
+    /// Runs the call; `cx` carries its cancellation and deadline.
+    fn call(&self, arguments: Value, cx: ToolContext) -> BoxFuture<'static, DynamicResult>;
+}
+
+struct ErasedDynamic(Arc<dyn DynamicHandler>);
+
+struct PreparedDynamic {
+    handler: Arc<dyn DynamicHandler>,
+    arguments: Arc<Value>,
+}
+
+impl ErasedTool for ErasedDynamic {
+    fn prepare(&self, arguments: Value) -> Result<Box<dyn PreparedCall>, serde_json::Error> {
+        Ok(Box::new(PreparedDynamic {
+            handler: Arc::clone(&self.0),
+            arguments: Arc::new(arguments),
+        }))
+    }
+}
+
+impl PreparedCall for PreparedDynamic {
+    fn presentation(&self) -> CallPresentation {
+        self.handler.present(&self.arguments)
+    }
+
+    fn before_detail(&self) -> Option<Detail> {
+        self.handler.before_detail(&self.arguments)
+    }
+
+    fn run(&self, cx: ToolContext) -> BoxFuture<'static, RunResult> {
+        let handler = Arc::clone(&self.handler);
+        let arguments = Arc::clone(&self.arguments);
+        Box::pin(async move {
+            let result = handler.call(Value::clone(&arguments), cx).await;
+            let detail = handler.detail(&arguments, &result);
+            match result {
+                Ok(done) => Ok(Ran {
+                    output: done.output,
+                    content: done.content,
+                    detail,
+                }),
+                Err(error) => Err((error, detail)),
+            }
+        })
+    }
+
+    fn error_detail(&self, error: &ToolError) -> Option<Detail> {
+        self.handler.detail(&self.arguments, &Err(error.clone()))
     }
 }

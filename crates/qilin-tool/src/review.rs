@@ -16,6 +16,43 @@ pub struct ReviewRequest<'a> {
     pub arguments: &'a Value,
     /// Which entry the call came through.
     pub caller: &'a Caller,
+    /// What the tool says of its effects (an MCP server's annotations), when it says.
+    pub effect: Option<ToolEffect>,
+}
+
+/// What a tool declares about its effects on the world, from an MCP server's annotations
+/// (`readOnlyHint`, `destructiveHint`); review rules can match on it with `effect:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    /// It changes nothing (`readOnlyHint: true`).
+    ReadOnly,
+    /// It changes things but only adds (`readOnlyHint: false`, `destructiveHint: false`).
+    Additive,
+    /// It may change or delete what exists (`destructiveHint: true`, and MCP's default for a
+    /// tool that is not read-only).
+    Destructive,
+}
+
+impl ToolEffect {
+    /// The effect MCP's annotations imply, by the protocol's defaults: read-only only when
+    /// said, and destructive unless `destructiveHint` is `false`.
+    pub fn from_hints(read_only: Option<bool>, destructive: Option<bool>) -> ToolEffect {
+        match (read_only, destructive) {
+            (Some(true), _) => ToolEffect::ReadOnly,
+            (_, Some(false)) => ToolEffect::Additive,
+            _ => ToolEffect::Destructive,
+        }
+    }
+
+    /// The word agent files use for it: `read_only`, `additive`, `destructive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolEffect::ReadOnly => "read_only",
+            ToolEffect::Additive => "additive",
+            ToolEffect::Destructive => "destructive",
+        }
+    }
 }
 
 /// What a reviewer decided.
@@ -74,6 +111,10 @@ pub struct PolicyRule {
     /// values must match; every entry must match for the rule to apply.
     #[serde(default)]
     pub when: BTreeMap<String, String>,
+    /// The effect the tool declares (`read_only`, `additive`, `destructive`, from an MCP
+    /// server's annotations); a tool that declares none never matches a rule that names one.
+    #[serde(default)]
+    pub effect: Option<ToolEffect>,
     /// What to do with a matching call.
     pub decision: Verdict,
     /// Told to the model when the rule denies, and to the user when it asks.
@@ -112,6 +153,7 @@ pub struct PolicyError {
 
 struct CompiledRule {
     tool: String,
+    effect: Option<ToolEffect>,
     when: Vec<(Vec<String>, Regex)>,
     decision: Verdict,
     reason: Option<String>,
@@ -140,6 +182,7 @@ impl RulePolicy {
             }
             rules.push(CompiledRule {
                 tool: rule.tool,
+                effect: rule.effect,
                 when,
                 decision: rule.decision,
                 reason: rule.reason,
@@ -154,10 +197,22 @@ impl RulePolicy {
     /// The verdict for a call and the reason that goes with it (the matching rule's, or a
     /// default naming the tool).
     pub fn decide(&self, tool: &str, arguments: &Value) -> (Verdict, String) {
-        let matched = self
-            .rules
-            .iter()
-            .find(|rule| tool_matches(&rule.tool, tool) && arguments_match(&rule.when, arguments));
+        self.decide_with_effect(tool, None, arguments)
+    }
+
+    /// [`RulePolicy::decide`] for a tool that declares `effect`: rules naming an effect match
+    /// only a tool declaring that one.
+    pub fn decide_with_effect(
+        &self,
+        tool: &str,
+        effect: Option<ToolEffect>,
+        arguments: &Value,
+    ) -> (Verdict, String) {
+        let matched = self.rules.iter().find(|rule| {
+            tool_matches(&rule.tool, tool)
+                && rule.effect.is_none_or(|wanted| effect == Some(wanted))
+                && arguments_match(&rule.when, arguments)
+        });
         match matched {
             Some(rule) => (
                 rule.decision,
@@ -194,7 +249,8 @@ fn verdict_decision(verdict: Verdict, reason: String) -> ReviewDecision {
 
 impl Reviewer for RulePolicy {
     fn review<'a>(&'a self, request: ReviewRequest<'a>) -> BoxFuture<'a, ReviewDecision> {
-        let (verdict, reason) = self.decide(request.tool, request.arguments);
+        let (verdict, reason) =
+            self.decide_with_effect(request.tool, request.effect, request.arguments);
         Box::pin(std::future::ready(verdict_decision(verdict, reason)))
     }
 }
@@ -315,6 +371,33 @@ mod tests {
             panic!("expected a denial");
         };
         assert!(reason.contains("`bash`"));
+    }
+
+    #[test]
+    fn a_rule_naming_an_effect_matches_only_tools_declaring_it() {
+        let policy = policy(json!({
+            "rules": [{"tool": "*", "effect": "destructive", "decision": "ask", "reason": "it may delete"}]
+        }));
+        let (verdict, reason) =
+            policy.decide_with_effect("fs__delete", Some(ToolEffect::Destructive), &json!({}));
+        assert_eq!((verdict, reason.as_str()), (Verdict::Ask, "it may delete"));
+        let (verdict, _) =
+            policy.decide_with_effect("fs__read", Some(ToolEffect::ReadOnly), &json!({}));
+        assert_eq!(verdict, Verdict::Allow);
+        assert_eq!(policy.decide("bash", &json!({})).0, Verdict::Allow);
+        assert_eq!(
+            ToolEffect::from_hints(None, None),
+            ToolEffect::Destructive,
+            "MCP's defaults: not read-only, destructive"
+        );
+        assert_eq!(
+            ToolEffect::from_hints(Some(false), Some(false)),
+            ToolEffect::Additive
+        );
+        assert_eq!(
+            ToolEffect::from_hints(Some(true), Some(true)),
+            ToolEffect::ReadOnly
+        );
     }
 
     #[test]

@@ -5,8 +5,9 @@ use crate::commands::worker_sandbox;
 use anyhow::Result;
 use clap::Subcommand;
 use qilin_codemode::CodeLimits;
+use qilin_mcp::{add_direct_tools, add_server_skills, register_server_tools};
 use qilin_runtime::{full_registry, workspace_of};
-use qilin_skill::{Agent, assemble_prompt};
+use qilin_skill::{Agent, assemble_prompt, declared_mcp_servers};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,11 +36,27 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
         json,
         sources,
     } = command;
-    let found = sources.discover(&workspace_of(&file))?;
-    let registry = full_registry(
+    // The agent's MCP servers as last listed in the workspace: their tools and generated
+    // skills, as a session would mount them.
+    let servers = declared_mcp_servers(&file).unwrap_or_default();
+    let (found, snapshots) = sources.discover_with_servers(&workspace_of(&file), |name| {
+        servers.iter().any(|server| server.name == name)
+    })?;
+    let mut registry = full_registry(
         Arc::new(found.skills.clone()),
         worker_sandbox()?.code_mode(CodeLimits::default()),
     );
+    let mut direct = Vec::new();
+    for snapshot in &snapshots {
+        let declared = servers.iter().find(|s| s.name == snapshot.server);
+        let mounted = register_server_tools(
+            &mut registry,
+            snapshot,
+            None,
+            declared.map_or(&[][..], |s| &s.direct[..]),
+        )?;
+        direct.extend(mounted.direct);
+    }
     let loaded = match Agent::load(&file, &found.skills, &registry) {
         Ok(loaded) => loaded,
         Err(err) => {
@@ -54,8 +71,11 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
         }
     };
     report(&loaded.warnings);
-    report_for_agent(&found, &loaded.value);
-    let prompt = assemble_prompt(&loaded.value, &found.skills, &registry)?;
+    let mut agent = loaded.value;
+    add_server_skills(&mut agent, &found.skills, &snapshots);
+    report_for_agent(&found, &agent);
+    let mut prompt = assemble_prompt(&agent, &found.skills, &registry)?;
+    add_direct_tools(&mut prompt.tools, &registry, &direct);
     if let Some(note) = prompt.catalog.note() {
         eprintln!("note: {note}");
     }

@@ -2,7 +2,8 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use qilin_runtime::discover_skills;
+use qilin_mcp::{ServerSnapshot, generated_skills, workspace_snapshots};
+use qilin_runtime::discover_skills_with;
 use qilin_skill::{Agent, Diagnostic, SkillDiscovery};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -22,10 +23,28 @@ pub struct SkillSources {
 }
 
 impl SkillSources {
-    /// Discovers the skills, with `fallback` as the workspace when `--workspace` is absent.
+    /// Discovers the skills, with `fallback` as the workspace when `--workspace` is absent;
+    /// the skills generated for the workspace's MCP servers (from their last listing,
+    /// `.qilin/mcp/*.json`) among them.
     pub fn discover(&self, fallback: &Path) -> Result<SkillDiscovery> {
+        Ok(self.discover_with_servers(fallback, |_| true)?.0)
+    }
+
+    /// As [`SkillSources::discover`], with only the generated skills of the servers `keep`
+    /// accepts (by name), and their last listings.
+    pub fn discover_with_servers(
+        &self,
+        fallback: &Path,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<(SkillDiscovery, Vec<ServerSnapshot>)> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
-        Ok(discover_skills(workspace, &self.skills)?)
+        let (mut snapshots, errors) = workspace_snapshots(workspace);
+        for error in errors {
+            eprintln!("warning: {error}");
+        }
+        snapshots.retain(|snapshot| keep(&snapshot.server));
+        let found = discover_skills_with(workspace, &self.skills, generated_skills(&snapshots))?;
+        Ok((found, snapshots))
     }
 }
 

@@ -1,0 +1,485 @@
+//! One connection to an MCP server: started (a command, or an HTTP endpoint), listed, called,
+//! watched for `notifications/tools/list_changed`, and started again after it crashed or hung.
+
+use crate::{McpError, ServerSnapshot};
+use qilin_skill::{McpServer, McpTransport};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+/// The variables a stdio server inherits from Qilin's environment; anything else (API keys
+/// among it) it receives only when its declaration's `env` passes it.
+pub const INHERITED_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "TZ",
+];
+
+/// The lines of a server's stderr kept to explain its failures.
+const STDERR_LINES: usize = 20;
+
+/// Receives the server's notifications.
+#[derive(Clone)]
+struct Watcher {
+    tools_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.store(true, Ordering::SeqCst);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            Default::default(),
+            Implementation::new("qilin", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// A running connection.
+struct Connection {
+    service: RunningService<RoleClient, Watcher>,
+    process_id: Option<u32>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Becomes true when the process's stderr reaches its end (the process is gone).
+    stderr_ended: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Connection {
+    fn peer(&self) -> Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+
+    fn stderr_tail(&self) -> String {
+        tail(&self.stderr)
+    }
+
+    /// Waits, briefly, for a dying process's last words on stderr to be read.
+    async fn last_words(&self) {
+        let mut ended = self.stderr_ended.clone();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(500),
+            ended.wait_for(|ended| *ended),
+        )
+        .await;
+    }
+}
+
+fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
+    let lines = stderr.lock().unwrap_or_else(|p| p.into_inner());
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; its last words on stderr: {}",
+            lines.iter().cloned().collect::<Vec<_>>().join(" | ")
+        )
+    }
+}
+
+enum State {
+    Running(Arc<Connection>),
+    /// Stopped (it crashed, hung, or never started): why, started again on next use.
+    Down(String),
+    Closed,
+}
+
+/// A connection to one declared MCP server, shared by the session's calls.
+#[derive(Clone)]
+pub struct McpClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    server: McpServer,
+    state: tokio::sync::Mutex<State>,
+    tools_changed: Arc<AtomicBool>,
+    starts: AtomicU32,
+}
+
+impl McpClient {
+    /// Starts (or reaches) the server and completes the MCP handshake, within its startup
+    /// timeout.
+    pub async fn connect(server: McpServer) -> Result<McpClient, McpError> {
+        let client = McpClient::down(server, "not started yet".to_string());
+        client.running().await?;
+        Ok(client)
+    }
+
+    /// A client that has not reached its server (it failed to start); it tries again on
+    /// first use.
+    pub fn down(server: McpServer, reason: String) -> McpClient {
+        McpClient {
+            inner: Arc::new(Inner {
+                server,
+                state: tokio::sync::Mutex::new(State::Down(reason)),
+                tools_changed: Arc::new(AtomicBool::new(false)),
+                starts: AtomicU32::new(0),
+            }),
+        }
+    }
+
+    /// The declaration this client follows.
+    pub fn server(&self) -> &McpServer {
+        &self.inner.server
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.server.name
+    }
+
+    /// How many times the server was started (1 after connecting, more after restarts).
+    pub fn starts(&self) -> u32 {
+        self.inner.starts.load(Ordering::SeqCst)
+    }
+
+    /// The process id of a running stdio server.
+    pub async fn process_id(&self) -> Option<u32> {
+        match &*self.inner.state.lock().await {
+            State::Running(connection) => connection.process_id,
+            _ => None,
+        }
+    }
+
+    /// True once since the server last said its tool list changed (or it was restarted).
+    pub fn take_tools_changed(&self) -> bool {
+        self.inner.tools_changed.swap(false, Ordering::SeqCst)
+    }
+
+    /// The running connection, starting the server when it is down.
+    async fn running(&self) -> Result<Arc<Connection>, McpError> {
+        let mut state = self.inner.state.lock().await;
+        match &*state {
+            State::Running(connection) if !connection.service.is_closed() => {
+                return Ok(Arc::clone(connection));
+            }
+            State::Closed => {
+                return Err(McpError::Request {
+                    server: self.name().to_string(),
+                    reason: "the session closed its connection".to_string(),
+                });
+            }
+            _ => {}
+        }
+        let down_because = match &*state {
+            State::Down(reason) => reason.clone(),
+            _ => "its connection closed".to_string(),
+        };
+        let watcher = Watcher {
+            tools_changed: Arc::clone(&self.inner.tools_changed),
+        };
+        match start(&self.inner.server, watcher).await {
+            Ok(connection) => {
+                let connection = Arc::new(connection);
+                if self.inner.starts.fetch_add(1, Ordering::SeqCst) > 0 {
+                    // A restarted server may offer other tools.
+                    self.inner.tools_changed.store(true, Ordering::SeqCst);
+                    tracing::info!(server = %self.name(), after = %down_because, "MCP server started again");
+                }
+                *state = State::Running(Arc::clone(&connection));
+                Ok(connection)
+            }
+            Err(error) => {
+                *state = State::Down(error.to_string());
+                Err(error)
+            }
+        }
+    }
+
+    /// Marks the server down (it crashed or hung), ending its process; the next use starts it
+    /// again.
+    async fn stop(&self, why: String) {
+        let mut state = self.inner.state.lock().await;
+        if let State::Running(_) = &*state {
+            tracing::warn!(server = %self.name(), reason = %why, "MCP server stopped");
+            *state = State::Down(why);
+        }
+    }
+
+    /// What the server offers now: its identity, instructions and every tool.
+    pub async fn list(&self) -> Result<ServerSnapshot, McpError> {
+        let connection = self.running().await?;
+        let peer = connection.peer();
+        let tools = peer
+            .list_all_tools()
+            .await
+            .map_err(|err| McpError::Request {
+                server: self.name().to_string(),
+                reason: format!(
+                    "listing its tools failed: {err}{}",
+                    connection.stderr_tail()
+                ),
+            })?;
+        let info = peer.peer_info();
+        let implementation = info.as_ref().and_then(|info| info.server_info.clone());
+        Ok(ServerSnapshot {
+            server: self.name().to_string(),
+            server_name: implementation.as_ref().map(|i| i.name.clone()),
+            title: implementation.as_ref().and_then(|i| i.title.clone()),
+            version: implementation.as_ref().map(|i| i.version.clone()),
+            instructions: info.as_ref().and_then(|info| info.instructions.clone()),
+            tools,
+        })
+    }
+
+    /// Calls tool `tool` (its own name) with `arguments`. Cancelling `cancel` drops the
+    /// request, which sends the server `notifications/cancelled`; when the call's `deadline`
+    /// has passed by then, the server is taken for hung and started again for the next call.
+    /// A server that dies during the call fails it, saying so, and is started again next time.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<CallToolResult, McpError> {
+        let connection = self.running().await?;
+        let peer = connection.peer();
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = Some(arguments);
+        let answered = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            answer = peer.call_tool(params) => Some(answer),
+        };
+        match answered {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(err)) => {
+                let closed = connection.service.is_closed() || peer.is_transport_closed();
+                // Give a dying process a moment to be seen as closed.
+                let closed = closed || {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    connection.service.is_closed() || peer.is_transport_closed()
+                };
+                if closed {
+                    connection.last_words().await;
+                    let why = format!(
+                        "it stopped during a call of `{tool}` ({err}){}",
+                        connection.stderr_tail()
+                    );
+                    self.stop(why.clone()).await;
+                    Err(McpError::Request {
+                        server: self.name().to_string(),
+                        reason: format!(
+                            "{why}. The call failed; the server is started again for the next call"
+                        ),
+                    })
+                } else {
+                    Err(McpError::Request {
+                        server: self.name().to_string(),
+                        reason: format!("the call of `{tool}` failed: {err}"),
+                    })
+                }
+            }
+            None => {
+                let timed_out = deadline.is_some_and(|d| tokio::time::Instant::now() >= d);
+                if timed_out {
+                    self.stop(format!(
+                        "it did not answer a call of `{tool}` within the call's time limit"
+                    ))
+                    .await;
+                }
+                Err(McpError::Request {
+                    server: self.name().to_string(),
+                    reason: format!("the call of `{tool}` was cancelled"),
+                })
+            }
+        }
+    }
+
+    /// Ends the connection (the server's process with it); later uses fail.
+    pub async fn close(&self) {
+        let previous = std::mem::replace(&mut *self.inner.state.lock().await, State::Closed);
+        if let State::Running(connection) = previous
+            && let Ok(mut connection) = Arc::try_unwrap(connection)
+        {
+            let _ = connection
+                .service
+                .close_with_timeout(std::time::Duration::from_secs(2))
+                .await;
+        }
+    }
+}
+
+/// `${NAME}` in `value` replaced by the variable from Qilin's environment.
+fn expand(value: &str, server: &str, field: &str) -> Result<String, McpError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[at..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        let found = std::env::var(name).map_err(|_| McpError::MissingVariable {
+            server: server.to_string(),
+            variable: name.to_string(),
+            field: field.to_string(),
+        })?;
+        out.push_str(&found);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn expanded(
+    values: &BTreeMap<String, String>,
+    server: &str,
+    section: &str,
+) -> Result<Vec<(String, String)>, McpError> {
+    values
+        .iter()
+        .map(|(key, value)| {
+            Ok((
+                key.clone(),
+                expand(value, server, &format!("{section}.{key}"))?,
+            ))
+        })
+        .collect()
+}
+
+/// A command as written: a bare name is looked up on `PATH`; a path with a `/` is relative to
+/// the workspace.
+fn program(command: &str, workspace: &Path) -> std::path::PathBuf {
+    if command.contains('/') {
+        workspace.join(command)
+    } else {
+        std::path::PathBuf::from(command)
+    }
+}
+
+async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpError> {
+    let failed = |reason: String| McpError::Start {
+        server: server.name.clone(),
+        reason,
+    };
+    let stderr: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let (stderr_end, stderr_ended) = tokio::sync::watch::channel(false);
+    let (service, process_id) = match &server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(program(command, &server.workspace));
+            cmd.args(args).current_dir(cwd).env_clear();
+            for name in INHERITED_ENV {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+            cmd.envs(expanded(env, &server.name, "env")?);
+            let (transport, err) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|err| failed(format!("`{command}` could not be run: {err}")))?;
+            let process_id = transport.id();
+            if let Some(err) = err {
+                let lines = Arc::clone(&stderr);
+                tokio::spawn(async move {
+                    let mut reader = tokio::io::BufReader::new(err).lines();
+                    while let Ok(Some(line)) = reader.next_line().await {
+                        let mut kept = lines.lock().unwrap_or_else(|p| p.into_inner());
+                        if kept.len() == STDERR_LINES {
+                            kept.pop_front();
+                        }
+                        kept.push_back(line.chars().take(300).collect());
+                    }
+                    stderr_end.send_replace(true);
+                });
+            }
+            let served = tokio::time::timeout(server.startup_timeout, watcher.serve(transport))
+                .await
+                .map_err(|_| {
+                    failed(format!(
+                        "it did not complete the MCP handshake within {} ms{}",
+                        server.startup_timeout.as_millis(),
+                        tail(&stderr)
+                    ))
+                })?;
+            let service = match served {
+                Ok(service) => service,
+                Err(err) => {
+                    // Let the process's last words arrive.
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    return Err(failed(format!("{err}{}", tail(&stderr))));
+                }
+            };
+            (service, process_id)
+        }
+        McpTransport::Http { url, headers } => {
+            let mut map = HashMap::new();
+            for (name, value) in expanded(headers, &server.name, "headers")? {
+                let header = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|err| failed(format!("header `{name}` is not valid: {err}")))?;
+                let value = http::HeaderValue::from_str(&value).map_err(|err| {
+                    failed(format!("the value of header `{name}` is not valid: {err}"))
+                })?;
+                map.insert(header, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map),
+            );
+            let service = tokio::time::timeout(server.startup_timeout, watcher.serve(transport))
+                .await
+                .map_err(|_| {
+                    failed(format!(
+                        "{url} did not complete the MCP handshake within {} ms",
+                        server.startup_timeout.as_millis()
+                    ))
+                })?
+                .map_err(|err| failed(format!("{url}: {err}")))?;
+            (service, None)
+        }
+    };
+    Ok(Connection {
+        service,
+        process_id,
+        stderr,
+        stderr_ended,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_are_read_from_the_environment_and_a_missing_one_is_named() {
+        // PATH is set wherever tests run.
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(
+            expand("a ${PATH} b", "s", "env.X").unwrap(),
+            format!("a {path} b")
+        );
+        assert_eq!(
+            expand("no variables", "s", "env.X").unwrap(),
+            "no variables"
+        );
+        let missing = expand(
+            "Bearer ${QILIN_TEST_SURELY_UNSET}",
+            "docs",
+            "headers.Authorization",
+        )
+        .unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "MCP server `docs` needs the environment variable `QILIN_TEST_SURELY_UNSET` (its `headers.Authorization` reads `${QILIN_TEST_SURELY_UNSET}`), which is not set"
+        );
+    }
+}
