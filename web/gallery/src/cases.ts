@@ -68,7 +68,9 @@ export function casesOf(fixture: string, source: string): GalleryCase[] {
   const cases = new Map<string, GalleryCase>();
   for (const event of readEventLog(source).events) {
     fold.apply(event);
-    if (!event.type.startsWith('tool.') || !('callId' in event)) continue;
+    // A call's phase changes with its own events and with the requests it opens.
+    const ownEvent = event.type.startsWith('tool.') || event.type.startsWith('request.');
+    if (!ownEvent || !('callId' in event)) continue;
     const node = fold.call(event.callId);
     if (node === undefined) continue;
     const before = seen.get(node.callId);
