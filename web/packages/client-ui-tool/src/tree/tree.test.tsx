@@ -415,3 +415,52 @@ describe('the tree', () => {
     expect(screen.getByText('已移除')).toBeInTheDocument();
   });
 });
+
+describe('a call waiting for a person', () => {
+  /** A log cut at its first request of `kind`, and the event that resolves it. */
+  function cutAtRequest(fixture: string, toolName: string) {
+    const events = fixtureEvents(fixture);
+    const at = events.findIndex(
+      (candidate) => candidate.type === 'request.opened' && candidate.toolName === toolName,
+    );
+    return { before: events.slice(0, at + 1), resolution: events[at + 1] as Event };
+  }
+
+  test('an approval: the row waits, the note gives the reason, then says who approved', () => {
+    const { before, resolution } = cutAtRequest('review', 'bash');
+    const store = new ConversationStore(before);
+    renderSession(store);
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'Waiting for approval · pushing publishes the work',
+    );
+    expect(screen.getAllByRole('img', { name: 'Waiting for you' })).toHaveLength(1);
+    act(() => store.apply(resolution));
+    expect(screen.queryByRole('status')).toBeNull();
+    expect(screen.queryAllByRole('img', { name: 'Waiting for you' })).toHaveLength(0);
+    expect(screen.getByText('Approved by fixture')).toBeInTheDocument();
+  });
+
+  test('questions: listed while waiting, in either language; the card pairs the answers after', () => {
+    const { before } = cutAtRequest('tasks', 'question');
+    const view = renderSession(new ConversationStore(before), { locale: 'zh-CN' });
+    const status = screen.getByRole('status');
+    expect(status).toHaveTextContent('等待你的回答');
+    expect(
+      within(status)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual([
+      'Which version are the notes for? 选项：1.4.0 / 2.0.0',
+      'When should they be published?',
+      'Which kinds of change should be listed? 选项：features / fixes / internal · 可多选',
+    ]);
+    // While waiting the card does not repeat the questions in its own details.
+    expect(screen.queryByRole('button', { name: /提问/ })).toBeNull();
+    view.unmount();
+    const { container } = renderSession(new ConversationStore(fixtureEvents('tasks')));
+    expect(screen.queryByRole('status')).toBeNull();
+    const card = container.querySelector('[data-chat-call-id="call_7"]') as HTMLElement;
+    fireEvent.click(within(card).getByRole('button', { name: /3 questions/ }));
+    expect(within(card).getByText('features, fixes')).toBeInTheDocument();
+  });
+});
