@@ -434,7 +434,8 @@ const knownTypes: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
 /**
  * Reads one decoded JSON value as an event. Fields the client does not know are ignored,
  * an event type it does not know is `unknown` (skipped, never an error), and an event that
- * lacks a field the fold needs is `invalid` with a message naming the field.
+ * lacks a field of its type, or has one of the wrong shape, is `invalid` with a message
+ * naming the field by its whole path (`ask.questions[1].question`).
  */
 export function readEvent(value: unknown): EventReading {
   if (!isObject(value)) {
@@ -473,7 +474,7 @@ export function readEvent(value: unknown): EventReading {
 export interface EventLog {
   /** The readable events of known types, in the order of the log. */
   events: Event[];
-  /** Lines that were not JSON or events missing a field the fold needs. */
+  /** Lines that were not JSON, and events missing a field or holding one of the wrong shape. */
   problems: EventProblem[];
   /** How many events had a type this client does not know (newer events are skipped). */
   skipped: number;
