@@ -5,6 +5,7 @@ import { fixtureEvents } from '../../../../test-support/fixtures';
 import { callState } from './common';
 import { questionModel } from './question';
 import { requestNotes } from './request';
+import { shellModel } from './shell';
 
 /** A call of a log folded up to (and with) its first `request.opened`. */
 function waitingCall(fixture: string, toolName: string) {
@@ -35,6 +36,17 @@ describe('the waiting state', () => {
     expect(waiting).toMatchObject({ kind: 'question', state: 'waiting', count: 3 });
     expect(waiting).not.toHaveProperty('rows');
     expect(questionModel(inputAt(node, 'start'))).toHaveProperty('rows');
+  });
+
+  test('a command waiting for approval has not run: no output, not even an empty one', () => {
+    const { node, pending } = waitingCall('review', 'bash');
+    const command = 'git push --dry-run origin main 2>&1 || true';
+    expect(shellModel({ ...inputAt(node, 'start'), pending })).toMatchObject({
+      state: 'waiting',
+      body: { kind: 'terminal', command },
+    });
+    expect(shellModel({ ...inputAt(node, 'start'), pending })).not.toHaveProperty('body.output');
+    expect(shellModel(inputAt(node, 'start'))).toMatchObject({ body: { command, output: '' } });
   });
 });
 
