@@ -4,6 +4,7 @@ import {
   fixtureText,
   malformedFixtures,
   recordedFixtures,
+  untilRequest,
 } from '../../../test-support/fixtures';
 import { ConversationFold, foldEvents, type ToolNode } from './tree';
 import type { Event } from './generated';
@@ -147,15 +148,13 @@ describe('snapshots share what an event did not touch', () => {
 
 describe('requests, reasoning and usage', () => {
   test('a call waits while its request is open and runs again once it is resolved', () => {
-    const events = fixtureEvents('review');
-    const opened = events.findIndex((event) => event.type === 'request.opened');
-    const request = events[opened] as Extract<Event, { type: 'request.opened' }>;
-    const fold = foldEvents(events.slice(0, opened + 1));
+    const { events, opened: request, next } = untilRequest('review', 'bash');
+    const fold = foldEvents(events);
     const waiting = fold.call(request.callId);
     expect(waiting?.phase).toBe('waiting');
     expect(waiting?.requests).toEqual([{ requestId: request.requestId, ask: request.ask }]);
     expect(request.ask).toMatchObject({ kind: 'approval', reason: 'pushing publishes the work' });
-    fold.apply(events[opened + 1] as Event);
+    fold.apply(next);
     const resolved = fold.call(request.callId);
     expect(resolved?.phase).toBe('running');
     expect(resolved?.requests[0]).toMatchObject({

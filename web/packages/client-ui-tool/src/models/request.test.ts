@@ -1,21 +1,16 @@
 import { foldEvents, type RequestNode } from '@qilin-agent/protocol';
 import { describe, expect, test } from 'vitest';
 import { callOf, inputAt } from '../../../../test-support/calls';
-import { fixtureEvents } from '../../../../test-support/fixtures';
+import { untilRequest } from '../../../../test-support/fixtures';
 import { callState } from './common';
 import { questionModel } from './question';
 import { requestNotes } from './request';
 import { shellModel } from './shell';
 
-/** A call of a log folded up to (and with) its first `request.opened`. */
+/** A call of a log folded up to (and with) its first `request.opened`, and that request. */
 function waitingCall(fixture: string, toolName: string) {
-  const events = fixtureEvents(fixture);
-  const at = events.findIndex(
-    (event) => event.type === 'request.opened' && event.toolName === toolName,
-  );
-  const opened = events[at];
-  if (opened?.type !== 'request.opened') throw new Error(`${fixture} has no ${toolName} request`);
-  const node = foldEvents(events.slice(0, at + 1)).call(opened.callId);
+  const { events, opened } = untilRequest(fixture, toolName);
+  const node = foldEvents(events).call(opened.callId);
   if (node === undefined) throw new Error('the waiting call is not in the tree');
   return { node, pending: node.requests[node.requests.length - 1] as RequestNode };
 }

@@ -9,6 +9,7 @@ import {
   fixtureEvents,
   malformedFixtures,
   recordedFixtures,
+  untilRequest,
 } from '../../../../test-support/fixtures';
 import { registerBuiltinToolViews, BUILTIN_TOOL_VIEWS } from '../register';
 import { TOOL_VIEW_SLOT, type ToolCallViewProps } from '../slots';
@@ -417,18 +418,9 @@ describe('the tree', () => {
 });
 
 describe('a call waiting for a person', () => {
-  /** A log cut at its first request of `kind`, and the event that resolves it. */
-  function cutAtRequest(fixture: string, toolName: string) {
-    const events = fixtureEvents(fixture);
-    const at = events.findIndex(
-      (candidate) => candidate.type === 'request.opened' && candidate.toolName === toolName,
-    );
-    return { before: events.slice(0, at + 1), resolution: events[at + 1] as Event };
-  }
-
   test('an approval: the row waits, the note gives the reason, then says who approved', () => {
-    const { before, resolution } = cutAtRequest('review', 'bash');
-    const store = new ConversationStore(before);
+    const { events, next: resolution } = untilRequest('review', 'bash');
+    const store = new ConversationStore(events);
     renderSession(store);
     expect(screen.getByRole('status')).toHaveTextContent(
       'Waiting for approval · pushing publishes the work',
@@ -441,8 +433,8 @@ describe('a call waiting for a person', () => {
   });
 
   test('questions: listed while waiting, in either language; the card pairs the answers after', () => {
-    const { before } = cutAtRequest('tasks', 'question');
-    const view = renderSession(new ConversationStore(before), { locale: 'zh-CN' });
+    const { events } = untilRequest('tasks', 'question');
+    const view = renderSession(new ConversationStore(events), { locale: 'zh-CN' });
     const status = screen.getByRole('status');
     expect(status).toHaveTextContent('等待你的回答');
     expect(
