@@ -114,7 +114,47 @@ test('the host gets the path as the call gave it', async ({ page }) => {
     .locator('[data-gallery-case="files/call_2/done"]')
     .getByRole('button', { name: 'Open src/report.py' })
     .click();
-  await expect(page.getByRole('status')).toHaveText('Host: openFile("src/report.py")');
+  await expect(page.locator('.gallery__host')).toHaveText('Host: openFile("src/report.py")');
+});
+
+test('a call waiting for a person says what for, and how the request ended', async ({ page }) => {
+  await openGallery(page);
+  // An approval: the row waits (no sweep), the note gives the policy's reason.
+  const approval = page.locator('[data-gallery-case="review/call_2/waiting"]');
+  await expect(approval).toHaveAttribute('data-state', 'waiting');
+  await expect(approval.locator('[data-chat-call-id="call_2"] .qp-row')).toHaveAttribute(
+    'data-state',
+    'waiting',
+  );
+  await expect(approval.getByRole('status')).toHaveText(
+    'Waiting for approval · pushing publishes the work',
+  );
+  expect(
+    await approval
+      .locator('.qp-row__text')
+      .first()
+      .evaluate((element) => getComputedStyle(element).animationName),
+  ).toBe('none');
+  // Once answered the call runs again; the note says who approved or denied it.
+  await expect(page.locator('[data-gallery-case="review/call_2/done"] .qt-request')).toHaveText(
+    'Approved by fixture · pushing publishes the work',
+  );
+  await expect(page.locator('[data-gallery-case="review/call_3/done"] .qt-request')).toHaveText(
+    'Denied by fixture · pushing publishes the work',
+  );
+  // Questions: listed while waiting, answered on the card after.
+  const asking = page.locator('[data-gallery-case="tasks/call_7/waiting"]');
+  await expect(asking.getByRole('status')).toContainText('Waiting for your answer');
+  await expect(asking.locator('.qt-request__questions li')).toHaveText([
+    'Which version are the notes for? Options: 1.4.0 / 2.0.0',
+    'When should they be published?',
+    'Which kinds of change should be listed? Options: features / fixes / internal · Pick any number',
+  ]);
+  await ownToggle(page, 'tasks/call_7/done', 'call_7').click();
+  await expect(page.locator('[data-gallery-case="tasks/call_7/done"] .qt-questions')).toContainText(
+    'Answer: features, fixes',
+  );
+  await expect(page.locator('[data-gallery-case="tasks/call_7/done"] .qt-request')).toHaveCount(0);
 });
 
 for (const locale of ['en', 'zh-CN']) {
@@ -124,7 +164,7 @@ for (const locale of ['en', 'zh-CN']) {
     const collapsed = await new AxeBuilder({ page }).analyze();
     expect(collapsed.violations).toEqual([]);
     // Every card of two logs open, with their terminals, diffs, lists and images.
-    await page.$$eval('#log-files, #log-shell, #log-tasks', (logs) => {
+    await page.$$eval('#log-files, #log-shell, #log-tasks, #log-review', (logs) => {
       for (const log of logs) {
         log
           .querySelectorAll<HTMLButtonElement>('button.qp-row__main[aria-expanded="false"]')
@@ -138,6 +178,7 @@ for (const locale of ['en', 'zh-CN']) {
       .include('#log-files')
       .include('#log-shell')
       .include('#log-tasks')
+      .include('#log-review')
       .analyze();
     expect(expanded.violations).toEqual([]);
   });

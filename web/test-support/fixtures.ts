@@ -37,3 +37,17 @@ export function fixtureEvents(name: string): Event[] {
 export function repositoryFile(path: string): string {
   return readFileSync(resolve(fixturesDir, '../..', path), 'utf8');
 }
+
+/**
+ * A log cut at the first request a `toolName` call opened: the events up to and with its
+ * `request.opened`, that event, and the event after it (its resolution, in the recorded logs).
+ */
+export function untilRequest(fixture: string, toolName: string) {
+  const events = fixtureEvents(fixture);
+  const at = events.findIndex(
+    (event) => event.type === 'request.opened' && event.toolName === toolName,
+  );
+  const opened = events[at];
+  if (opened?.type !== 'request.opened') throw new Error(`${fixture} has no ${toolName} request`);
+  return { events: events.slice(0, at + 1), opened, next: events[at + 1] as Event };
+}

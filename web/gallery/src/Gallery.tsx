@@ -32,6 +32,8 @@ function frozenHooks(entry: GalleryCase): { tool: ToolCallShared } {
 }
 
 function stateOf(entry: GalleryCase): string {
+  // The tree's waiting phase is the row's waiting state (the request itself is in the tree).
+  if (entry.phase === 'waiting') return 'waiting';
   return callState({
     phase:
       entry.phase === 'preparing' ? 'preparing' : entry.phase === 'running' ? 'start' : 'result',

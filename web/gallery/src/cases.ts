@@ -33,18 +33,10 @@ export interface GalleryCase {
   preparing: ReadonlyMap<string, string>;
 }
 
-/** A log's working folder: a `session.started` event's `workspace`, else the fixtures'. */
+/** A log's working folder: its `session.started` event's `workspace`, else the fixtures'. */
 export function workspaceOf(source: string): string {
-  for (const line of source.split('\n')) {
-    try {
-      const value = JSON.parse(line) as { type?: unknown; workspace?: unknown };
-      if (value.type === 'session.started' && typeof value.workspace === 'string')
-        return value.workspace;
-    } catch {
-      // Lines that are not JSON are the reader's business.
-    }
-  }
-  return FIXTURE_CWD;
+  const started = readEventLog(source).events.find((event) => event.type === 'session.started');
+  return started?.type === 'session.started' ? started.workspace : FIXTURE_CWD;
 }
 
 function rootOf(fold: ConversationFold, node: ToolNode): ToolNode {
@@ -68,7 +60,9 @@ export function casesOf(fixture: string, source: string): GalleryCase[] {
   const cases = new Map<string, GalleryCase>();
   for (const event of readEventLog(source).events) {
     fold.apply(event);
-    if (!event.type.startsWith('tool.') || !('callId' in event)) continue;
+    // A call's phase changes with its own events and with the requests it opens.
+    const ownEvent = event.type.startsWith('tool.') || event.type.startsWith('request.');
+    if (!ownEvent || !('callId' in event)) continue;
     const node = fold.call(event.callId);
     if (node === undefined) continue;
     const before = seen.get(node.callId);

@@ -15,6 +15,7 @@ export const TWO_LEVELS: ToolNode = {
   },
   presentation: { action: 'Run code', remark: 'sdk.tool.call("run_code", …)' },
   progress: '',
+  requests: [],
   outcome: {
     status: 'ok',
     content: [{ type: 'text', text: '(the code printed nothing and returned None)' }],
@@ -31,6 +32,7 @@ export const TWO_LEVELS: ToolNode = {
       arguments: { code: 'sdk.tool.call("read", {"path": "README.md"})' },
       presentation: { action: 'Run code', remark: 'sdk.tool.call("read", …)' },
       progress: '',
+      requests: [],
       outcome: {
         status: 'ok',
         content: [{ type: 'text', text: '(the code printed nothing and returned None)' }],
@@ -47,6 +49,7 @@ export const TWO_LEVELS: ToolNode = {
           arguments: { path: 'README.md' },
           presentation: { action: 'Read', remark: 'README.md' },
           progress: '',
+          requests: [],
           outcome: {
             status: 'ok',
             content: [{ type: 'text', text: '     1\t# Sales report\n' }],

@@ -1,6 +1,9 @@
 import type { Event } from '@qilin-agent/protocol';
 
-type Body = Event extends infer E ? (E extends Event ? Omit<E, 'seq'> : never) : never;
+type Body = Event extends infer E ? (E extends Event ? Omit<E, 'seq' | 'time'> : never) : never;
+
+/** When the synthetic session starts; each event comes 40 ms after the one before. */
+const START_MS = Date.UTC(2026, 10, 30, 17, 0, 0);
 
 const NESTED = ['grep', 'read', 'bash', 'edit'] as const;
 
@@ -178,7 +181,10 @@ export function syntheticTranscript(calls: number): {
     presentation: { action: 'Run command', remark: 'cargo build' },
   });
   return {
-    events: bodies.map((body, index) => ({ ...body, seq: index + 1 }) as Event),
+    events: bodies.map(
+      (body, index) =>
+        ({ ...body, seq: index + 1, time: new Date(START_MS + index * 40).toISOString() }) as Event,
+    ),
     streamingCallId,
     nestedCallId,
   };

@@ -5,6 +5,7 @@ import type {
   ContentBlock,
   Detail,
   ErrorCode,
+  RequestNode,
   ToolNode,
 } from '@qilin-agent/protocol';
 import type { GalleryImage, ImageLoader } from '@qilin-agent/ui-primitives';
@@ -43,6 +44,10 @@ export interface StartBlock {
   readonly beforeDetail?: Detail;
   /** Live output so far. */
   readonly progress: string;
+  /** The requests the call opened (an approval, questions), in order, answered or not. */
+  readonly requests: readonly RequestNode[];
+  /** The request the call waits on, while a person has not answered it. */
+  readonly pending?: RequestNode;
 }
 
 /** How a call ended, as `tool.result` recorded it. */

@@ -6,6 +6,7 @@ export const en = {
   'status.error': 'Failed',
   'status.denied': 'Denied',
   'status.interrupted': 'Interrupted',
+  'status.waiting': 'Waiting for you',
 
   'row.toolCall': 'Tool call',
   'row.open': 'Open',
@@ -112,6 +113,18 @@ export const en = {
   'question.notAnswered': 'Not answered',
   'question.noAnswer': 'no answer',
   'question.answer': 'Answer',
+
+  'request.waitingApproval': 'Waiting for approval',
+  'request.waitingAnswer': 'Waiting for your answer',
+  'request.waiting': 'Waiting for you',
+  'request.options': 'Options: {{options}}',
+  'request.multiSelect': 'Pick any number',
+  'request.approved': 'Approved by {{by}}',
+  'request.denied': 'Denied by {{by}}',
+  'request.deniedWithReason': 'Denied by {{by}}: {{reason}}',
+  'request.dismissed': 'Dismissed by {{by}}',
+  'request.cancelled': 'Request cancelled',
+  'request.ended': 'Request ended ({{outcome}})',
 
   'runCode.code': 'Code',
   'runCode.printed': 'Printed',

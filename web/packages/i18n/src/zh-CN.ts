@@ -11,6 +11,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'status.error': '失败',
   'status.denied': '已拒绝',
   'status.interrupted': '已中断',
+  'status.waiting': '等待你的回应',
 
   'row.toolCall': '工具调用',
   'row.open': '打开',
@@ -110,6 +111,18 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'question.notAnswered': '未回答',
   'question.noAnswer': '无回答',
   'question.answer': '回答',
+
+  'request.waitingApproval': '等待批准',
+  'request.waitingAnswer': '等待你的回答',
+  'request.waiting': '等待你的回应',
+  'request.options': '选项：{{options}}',
+  'request.multiSelect': '可多选',
+  'request.approved': '已由 {{by}} 批准',
+  'request.denied': '已由 {{by}} 拒绝',
+  'request.deniedWithReason': '已由 {{by}} 拒绝：{{reason}}',
+  'request.dismissed': '已由 {{by}} 忽略',
+  'request.cancelled': '请求已取消',
+  'request.ended': '请求已结束（{{outcome}}）',
 
   'runCode.code': '代码',
   'runCode.printed': '打印输出',

@@ -1,8 +1,16 @@
 import type {
+  AgentInfo,
+  Answer,
   CallPresentation,
   ContentBlock,
   Detail,
   Event,
+  Question,
+  RequestAsk,
+  RequestOpenedEvent,
+  RequestResolution,
+  RequestResolvedEvent,
+  SessionStartedEvent,
   ToolPreparingEvent,
   ToolProgressEvent,
   ToolResultEvent,
@@ -11,15 +19,20 @@ import type {
 
 /** The event types this client folds; any other type is skipped (it may be newer than us). */
 export const KNOWN_EVENT_TYPES = [
+  'session.started',
   'turn.started',
   'turn.finished',
   'step.started',
   'step.text.delta',
+  'step.reasoning.delta',
+  'step.reasoning.end',
   'step.finished',
   'tool.preparing',
   'tool.start',
   'tool.progress',
   'tool.result',
+  'request.opened',
+  'request.resolved',
 ] as const;
 
 /** One of [`KNOWN_EVENT_TYPES`]. */
@@ -62,6 +75,88 @@ function optionalText(fields: Fields, name: string): string | undefined {
   return text(fields, name);
 }
 
+function object(fields: Fields, name: string): Fields {
+  const value = fields[name];
+  if (!isObject(value)) {
+    throw new FieldError(`\`${name}\` should be an object, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function list(fields: Fields, name: string): unknown[] {
+  const value = fields[name];
+  if (!Array.isArray(value)) {
+    throw new FieldError(`\`${name}\` should be an array, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A problem inside the field `outer`, named by its whole path (`ask.reason`). */
+function within(outer: string, error: unknown): unknown {
+  if (!(error instanceof FieldError)) return error;
+  return new FieldError(error.message.replace(/^`/, `\`${outer}.`));
+}
+
+/** Reads `name` of `fields` with `read`, naming the field in front of any problem inside it. */
+function nested<T>(fields: Fields, name: string, read: (value: Fields) => T): T {
+  const value = object(fields, name);
+  try {
+    return read(value);
+  } catch (error) {
+    throw within(name, error);
+  }
+}
+
+/** Reads every item of the array `name` with `read`; a problem names the item's index. */
+function items<T>(fields: Fields, name: string, read: (value: Fields) => T): T[] {
+  return list(fields, name).map((value, index) => {
+    const at = `${name}[${index}]`;
+    if (!isObject(value))
+      throw new FieldError(`\`${at}\` should be an object, got ${describe(value)}`);
+    try {
+      return read(value);
+    } catch (error) {
+      throw within(at, error);
+    }
+  });
+}
+
+function optionalFlag(fields: Fields, name: string): boolean | undefined {
+  const value = fields[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') {
+    throw new FieldError(`\`${name}\` should be true or false, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function strings(fields: Fields, name: string): string[] {
+  return list(fields, name).map((value, index) => {
+    if (typeof value !== 'string') {
+      throw new FieldError(`\`${name}[${index}]\` should be a string, got ${describe(value)}`);
+    }
+    return value;
+  });
+}
+
+/** RFC 3339 with a date, a time and a zone (`2026-11-30T17:05:16.123Z`, `...+08:00`). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The event's time. A log written before protocol v2 has none: the event is kept with an
+ * empty `time` (nothing the fold needs is missing); a `time` that is there must be RFC 3339.
+ */
+function time(fields: Fields): string {
+  const value = fields.time;
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string' || !RFC3339.test(value)) {
+    throw new FieldError(
+      `\`time\` should be an RFC 3339 time such as "2026-11-30T17:05:16.123Z", got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
 function count(fields: Fields, name: string, fallback?: number): number {
   const value = fields[name];
   if (value === undefined && fallback !== undefined) return fallback;
@@ -100,6 +195,106 @@ function content(value: unknown): ContentBlock[] {
   return value.filter(
     (block): block is ContentBlock => isObject(block) && typeof block.type === 'string',
   );
+}
+
+function sessionStarted(fields: Fields): SessionStartedEvent {
+  const agent = nested(fields, 'agent', (value): AgentInfo => {
+    const file = optionalText(value, 'file');
+    const fileHash = optionalText(value, 'fileHash');
+    return {
+      name: text(value, 'name'),
+      ...(file === undefined ? {} : { file }),
+      ...(fileHash === undefined ? {} : { fileHash }),
+    };
+  });
+  return {
+    sessionId: text(fields, 'sessionId'),
+    protocolVersion: count(fields, 'protocolVersion'),
+    agent,
+    model: text(fields, 'model'),
+    workspace: text(fields, 'workspace'),
+  };
+}
+
+function question(fields: Fields): Question {
+  const options =
+    fields.options === undefined || fields.options === null
+      ? undefined
+      : strings(fields, 'options');
+  const multiSelect = optionalFlag(fields, 'multi_select');
+  return {
+    id: text(fields, 'id'),
+    question: text(fields, 'question'),
+    ...(options === undefined ? {} : { options }),
+    ...(multiSelect === undefined ? {} : { multi_select: multiSelect }),
+  };
+}
+
+/**
+ * What a request asks. An approval needs its reason, questions need their text; a kind this
+ * client does not know is kept as written (the display shows a call waiting for a person).
+ */
+function ask(fields: Fields): RequestAsk {
+  const kind = text(fields, 'kind');
+  if (kind === 'approval') {
+    const shown = detail(fields.detail);
+    return {
+      kind,
+      reason: text(fields, 'reason'),
+      presentation: presentation(fields.presentation) ?? { action: '', remark: '' },
+      arguments: fields.arguments ?? null,
+      ...(shown === undefined ? {} : { detail: shown }),
+    };
+  }
+  if (kind === 'question') return { kind, questions: items(fields, 'questions', question) };
+  return { ...fields, kind } as unknown as RequestAsk;
+}
+
+/** How a request ended; an outcome this client does not know is kept as written. */
+function resolution(fields: Fields): RequestResolution {
+  const outcome = text(fields, 'outcome');
+  switch (outcome) {
+    case 'approved':
+    case 'dismissed':
+    case 'cancelled':
+      return { outcome };
+    case 'denied': {
+      const reason = optionalText(fields, 'reason');
+      return { outcome, ...(reason === undefined ? {} : { reason }) };
+    }
+    case 'answered':
+      return {
+        outcome,
+        answers: items(fields, 'answers', (value): Answer => ({
+          id: text(value, 'id'),
+          answer: strings(value, 'answer'),
+        })),
+      };
+    default:
+      return { ...fields, outcome } as unknown as RequestResolution;
+  }
+}
+
+function requestOpened(fields: Fields): RequestOpenedEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  return {
+    requestId: text(fields, 'requestId'),
+    callId: text(fields, 'callId'),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    toolName: text(fields, 'toolName'),
+    ask: nested(fields, 'ask', ask),
+  };
+}
+
+function requestResolved(fields: Fields): RequestResolvedEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  return {
+    requestId: text(fields, 'requestId'),
+    callId: text(fields, 'callId'),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    resolution: nested(fields, 'resolution', resolution),
+    resolvedBy: text(fields, 'resolvedBy'),
+  };
 }
 
 function preparing(fields: Fields): ToolPreparingEvent {
@@ -152,34 +347,62 @@ function result(fields: Fields): ToolResultEvent {
   };
 }
 
-function known(type: KnownEventType, seq: number, fields: Fields): Event {
+function known(type: KnownEventType, seq: number, time: string, fields: Fields): Event {
+  const at = { seq, time };
   switch (type) {
-    case 'turn.started':
-      return { seq, type, turnId: text(fields, 'turnId'), prompt: text(fields, 'prompt') };
+    case 'session.started':
+      return { ...at, type, ...sessionStarted(fields) };
+    case 'turn.started': {
+      const clientTurnId = optionalText(fields, 'clientTurnId');
+      return {
+        ...at,
+        type,
+        turnId: text(fields, 'turnId'),
+        prompt: text(fields, 'prompt'),
+        ...(clientTurnId === undefined ? {} : { clientTurnId }),
+      };
+    }
     case 'turn.finished': {
       const message = optionalText(fields, 'message');
       return {
-        seq,
+        ...at,
         type,
         turnId: text(fields, 'turnId'),
+        // A reason this client does not know is kept as written.
         reason: text(fields, 'reason') as Extract<Event, { type: 'turn.finished' }>['reason'],
         ...(message === undefined ? {} : { message }),
       };
     }
     case 'step.started':
-      return { seq, type, turnId: text(fields, 'turnId'), step: count(fields, 'step') };
+      return { ...at, type, turnId: text(fields, 'turnId'), step: count(fields, 'step') };
     case 'step.text.delta':
+    case 'step.reasoning.delta':
       return {
-        seq,
+        ...at,
         type,
         turnId: text(fields, 'turnId'),
         step: count(fields, 'step'),
         text: text(fields, 'text'),
       };
+    case 'step.reasoning.end': {
+      const signature = optionalText(fields, 'signature');
+      const redacted = optionalText(fields, 'redacted');
+      return {
+        ...at,
+        type,
+        turnId: text(fields, 'turnId'),
+        step: count(fields, 'step'),
+        ...(signature === undefined ? {} : { signature }),
+        ...(redacted === undefined ? {} : { redacted }),
+      };
+    }
     case 'step.finished': {
       const usage = isObject(fields.usage) ? fields.usage : {};
+      // A stop reason this client does not know is kept as written.
+      const stopReason = optionalText(fields, 'stopReason') as
+        Extract<Event, { type: 'step.finished' }>['stopReason'] | undefined;
       return {
-        seq,
+        ...at,
         type,
         turnId: text(fields, 'turnId'),
         step: count(fields, 'step'),
@@ -188,16 +411,21 @@ function known(type: KnownEventType, seq: number, fields: Fields): Event {
           outputTokens: count(usage, 'outputTokens', 0),
           cacheReadTokens: count(usage, 'cacheReadTokens', 0),
         },
+        ...(stopReason === undefined ? {} : { stopReason }),
       };
     }
     case 'tool.preparing':
-      return { seq, type, ...preparing(fields) };
+      return { ...at, type, ...preparing(fields) };
     case 'tool.start':
-      return { seq, type, ...start(fields) };
+      return { ...at, type, ...start(fields) };
     case 'tool.progress':
-      return { seq, type, ...progress(fields) };
+      return { ...at, type, ...progress(fields) };
     case 'tool.result':
-      return { seq, type, ...result(fields) };
+      return { ...at, type, ...result(fields) };
+    case 'request.opened':
+      return { ...at, type, ...requestOpened(fields) };
+    case 'request.resolved':
+      return { ...at, type, ...requestResolved(fields) };
   }
 }
 
@@ -206,7 +434,8 @@ const knownTypes: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
 /**
  * Reads one decoded JSON value as an event. Fields the client does not know are ignored,
  * an event type it does not know is `unknown` (skipped, never an error), and an event that
- * lacks a field the fold needs is `invalid` with a message naming the field.
+ * lacks a field of its type, or has one of the wrong shape, is `invalid` with a message
+ * naming the field by its whole path (`ask.questions[1].question`).
  */
 export function readEvent(value: unknown): EventReading {
   if (!isObject(value)) {
@@ -234,7 +463,7 @@ export function readEvent(value: unknown): EventReading {
     };
   }
   try {
-    return { kind: 'event', event: known(type as KnownEventType, seq, value) };
+    return { kind: 'event', event: known(type as KnownEventType, seq, time(value), value) };
   } catch (error) {
     if (!(error instanceof FieldError)) throw error;
     return { kind: 'invalid', problem: { seq, message: `\`${type}\` event: ${error.message}` } };
@@ -245,7 +474,7 @@ export function readEvent(value: unknown): EventReading {
 export interface EventLog {
   /** The readable events of known types, in the order of the log. */
   events: Event[];
-  /** Lines that were not JSON or events missing a field the fold needs. */
+  /** Lines that were not JSON, and events missing a field or holding one of the wrong shape. */
   problems: EventProblem[];
   /** How many events had a type this client does not know (newer events are skipped). */
   skipped: number;

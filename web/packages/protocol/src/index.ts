@@ -20,6 +20,7 @@ export {
   type ConversationTree,
   type FoldChange,
   type Phase,
+  type RequestNode,
   type ToolNode,
   type ToolOutcome,
   type TurnItem,

@@ -4,47 +4,28 @@ import {
   fixtureText,
   malformedFixtures,
   recordedFixtures,
+  untilRequest,
 } from '../../../test-support/fixtures';
 import { ConversationFold, foldEvents, type ToolNode } from './tree';
 import type { Event } from './generated';
 
 type Json = Record<string, unknown>;
 
-const TURN_KEYS = ['turnId', 'prompt', 'items', 'finished', 'message'];
-const NODE_KEYS = [
-  'callId',
-  'toolName',
-  'caller',
-  'parentCallId',
-  'phase',
-  'arguments',
-  'presentation',
-  'beforeDetail',
-  'progress',
-  'outcome',
-  'subCalls',
-];
-const OUTCOME_KEYS = ['status', 'errorCode', 'content', 'output', 'detail', 'durationMs'];
-
-function pick(value: Json, keys: string[]): Json {
-  return Object.fromEntries(keys.filter((key) => key in value).map((key) => [key, value[key]]));
-}
-
-/** The runtime's tree, cut down to the fields this client models (a newer runtime may add some). */
+/**
+ * The runtime's tree as JSON, whole: every field it writes must be one this client folds the
+ * same way. The one difference of shape: the runtime leaves out a node's empty `requests`.
+ */
 function runtimeShape(tree: Json): Json {
-  const node = (raw: Json): Json => {
-    const kept = pick(raw, NODE_KEYS);
-    if (kept.outcome) kept.outcome = pick(kept.outcome as Json, OUTCOME_KEYS);
-    kept.subCalls = (kept.subCalls as Json[]).map(node);
-    return kept;
-  };
+  const node = (raw: Json): Json => ({
+    ...raw,
+    requests: raw.requests ?? [],
+    subCalls: (raw.subCalls as Json[]).map(node),
+  });
   return {
-    preparingArguments: tree.preparingArguments,
+    ...tree,
     turns: (tree.turns as Json[]).map((turn) => ({
-      ...pick(turn, TURN_KEYS),
-      items: (turn.items as Json[]).map((item) =>
-        item.type === 'tool' ? { type: 'tool', ...node(item) } : item,
-      ),
+      ...turn,
+      items: (turn.items as Json[]).map((item) => (item.type === 'tool' ? node(item) : item)),
     })),
   };
 }
@@ -96,7 +77,13 @@ describe('snapshots share what an event did not touch', () => {
     const roots = rootCalls(fold);
     const parent = roots[1] as ToolNode;
     const [first, second] = parent.subCalls as [ToolNode, ToolNode];
-    fold.apply({ seq: 10_000, type: 'tool.progress', callId: second.callId, text: 'more\n' });
+    fold.apply({
+      seq: 10_000,
+      time: '',
+      type: 'tool.progress',
+      callId: second.callId,
+      text: 'more\n',
+    });
     const after = fold.tree();
     expect(after).not.toBe(before);
     const newParent = rootCalls(fold)[1] as ToolNode;
@@ -115,6 +102,7 @@ describe('snapshots share what an event did not touch', () => {
     const fold = new ConversationFold();
     fold.apply({
       seq: 1,
+      time: '2026-11-30T17:05:16.123Z',
       type: 'tool.preparing',
       callId: 'c1',
       toolName: 'write',
@@ -124,6 +112,7 @@ describe('snapshots share what an event did not touch', () => {
     for (let i = 0; i < 200; i += 1) {
       const change = fold.apply({
         seq: i + 2,
+        time: '2026-11-30T17:05:16.123Z',
         type: 'tool.preparing',
         callId: 'c1',
         toolName: 'write',
@@ -135,6 +124,7 @@ describe('snapshots share what an event did not touch', () => {
     expect(fold.preparingArguments('c1')).toHaveLength(200);
     const start: Event = {
       seq: 300,
+      time: '2026-11-30T17:05:16.123Z',
       type: 'tool.start',
       callId: 'c1',
       toolName: 'write',
@@ -153,5 +143,63 @@ describe('snapshots share what an event did not touch', () => {
       expect(fold.call(node.callId)).toBe(node);
       node.subCalls.forEach((sub) => expect(sub.parentCallId).toBe(node.callId));
     }
+  });
+});
+
+describe('requests, reasoning and usage', () => {
+  test('a call waits while its request is open and runs again once it is resolved', () => {
+    const { events, opened: request, next } = untilRequest('review', 'bash');
+    const fold = foldEvents(events);
+    const waiting = fold.call(request.callId);
+    expect(waiting?.phase).toBe('waiting');
+    expect(waiting?.requests).toEqual([{ requestId: request.requestId, ask: request.ask }]);
+    expect(request.ask).toMatchObject({ kind: 'approval', reason: 'pushing publishes the work' });
+    fold.apply(next);
+    const resolved = fold.call(request.callId);
+    expect(resolved?.phase).toBe('running');
+    expect(resolved?.requests[0]).toMatchObject({
+      resolution: { outcome: 'approved' },
+      resolvedBy: 'fixture',
+    });
+    // The old snapshot still shows the wait.
+    expect(waiting?.phase).toBe('waiting');
+  });
+
+  test('a request for a call the log never started changes nothing', () => {
+    const fold = new ConversationFold();
+    const change = fold.apply({
+      seq: 1,
+      time: '',
+      type: 'request.opened',
+      requestId: 'r',
+      callId: 'nowhere',
+      toolName: 'bash',
+      ask: { kind: 'question', questions: [] },
+    });
+    expect(change).toEqual({ tree: false });
+  });
+
+  test('reasoning is its own item beside the text of the same step; usage sums per turn', () => {
+    const at = { time: '2026-11-30T17:05:16.123Z', turnId: 't' };
+    const usage = { inputTokens: 10, outputTokens: 4, cacheReadTokens: 2 };
+    const fold = foldEvents([
+      { ...at, seq: 1, type: 'turn.started', prompt: 'Go.' },
+      { ...at, seq: 2, type: 'step.reasoning.delta', step: 1, text: 'Let me ' },
+      { ...at, seq: 3, type: 'step.reasoning.delta', step: 1, text: 'think.' },
+      { ...at, seq: 4, type: 'step.reasoning.end', step: 1 },
+      { ...at, seq: 5, type: 'step.text.delta', step: 1, text: 'Done.' },
+      { ...at, seq: 6, type: 'step.finished', step: 1, usage, stopReason: 'end_turn' },
+      { ...at, seq: 7, type: 'step.reasoning.delta', step: 2, text: 'Again.' },
+      { ...at, seq: 8, type: 'step.finished', step: 2, usage },
+      { ...at, seq: 9, type: 'turn.finished', reason: 'max_tokens' },
+    ]);
+    const [turn] = fold.tree().turns;
+    expect(turn?.items).toEqual([
+      { type: 'reasoning', step: 1, text: 'Let me think.' },
+      { type: 'text', step: 1, text: 'Done.' },
+      { type: 'reasoning', step: 2, text: 'Again.' },
+    ]);
+    expect(turn?.usage).toEqual({ inputTokens: 20, outputTokens: 8, cacheReadTokens: 4 });
+    expect(turn?.finished).toBe('max_tokens');
   });
 });

@@ -7,12 +7,32 @@ import type {
   ErrorCode,
   Event,
   FinishReason,
+  RequestAsk,
+  RequestOpenedEvent,
+  RequestResolution,
+  RequestResolvedEvent,
   ToolResultEvent,
   ToolStartEvent,
+  Usage,
 } from './generated';
 
-/** Where a call is in its life: arguments streaming, dispatched and running, or ended. */
-export type Phase = 'preparing' | 'running' | 'done';
+/**
+ * Where a call is in its life: arguments streaming, dispatched and running, dispatched and
+ * waiting for a person to answer a request (an approval, questions), or ended.
+ */
+export type Phase = 'preparing' | 'running' | 'waiting' | 'done';
+
+/** A request a call opened, and how it ended once it did. */
+export interface RequestNode {
+  /** The request's id, which an answer names. */
+  readonly requestId: string;
+  /** What is asked. */
+  readonly ask: RequestAsk;
+  /** How it ended; absent while it waits for an answer. */
+  readonly resolution?: RequestResolution;
+  /** Who ended it (`runtime` for a cancellation, else the answering host's name). */
+  readonly resolvedBy?: string;
+}
 
 /** How a finished call ended, as its `tool.result` recorded it. */
 export interface ToolOutcome {
@@ -56,6 +76,8 @@ export interface ToolNode {
   readonly progress: string;
   /** How the call ended, once it did. */
   readonly outcome?: ToolOutcome;
+  /** The requests the call opened, in order (the last may still wait for an answer). */
+  readonly requests: readonly RequestNode[];
   /** Calls made by this call's code, in order. */
   readonly subCalls: readonly ToolNode[];
 }
@@ -63,6 +85,7 @@ export interface ToolNode {
 /** One item of a turn, in the order it happened. */
 export type TurnItem =
   | { readonly type: 'text'; readonly step: number; readonly text: string }
+  | { readonly type: 'reasoning'; readonly step: number; readonly text: string }
   | { readonly type: 'tool'; readonly node: ToolNode };
 
 /** One turn: a user prompt and what followed. */
@@ -71,12 +94,14 @@ export interface TurnNode {
   readonly turnId: string;
   /** The user's prompt. */
   readonly prompt: string;
-  /** Assistant text and root calls, in order. */
+  /** Assistant text, reasoning and root calls, in order. */
   readonly items: readonly TurnItem[];
   /** Why the turn ended, once it did. */
   readonly finished?: FinishReason;
   /** The message of a turn that ended in error. */
   readonly message?: string;
+  /** Tokens used by the turn's steps so far. */
+  readonly usage: Usage;
 }
 
 /** The conversation as the client renders it. */
@@ -107,7 +132,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * `qilin_agent::ConversationTree` (its output for the recorded fixtures is checked against
  * the runtime's): a call is placed under its `parentCallId` when that call is known, else
  * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
- * a result with no start still makes a node.
+ * a result with no start still makes a node; `request.opened` makes its call wait and
+ * `request.resolved` sets a waiting call running again; each turn sums its steps' usage.
  *
  * Snapshots are immutable and share every node an event did not touch. Objects created while
  * folding a batch are changed in place until the batch is published, so folding a whole log
@@ -164,9 +190,7 @@ export class ConversationFold {
   private fold(event: Event): FoldChange {
     switch (event.type) {
       case 'turn.started':
-        this.writableTurns().push(
-          this.draft({ turnId: event.turnId, prompt: event.prompt, items: [] }),
-        );
+        this.writableTurns().push(this.draft(newTurn(event.turnId, event.prompt)));
         return { tree: true };
       case 'turn.finished': {
         const last = this.turns.length - 1;
@@ -177,12 +201,29 @@ export class ConversationFold {
         else turn.message = event.message;
         return { tree: true };
       }
+      case 'session.started':
       case 'step.started':
-      case 'step.finished':
+      case 'step.reasoning.end':
         return { tree: false };
-      case 'step.text.delta':
-        this.pushText(event.step, event.text);
+      case 'step.finished': {
+        const turn = this.writableTurn(this.currentTurn());
+        turn.usage = {
+          inputTokens: turn.usage.inputTokens + event.usage.inputTokens,
+          outputTokens: turn.usage.outputTokens + event.usage.outputTokens,
+          cacheReadTokens: turn.usage.cacheReadTokens + event.usage.cacheReadTokens,
+        };
         return { tree: true };
+      }
+      case 'step.text.delta':
+        this.pushText('text', event.step, event.text);
+        return { tree: true };
+      case 'step.reasoning.delta':
+        this.pushText('reasoning', event.step, event.text);
+        return { tree: true };
+      case 'request.opened':
+        return { tree: this.open(event) };
+      case 'request.resolved':
+        return { tree: this.resolve(event) };
       case 'tool.preparing': {
         let tree = false;
         if (!this.index.has(event.callId)) {
@@ -254,15 +295,42 @@ export class ConversationFold {
     return wasPreparing ? { preparing: event.callId } : {};
   }
 
-  private pushText(step: number, text: string): void {
+  /** A waiting call: its phase, and the request appended to its requests. */
+  private open(event: RequestOpenedEvent): boolean {
+    const path = this.index.get(event.callId);
+    if (path === undefined) return false;
+    this.update(path, (node) => {
+      node.phase = 'waiting';
+      node.requests = [...node.requests, { requestId: event.requestId, ask: event.ask }];
+    });
+    return true;
+  }
+
+  /** The request's answer recorded; a waiting call runs again. */
+  private resolve(event: RequestResolvedEvent): boolean {
+    const path = this.index.get(event.callId);
+    if (path === undefined) return false;
+    this.update(path, (node) => {
+      node.requests = node.requests.map((request) =>
+        request.requestId === event.requestId
+          ? { ...request, resolution: event.resolution, resolvedBy: event.resolvedBy }
+          : request,
+      );
+      if (node.phase === 'waiting') node.phase = 'running';
+    });
+    return true;
+  }
+
+  /** Appends streamed text or reasoning to the last item of the same kind and step. */
+  private pushText(type: 'text' | 'reasoning', step: number, text: string): void {
     const turn = this.writableTurn(this.currentTurn());
     const items = turn.items as TurnItem[];
     const last = items[items.length - 1];
-    if (last?.type === 'text' && last.step === step) {
-      items[items.length - 1] = { type: 'text', step, text: last.text + text };
+    if (last?.type === type && last.step === step) {
+      items[items.length - 1] = { type, step, text: last.text + text };
       return;
     }
-    items.push({ type: 'text', step, text });
+    items.push({ type, step, text });
   }
 
   /** Places a new node under its parent when the parent is known, else as a root call. */
@@ -289,7 +357,7 @@ export class ConversationFold {
   /** The index of the turn events belong to; a log that starts mid-turn gets an unnamed one. */
   private currentTurn(): number {
     if (this.turns.length === 0) {
-      this.writableTurns().push(this.draft({ turnId: '', prompt: '', items: [] }));
+      this.writableTurns().push(this.draft(newTurn('', '')));
     }
     return this.turns.length - 1;
   }
@@ -347,6 +415,15 @@ export class ConversationFold {
   }
 }
 
+function newTurn(turnId: string, prompt: string): TurnNode {
+  return {
+    turnId,
+    prompt,
+    items: [],
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0 },
+  };
+}
+
 function newNode(
   callId: string,
   toolName: string,
@@ -360,6 +437,7 @@ function newNode(
     ...(parentCallId === undefined ? {} : { parentCallId }),
     phase: 'preparing',
     progress: '',
+    requests: [],
     subCalls: [],
   };
 }

@@ -1,9 +1,10 @@
 import { useT } from '@qilin-agent/i18n';
 
 /** What a call's row shows about its life: in flight, or how it ended. */
-export type CallState = 'preparing' | 'running' | 'ok' | 'error' | 'denied' | 'interrupted';
+export type CallState =
+  'preparing' | 'running' | 'waiting' | 'ok' | 'error' | 'denied' | 'interrupted';
 
-/** True for a call still in flight (its row shimmers). */
+/** True for a call still in flight (its row shimmers); a call waiting for a person is still. */
 export function isInFlight(state: CallState): boolean {
   return state === 'preparing' || state === 'running';
 }

@@ -1,6 +1,6 @@
 import type { Message } from '@qilin-agent/i18n';
 import { message } from '@qilin-agent/i18n';
-import type { ContentBlock } from '@qilin-agent/protocol';
+import type { ContentBlock, RequestNode } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import type { ResultBlock, ToolCallViewProps } from '../slots';
 
@@ -18,6 +18,8 @@ export interface CardInput {
   readonly result?: ResultBlock;
   /** The `run_code` call that made it. */
   readonly parentCallId?: string;
+  /** The request the call waits on, while a person has not answered it. */
+  readonly pending?: RequestNode;
   /** The session's working folder. */
   readonly cwd?: string;
   /** The user's home folder. */
@@ -33,15 +35,16 @@ export function cardInput(props: ToolCallViewProps): CardInput {
     arguments: props.start.arguments,
     progress: props.start.progress,
     parentCallId: props.start.parentCallId,
+    ...(props.start.pending === undefined ? {} : { pending: props.start.pending }),
     ...(props.phase === 'result' ? { result: props.result } : {}),
   };
 }
 
 /** The state a call's row shows, from its frozen data only. */
-export function callState(input: Pick<CardInput, 'phase' | 'result'>): CallState {
+export function callState(input: Pick<CardInput, 'phase' | 'result' | 'pending'>): CallState {
   if (input.phase === 'preparing') return 'preparing';
   const result = input.result;
-  if (result === undefined) return 'running';
+  if (result === undefined) return input.pending === undefined ? 'running' : 'waiting';
   if (result.status === 'interrupted' || result.errorCode === 'INTERRUPTED') return 'interrupted';
   if (result.status === 'denied') return 'denied';
   if (result.status === 'ok') return 'ok';

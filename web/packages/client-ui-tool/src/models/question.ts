@@ -50,7 +50,8 @@ function questionsOf(value: unknown): QuestionRow[] {
 }
 
 /**
- * The question card: each question with its answer, paired by the question's stable id. A
+ * The question card: each question with its answer, paired by the question's stable id (while
+ * the call waits for them, the questions are in the request's note under the card). A
  * question that was dismissed or interrupted shows its verdict and the questions, never an
  * invented answer. Answers that do not pair one to one with the questions fall back to the
  * generic card.
@@ -68,7 +69,9 @@ export function questionModel(input: CardInput): QuestionModel | GenericModel {
         ? { summary: clip(first.question, 100) }
         : { count: questions.length }),
     };
-    if (input.result === undefined) return { ...base, rows: questions };
+    // While the call waits for answers, the request's note under the card lists the questions.
+    if (input.result === undefined)
+      return input.pending === undefined ? { ...base, rows: questions } : base;
     if (state === 'interrupted')
       return { ...base, rows: questions, verdict: message('question.notAnswered') };
     if (state !== 'ok') return { ...base, body: plainBody(input) };

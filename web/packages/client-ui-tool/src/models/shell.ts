@@ -7,7 +7,12 @@ import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
 /** What the expanded shell card shows. */
 export type ShellBody =
-  | { readonly kind: 'terminal'; readonly command: string; readonly output: string }
+  | {
+      readonly kind: 'terminal';
+      readonly command: string;
+      /** The output so far; absent for a command that waits for approval and has not run. */
+      readonly output?: string;
+    }
   | { readonly kind: 'receipt'; readonly command: string; readonly cwd: string }
   | PlainBody;
 
@@ -65,7 +70,11 @@ export function shellModel(input: CardInput): ShellModel | GenericModel {
     const { command, background } = commandArguments(input.arguments);
     const base = { kind: 'shell' as const, state, summary: firstLine(command), background };
     if (input.result === undefined) {
-      return { ...base, body: { kind: 'terminal', command, output: input.progress ?? '' } };
+      const notRun = input.pending !== undefined && !input.progress;
+      return {
+        ...base,
+        body: { kind: 'terminal', command, ...(notRun ? {} : { output: input.progress ?? '' }) },
+      };
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
     const output = new Fields(input.result.output, 'output');

@@ -1,5 +1,5 @@
 import { useT } from '@qilin-agent/i18n';
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { RequestNode, ToolNode } from '@qilin-agent/protocol';
 import { useSlotView } from '@qilin-agent/slots';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 import {
@@ -24,6 +24,7 @@ import {
 } from '../slots';
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
 import { GenericToolView } from '../views/builtin';
+import { RequestNotes } from '../views/request';
 
 /** The props of [`ToolCallTree`]. */
 export interface ToolCallTreeProps {
@@ -77,6 +78,11 @@ class CardBoundary extends Component<
   }
 }
 
+/** The last request of a call that has no answer yet. */
+function openRequest(requests: readonly RequestNode[]): RequestNode | undefined {
+  return requests.findLast((request) => request.resolution === undefined);
+}
+
 /** A view's props from a node, rebuilt only when the call's own data changed. */
 function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
   const {
@@ -89,16 +95,20 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     beforeDetail,
     progress,
     outcome,
+    requests,
   } = node;
   const args = node.arguments;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallViewProps => {
     const base = { ...host, callId, toolName };
     if (phase === 'preparing') return { ...base, phase: 'preparing' };
+    const pending = phase === 'waiting' ? openRequest(requests) : undefined;
     const start: StartBlock = {
       arguments: args,
       caller,
       progress,
+      requests,
+      ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
       ...(presentation === undefined ? {} : { presentation }),
       ...(beforeDetail === undefined ? {} : { beforeDetail }),
@@ -117,6 +127,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     beforeDetail,
     progress,
     outcome,
+    requests,
     args,
     subCallCount,
   ]);
@@ -164,6 +175,10 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
             registration for this tool, memoised once per registered component (memoView). */}
         <View {...viewProps} />
       </CardBoundary>
+      <RequestNotes
+        requests={node.requests}
+        pending={viewProps.phase === 'preparing' ? undefined : viewProps.start.pending}
+      />
       {node.subCalls.length > 0 && (
         <ol
           className="qt-call__children"
@@ -181,7 +196,8 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
 /**
  * One root call and every call under it, each rendered through the `tool.call.toolview` slot
  * by its wire tool name (the generic card when no view is registered; the denial card first
- * for a call the review policy refused). Every call's wrapper carries
+ * for a call the review policy refused), with notes under the card about the requests the call
+ * opened (the wait for a person's approval or answers). Every call's wrapper carries
  * `data-chat-anchor-key="call:<id>"` and `data-chat-call-id`.
  *
  * Host data comes from the props, then from the slot's shared `tool.host`. Pass stable

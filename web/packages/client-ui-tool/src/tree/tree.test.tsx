@@ -9,6 +9,7 @@ import {
   fixtureEvents,
   malformedFixtures,
   recordedFixtures,
+  untilRequest,
 } from '../../../../test-support/fixtures';
 import { registerBuiltinToolViews, BUILTIN_TOOL_VIEWS } from '../register';
 import { TOOL_VIEW_SLOT, type ToolCallViewProps } from '../slots';
@@ -413,5 +414,45 @@ describe('the tree', () => {
     fireEvent.click(screen.getAllByRole('button', { name: /待办/ })[1] as HTMLElement);
     expect(screen.getByText('新增')).toBeInTheDocument();
     expect(screen.getByText('已移除')).toBeInTheDocument();
+  });
+});
+
+describe('a call waiting for a person', () => {
+  test('an approval: the row waits, the note gives the reason, then says who approved', () => {
+    const { events, next: resolution } = untilRequest('review', 'bash');
+    const store = new ConversationStore(events);
+    renderSession(store);
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'Waiting for approval · pushing publishes the work',
+    );
+    expect(screen.getAllByRole('img', { name: 'Waiting for you' })).toHaveLength(1);
+    act(() => store.apply(resolution));
+    expect(screen.queryByRole('status')).toBeNull();
+    expect(screen.queryAllByRole('img', { name: 'Waiting for you' })).toHaveLength(0);
+    expect(screen.getByText('Approved by fixture')).toBeInTheDocument();
+  });
+
+  test('questions: listed while waiting, in either language; the card pairs the answers after', () => {
+    const { events } = untilRequest('tasks', 'question');
+    const view = renderSession(new ConversationStore(events), { locale: 'zh-CN' });
+    const status = screen.getByRole('status');
+    expect(status).toHaveTextContent('等待你的回答');
+    expect(
+      within(status)
+        .getAllByRole('listitem')
+        .map((item) => item.textContent),
+    ).toEqual([
+      'Which version are the notes for? 选项：1.4.0 / 2.0.0',
+      'When should they be published?',
+      'Which kinds of change should be listed? 选项：features / fixes / internal · 可多选',
+    ]);
+    // While waiting the card does not repeat the questions in its own details.
+    expect(screen.queryByRole('button', { name: /提问/ })).toBeNull();
+    view.unmount();
+    const { container } = renderSession(new ConversationStore(fixtureEvents('tasks')));
+    expect(screen.queryByRole('status')).toBeNull();
+    const card = container.querySelector('[data-chat-call-id="call_7"]') as HTMLElement;
+    fireEvent.click(within(card).getByRole('button', { name: /3 questions/ }));
+    expect(within(card).getByText('features, fixes')).toBeInTheDocument();
   });
 });

@@ -90,7 +90,9 @@ export function ShellView(props: ToolCallViewProps) {
             <span aria-hidden="true">$ </span>
             {body.command}
           </pre>
-          <TerminalOutput text={body.output} label={model.summary ?? title} />
+          {body.output !== undefined && (
+            <TerminalOutput text={body.output} label={model.summary ?? title} />
+          )}
         </>
       )}
       {body?.kind === 'receipt' && (
