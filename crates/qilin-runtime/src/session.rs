@@ -9,10 +9,11 @@ use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
-    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
+    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, RequestResolution,
+    SessionContext, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
-use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt};
+use qilin_skill::{Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, assemble_prompt_in};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services, Session,
@@ -43,6 +44,8 @@ pub enum AgentSource {
     File(PathBuf),
     /// An agent already loaded.
     Loaded(Box<AgentFile>),
+    /// An agent built into Qilin, by name (see [`crate::builtin_agent`]).
+    Builtin(String),
 }
 
 /// Which model a session talks to.
@@ -64,6 +67,7 @@ pub enum ModelChoice {
 pub(crate) struct Resumed {
     pub(crate) id: String,
     pub(crate) agent_hash: Option<String>,
+    pub(crate) context: Option<SessionContext>,
     pub(crate) events: Vec<Event>,
 }
 
@@ -80,6 +84,7 @@ pub struct SessionBuilder {
     id: Option<String>,
     services: Services,
     resumed: Option<Resumed>,
+    project_context: bool,
 }
 
 impl SessionBuilder {
@@ -96,6 +101,7 @@ impl SessionBuilder {
             id: None,
             services: qilin_tools::session_services(),
             resumed: None,
+            project_context: true,
         }
     }
 
@@ -108,6 +114,20 @@ impl SessionBuilder {
     /// An agent already loaded.
     pub fn agent(mut self, agent: AgentFile) -> Self {
         self.agent = Some(AgentSource::Loaded(Box::new(agent)));
+        self
+    }
+
+    /// The agent built into Qilin named `name` (`coder`, [`crate::DEFAULT_AGENT`]).
+    pub fn builtin_agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(AgentSource::Builtin(name.into()));
+        self
+    }
+
+    /// Whether the system prompt carries the project context — the environment (workspace,
+    /// OS, shell, date, git branch) and the memory files (`AGENTS.md`, `CLAUDE.md`) — read when
+    /// the session begins (on by default). A resumed session keeps what its start recorded.
+    pub fn project_context(mut self, on: bool) -> Self {
+        self.project_context = on;
         self
     }
 
@@ -181,6 +201,7 @@ impl SessionBuilder {
         let skills = Arc::new(found.skills.clone());
         let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
+        let builtin = matches!(self.agent, Some(AgentSource::Builtin(_)));
         let agent = match self.agent {
             Some(AgentSource::File(path)) => {
                 let checking =
@@ -190,6 +211,20 @@ impl SessionBuilder {
                 loaded.value
             }
             Some(AgentSource::Loaded(agent)) => *agent,
+            Some(AgentSource::Builtin(name)) => {
+                let text = crate::builtin_agent(&name).ok_or_else(|| {
+                    RuntimeError::Model(format!(
+                        "no built-in agent is named `{name}`; the built-in agents are: {}",
+                        crate::builtin_agents().collect::<Vec<_>>().join(", ")
+                    ))
+                })?;
+                let checking =
+                    full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                let path = crate::builtin::builtin_agent_path(&name);
+                let loaded = AgentFile::from_text(&path, text, &skills, &checking)?;
+                diagnostics.extend(loaded.warnings);
+                loaded.value
+            }
             None => {
                 return Err(RuntimeError::Model(
                     "the session has no agent: give it an agent file".to_string(),
@@ -210,7 +245,14 @@ impl SessionBuilder {
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
         let registry = agent_registry(&agent, &skills, code_mode)?;
-        let prompt = assemble_prompt(&agent, &skills, &registry).map_err(RuntimeError::Prompt)?;
+        let context = match &self.resumed {
+            Some(resumed) => resumed.context.clone(),
+            None => self
+                .project_context
+                .then(|| crate::project_context(&workspace)),
+        };
+        let prompt = assemble_prompt_in(&agent, &skills, &registry, context.as_ref())
+            .map_err(RuntimeError::Prompt)?;
         notes.extend(prompt.catalog.note());
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
@@ -251,9 +293,12 @@ impl SessionBuilder {
             prompt.tools.iter().map(|tool| tool.name.clone()),
             code_tools,
         );
-        let agent_hash = std::fs::read(&agent.path)
-            .ok()
-            .map(|bytes| hex(&Sha256::digest(&bytes)));
+        let agent_hash = match builtin {
+            true => None,
+            false => std::fs::read(&agent.path)
+                .ok()
+                .map(|bytes| hex(&Sha256::digest(&bytes))),
+        };
         let store = Arc::clone(self.runtime.store());
 
         let id = match (&self.resumed, self.id) {
@@ -271,11 +316,13 @@ impl SessionBuilder {
             protocol_version: PROTOCOL_VERSION,
             agent: AgentInfo {
                 name: agent.name.clone(),
-                file: Some(agent.path.display().to_string()),
+                file: (!builtin).then(|| agent.path.display().to_string()),
                 file_hash: agent_hash.clone(),
+                builtin,
             },
             model: model_label,
             workspace: workspace.display().to_string(),
+            context,
         };
         let requests = match self.attended {
             true => Requests::attended(),
@@ -311,6 +358,15 @@ impl SessionBuilder {
             .requests()
             .continue_after(stored.iter().filter_map(|event| match &event.body {
                 EventBody::RequestOpened(opened) => Some(opened.request_id.clone()),
+                _ => None,
+            }));
+        session
+            .requests()
+            .restore_grants(stored.iter().filter_map(|event| match &event.body {
+                EventBody::RequestResolved(resolved) => match &resolved.resolution {
+                    RequestResolution::ApprovedForSession { grant } => Some(grant.clone()),
+                    _ => None,
+                },
                 _ => None,
             }));
         let client_turns = stored

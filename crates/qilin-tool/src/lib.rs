@@ -34,7 +34,9 @@ pub use events::{EventLog, now};
 pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
 pub use qilin_tool_macros::Tool;
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
-pub use requests::{RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall};
+pub use requests::{
+    RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, grant_covers,
+};
 pub use review::{
     AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
     RulePolicy, Verdict,
