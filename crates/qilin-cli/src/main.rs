@@ -2,17 +2,25 @@
 
 mod asking;
 mod commands;
+mod config;
+mod input;
 mod render;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Qilin: an agent runtime where every capability is a tool, reached directly or from code.
+///
+/// With no command, `qilin` opens a conversation in the current folder with the built-in coder
+/// agent; `qilin "PROMPT"` runs one turn. The model is `--model`, else `QILIN_MODEL`, else the
+/// `model` of the config file (`qilin config` shows it).
 #[derive(Parser)]
-#[command(name = "qilin", version, about)]
+#[command(name = "qilin", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: commands::run::RunArgs,
 }
 
 /// Counts every allocation so a code-mode worker (`qilin subprocess`) can cap its memory.
@@ -54,6 +62,8 @@ enum Command {
     Agent(commands::agent::AgentCommand),
     /// Lint tools, skills and agent files: both entries of every tool complete and in step.
     Check(commands::check::CheckArgs),
+    /// Show where the configuration is read from and the default model it gives.
+    Config,
 }
 
 /// Sends the libraries' traces to standard error when `QILIN_LOG` asks for them (a filter such
@@ -76,7 +86,10 @@ fn trace_to_stderr() {
 fn main() -> ExitCode {
     trace_to_stderr();
     let cli = Cli::parse();
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return report(commands::run::run(cli.run));
+    };
+    let result = match command {
         Command::Run(args) => commands::run::run(args),
         Command::Sessions(command) => commands::sessions::run(command),
         Command::Demo(args) => commands::demo::run(args),
@@ -89,7 +102,13 @@ fn main() -> ExitCode {
         Command::Skills(command) => commands::skills::run(command),
         Command::Agent(command) => commands::agent::run(command),
         Command::Check(args) => commands::check::run(args),
+        Command::Config => config::show(),
     };
+    report(result)
+}
+
+/// The exit status of a command, its error printed once on standard error.
+fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -49,6 +49,7 @@ pub enum AgentSource {
 }
 
 /// Which model a session talks to.
+#[derive(Clone)]
 pub enum ModelChoice {
     /// `openai:NAME`, `anthropic:NAME` or `scripted:FILE`.
     Spec(String),
@@ -77,6 +78,7 @@ pub struct SessionBuilder {
     workspace: PathBuf,
     agent: Option<AgentSource>,
     model: Option<ModelChoice>,
+    default_model: Option<ModelChoice>,
     skill_dirs: Vec<PathBuf>,
     attended: bool,
     call_timeout: Option<Duration>,
@@ -94,6 +96,7 @@ impl SessionBuilder {
             workspace,
             agent: None,
             model: None,
+            default_model: None,
             skill_dirs: Vec::new(),
             attended: false,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
@@ -128,6 +131,13 @@ impl SessionBuilder {
     /// the session begins (on by default). A resumed session keeps what its start recorded.
     pub fn project_context(mut self, on: bool) -> Self {
         self.project_context = on;
+        self
+    }
+
+    /// The model used when neither [`SessionBuilder::model`] nor the agent file names one (the
+    /// user's configured default).
+    pub fn default_model(mut self, model: ModelChoice) -> Self {
+        self.default_model = Some(model);
         self
     }
 
@@ -271,9 +281,18 @@ impl SessionBuilder {
                 label,
             }) => (provider, model, label),
             Some(ModelChoice::Spec(spec)) => select(&spec)?,
-            None => match &agent.model {
-                Some(spec) => select(spec)?,
-                None => {
+            None => match (&agent.model, self.default_model) {
+                (Some(spec), _) => select(spec)?,
+                (None, Some(ModelChoice::Spec(spec))) => select(&spec)?,
+                (
+                    None,
+                    Some(ModelChoice::Provider {
+                        provider,
+                        model,
+                        label,
+                    }),
+                ) => (provider, model, label),
+                (None, None) => {
                     return Err(RuntimeError::Model(format!(
                         "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE, or add `model:` to the agent file",
                         agent.path.display()

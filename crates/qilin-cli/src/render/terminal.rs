@@ -129,6 +129,25 @@ impl TerminalRenderer {
         }
     }
 
+    /// The tokens every turn shown so far used: `/cost`.
+    pub fn conversation_summary(&self) -> String {
+        let usage = &self.total;
+        let mut summary = format!(
+            "this conversation: {} tokens in",
+            thousands(usage.input_tokens)
+        );
+        if usage.cache_read_tokens > 0 {
+            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+        }
+        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+        summary
+    }
+
+    /// The style lines are drawn in.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
     /// The columns a line may take: the terminal's when live, unlimited when piped.
     pub fn columns(&self) -> Option<usize> {
         self.style.live.then(|| self.size.get().0)
@@ -431,7 +450,7 @@ impl TerminalRenderer {
         let detail_lines = match &result.detail {
             Some(detail) => self.detail_lines(detail, result.status),
             None if result.status != CallStatus::Ok => self
-                .first_lines(&error_text(&result.content))
+                .wrapped_lines(&error_text(&result.content), depth + 1)
                 .into_iter()
                 .map(|l| self.style.red(&l))
                 .collect(),
@@ -527,6 +546,25 @@ impl TerminalRenderer {
             Some(columns) => truncate(line, columns.saturating_sub(4).max(10)),
             None => line.to_string(),
         }
+    }
+
+    /// A message's first lines, wrapped (not cut) to the terminal's width under an indent of
+    /// `depth`.
+    fn wrapped_lines(&self, text: &str, depth: usize) -> Vec<String> {
+        let all: Vec<&str> = text.lines().collect();
+        let mut lines = Vec::new();
+        for line in all.iter().take(DETAIL_LINES) {
+            match self.columns() {
+                Some(columns) => {
+                    lines.extend(wrap(line, columns.saturating_sub(depth * 2 + 1), ""))
+                }
+                None => lines.push(line.to_string()),
+            }
+        }
+        if all.len() > DETAIL_LINES {
+            lines.push(format!("… {} more lines", all.len() - DETAIL_LINES));
+        }
+        lines
     }
 
     fn first_lines(&self, text: &str) -> Vec<String> {
