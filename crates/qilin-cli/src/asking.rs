@@ -4,13 +4,14 @@
 //! allow for the session, deny, deny with a message. Ctrl-C or Esc denies and interrupts the
 //! turn; at a question it ends the whole question.
 
+use crate::input::PlainPrompt;
 use crate::render::{TerminalRenderer, visible};
 use qilin_protocol::{
     Answer, CallPresentation, CallStatus, Detail, Question, RequestAsk, RequestOpenedEvent,
     SessionGrant,
 };
 use qilin_tool::RequestReply;
-use reedline::{DefaultPrompt, DefaultPromptSegment, Reedline, Signal};
+use reedline::{Reedline, Signal};
 use std::io::Write;
 use std::sync::Arc;
 use tokio::sync::Mutex;
@@ -320,11 +321,7 @@ enum LineRead {
 /// A line typed after `prompt`, in a line editor of its own (so Ctrl-C is a key, not a signal).
 fn read_line(prompt: &str) -> LineRead {
     let mut editor = Reedline::create();
-    let prompt = DefaultPrompt::new(
-        DefaultPromptSegment::Basic(prompt.to_string()),
-        DefaultPromptSegment::Empty,
-    );
-    match editor.read_line(&prompt) {
+    match editor.read_line(&PlainPrompt(prompt.to_string())) {
         Ok(Signal::Success(line)) => LineRead::Line(line),
         Ok(Signal::CtrlC) => LineRead::Interrupt,
         _ => LineRead::End,

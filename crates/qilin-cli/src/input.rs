@@ -110,6 +110,31 @@ fn joined(line: &str) -> String {
     line.replace("\\\r\n", "\n").replace("\\\n", "\n")
 }
 
+/// A prompt that is exactly its text (an answer's prompt: `number> `).
+pub struct PlainPrompt(pub String);
+
+impl Prompt for PlainPrompt {
+    fn render_prompt_left(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.0)
+    }
+
+    fn render_prompt_right(&self) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn render_prompt_indicator(&self, _mode: PromptEditMode) -> Cow<'_, str> {
+        Cow::Borrowed("")
+    }
+
+    fn render_prompt_multiline_indicator(&self) -> Cow<'_, str> {
+        Cow::Borrowed("  ")
+    }
+
+    fn render_prompt_history_search_indicator(&self, search: PromptHistorySearch) -> Cow<'_, str> {
+        Cow::Owned(format!("(search: {}) ", search.term))
+    }
+}
+
 /// `› ` before the input, two spaces before its further lines.
 struct ConversationPrompt;
 

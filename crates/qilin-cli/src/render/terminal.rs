@@ -520,10 +520,11 @@ impl TerminalRenderer {
                         self.style.red(l)
                     }
                 };
-                self.first_lines(text)
-                    .into_iter()
-                    .map(|l| paint(&l))
-                    .collect()
+                let lines = match status {
+                    CallStatus::Ok => self.first_lines(text),
+                    _ => self.wrapped_lines(text, 1),
+                };
+                lines.into_iter().map(|l| paint(&l)).collect()
             }
             Detail::Code { .. } => Vec::new(),
             Detail::Json { value } => vec![self.style.dim(&self.clip(&value.to_string()))],
