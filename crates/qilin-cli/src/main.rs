@@ -83,8 +83,31 @@ fn trace_to_stderr() {
     }
 }
 
+/// Standard output that cannot be written — a closed pipe (`| head -1`), a full disk — ends
+/// the program quietly (a closed pipe) or with one line saying so, never with a panic.
+fn quiet_on_closed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") {
+            if message.contains("Broken pipe") {
+                std::process::exit(141);
+            }
+            eprintln!("error: cannot write to standard output: {message}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
     trace_to_stderr();
+    quiet_on_closed_output();
     let cli = Cli::parse();
     let Some(command) = cli.command else {
         return report(commands::run::run(cli.run));
@@ -111,6 +134,13 @@ fn main() -> ExitCode {
 fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
+        Err(err)
+            if err
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::from(141)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE

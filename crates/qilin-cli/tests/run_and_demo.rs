@@ -441,3 +441,64 @@ fn a_first_run_without_a_model_says_how_to_set_one_in_three_lines() {
         "{stderr}"
     );
 }
+
+#[test]
+fn closed_or_full_output_and_bad_arguments_end_with_one_clear_line() {
+    // A closed pipe ends quietly; a full disk says so once; neither panics.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["tools", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    if let Ok(full) = std::fs::File::options().write(true).open("/dev/full") {
+        let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+            .args(["tools", "list"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    }
+
+    let output = qilin(&["skills", "list", "--workspace", "/nonexistent/qilin"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("/nonexistent/qilin is not a folder"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = qilin_in(
+        dir.path(),
+        &["   "],
+        &[("QILIN_MODEL", "scripted:none.yaml")],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the prompt is empty"), "{stderr}");
+}
+
+#[test]
+fn the_session_store_is_kept_out_of_git_and_skills_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.yaml");
+    write(&script, "turns:\n  - say: \"Hi.\"\n");
+    let model = format!("scripted:{}", script.display());
+    let output = qilin_in(dir.path(), &["hello"], &[("QILIN_MODEL", &model)]);
+    assert_eq!(output.status.code(), Some(0));
+    let ignore = std::fs::read_to_string(dir.path().join(".qilin/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "qilin.db*"), "{ignore}");
+    assert!(ignore.lines().any(|l| l == "sessions/"), "{ignore}");
+    assert!(!ignore.contains("skills"), "{ignore}");
+}

@@ -125,6 +125,9 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        bail!("the prompt is empty; say what the agent should do");
+    }
     let interactive = !args.json && std::io::stdin().is_terminal();
     let opener = Opener {
         runtime: Runtime::new(open_store(&workspace)?, worker_sandbox()?)

@@ -25,6 +25,18 @@ impl SkillSources {
     /// Discovers the skills, with `fallback` as the workspace when `--workspace` is absent.
     pub fn discover(&self, fallback: &Path) -> Result<SkillDiscovery> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
+        anyhow::ensure!(
+            workspace.is_dir(),
+            "the workspace {} is not a folder; pass --workspace with an existing folder",
+            workspace.display()
+        );
+        for dir in &self.skills {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "the skills folder {} is not a folder",
+                dir.display()
+            );
+        }
         Ok(discover_skills(workspace, &self.skills)?)
     }
 }
