@@ -320,8 +320,12 @@ fn banner(handle: &SessionHandle, style: &Style) -> String {
     )
 }
 
-/// `/sessions`: the workspace's latest sessions, newest first.
-async fn list_sessions(runtime: &Runtime, workspace: &std::path::Path) -> Result<()> {
+/// The latest `limit` sessions of `workspace`, newest first.
+async fn recent_sessions(
+    runtime: &Runtime,
+    workspace: &std::path::Path,
+    limit: usize,
+) -> Result<Vec<qilin_store::SessionInfo>> {
     let workspace = workspace
         .canonicalize()
         .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
@@ -329,11 +333,16 @@ async fn list_sessions(runtime: &Runtime, workspace: &std::path::Path) -> Result
         .store()
         .list_sessions(&qilin_store::SessionQuery {
             workspace: Some(workspace.display().to_string()),
-            limit: 10,
+            limit,
             ..Default::default()
         })
         .await?;
-    for session in page.sessions {
+    Ok(page.sessions)
+}
+
+/// `/sessions`: the workspace's latest sessions, newest first.
+async fn list_sessions(runtime: &Runtime, workspace: &std::path::Path) -> Result<()> {
+    for session in recent_sessions(runtime, workspace, 10).await? {
         eprintln!(
             "{}  {}  {} turns  {}",
             session.id,
@@ -359,18 +368,11 @@ async fn run_turn(handle: &SessionHandle, display: &Display, prompt: &str) -> Re
 
 /// The id of the latest session of `workspace`.
 async fn latest_session(runtime: &Runtime, workspace: &std::path::Path) -> Result<String> {
-    let workspace = workspace
-        .canonicalize()
-        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let page = runtime
-        .store()
-        .list_sessions(&qilin_store::SessionQuery {
-            workspace: Some(workspace.display().to_string()),
-            limit: 1,
-            ..Default::default()
-        })
-        .await?;
-    match page.sessions.into_iter().next() {
+    match recent_sessions(runtime, workspace, 1)
+        .await?
+        .into_iter()
+        .next()
+    {
         Some(session) => Ok(session.id),
         None => bail!(
             "no session to continue in {}; start one with `qilin`",
