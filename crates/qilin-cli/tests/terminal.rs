@@ -104,6 +104,19 @@ impl Terminal {
         }
     }
 
+    /// Waits until the screen satisfies `done` (described as `what`), and returns it.
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = self.rows();
+            if done(&rows) {
+                return rows;
+            }
+            assert!(Instant::now() < deadline, "never {what}:\n{rows}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the conversation's prompt is the last line, and returns the screen.
     fn wait_for_prompt(&self) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -330,4 +343,81 @@ fn the_demo_on_a_terminal_leaves_no_line_behind_at_40_80_and_200_columns() {
             stable(&screen[from..], dir.path())
         );
     }
+}
+
+const GRANT_SCRIPT: &str = r#"
+turns:
+  - say: "Publishing the branch."
+    calls:
+      - tool: bash
+        args: {command: "git push origin main"}
+  - calls:
+      - tool: bash
+        args: {command: "git push origin main --force-with-lease"}
+  - say: "Reading the release notes."
+    calls:
+      - tool: web_fetch
+        args: {url: "http://127.0.0.1:9/notes"}
+  - say: "never reached"
+"#;
+
+#[test]
+fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status();
+    assert!(init.is_ok_and(|s| s.success()), "git init works");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, GRANT_SCRIPT).unwrap();
+    let envs = [
+        ("QILIN_MODEL", format!("scripted:{}", script.display())),
+        (
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        (
+            "QILIN_HISTORY",
+            dir.path().join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 100);
+    terminal.wait_for_prompt();
+    terminal.type_keys("publish it\r");
+    terminal.wait_for("Esc stop");
+    terminal.type_keys("a");
+    terminal.wait_for("✓ allowed for this session");
+
+    // The second push is covered by the grant: it runs without asking; the fetch asks.
+    let asked = terminal.wait_until("a second approval", |s| s.matches("Esc stop").count() == 2);
+    assert_eq!(
+        asked.matches("? Run command git push").count(),
+        1,
+        "asked once:\n{asked}"
+    );
+    assert!(
+        asked.contains("Run command git push origin main --force-with-lease"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("127.0.0.1:9/notes"),
+        "the address shows:\n{asked}"
+    );
+    terminal.type_keys("\x1b");
+    terminal.wait_for("⊘ denied; the turn stops");
+    let stopped = terminal.wait_for("■ interrupted");
+    assert!(!stopped.contains("never reached"), "{stopped}");
+
+    // At the prompt, Ctrl-C clears the line, and twice quits.
+    terminal.wait_for_prompt();
+    terminal.type_keys("a draft");
+    terminal.wait_for("› a draft");
+    terminal.type_keys("\x03");
+    terminal.wait_for("(Ctrl-C again or Ctrl-D to quit)");
+    terminal.type_keys("\x03");
+    assert_eq!(terminal.exit_code(), 0);
 }
