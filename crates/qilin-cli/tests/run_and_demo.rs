@@ -502,3 +502,40 @@ fn the_session_store_is_kept_out_of_git_and_skills_are_not() {
     assert!(ignore.lines().any(|l| l == "sessions/"), "{ignore}");
     assert!(!ignore.contains("skills"), "{ignore}");
 }
+
+#[test]
+fn a_piped_turn_that_stops_early_says_so_on_standard_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path();
+    write(&workspace.join("notes.txt"), "alpha\n");
+    write(
+        &workspace.join("reader.agent"),
+        "name: reader\ninstructions: Read files.\ntools: [read]\nskills:\n  available: []\nlimits:\n  max_steps: 1\n",
+    );
+    write(
+        &workspace.join("loop.yaml"),
+        "turns:\n  - say: \"Reading.\"\n    calls: [{tool: read, args: {path: notes.txt}}]\n  - say: never\n",
+    );
+    let model = format!("scripted:{}", workspace.join("loop.yaml").display());
+    let agent = workspace.join("reader.agent");
+    let output = qilin_in(
+        workspace,
+        &[
+            "--agent",
+            agent.to_str().unwrap(),
+            "--model",
+            &model,
+            "read it",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("Reading."), "{stdout}");
+    assert!(!stdout.contains("step limit"), "{stdout}");
+    assert!(
+        stderr.contains("stopped: the agent reached its step limit") && stderr.contains("1 step"),
+        "{stderr}"
+    );
+}

@@ -149,10 +149,10 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
         eprintln!("Continuing session {}.", handle.id());
     }
 
-    let renderer = Arc::new(Mutex::new(TerminalRenderer::new(
-        Style::detect(),
-        Box::new(std::io::stdout()),
-    )));
+    let renderer = Arc::new(Mutex::new(
+        TerminalRenderer::new(Style::detect(), Box::new(std::io::stdout()))
+            .with_notices(Box::new(std::io::stderr())),
+    ));
     let current = Arc::new(std::sync::Mutex::new(handle.clone()));
     listen_for_interrupts(Arc::clone(&current));
     let display = Display::open(&handle, resuming, args.json, &renderer, interactive);

@@ -85,6 +85,9 @@ pub struct TerminalRenderer {
     style: Style,
     size: Size,
     out: Box<dyn Write + Send>,
+    /// Where a turn's ending and summary go when the output is not a terminal (standard
+    /// error, so a piped answer holds only the answer); `out` when unset.
+    notices: Option<Box<dyn Write + Send>>,
     running: Vec<Running>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
@@ -114,6 +117,7 @@ impl TerminalRenderer {
             style,
             size,
             out,
+            notices: None,
             running: Vec::new(),
             depth: HashMap::new(),
             presentations: HashMap::new(),
@@ -141,6 +145,12 @@ impl TerminalRenderer {
         }
         summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
         summary
+    }
+
+    /// Sends a turn's ending and summary to `notices` when the output is not a terminal.
+    pub fn with_notices(mut self, notices: Box<dyn Write + Send>) -> Self {
+        self.notices = Some(notices);
+        self
     }
 
     /// The style lines are drawn in.
@@ -291,7 +301,16 @@ impl TerminalRenderer {
                 let mut lines: Vec<String> = line.into_iter().collect();
                 lines.push(self.style.dim(&self.turn_summary(&event.time)));
                 self.after_text_block = false;
-                self.permanent(lines);
+                match (&mut self.notices, self.style.live) {
+                    (Some(notices), false) => {
+                        let _ = self.out.flush();
+                        for line in lines {
+                            let _ = writeln!(notices, "{line}");
+                        }
+                        let _ = notices.flush();
+                    }
+                    _ => self.permanent(lines),
+                }
             }
         }
     }
