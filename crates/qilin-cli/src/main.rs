@@ -142,8 +142,49 @@ fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
             ExitCode::from(141)
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("{}", error_line(&err));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error as one line: its causes after it unless the message already says them, and
+/// `error: ` before it unless it is a located diagnostic (`file:line: error: …`) already.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    let located = text
+        .split_once(": error: ")
+        .is_some_and(|(place, _)| place.contains(':') && !place.contains(' '));
+    if located {
+        text
+    } else {
+        format!("error: {text}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn an_error_is_said_once() {
+        let inner = anyhow::anyhow!("bad.agent:2: error: instructions: expected a string");
+        let outer = inner.context("bad.agent:2: error: instructions: expected a string");
+        assert_eq!(
+            error_line(&outer),
+            "bad.agent:2: error: instructions: expected a string"
+        );
+        let chained = anyhow::anyhow!("No such file").context("cannot read x.toml");
+        assert_eq!(
+            error_line(&chained),
+            "error: cannot read x.toml: No such file"
+        );
     }
 }
