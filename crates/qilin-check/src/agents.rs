@@ -41,12 +41,14 @@ fn finding(rule: Rule, diagnostic: &Diagnostic) -> Finding {
 /// Checks the agent file at `path` against the tools and skills it can use.
 pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: &mut Vec<Finding>) {
     match Agent::load(path, skills, registry) {
-        Err(error) => findings.extend(
-            error
-                .diagnostics
-                .iter()
-                .map(|diagnostic| finding(rule_of_error(diagnostic.kind), diagnostic)),
-        ),
+        Err(error) => {
+            findings.extend(error.diagnostics.iter().map(
+                |diagnostic| match diagnostic.is_error() {
+                    true => finding(rule_of_error(diagnostic.kind), diagnostic),
+                    false => finding(Rule::AgentWarning, diagnostic),
+                },
+            ))
+        }
         Ok(loaded) => {
             findings.extend(
                 loaded

@@ -2,17 +2,25 @@
 
 mod asking;
 mod commands;
+mod config;
+mod input;
 mod render;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Qilin: an agent runtime where every capability is a tool, reached directly or from code.
+///
+/// With no command, `qilin` opens a conversation in the current folder with the built-in coder
+/// agent; `qilin "PROMPT"` runs one turn. The model is `--model`, else `QILIN_MODEL`, else the
+/// `model` of the config file (`qilin config` shows it).
 #[derive(Parser)]
-#[command(name = "qilin", version, about)]
+#[command(name = "qilin", version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    run: commands::run::RunArgs,
 }
 
 /// Counts every allocation so a code-mode worker (`qilin subprocess`) can cap its memory.
@@ -58,6 +66,8 @@ enum Command {
     /// tools served over MCP.
     #[command(subcommand)]
     Mcp(commands::mcp::McpCommand),
+    /// Show where the configuration is read from and the default model it gives.
+    Config,
 }
 
 /// Sends the libraries' traces to standard error when `QILIN_LOG` asks for them (a filter such
@@ -77,10 +87,36 @@ fn trace_to_stderr() {
     }
 }
 
+/// Standard output that cannot be written — a closed pipe (`| head -1`), a full disk — ends
+/// the program quietly (a closed pipe) or with one line saying so, never with a panic.
+fn quiet_on_closed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") {
+            if message.contains("Broken pipe") {
+                std::process::exit(141);
+            }
+            eprintln!("error: cannot write to standard output: {message}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
     trace_to_stderr();
+    quiet_on_closed_output();
     let cli = Cli::parse();
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return report(commands::run::run(cli.run));
+    };
+    let result = match command {
         Command::Run(args) => commands::run::run(args),
         Command::Sessions(command) => commands::sessions::run(command),
         Command::Demo(args) => commands::demo::run(args),
@@ -94,12 +130,66 @@ fn main() -> ExitCode {
         Command::Agent(command) => commands::agent::run(command),
         Command::Check(args) => commands::check::run(args),
         Command::Mcp(command) => commands::mcp::run(command),
+        Command::Config => config::show(),
     };
+    report(result)
+}
+
+/// The exit status of a command, its error printed once on standard error.
+fn report(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
+        Err(err)
+            if err
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::from(141)
+        }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("{}", error_line(&err));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error as one line: its causes after it unless the message already says them, and
+/// `error: ` before it unless it is a located diagnostic (`file:line: error: …`) already.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    let located = text
+        .split_once(": error: ")
+        .is_some_and(|(place, _)| place.contains(':') && !place.contains(' '));
+    if located {
+        text
+    } else {
+        format!("error: {text}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn an_error_is_said_once() {
+        let inner = anyhow::anyhow!("bad.agent:2: error: instructions: expected a string");
+        let outer = inner.context("bad.agent:2: error: instructions: expected a string");
+        assert_eq!(
+            error_line(&outer),
+            "bad.agent:2: error: instructions: expected a string"
+        );
+        let chained = anyhow::anyhow!("No such file").context("cannot read x.toml");
+        assert_eq!(
+            error_line(&chained),
+            "error: cannot read x.toml: No such file"
+        );
     }
 }

@@ -10,6 +10,8 @@ fn qilin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(args)
         .env("NO_COLOR", "1")
+        .env("QILIN_CONFIG", "/nonexistent/qilin-config.toml")
+        .env_remove("QILIN_MODEL")
         .output()
         .expect("the qilin binary runs")
 }
@@ -180,6 +182,8 @@ fn run_records_the_session_and_reports_a_failed_turn_by_its_exit_status() {
         "run",
         "--agent",
         agent.to_str().unwrap(),
+        "--workspace",
+        agent.parent().unwrap().to_str().unwrap(),
         "--model",
         &model,
         "--json",
@@ -236,7 +240,14 @@ fn run_without_a_model_says_how_to_name_one() {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("a.agent");
     write(&agent, "name: a\ninstructions: Hi.\ntools: [read]\n");
-    let output = qilin(&["run", "--agent", agent.to_str().unwrap(), "hello"]);
+    let output = qilin(&[
+        "run",
+        "--agent",
+        agent.to_str().unwrap(),
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "hello",
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -265,6 +276,8 @@ fn run_reads_the_prompt_from_piped_input_when_none_is_given() {
             "run",
             "--agent",
             agent.to_str().unwrap(),
+            "--workspace",
+            agent.parent().unwrap().to_str().unwrap(),
             "--model",
             &model,
             "--json",
@@ -306,6 +319,8 @@ fn a_session_continues_in_a_later_run_with_the_same_history() {
         "run",
         "--agent",
         agent.to_str().unwrap(),
+        "--workspace",
+        agent.parent().unwrap().to_str().unwrap(),
         "--model",
         &model,
         "--json",
@@ -358,4 +373,199 @@ fn a_session_continues_in_a_later_run_with_the_same_history() {
     let sessions: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
     assert_eq!(sessions.as_array().unwrap().len(), 1);
     assert_eq!(sessions[0]["turns"], 2);
+}
+
+/// `qilin` alone, in a folder, with no agent file and no configuration file.
+fn qilin_in(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("QILIN_CONFIG", dir.join("no-config.toml"))
+        .env_remove("QILIN_MODEL")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("the qilin binary runs")
+}
+
+#[test]
+fn qilin_with_a_prompt_runs_the_built_in_coder_in_the_current_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(
+        &repo.join("AGENTS.md"),
+        "Run `make check` before you finish.\n",
+    );
+    let script = dir.path().join("s.yaml");
+    write(&script, "turns:\n  - say: \"Hello from the coder.\"\n");
+    let model = format!("scripted:{}", script.display());
+
+    let output = qilin_in(
+        &repo,
+        &["--json", "fix the failing test"],
+        &[("QILIN_MODEL", &model)],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events_of(&output.stdout);
+    let EventBody::SessionStarted(started) = &events[0].body else {
+        panic!("{:?}", events[0]);
+    };
+    assert_eq!(started.agent.name, "coder");
+    assert!(started.agent.builtin);
+    assert_eq!(
+        Path::new(&started.workspace),
+        repo.canonicalize().unwrap(),
+        "the workspace is the current folder"
+    );
+    assert!(repo.join(".qilin/qilin.db").exists());
+
+    // The config file names the model when the environment does not.
+    write(
+        &dir.path().join("config.toml"),
+        &format!("model = \"{}\"\n", model.replace('\\', "\\\\")),
+    );
+    let config = dir.path().join("config.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["fix it"])
+        .current_dir(&repo)
+        .env("NO_COLOR", "1")
+        .env("QILIN_CONFIG", &config)
+        .env_remove("QILIN_MODEL")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Hello from the coder."), "{stdout}");
+    let shown = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["config"])
+        .env("QILIN_CONFIG", &config)
+        .env_remove("QILIN_MODEL")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains(&format!("model: {model} (from ")), "{shown}");
+}
+
+#[test]
+fn a_first_run_without_a_model_says_how_to_set_one_in_three_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = qilin_in(dir.path(), &["hello"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 3, "{stderr}");
+    assert!(stderr.contains("no model is configured"), "{stderr}");
+    assert!(stderr.contains("no-config.toml"), "{stderr}");
+    assert!(stderr.contains("qilin demo"), "{stderr}");
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+
+    let bad = dir.path().join("no-config.toml");
+    write(&bad, "modle = 'x'\n");
+    let output = qilin_in(dir.path(), &["hello"], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("not a valid Qilin configuration") && stderr.contains("modle"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn closed_or_full_output_and_bad_arguments_end_with_one_clear_line() {
+    // A closed pipe ends quietly; a full disk says so once; neither panics.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["tools", "list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+        "{stderr}"
+    );
+    if let Ok(full) = std::fs::File::options().write(true).open("/dev/full") {
+        let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+            .args(["tools", "list"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    }
+
+    let output = qilin(&["skills", "list", "--workspace", "/nonexistent/qilin"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("/nonexistent/qilin is not a folder"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = qilin_in(
+        dir.path(),
+        &["   "],
+        &[("QILIN_MODEL", "scripted:none.yaml")],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the prompt is empty"), "{stderr}");
+}
+
+#[test]
+fn the_session_store_is_kept_out_of_git_and_skills_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.yaml");
+    write(&script, "turns:\n  - say: \"Hi.\"\n");
+    let model = format!("scripted:{}", script.display());
+    let output = qilin_in(dir.path(), &["hello"], &[("QILIN_MODEL", &model)]);
+    assert_eq!(output.status.code(), Some(0));
+    let ignore = std::fs::read_to_string(dir.path().join(".qilin/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "qilin.db*"), "{ignore}");
+    assert!(ignore.lines().any(|l| l == "sessions/"), "{ignore}");
+    assert!(!ignore.contains("skills"), "{ignore}");
+}
+
+#[test]
+fn a_piped_turn_that_stops_early_says_so_on_standard_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path();
+    write(&workspace.join("notes.txt"), "alpha\n");
+    write(
+        &workspace.join("reader.agent"),
+        "name: reader\ninstructions: Read files.\ntools: [read]\nskills:\n  available: []\nlimits:\n  max_steps: 1\n",
+    );
+    write(
+        &workspace.join("loop.yaml"),
+        "turns:\n  - say: \"Reading.\"\n    calls: [{tool: read, args: {path: notes.txt}}]\n  - say: never\n",
+    );
+    let model = format!("scripted:{}", workspace.join("loop.yaml").display());
+    let agent = workspace.join("reader.agent");
+    let output = qilin_in(
+        workspace,
+        &[
+            "--agent",
+            agent.to_str().unwrap(),
+            "--model",
+            &model,
+            "read it",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("Reading."), "{stdout}");
+    assert!(!stdout.contains("step limit"), "{stdout}");
+    assert!(
+        stderr.contains("stopped: the agent reached its step limit") && stderr.contains("1 step"),
+        "{stderr}"
+    );
 }

@@ -44,8 +44,10 @@ fn run(dir: &Path, launcher: &[&str], extra: &[&str], env: &[(&str, &str)]) -> O
     ]);
     args.extend(extra);
     args.push("go");
+    // The workspace is the current folder: the agent's.
     Command::new(args[0])
         .args(&args[1..])
+        .current_dir(agent.parent().expect("the agent file is in a folder"))
         .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .output()

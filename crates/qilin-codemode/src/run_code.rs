@@ -71,13 +71,7 @@ impl Tool for RunCode {
     }
 
     fn present(&self, args: &RunCodeArgs) -> CallPresentation {
-        let first = args
-            .code
-            .lines()
-            .map(str::trim)
-            .find(|line| !line.is_empty())
-            .unwrap_or_default();
-        CallPresentation::new("Run code", first)
+        CallPresentation::new("Run code", telling_line(&args.code))
     }
 
     fn before_detail(&self, args: &RunCodeArgs) -> Option<Detail> {
@@ -121,4 +115,31 @@ fn visible_text(output: &RunCodeOutput) -> String {
         text.push_str("(the code printed nothing and returned None)");
     }
     text
+}
+
+/// The first line of `code` that does something (not blank, a comment or an import), or its
+/// first non-blank line when none does.
+fn telling_line(code: &str) -> &str {
+    let mut lines = code.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or_default();
+    lines
+        .find(|line| {
+            !line.starts_with('#') && !line.starts_with("import ") && !line.starts_with("from ")
+        })
+        .unwrap_or(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::telling_line;
+
+    #[test]
+    fn the_remark_skips_imports_and_comments() {
+        assert_eq!(
+            telling_line("import asyncio\nfrom x import y\n# look\n\nhits = run()\n"),
+            "hits = run()"
+        );
+        assert_eq!(telling_line("import asyncio\n"), "import asyncio");
+        assert_eq!(telling_line(""), "");
+    }
 }

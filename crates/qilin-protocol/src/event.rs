@@ -1,4 +1,7 @@
-use crate::{Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question};
+use crate::{
+    Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question, SessionContext,
+    SessionGrant,
+};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -170,6 +173,11 @@ pub struct SessionStartedEvent {
     pub model: String,
     /// The workspace folder, absolute.
     pub workspace: String,
+    /// The environment and project memory the system prompt carries, as they were when the
+    /// session began (a resumed session reuses them, so its prompt stays byte-identical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context: Option<SessionContext>,
 }
 
 /// Which agent a session runs.
@@ -186,6 +194,10 @@ pub struct AgentInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub file_hash: Option<String>,
+    /// The agent is one built into Qilin (`coder`), loaded again by its name on resume.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub builtin: bool,
 }
 
 /// Why the model stopped a step.
@@ -417,6 +429,12 @@ pub struct RequestResolvedEvent {
 pub enum RequestResolution {
     /// The person allowed the call.
     Approved,
+    /// The person allowed the call, and every later call the grant covers for the rest of
+    /// the session.
+    ApprovedForSession {
+        /// What is allowed from now on.
+        grant: SessionGrant,
+    },
     /// The person refused the call.
     Denied {
         /// What the person said, told to the model.

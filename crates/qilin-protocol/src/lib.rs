@@ -5,6 +5,7 @@
 //! types (see [`typescript::bindings`]) and checked to be current by the test suite.
 
 mod content;
+mod context;
 mod error;
 mod event;
 mod presentation;
@@ -13,6 +14,7 @@ mod spill;
 pub mod typescript;
 
 pub use content::ContentBlock;
+pub use context::{Environment, MemoryFile, SessionContext, SessionGrant};
 pub use error::ErrorCode;
 pub use event::{
     AgentInfo, CallStatus, CallerKind, Event, EventBody, FinishReason, PROTOCOL_VERSION,

@@ -34,6 +34,10 @@ pub fn bindings() -> String {
         ErrorCode::decl(&cfg),
         CallPresentation::decl(&cfg),
         Detail::decl(&cfg),
+        SessionContext::decl(&cfg),
+        Environment::decl(&cfg),
+        MemoryFile::decl(&cfg),
+        SessionGrant::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\

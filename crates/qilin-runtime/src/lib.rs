@@ -22,6 +22,8 @@
 //! [`EventStore`]: qilin_store::EventStore
 
 mod assembly;
+mod builtin;
+mod context;
 mod error;
 mod recovery;
 mod runtime;
@@ -31,6 +33,8 @@ pub use assembly::{
     agent_registry, builtin_registry, builtin_skills_root, discover_skills, discover_skills_with,
     full_registry, workspace_of,
 };
+pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
+pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{RuntimeError, SubmitError};
 pub use recovery::Dangling;
 pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};

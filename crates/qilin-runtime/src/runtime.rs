@@ -110,22 +110,25 @@ impl Runtime {
                 reason: "its log does not begin with `session.started`".to_string(),
             });
         };
-        let Some(agent_file) = started.agent.file.clone() else {
-            return Err(RuntimeError::NotResumable {
-                id: id.to_string(),
-                reason: format!(
-                    "its agent `{}` did not come from a file, so it cannot be loaded again",
-                    started.agent.name
-                ),
-            });
+        let builder = self.session(&started.workspace);
+        let builder = match (&started.agent.file, started.agent.builtin) {
+            (_, true) => builder.builtin_agent(&started.agent.name),
+            (Some(agent_file), false) => builder.agent_file(agent_file),
+            (None, false) => {
+                return Err(RuntimeError::NotResumable {
+                    id: id.to_string(),
+                    reason: format!(
+                        "its agent `{}` did not come from a file, so it cannot be loaded again",
+                        started.agent.name
+                    ),
+                });
+            }
         };
-        let builder = self
-            .session(&started.workspace)
-            .agent_file(agent_file)
-            .model(ModelChoice::Spec(started.model.clone()));
+        let builder = builder.model(ModelChoice::Spec(started.model.clone()));
         Ok(builder.resuming(Resumed {
             id: id.to_string(),
             agent_hash: started.agent.file_hash.clone(),
+            context: started.context.clone(),
             events,
         }))
     }

@@ -13,11 +13,13 @@ use qilin_mcp::{
 };
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
-    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, SessionStartedEvent,
+    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, RequestResolution,
+    SessionContext, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
 use qilin_skill::{
-    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt, declared_mcp_servers,
+    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt_in,
+    declared_mcp_servers,
 };
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
@@ -50,9 +52,12 @@ pub enum AgentSource {
     File(PathBuf),
     /// An agent already loaded.
     Loaded(Box<AgentFile>),
+    /// An agent built into Qilin, by name (see [`crate::builtin_agent`]).
+    Builtin(String),
 }
 
 /// Which model a session talks to.
+#[derive(Clone)]
 pub enum ModelChoice {
     /// `openai:NAME`, `anthropic:NAME` or `scripted:FILE`.
     Spec(String),
@@ -71,6 +76,7 @@ pub enum ModelChoice {
 pub(crate) struct Resumed {
     pub(crate) id: String,
     pub(crate) agent_hash: Option<String>,
+    pub(crate) context: Option<SessionContext>,
     pub(crate) events: Vec<Event>,
 }
 
@@ -80,6 +86,7 @@ pub struct SessionBuilder {
     workspace: PathBuf,
     agent: Option<AgentSource>,
     model: Option<ModelChoice>,
+    default_model: Option<ModelChoice>,
     skill_dirs: Vec<PathBuf>,
     attended: bool,
     call_timeout: Option<Duration>,
@@ -87,6 +94,7 @@ pub struct SessionBuilder {
     id: Option<String>,
     services: Services,
     resumed: Option<Resumed>,
+    project_context: bool,
 }
 
 impl SessionBuilder {
@@ -96,6 +104,7 @@ impl SessionBuilder {
             workspace,
             agent: None,
             model: None,
+            default_model: None,
             skill_dirs: Vec::new(),
             attended: false,
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
@@ -103,6 +112,7 @@ impl SessionBuilder {
             id: None,
             services: qilin_tools::session_services(),
             resumed: None,
+            project_context: true,
         }
     }
 
@@ -115,6 +125,27 @@ impl SessionBuilder {
     /// An agent already loaded.
     pub fn agent(mut self, agent: AgentFile) -> Self {
         self.agent = Some(AgentSource::Loaded(Box::new(agent)));
+        self
+    }
+
+    /// The agent built into Qilin named `name` (`coder`, [`crate::DEFAULT_AGENT`]).
+    pub fn builtin_agent(mut self, name: impl Into<String>) -> Self {
+        self.agent = Some(AgentSource::Builtin(name.into()));
+        self
+    }
+
+    /// Whether the system prompt carries the project context — the environment (workspace,
+    /// OS, shell, date, git branch) and the memory files (`AGENTS.md`, `CLAUDE.md`) — read when
+    /// the session begins (on by default). A resumed session keeps what its start recorded.
+    pub fn project_context(mut self, on: bool) -> Self {
+        self.project_context = on;
+        self
+    }
+
+    /// The model used when neither [`SessionBuilder::model`] nor the agent file names one (the
+    /// user's configured default).
+    pub fn default_model(mut self, model: ModelChoice) -> Self {
+        self.default_model = Some(model);
         self
     }
 
@@ -189,7 +220,8 @@ impl SessionBuilder {
         let mcp_servers = match &self.agent {
             Some(AgentSource::File(path)) => declared_mcp_servers(path).unwrap_or_default(),
             Some(AgentSource::Loaded(agent)) => agent.mcp_servers.clone(),
-            None => Vec::new(),
+            // The built-in agents declare no MCP servers.
+            Some(AgentSource::Builtin(_)) | None => Vec::new(),
         };
         let mut notes = Vec::new();
         let (mcp, started_notes) = McpConnections::start(&mcp_servers).await;
@@ -203,6 +235,7 @@ impl SessionBuilder {
         let skills = Arc::new(found.skills.clone());
         let mut diagnostics = Vec::new();
         let sandbox = self.runtime.code_sandbox();
+        let builtin = matches!(self.agent, Some(AgentSource::Builtin(_)));
         let mut agent = match self.agent {
             Some(AgentSource::File(path)) => {
                 let mut checking =
@@ -213,6 +246,20 @@ impl SessionBuilder {
                 loaded.value
             }
             Some(AgentSource::Loaded(agent)) => *agent,
+            Some(AgentSource::Builtin(name)) => {
+                let text = crate::builtin_agent(&name).ok_or_else(|| {
+                    RuntimeError::Model(format!(
+                        "no built-in agent is named `{name}`; the built-in agents are: {}",
+                        crate::builtin_agents().collect::<Vec<_>>().join(", ")
+                    ))
+                })?;
+                let checking =
+                    full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                let path = crate::builtin::builtin_agent_path(&name);
+                let loaded = AgentFile::from_text(&path, text, &skills, &checking)?;
+                diagnostics.extend(loaded.warnings);
+                loaded.value
+            }
             None => {
                 return Err(RuntimeError::Model(
                     "the session has no agent: give it an agent file".to_string(),
@@ -232,7 +279,20 @@ impl SessionBuilder {
         let code_mode = agent
             .code_mode
             .then(|| sandbox.code_mode(agent.limits.code));
-        let mounted = mount_tools(&agent, &skills, code_mode.clone(), &mcp, &mcp_snapshots)?;
+        let context = match &self.resumed {
+            Some(resumed) => resumed.context.clone(),
+            None => self
+                .project_context
+                .then(|| crate::project_context(&workspace)),
+        };
+        let mounted = mount_tools(
+            &agent,
+            &skills,
+            code_mode.clone(),
+            context.as_ref(),
+            &mcp,
+            &mcp_snapshots,
+        )?;
         notes.extend(mounted.notes);
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
@@ -251,9 +311,18 @@ impl SessionBuilder {
                 label,
             }) => (provider, model, label),
             Some(ModelChoice::Spec(spec)) => select(&spec)?,
-            None => match &agent.model {
-                Some(spec) => select(spec)?,
-                None => {
+            None => match (&agent.model, self.default_model) {
+                (Some(spec), _) => select(spec)?,
+                (None, Some(ModelChoice::Spec(spec))) => select(&spec)?,
+                (
+                    None,
+                    Some(ModelChoice::Provider {
+                        provider,
+                        model,
+                        label,
+                    }),
+                ) => (provider, model, label),
+                (None, None) => {
                     return Err(RuntimeError::Model(format!(
                         "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE, or add `model:` to the agent file",
                         agent.path.display()
@@ -261,9 +330,12 @@ impl SessionBuilder {
                 }
             },
         };
-        let agent_hash = std::fs::read(&agent.path)
-            .ok()
-            .map(|bytes| hex(&Sha256::digest(&bytes)));
+        let agent_hash = match builtin {
+            true => None,
+            false => std::fs::read(&agent.path)
+                .ok()
+                .map(|bytes| hex(&Sha256::digest(&bytes))),
+        };
         let store = Arc::clone(self.runtime.store());
 
         let id = match (&self.resumed, self.id) {
@@ -281,11 +353,13 @@ impl SessionBuilder {
             protocol_version: PROTOCOL_VERSION,
             agent: AgentInfo {
                 name: agent.name.clone(),
-                file: Some(agent.path.display().to_string()),
+                file: (!builtin).then(|| agent.path.display().to_string()),
                 file_hash: agent_hash.clone(),
+                builtin,
             },
             model: model_label,
             workspace: workspace.display().to_string(),
+            context,
         };
         let requests = match self.attended {
             true => Requests::attended(),
@@ -323,6 +397,15 @@ impl SessionBuilder {
                 EventBody::RequestOpened(opened) => Some(opened.request_id.clone()),
                 _ => None,
             }));
+        session
+            .requests()
+            .restore_grants(stored.iter().filter_map(|event| match &event.body {
+                EventBody::RequestResolved(resolved) => match &resolved.resolution {
+                    RequestResolution::ApprovedForSession { grant } => Some(grant.clone()),
+                    _ => None,
+                },
+                _ => None,
+            }));
         let client_turns = stored
             .iter()
             .filter_map(|event| match &event.body {
@@ -356,6 +439,7 @@ impl SessionBuilder {
             Arc::new(Remount {
                 agent: agent.clone(),
                 code_mode,
+                context: started.context.clone(),
                 workspace: workspace.clone(),
                 skill_dirs: self.skill_dirs.clone(),
                 reviewer,
@@ -418,6 +502,7 @@ fn mount_tools(
     agent: &AgentFile,
     skills: &SkillSet,
     code_mode: Option<CodeMode>,
+    context: Option<&SessionContext>,
     mcp: &McpConnections,
     snapshots: &[ServerSnapshot],
 ) -> Result<MountedTools, RuntimeError> {
@@ -425,7 +510,8 @@ fn mount_tools(
     let mut registry = agent_registry(agent, skills, code_mode)?;
     let mcp_tools = mcp.register(&mut registry, snapshots)?;
     notes.extend(mcp_tools.warnings);
-    let mut prompt = assemble_prompt(agent, skills, &registry).map_err(RuntimeError::Prompt)?;
+    let mut prompt =
+        assemble_prompt_in(agent, skills, &registry, context).map_err(RuntimeError::Prompt)?;
     add_direct_tools(&mut prompt.tools, &registry, &mcp_tools.direct);
     if !agent.code_mode && snapshots.iter().any(|s| !s.tools.is_empty()) {
         notes.push(
@@ -464,6 +550,8 @@ fn mount_tools(
 struct Remount {
     agent: AgentFile,
     code_mode: Option<CodeMode>,
+    /// The project context the session's prompt was made with.
+    context: Option<SessionContext>,
     workspace: PathBuf,
     skill_dirs: Vec<PathBuf>,
     reviewer: Arc<dyn Reviewer>,
@@ -484,6 +572,7 @@ impl Remount {
             &self.agent,
             &found.skills,
             self.code_mode.clone(),
+            self.context.as_ref(),
             &self.mcp,
             &snapshots,
         )?;

@@ -247,3 +247,58 @@ async fn what_a_killed_process_left_open_is_closed_and_the_conversation_goes_on(
         "{tool}"
     );
 }
+
+#[tokio::test]
+async fn a_resumed_session_keeps_the_project_context_its_start_recorded() {
+    let f = fixture(READER);
+    std::fs::create_dir_all(f.workspace().join(".git")).unwrap();
+    std::fs::write(f.workspace().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        f.workspace().join("AGENTS.md"),
+        "Run `make check` before you finish.\n",
+    )
+    .unwrap();
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let first_process = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let before = serve(vec![says("Hello.")]).await;
+    let first = session(&first_process, &f, openai(&before)).await;
+    first.submit("Hi.", None).unwrap().finished().await;
+    first.close().await.unwrap();
+    let id = first.id().to_string();
+    drop(first);
+    let first_request = before.requests.lock().unwrap()[0].clone();
+    let system = first_request["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(
+            "<memory-file path=\"AGENTS.md\">\nRun `make check` before you finish.\n</memory-file>"
+        ),
+        "{system}"
+    );
+    assert!(system.contains("Git branch: main\n"), "{system}");
+    assert!(system.ends_with("</environment>\n"), "{system}");
+
+    // Between the two processes the project changes: its memory, its branch.
+    std::fs::write(
+        f.workspace().join("AGENTS.md"),
+        "Something else entirely.\n",
+    )
+    .unwrap();
+    std::fs::write(f.workspace().join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
+    let second_process = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let after = serve(vec![says("Hello again.")]).await;
+    let resumed = second_process
+        .resume(&id)
+        .await
+        .unwrap()
+        .no_sandbox(true)
+        .model(openai(&after))
+        .build()
+        .await
+        .unwrap();
+    resumed.submit("Again.", None).unwrap().finished().await;
+    let second_request = after.requests.lock().unwrap()[0].clone();
+    assert_eq!(
+        second_request["messages"][0], first_request["messages"][0],
+        "the system prompt is the one the session began with"
+    );
+}

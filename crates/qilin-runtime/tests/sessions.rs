@@ -329,3 +329,86 @@ async fn closing_a_session_ends_its_persistent_shells() {
         "a persistent shell's process outlived the session"
     );
 }
+
+#[tokio::test]
+async fn the_builtin_agent_resumes_and_keeps_the_grants_given_for_the_session() {
+    let f = fixture(ASKING_AGENT);
+    let fetch_twice = r#"
+turns:
+  - calls: [{tool: web_fetch, args: {url: "http://127.0.0.1:9/a"}}]
+  - say: "First."
+  - calls: [{tool: web_fetch, args: {url: "http://127.0.0.1:9/b"}}]
+  - say: "Second."
+"#;
+    let session = f
+        .runtime
+        .session(f.workspace())
+        .builtin_agent(qilin_runtime::DEFAULT_AGENT)
+        .no_sandbox(true)
+        .model(support::scripted(fetch_twice))
+        .attended(true)
+        .build()
+        .await
+        .unwrap();
+    assert!(session.info().agent.builtin);
+    assert_eq!(session.info().agent.file, None);
+    let person = session.clone();
+    tokio::spawn(async move {
+        let mut events = person.subscribe_from(0);
+        while let Some(Ok(event)) = events.next().await {
+            if let EventBody::RequestOpened(opened) = event.body {
+                let grant = qilin_protocol::SessionGrant {
+                    tool: opened.tool_name.clone(),
+                    command_prefix: None,
+                };
+                person
+                    .resolve(
+                        &opened.request_id,
+                        RequestReply::ApproveForSession(grant),
+                        "terminal",
+                    )
+                    .unwrap();
+            }
+        }
+    });
+    session.submit("fetch a", None).unwrap().finished().await;
+    session.close().await.unwrap();
+    let id = session.id().to_string();
+    let first = stored(&session).await;
+    assert_eq!(
+        first
+            .iter()
+            .filter(|e| matches!(e.body, EventBody::RequestOpened(_)))
+            .count(),
+        1
+    );
+
+    let resumed = f
+        .runtime
+        .resume(&id)
+        .await
+        .unwrap()
+        .no_sandbox(true)
+        .model(support::scripted(fetch_twice))
+        .attended(true)
+        .build()
+        .await
+        .unwrap();
+    assert!(resumed.info().agent.builtin);
+    resumed.submit("fetch b", None).unwrap().finished().await;
+    let events = stored(&resumed).await;
+    assert_consistent(&events);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e.body, EventBody::RequestOpened(_)))
+            .count(),
+        1,
+        "the second fetch, after the resume, was not asked about"
+    );
+    let fetched = events
+        .iter()
+        .filter(|e| matches!(&e.body, EventBody::ToolResult(r) if r.tool_name == "web_fetch"))
+        .count();
+    assert_eq!(fetched, 2);
+}

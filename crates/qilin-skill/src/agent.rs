@@ -213,7 +213,8 @@ pub struct FilesConfig {
     pub write_qilin_files: bool,
 }
 
-/// Why an agent file could not be loaded: every error found, each naming the file and line.
+/// Why an agent file could not be loaded: every error found (and every warning), each naming
+/// the file and line.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", .diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
 pub struct AgentError {
@@ -292,9 +293,23 @@ impl Agent {
                 format!("the agent file could not be read: {err}"),
             ))
         })?;
+        Self::from_text(path, &text, skills, registry)
+    }
+
+    /// An agent from the text of an agent file (one built into a host, say); `path` names it
+    /// in findings, and an `instructions_file` is read relative to it.
+    pub fn from_text(
+        path: &Path,
+        text: &str,
+        skills: &SkillSet,
+        registry: &ToolRegistry,
+    ) -> Result<Loaded<Agent>, AgentError> {
+        let fail = |diagnostic: Diagnostic| AgentError {
+            diagnostics: vec![diagnostic],
+        };
         let source = Source {
             path,
-            text: &text,
+            text,
             line_offset: 0,
         };
         let (raw, mut warnings): (RawAgent, _) = source.parse(KNOWN_KEYS).map_err(fail)?;
@@ -342,6 +357,8 @@ impl Agent {
             }
         };
         let (Some(policy), true) = (policy, errors.is_empty()) else {
+            // The warnings go with the errors, so that fixing the errors reveals nothing new.
+            errors.extend(warnings);
             errors.sort_by_key(|d| d.line);
             return Err(AgentError {
                 diagnostics: errors,

@@ -43,7 +43,7 @@ pub use mcp::{
 };
 pub use prompt::{
     AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,
-    SKILL_TOOL, agent_skill_set, assemble_prompt, estimate_tokens,
+    SKILL_TOOL, agent_skill_set, assemble_prompt, assemble_prompt_in, estimate_tokens,
 };
 pub use skill::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, SKILL_FILE, Skill,

@@ -3,6 +3,7 @@
 //! prompt cache keeps working across turns, steps and runs.
 
 use crate::{Agent, AvailableSkills, Skill, SkillSet};
+use qilin_protocol::SessionContext;
 use qilin_tool::{DirectDefinition, ToolRegistry};
 use serde::Serialize;
 
@@ -139,6 +140,20 @@ pub fn assemble_prompt(
     skills: &SkillSet,
     registry: &ToolRegistry,
 ) -> Result<AssembledPrompt, PromptError> {
+    assemble_prompt_in(agent, skills, registry, None)
+}
+
+/// Assembles the prompt of a session with its project `context`: after the catalog, the
+/// project's memory files, then the environment block (last, as the part that changes most
+/// often: every day, with the date). Still a pure function of its inputs: a session records
+/// its context when it begins and passes the same one whenever it assembles its prompt again
+/// (on resume), so the bytes never change within a session.
+pub fn assemble_prompt_in(
+    agent: &Agent,
+    skills: &SkillSet,
+    registry: &ToolRegistry,
+    context: Option<&SessionContext>,
+) -> Result<AssembledPrompt, PromptError> {
     let available = available_skills(agent, skills)?;
     let mut sections = Vec::new();
     if !agent.instructions.is_empty() {
@@ -166,6 +181,9 @@ pub fn assemble_prompt(
         sections.push(text);
         summary = fitted;
     }
+    if let Some(context) = context {
+        sections.extend(context_sections(context));
+    }
     let mut system = sections.join("\n\n");
     system.push('\n');
     Ok(AssembledPrompt {
@@ -177,6 +195,41 @@ pub fn assemble_prompt(
             !available.is_empty() || !agent.preload.is_empty(),
         )?,
     })
+}
+
+/// The project memory and environment sections of a session's system prompt.
+fn context_sections(context: &SessionContext) -> Vec<String> {
+    let mut sections = Vec::new();
+    if !context.memory.is_empty() {
+        let mut memory = String::from(
+            "<project-memory>\nThe project's own instructions for agents, from its memory files \
+             (the repository root's first, the workspace's last; a later file wins where they \
+             disagree). Follow them unless the user says otherwise.\n",
+        );
+        for file in &context.memory {
+            memory.push_str(&format!(
+                "<memory-file path=\"{}\">\n{}\n</memory-file>\n",
+                markup_escaped(&file.path),
+                file.text.trim_end()
+            ));
+        }
+        memory.push_str("</project-memory>");
+        sections.push(memory);
+    }
+    let env = &context.environment;
+    let mut environment = String::from("<environment>\n");
+    environment.push_str(&format!("Workspace: {}\n", env.workspace));
+    environment.push_str(&format!("OS: {}\n", env.os));
+    if let Some(shell) = &env.shell {
+        environment.push_str(&format!("Shell: {shell}\n"));
+    }
+    environment.push_str(&format!("Date: {}\n", env.date));
+    if let Some(branch) = &env.git_branch {
+        environment.push_str(&format!("Git branch: {branch}\n"));
+    }
+    environment.push_str("</environment>");
+    sections.push(environment);
+    sections
 }
 
 /// The skills the agent may read with the `skill` tool: its available skills and those it

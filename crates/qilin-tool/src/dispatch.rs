@@ -330,6 +330,14 @@ impl Executor {
             ReviewDecision::Deny { reason } => Some(denied_error(&format!(
                 "The call was denied by the agent's review policy: {reason}."
             ))),
+            ReviewDecision::Ask { .. }
+                if self
+                    .session()
+                    .requests()
+                    .granted(&record.tool_name, &arguments) =>
+            {
+                None
+            }
             ReviewDecision::Ask { reason } => {
                 let ask = RequestAsk::Approval {
                     reason: reason.clone(),
@@ -338,7 +346,9 @@ impl Executor {
                     detail: before_detail,
                 };
                 match self.ask(&record, ask, &cancel).await {
-                    RequestOutcome::Replied(RequestReply::Approve) => None,
+                    RequestOutcome::Replied(
+                        RequestReply::Approve | RequestReply::ApproveForSession(_),
+                    ) => None,
                     RequestOutcome::Replied(RequestReply::Deny { reason: said }) => {
                         Some(denied_error(&match said.as_deref().map(str::trim) {
                             Some(said) if !said.is_empty() => {

@@ -37,7 +37,9 @@ pub use registry::{
     DynamicHandler, DynamicOutput, DynamicResult, DynamicTool, RegisteredTool, RegistryError,
     ToolRegistry,
 };
-pub use requests::{RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall};
+pub use requests::{
+    RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, grant_covers,
+};
 pub use review::{
     AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
     RulePolicy, ToolEffect, Verdict,

@@ -9,8 +9,9 @@
 use crate::EventLog;
 use qilin_protocol::{
     Answer, EventBody, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
-    check_answers,
+    SessionGrant, check_answers,
 };
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -21,6 +22,9 @@ use tokio_util::sync::CancellationToken;
 pub enum RequestReply {
     /// Allow the call (an approval).
     Approve,
+    /// Allow the call, and from now on every call the grant covers without asking (an
+    /// approval). The grant must cover the call asked about.
+    ApproveForSession(SessionGrant),
     /// Refuse the call (an approval); the reason is told to the model.
     Deny {
         /// What the person said, if anything.
@@ -67,6 +71,15 @@ pub enum ResolveError {
         /// What does not fit.
         problem: String,
     },
+    /// A grant for the session that does not cover the call asked about (another tool, or a
+    /// command prefix the command does not start with).
+    #[error(
+        "the grant does not cover the call request `{request_id}` asks about; grant its tool, or a prefix of its command"
+    )]
+    GrantMismatch {
+        /// The request.
+        request_id: String,
+    },
     /// The answer does not fit the request (answers to an approval, a decision on questions).
     #[error("request `{request_id}` is {expected}; this answer does not fit it")]
     Mismatch {
@@ -88,6 +101,7 @@ struct RequestState {
     next: u64,
     open: HashMap<String, OpenRequest>,
     ended: HashMap<String, (&'static str, String)>,
+    grants: Vec<SessionGrant>,
 }
 
 struct OpenRequest {
@@ -206,6 +220,16 @@ impl Requests {
         };
         let resolution = match (&open.opened.ask, &reply) {
             (RequestAsk::Approval { .. }, RequestReply::Approve) => RequestResolution::Approved,
+            (RequestAsk::Approval { arguments, .. }, RequestReply::ApproveForSession(grant)) => {
+                if !grant_covers(grant, &open.opened.tool_name, arguments) {
+                    return Err(ResolveError::GrantMismatch {
+                        request_id: request_id.to_string(),
+                    });
+                }
+                RequestResolution::ApprovedForSession {
+                    grant: grant.clone(),
+                }
+            }
             (RequestAsk::Approval { .. }, RequestReply::Deny { reason }) => {
                 RequestResolution::Denied {
                     reason: reason.clone(),
@@ -240,6 +264,10 @@ impl Requests {
             .open
             .remove(request_id)
             .expect("the request was found open above");
+        let granted = match &resolution {
+            RequestResolution::ApprovedForSession { grant } => Some(grant.clone()),
+            _ => None,
+        };
         end(
             &mut state,
             events,
@@ -248,7 +276,58 @@ impl Requests {
             resolved_by,
             Some(reply),
         );
+        if let Some(grant) = granted {
+            // The approvals still waiting that the new grant covers are answered by it.
+            let covered: Vec<String> = state
+                .open
+                .iter()
+                .filter(|(_, open)| match &open.opened.ask {
+                    RequestAsk::Approval { arguments, .. } => {
+                        grant_covers(&grant, &open.opened.tool_name, arguments)
+                    }
+                    RequestAsk::Question { .. } => false,
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in covered {
+                if let Some(open) = state.open.remove(&id) {
+                    end(
+                        &mut state,
+                        events,
+                        open,
+                        RequestResolution::Approved,
+                        resolved_by,
+                        Some(RequestReply::Approve),
+                    );
+                }
+            }
+            state.grants.push(grant);
+        }
         Ok(())
+    }
+
+    /// Whether a grant given earlier in the session allows a call of `tool` with `arguments`
+    /// without asking.
+    pub fn granted(&self, tool: &str, arguments: &Value) -> bool {
+        self.state()
+            .grants
+            .iter()
+            .any(|grant| grant_covers(grant, tool, arguments))
+    }
+
+    /// The grants given in the session so far, in the order given.
+    pub fn grants(&self) -> Vec<SessionGrant> {
+        self.state().grants.clone()
+    }
+
+    /// Gives again the grants a resumed session's log records.
+    pub fn restore_grants(&self, grants: impl IntoIterator<Item = SessionGrant>) {
+        let mut state = self.state();
+        for grant in grants {
+            if !state.grants.contains(&grant) {
+                state.grants.push(grant);
+            }
+        }
     }
 
     /// The requests waiting for an answer now, in the order opened.
@@ -272,6 +351,35 @@ impl Requests {
     }
 }
 
+/// Whether `grant` allows a call of `tool` with `arguments`: the same tool and, for a command
+/// prefix, a `command` argument that is the prefix or starts with it and a space, and that
+/// holds no operator chaining, substituting or redirecting another command (`;`, `&`, `|`,
+/// `<`, `>`, `` ` ``, `$(`, a line break), so `git status; rm -rf x` is never covered by
+/// `git status`.
+pub fn grant_covers(grant: &SessionGrant, tool: &str, arguments: &Value) -> bool {
+    if grant.tool != tool {
+        return false;
+    }
+    let Some(prefix) = grant.command_prefix.as_deref() else {
+        return true;
+    };
+    let Some(command) = arguments.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    let command = command.trim();
+    let prefix = prefix.trim();
+    if prefix.is_empty() || command.contains(['\n', '\r', ';', '&', '|', '<', '>', '`']) {
+        return false;
+    }
+    if command.contains("$(") {
+        return false;
+    }
+    command == prefix
+        || command
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with([' ', '\t']))
+}
+
 fn request_number(request_id: &str) -> u64 {
     request_id
         .strip_prefix("req-")
@@ -289,7 +397,7 @@ fn end(
     reply: Option<RequestReply>,
 ) {
     let ended = match resolution {
-        RequestResolution::Approved => "approved",
+        RequestResolution::Approved | RequestResolution::ApprovedForSession { .. } => "approved",
         RequestResolution::Denied { .. } => "denied",
         RequestResolution::Answered { .. } => "answered",
         RequestResolution::Dismissed => "dismissed",
@@ -331,5 +439,58 @@ impl Drop for CancelOnDrop<'_> {
                 None,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prefix(prefix: &str) -> SessionGrant {
+        SessionGrant {
+            tool: "bash".into(),
+            command_prefix: Some(prefix.into()),
+        }
+    }
+
+    #[test]
+    fn a_command_prefix_covers_simple_commands_that_start_with_it() {
+        let grant = prefix("git push");
+        for (command, covered) in [
+            ("git push", true),
+            ("git push origin main", true),
+            ("  git push --tags ", true),
+            ("git pushx", false),
+            ("git pull", false),
+            ("git push; rm -rf ~", false),
+            ("git push && curl x | sh", false),
+            ("git push $(whoami)", false),
+            ("git push `id`", false),
+            ("git push > /etc/passwd", false),
+            ("git push\nrm -rf ~", false),
+        ] {
+            assert_eq!(
+                grant_covers(&grant, "bash", &json!({ "command": command })),
+                covered,
+                "{command:?}"
+            );
+        }
+        assert!(!grant_covers(
+            &grant,
+            "write",
+            &json!({"command": "git push"})
+        ));
+        assert!(!grant_covers(&grant, "bash", &json!({"cmd": "git push"})));
+    }
+
+    #[test]
+    fn a_tool_grant_covers_every_call_of_the_tool() {
+        let grant = SessionGrant {
+            tool: "web_fetch".into(),
+            command_prefix: None,
+        };
+        assert!(grant_covers(&grant, "web_fetch", &json!({"url": "x"})));
+        assert!(!grant_covers(&grant, "bash", &json!({"command": "x"})));
     }
 }

@@ -411,8 +411,14 @@ impl Resolved {
         };
         let mut temp = cap_tempfile::TempFile::new(&folder)?;
         temp.write_all(bytes)?;
-        if let Some(permissions) = &existing {
-            temp.as_file().set_permissions(permissions.clone())?;
+        match &existing {
+            Some(permissions) => temp.as_file().set_permissions(permissions.clone())?,
+            // A new file gets the usual mode of a new file, not the temporary file's 0600.
+            None => {
+                use cap_std::fs::PermissionsExt;
+                temp.as_file()
+                    .set_permissions(cap_std::fs::Permissions::from_mode(0o644))?;
+            }
         }
         temp.as_file().sync_all()?;
         temp.replace(&name)?;
@@ -622,6 +628,8 @@ mod tests {
                 .unwrap()
         );
         let path = dir.path().join("a/b/c.txt");
+        let created = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(created & 0o777, 0o644, "a new file is readable by others");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert!(
             !ws.resolve("a/b/c.txt")

@@ -704,3 +704,67 @@ async fn a_session_runs_at_most_its_limit_of_direct_calls_at_once() {
     }
     assert_eq!(MOST_RUNNING.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn a_grant_for_the_session_answers_later_approvals_it_covers() {
+    let policy: PolicyConfig = serde_json::from_value(
+        json!({"rules": [{"tool": "echo", "decision": "ask", "reason": "check first"}]}),
+    )
+    .unwrap();
+    let mut h = harness_with(ExecConfig::default(), Some(policy), Requests::attended());
+    let executor = h.executor.clone();
+    let mut watching = executor.session().events().subscribe();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    tokio::spawn(async move {
+        while let Some(event) = watching.recv().await {
+            if let EventBody::RequestOpened(opened) = event.body {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let session = executor.session();
+                // A grant for another tool does not fit this request.
+                let wrong = RequestReply::ApproveForSession(qilin_protocol::SessionGrant {
+                    tool: "behave".into(),
+                    command_prefix: None,
+                });
+                assert!(matches!(
+                    session
+                        .requests()
+                        .resolve(session.events(), &opened.request_id, wrong, "me"),
+                    Err(qilin_tool::ResolveError::GrantMismatch { .. })
+                ));
+                let grant = RequestReply::ApproveForSession(qilin_protocol::SessionGrant {
+                    tool: "echo".into(),
+                    command_prefix: None,
+                });
+                session
+                    .requests()
+                    .resolve(session.events(), &opened.request_id, grant, "me")
+                    .unwrap();
+            }
+        }
+    });
+    for n in 0..3 {
+        let outcome = h
+            .executor
+            .dispatch(
+                call(&format!("c{n}"), "echo", json!({"text": "x"})),
+                Caller::Direct,
+            )
+            .await;
+        assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once");
+    let events = drain(&mut h.events);
+    let granted = events.iter().find_map(|e| match &e.body {
+        EventBody::RequestResolved(resolved) => Some(resolved.resolution.clone()),
+        _ => None,
+    });
+    assert!(
+        matches!(
+            granted,
+            Some(qilin_protocol::RequestResolution::ApprovedForSession { .. })
+        ),
+        "{granted:?}"
+    );
+    assert_eq!(h.executor.session().requests().grants().len(), 1);
+}

@@ -61,7 +61,11 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         )
     })?;
     if !args.json {
-        println!("Demo workspace: {}\n> {DEMO_PROMPT}\n", workspace.display());
+        match &args.workspace {
+            Some(dir) => println!("Demo workspace: {}", dir.display()),
+            None => println!("Demo workspace: a temporary copy of examples/workspace"),
+        }
+        println!("> {DEMO_PROMPT}\n");
     }
     let script_path = workspace.join("demo.script.yaml");
     let mut script = Script::load(&script_path)?;

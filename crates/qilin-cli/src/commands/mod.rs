@@ -33,6 +33,7 @@ pub fn sandbox_helper() -> Result<qilin_sandbox::SandboxHelper> {
 /// terminal sessions of the workspace (a server holds it alone).
 pub fn open_store(workspace: &Path) -> Result<Arc<dyn EventStore>> {
     let path = workspace.join(qilin_store::DEFAULT_DATABASE);
+    ignore_session_files(workspace);
     let options = SqliteOptions {
         shared: true,
         ..SqliteOptions::default()
@@ -40,4 +41,20 @@ pub fn open_store(workspace: &Path) -> Result<Arc<dyn EventStore>> {
     let store = SqliteStore::open_with(&path, options)
         .with_context(|| format!("cannot open the session store {}", path.display()))?;
     Ok(Arc::new(store))
+}
+
+/// What Qilin writes in `.qilin/` for itself (the session store, spilled outputs) kept out of
+/// git: a `.qilin/.gitignore` naming them, written once; the project's own files there
+/// (skills) stay visible.
+fn ignore_session_files(workspace: &Path) {
+    let folder = workspace.join(".qilin");
+    let ignore = folder.join(".gitignore");
+    if ignore.exists() || std::fs::create_dir_all(&folder).is_err() {
+        return;
+    }
+    let _ = std::fs::write(
+        &ignore,
+        "# Written by Qilin: its session store and spilled outputs, not project files.\n\
+         qilin.db*\nsessions/\n",
+    );
 }

@@ -5,12 +5,14 @@
 
 use crate::asking::ask_on_terminal;
 use crate::commands::{open_store, sandbox_helper, worker_sandbox};
-use crate::render::{Style, TerminalRenderer};
+use crate::config::{Settings, no_model_help};
+use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
+use crate::render::{Style, TerminalRenderer, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
 use qilin_protocol::{Event, EventBody, FinishReason};
-use qilin_runtime::{ModelChoice, Runtime, SessionHandle, workspace_of};
+use qilin_runtime::{DEFAULT_AGENT, ModelChoice, Runtime, SessionHandle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,18 +20,17 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, watch};
 
-/// `qilin run`'s arguments.
+/// `qilin run`'s arguments (and `qilin`'s own, with no command).
 #[derive(Args)]
 pub struct RunArgs {
-    /// The `.agent` file (not needed with `--resume` or `--continue`).
-    #[arg(long, required_unless_present_any = ["resume", "continue_latest"])]
+    /// The `.agent` file; the built-in coder agent when omitted.
+    #[arg(long)]
     pub agent: Option<PathBuf>,
-    /// The model: `openai:NAME`, `anthropic:NAME` or `scripted:FILE`; the agent file's
-    /// `model` (or the resumed session's) when omitted.
+    /// The model: `openai:NAME`, `anthropic:NAME` or `scripted:FILE`; else the agent file's
+    /// `model`, `QILIN_MODEL` or the config file's `model` (or the resumed session's).
     #[arg(long)]
     pub model: Option<String>,
-    /// The folder the tools work in; the agent file's workspace (the nearest folder above it
-    /// holding `.qilin/`) when omitted, or the current folder with `--continue`.
+    /// The folder the tools work in; the current folder when omitted.
     #[arg(long)]
     pub workspace: Option<PathBuf>,
     /// Another folder of skills, searched after the workspace's and `~/.qilin/skills/` and
@@ -48,85 +49,120 @@ pub struct RunArgs {
     /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
     #[arg(long)]
     pub no_sandbox: bool,
-    /// What to ask the agent. Without it, a terminal gets a conversation (one turn per line,
-    /// `/exit` or Ctrl-D to leave) and piped input is read whole as the prompt.
+    /// What to ask the agent. Without it, a terminal gets a conversation (`/help` lists its
+    /// commands, Ctrl-D leaves) and piped input is read whole as the prompt.
     pub prompt: Option<String>,
 }
 
-/// Runs `qilin run`.
+/// Runs `qilin run` (and `qilin` with no command).
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(run_session(args, None))
+}
+
+/// Where a session comes from.
+enum Origin {
+    New,
+    Resume(String),
+}
+
+/// What opens the sessions of one `qilin run`: the runtime, the workspace and the choices the
+/// arguments and the settings made.
+struct Opener<'a> {
+    runtime: Runtime,
+    workspace: PathBuf,
+    args: &'a RunArgs,
+    settings: Settings,
+    model: Option<ModelChoice>,
+    interactive: bool,
+}
+
+impl Opener<'_> {
+    /// Builds the session (new or resumed) and prints its diagnostics and notes.
+    async fn open(&self, origin: Origin) -> Result<SessionHandle> {
+        let mut builder = match origin {
+            Origin::Resume(id) => self.runtime.resume(&id).await?,
+            Origin::New => match &self.args.agent {
+                Some(agent) => self.runtime.session(&self.workspace).agent_file(agent),
+                None => self
+                    .runtime
+                    .session(&self.workspace)
+                    .builtin_agent(DEFAULT_AGENT),
+            },
+        };
+        builder = builder
+            .attended(self.interactive)
+            .no_sandbox(self.args.no_sandbox);
+        for dir in &self.args.skills {
+            builder = builder.skill_dir(dir);
+        }
+        let resuming = builder.resumes().is_some();
+        if let Some(model) = &self.model {
+            builder = builder.model(model.clone());
+        } else if let Some(spec) = &self.args.model {
+            builder = builder.model(ModelChoice::Spec(spec.clone()));
+        } else if let Some(default) = self.settings.default_model() {
+            builder = builder.default_model(ModelChoice::Spec(default.spec));
+        } else if !resuming && self.args.agent.is_none() {
+            bail!("{}", no_model_help(&self.settings));
+        }
+        let handle = builder.build().await?;
+        for diagnostic in handle.diagnostics() {
+            eprintln!("{diagnostic}");
+        }
+        for note in handle.notes() {
+            eprintln!("note: {note}");
+        }
+        Ok(handle)
+    }
 }
 
 /// Opens (or resumes) the session, runs the prompt — or a conversation — and renders it; the
 /// exit status says how the last turn ended. `model` replaces the model the arguments, the
 /// agent file or the stored session name.
 pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<ExitCode> {
-    let workspace = match (&args.workspace, &args.agent) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(agent)) => workspace_of(agent),
-        (None, None) => std::env::current_dir().context("cannot read the current folder")?,
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let runtime = Runtime::new(open_store(&workspace)?, worker_sandbox()?)
-        .with_sandbox_helper(sandbox_helper()?);
+    if args.prompt.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        bail!("the prompt is empty; say what the agent should do");
+    }
     let interactive = !args.json && std::io::stdin().is_terminal();
-    let mut builder = match (&args.resume, args.continue_latest, &args.agent) {
-        (Some(id), _, _) => runtime.resume(id).await?,
-        (None, true, _) => {
-            let id = latest_session(&runtime, &workspace).await?;
-            runtime.resume(&id).await?
-        }
-        (None, false, Some(agent)) => runtime.session(&workspace).agent_file(agent),
-        (None, false, None) => bail!("pass --agent FILE, --resume ID or --continue"),
+    let opener = Opener {
+        runtime: Runtime::new(open_store(&workspace)?, worker_sandbox()?)
+            .with_sandbox_helper(sandbox_helper()?),
+        workspace: workspace.clone(),
+        args: &args,
+        settings: Settings::load()?,
+        model,
+        interactive,
     };
-    builder = builder.attended(interactive).no_sandbox(args.no_sandbox);
-    for dir in &args.skills {
-        builder = builder.skill_dir(dir);
-    }
-    if let Some(model) = model {
-        builder = builder.model(model);
-    } else if let Some(spec) = &args.model {
-        builder = builder.model(ModelChoice::Spec(spec.clone()));
-    }
-    let resuming = builder.resumes().map(str::to_string);
-    let handle = builder.build().await?;
-    for diagnostic in handle.diagnostics() {
-        eprintln!("{diagnostic}");
-    }
-    for note in handle.notes() {
-        eprintln!("note: {note}");
-    }
-    if let Some(id) = &resuming
-        && !args.json
-    {
-        eprintln!("Continuing session {id}.");
+    let origin = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => Origin::Resume(id.clone()),
+        (None, true) => Origin::Resume(latest_session(&opener.runtime, &workspace).await?),
+        (None, false) => Origin::New,
+    };
+    let resuming = matches!(origin, Origin::Resume(_));
+    let handle = opener.open(origin).await?;
+    if resuming && !args.json {
+        eprintln!("Continuing session {}.", handle.id());
     }
 
-    let renderer = Arc::new(Mutex::new(TerminalRenderer::new(
-        Style::detect(),
-        Box::new(std::io::stdout()),
-    )));
-    // A resumed session shows what happens from now on; a new one, everything.
-    let after = match resuming {
-        Some(_) => handle.committed_head(),
-        None => 0,
-    };
-    let display = Display::start(
-        handle.clone(),
-        after,
-        args.json,
-        Arc::clone(&renderer),
-        interactive,
-    );
-    listen_for_interrupts(handle.clone());
+    let renderer = Arc::new(Mutex::new(
+        TerminalRenderer::new(Style::detect(), Box::new(std::io::stdout()))
+            .with_notices(Box::new(std::io::stderr())),
+    ));
+    let current = Arc::new(std::sync::Mutex::new(handle.clone()));
+    listen_for_interrupts(Arc::clone(&current));
+    let display = Display::open(&handle, resuming, args.json, &renderer, interactive);
     let status = match &args.prompt {
         Some(prompt) => exit_status(run_turn(&handle, &display, prompt).await?),
-        None if std::io::stdin().is_terminal() => {
-            while let Some(prompt) = read_prompt().await? {
-                run_turn(&handle, &display, &prompt).await?;
-            }
-            ExitCode::SUCCESS
+        None if interactive => {
+            conversation(&opener, handle.clone(), display, &renderer, &current).await?;
+            let handle = current.lock().map(|h| h.clone()).unwrap_or(handle);
+            handle.close().await?;
+            return Ok(ExitCode::SUCCESS);
         }
         None => {
             let prompt = tokio::task::spawn_blocking(|| std::io::read_to_string(std::io::stdin()))
@@ -145,6 +181,182 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     Ok(status)
 }
 
+/// A conversation on the terminal: a banner, then one turn per message typed, slash commands
+/// answered here, until `/exit`, Ctrl-D or Ctrl-C twice.
+async fn conversation(
+    opener: &Opener<'_>,
+    mut handle: SessionHandle,
+    mut display: Display,
+    renderer: &Arc<Mutex<TerminalRenderer>>,
+    current: &Arc<std::sync::Mutex<SessionHandle>>,
+) -> Result<()> {
+    let style = Style::detect();
+    eprintln!("{}", banner(&handle, &style));
+    let mut editor = LineEditor::new();
+    let mut interrupted = false;
+    loop {
+        let typed = editor.read().await?;
+        let line = match typed {
+            Typed::End => return Ok(()),
+            Typed::Interrupt if interrupted => return Ok(()),
+            Typed::Interrupt => {
+                interrupted = true;
+                eprintln!("{}", style.dim("(Ctrl-C again or Ctrl-D to quit)"));
+                continue;
+            }
+            Typed::Line(line) => line,
+        };
+        interrupted = false;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Some(command) = slash(&line) else {
+            run_turn(&handle, &display, line.trim()).await?;
+            continue;
+        };
+        let next = match command {
+            Slash::Exit => return Ok(()),
+            Slash::Help => {
+                eprintln!("{SLASH_HELP}");
+                None
+            }
+            Slash::Agent => {
+                let info = handle.info();
+                let source = match (&info.agent.file, info.agent.builtin) {
+                    (_, true) => "built in".to_string(),
+                    (Some(file), false) => file.clone(),
+                    (None, false) => "given by the host".to_string(),
+                };
+                eprintln!("agent: {} ({source})", info.agent.name);
+                None
+            }
+            Slash::Model(None) => {
+                eprintln!("model: {}", handle.info().model);
+                None
+            }
+            Slash::Cost => {
+                let renderer = renderer.lock().await;
+                eprintln!("{}", renderer.conversation_summary());
+                None
+            }
+            Slash::Sessions => {
+                list_sessions(&opener.runtime, &opener.workspace).await?;
+                None
+            }
+            Slash::Resume(None) => {
+                eprintln!("/resume needs a session id; /sessions lists them");
+                None
+            }
+            Slash::Unknown(name) => {
+                eprintln!("unknown command /{name}; /help lists the commands");
+                None
+            }
+            Slash::Clear => Some((Origin::New, None)),
+            Slash::Model(Some(spec)) => Some((Origin::New, Some(spec))),
+            Slash::Resume(Some(id)) => Some((Origin::Resume(id), None)),
+        };
+        let Some((origin, model)) = next else {
+            continue;
+        };
+        let resuming = matches!(origin, Origin::Resume(_));
+        let opened = match model {
+            Some(spec) => {
+                let args = RunArgs {
+                    model: Some(spec),
+                    agent: opener.args.agent.clone(),
+                    workspace: opener.args.workspace.clone(),
+                    skills: opener.args.skills.clone(),
+                    resume: None,
+                    continue_latest: false,
+                    json: false,
+                    no_sandbox: opener.args.no_sandbox,
+                    prompt: None,
+                };
+                let other = Opener {
+                    runtime: opener.runtime.clone(),
+                    workspace: opener.workspace.clone(),
+                    args: &args,
+                    settings: Settings::load()?,
+                    model: None,
+                    interactive: true,
+                };
+                other.open(origin).await
+            }
+            None => opener.open(origin).await,
+        };
+        match opened {
+            Ok(next) => {
+                handle.close().await?;
+                display.caught_up(&handle).await;
+                handle = next;
+                if let Ok(mut current) = current.lock() {
+                    *current = handle.clone();
+                }
+                display = Display::open(&handle, resuming, false, renderer, true);
+                let verb = if resuming { "Continuing" } else { "New" };
+                eprintln!(
+                    "{verb} session {} · model {}",
+                    handle.id(),
+                    handle.info().model
+                );
+            }
+            Err(err) => eprintln!("error: {err:#}"),
+        }
+    }
+}
+
+/// The first lines of a conversation: the agent, the model and the workspace.
+fn banner(handle: &SessionHandle, style: &Style) -> String {
+    let info = handle.info();
+    format!(
+        "{} · agent {} · model {}\n{}",
+        style.bold("Qilin"),
+        info.agent.name,
+        info.model,
+        style.dim(&format!(
+            "{} · /help for commands · Ctrl-D to quit",
+            handle.workspace().display()
+        ))
+    )
+}
+
+/// The latest `limit` sessions of `workspace`, newest first.
+async fn recent_sessions(
+    runtime: &Runtime,
+    workspace: &std::path::Path,
+    limit: usize,
+) -> Result<Vec<qilin_store::SessionInfo>> {
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+    let page = runtime
+        .store()
+        .list_sessions(&qilin_store::SessionQuery {
+            workspace: Some(workspace.display().to_string()),
+            limit,
+            ..Default::default()
+        })
+        .await?;
+    Ok(page.sessions)
+}
+
+/// `/sessions`: the workspace's latest sessions, newest first.
+async fn list_sessions(runtime: &Runtime, workspace: &std::path::Path) -> Result<()> {
+    for session in recent_sessions(runtime, workspace, 10).await? {
+        eprintln!(
+            "{}  {}  {} turns  {}",
+            session.id,
+            session.last_activity,
+            session.turns,
+            visible(session.title.as_deref().unwrap_or(""))
+                .lines()
+                .next()
+                .unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
 /// Runs one turn and waits until everything it recorded is shown.
 async fn run_turn(handle: &SessionHandle, display: &Display, prompt: &str) -> Result<FinishReason> {
     let turn = handle.submit(prompt, None)?;
@@ -156,21 +368,14 @@ async fn run_turn(handle: &SessionHandle, display: &Display, prompt: &str) -> Re
 
 /// The id of the latest session of `workspace`.
 async fn latest_session(runtime: &Runtime, workspace: &std::path::Path) -> Result<String> {
-    let workspace = workspace
-        .canonicalize()
-        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
-    let page = runtime
-        .store()
-        .list_sessions(&qilin_store::SessionQuery {
-            workspace: Some(workspace.display().to_string()),
-            limit: 1,
-            ..Default::default()
-        })
-        .await?;
-    match page.sessions.into_iter().next() {
+    match recent_sessions(runtime, workspace, 1)
+        .await?
+        .into_iter()
+        .next()
+    {
         Some(session) => Ok(session.id),
         None => bail!(
-            "no session to continue in {}; start one with `qilin run --agent FILE`",
+            "no session to continue in {}; start one with `qilin`",
             workspace.display()
         ),
     }
@@ -187,31 +392,6 @@ fn exit_status(reason: FinishReason) -> ExitCode {
     }
 }
 
-/// The next line typed at the conversation prompt; `None` at `/exit`, `/quit` or end of input.
-async fn read_prompt() -> Result<Option<String>> {
-    loop {
-        let line = tokio::task::spawn_blocking(|| {
-            eprint!("\n› ");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin()
-                .read_line(&mut line)
-                .map(|read| (read > 0).then_some(line))
-        })
-        .await
-        .context("reading the prompt failed")?
-        .context("cannot read from the terminal")?;
-        let Some(line) = line else {
-            return Ok(None);
-        };
-        match line.trim() {
-            "" => continue,
-            "/exit" | "/quit" => return Ok(None),
-            prompt => return Ok(Some(prompt.to_string())),
-        }
-    }
-}
-
 /// The task that renders (or prints as JSON lines) every event the session commits, and puts
 /// its requests to the user on the terminal.
 struct Display {
@@ -220,6 +400,24 @@ struct Display {
 }
 
 impl Display {
+    /// Starts showing `handle`'s events: a resumed session from now on, a new one whole.
+    fn open(
+        handle: &SessionHandle,
+        resumed: bool,
+        json: bool,
+        renderer: &Arc<Mutex<TerminalRenderer>>,
+        interactive: bool,
+    ) -> Self {
+        let after = if resumed { handle.committed_head() } else { 0 };
+        Display::start(
+            handle.clone(),
+            after,
+            json,
+            Arc::clone(renderer),
+            interactive,
+        )
+    }
+
     fn start(
         handle: SessionHandle,
         after: u64,
@@ -288,19 +486,27 @@ fn answer(handle: &SessionHandle, renderer: &Arc<Mutex<TerminalRenderer>>, event
     let renderer = Arc::clone(renderer);
     let opened = opened.clone();
     tokio::spawn(async move {
-        let reply = ask_on_terminal(&renderer, &opened).await;
-        if let Err(err) = handle.resolve(&opened.request_id, reply, "terminal") {
+        let asked = ask_on_terminal(&renderer, &opened).await;
+        if let Err(err) = handle.resolve(&opened.request_id, asked.reply, "terminal") {
             eprintln!("(not applied: {err})");
+        }
+        if asked.interrupt {
+            handle.interrupt();
         }
     });
 }
 
 /// Ctrl-C interrupts the running turn; pressed again, or with no turn running, it ends the
-/// process once the session's events are stored.
-fn listen_for_interrupts(handle: SessionHandle) {
+/// process once the session's events are stored. (At the conversation's prompt the line editor
+/// reads Ctrl-C itself.)
+fn listen_for_interrupts(current: Arc<std::sync::Mutex<SessionHandle>>) {
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
+            let Ok(handle) = current.lock().map(|h| h.clone()) else {
+                std::process::exit(130);
+            };
             if !handle.interrupt() {
+                eprintln!("\nquitting: no turn is running");
                 let _ = tokio::time::timeout(Duration::from_secs(3), handle.flush()).await;
                 std::process::exit(130);
             }

@@ -38,6 +38,18 @@ impl SkillSources {
         keep: impl Fn(&str) -> bool,
     ) -> Result<(SkillDiscovery, Vec<ServerSnapshot>)> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
+        anyhow::ensure!(
+            workspace.is_dir(),
+            "the workspace {} is not a folder; pass --workspace with an existing folder",
+            workspace.display()
+        );
+        for dir in &self.skills {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "the skills folder {} is not a folder",
+                dir.display()
+            );
+        }
         let (mut snapshots, errors) = workspace_snapshots(workspace);
         for error in errors {
             eprintln!("warning: {error}");

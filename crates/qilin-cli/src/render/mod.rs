@@ -1,8 +1,10 @@
 //! The terminal as a client: renders a session's events as they happen.
 
+mod markdown;
 mod sanitize;
 mod style;
 mod terminal;
+mod text;
 
 pub use sanitize::visible;
 pub use style::Style;

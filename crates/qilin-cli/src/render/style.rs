@@ -13,10 +13,11 @@ pub struct Style {
 
 impl Style {
     /// The style for standard output: live and coloured on a terminal, colour off under
-    /// `NO_COLOR` (any non-empty value), plain when piped.
+    /// `NO_COLOR` (any non-empty value), plain when piped or when `TERM=dumb`.
     pub fn detect() -> Self {
         use std::io::IsTerminal;
-        let terminal = std::io::stdout().is_terminal();
+        let dumb = std::env::var("TERM").is_ok_and(|term| term == "dumb");
+        let terminal = std::io::stdout().is_terminal() && !dumb;
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Style {
             color: terminal && !no_color,

@@ -1,21 +1,29 @@
-//! Renders events as lines: assistant text, one line per finished call with its status glyph,
-//! presentation and elapsed time, details (shell output head and tail, diffs with counts),
-//! code-mode calls indented under their `run_code`, and — on a terminal — a live region at
-//! the bottom with a spinner for each running call.
+//! Renders events as lines: assistant text (streamed as it arrives, its Markdown rendered when
+//! a block completes), one line per finished call with its status glyph, presentation and
+//! elapsed time, details (shell output head and tail, diffs with counts), code-mode calls
+//! indented under their `run_code`, a summary of each turn — and, on a terminal, a live region
+//! at the bottom: the text of the block being written, a "thinking…" line while the model has
+//! not answered, and a spinner for each running call. Every live line is cut to the measured
+//! width of the terminal, so redrawing it never leaves a line behind.
 
+use super::markdown;
 use super::sanitize::sanitized;
 use super::style::{SPINNER, Style};
+use super::text::{truncate, width, wrap};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
-    ToolResultEvent,
+    ToolResultEvent, Usage,
 };
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::time::Instant;
 
-const WIDTH: usize = 110;
 const DETAIL_LINES: usize = 6;
 const DIFF_LINES: usize = 30;
+/// The columns assumed when a terminal does not say its size.
+const FALLBACK_COLUMNS: usize = 80;
+/// The rows assumed when a terminal does not say its size.
+const FALLBACK_ROWS: usize = 24;
 
 struct Running {
     call_id: String,
@@ -25,33 +33,134 @@ struct Running {
     last_output: String,
 }
 
+/// What the model is doing before its first visible output of a step.
+struct Waiting {
+    since: Instant,
+    /// The last line of reasoning the model streamed, if it streams any.
+    reasoning: String,
+    /// Reasoning was streamed in this step.
+    reasoned: bool,
+}
+
+/// A terminal's size in columns and rows: measured on every draw, or fixed (tests).
+#[derive(Debug, Clone, Copy)]
+pub enum Size {
+    /// Ask the terminal (standard output) each time.
+    Measured,
+    /// Always these columns and rows.
+    #[cfg(test)]
+    Fixed {
+        /// Columns.
+        columns: usize,
+        /// Rows.
+        rows: usize,
+    },
+}
+
+impl Size {
+    fn get(self) -> (usize, usize) {
+        match self {
+            #[cfg(test)]
+            Size::Fixed { columns, rows } => (columns.max(10), rows.max(3)),
+            Size::Measured => match crossterm::terminal::size() {
+                Ok((columns, rows)) if columns > 0 && rows > 0 => {
+                    (usize::from(columns).max(10), usize::from(rows).max(3))
+                }
+                _ => (FALLBACK_COLUMNS, FALLBACK_ROWS),
+            },
+        }
+    }
+}
+
+/// What the turn has used so far, for its summary line.
+#[derive(Default)]
+struct TurnTally {
+    started: Option<String>,
+    steps: u32,
+    usage: Usage,
+}
+
 /// Draws a session's events on a terminal (or any writer).
 pub struct TerminalRenderer {
     style: Style,
+    size: Size,
     out: Box<dyn Write + Send>,
+    /// Where a turn's ending and summary go when the output is not a terminal (standard
+    /// error, so a piped answer holds only the answer); `out` when unset.
+    notices: Option<Box<dyn Write + Send>>,
     running: Vec<Running>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
     headed: HashSet<String>,
+    /// Assistant text not written above the live region yet.
     text: String,
-    live_lines: usize,
+    /// A text block was written since the last call line (the next one gets a blank line).
+    after_text_block: bool,
+    waiting: Option<Waiting>,
+    tally: TurnTally,
+    total: Usage,
+    /// The display widths of the live lines on screen, and the columns they were drawn at.
+    live: Vec<usize>,
+    live_columns: usize,
     frame: usize,
 }
 
 impl TerminalRenderer {
-    /// A renderer writing to `out` in `style`.
+    /// A renderer writing to `out` in `style`, measuring the terminal on every draw.
     pub fn new(style: Style, out: Box<dyn Write + Send>) -> Self {
+        Self::with_size(style, Size::Measured, out)
+    }
+
+    /// A renderer for a terminal of `size`.
+    pub(crate) fn with_size(style: Style, size: Size, out: Box<dyn Write + Send>) -> Self {
         TerminalRenderer {
             style,
+            size,
             out,
+            notices: None,
             running: Vec::new(),
             depth: HashMap::new(),
             presentations: HashMap::new(),
             headed: HashSet::new(),
             text: String::new(),
-            live_lines: 0,
+            after_text_block: false,
+            waiting: None,
+            tally: TurnTally::default(),
+            total: Usage::default(),
+            live: Vec::new(),
+            live_columns: 0,
             frame: 0,
         }
+    }
+
+    /// The tokens every turn shown so far used: `/cost`.
+    pub fn conversation_summary(&self) -> String {
+        let usage = &self.total;
+        let mut summary = format!(
+            "this conversation: {} tokens in",
+            thousands(usage.input_tokens)
+        );
+        if usage.cache_read_tokens > 0 {
+            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+        }
+        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+        summary
+    }
+
+    /// Sends a turn's ending and summary to `notices` when the output is not a terminal.
+    pub fn with_notices(mut self, notices: Box<dyn Write + Send>) -> Self {
+        self.notices = Some(notices);
+        self
+    }
+
+    /// The style lines are drawn in.
+    pub fn style(&self) -> Style {
+        self.style
+    }
+
+    /// The columns a line may take: the terminal's when live, unlimited when piped.
+    pub fn columns(&self) -> Option<usize> {
+        self.style.live.then(|| self.size.get().0)
     }
 
     /// Renders one event; every string from the model or a tool in it is made visible first
@@ -59,23 +168,54 @@ impl TerminalRenderer {
     pub fn handle(&mut self, event: &Event) {
         let event = sanitized(event);
         match &event.body {
-            EventBody::SessionStarted(_)
-            | EventBody::TurnStarted { .. }
-            | EventBody::StepStarted { .. }
-            | EventBody::StepReasoningDelta { .. }
-            | EventBody::StepReasoningEnd { .. }
-            | EventBody::RequestOpened(_)
-            | EventBody::RequestResolved(_) => {}
-            EventBody::StepTextDelta { text, .. } => {
-                self.text.push_str(text);
-                if let Some(end) = self.text.rfind('\n') {
-                    let complete: String = self.text.drain(..=end).collect();
-                    let lines = complete.lines().map(str::to_string).collect();
-                    self.permanent(lines);
+            EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            EventBody::TurnStarted { .. } => {
+                self.tally = TurnTally {
+                    started: Some(event.time.clone()),
+                    ..TurnTally::default()
+                };
+            }
+            EventBody::StepStarted { .. } => {
+                self.waiting = Some(Waiting {
+                    since: Instant::now(),
+                    reasoning: String::new(),
+                    reasoned: false,
+                });
+                self.redraw();
+            }
+            EventBody::StepReasoningDelta { text, .. } => {
+                if let Some(waiting) = &mut self.waiting {
+                    waiting.reasoned = true;
+                    waiting.reasoning.push_str(text);
+                    if let Some(last) = waiting
+                        .reasoning
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                    {
+                        waiting.reasoning = last.trim().to_string();
+                    }
+                    self.redraw();
                 }
             }
-            EventBody::StepFinished { .. } => self.flush_text(),
+            EventBody::StepReasoningEnd { .. } => {}
+            EventBody::RequestOpened(_) => self.flush_text(),
+            EventBody::StepTextDelta { text, .. } => {
+                self.end_waiting();
+                self.text.push_str(text);
+                self.write_complete_text();
+            }
+            EventBody::StepFinished { usage, .. } => {
+                self.end_waiting();
+                self.flush_text();
+                self.tally.steps += 1;
+                add_usage(&mut self.tally.usage, usage);
+                add_usage(&mut self.total, usage);
+                self.redraw();
+            }
             EventBody::ToolPreparing(preparing) => {
+                self.end_waiting();
+                self.flush_text();
                 if !self.running.iter().any(|r| r.call_id == preparing.call_id) {
                     self.running.push(Running {
                         call_id: preparing.call_id.clone(),
@@ -84,10 +224,11 @@ impl TerminalRenderer {
                         started: Instant::now(),
                         last_output: String::new(),
                     });
-                    self.redraw();
                 }
+                self.redraw();
             }
             EventBody::ToolStart(start) => {
+                self.end_waiting();
                 self.flush_text();
                 let depth = match &start.parent_call_id {
                     Some(parent) => {
@@ -128,18 +269,21 @@ impl TerminalRenderer {
             EventBody::ToolResult(result) => {
                 self.running.retain(|r| r.call_id != result.call_id);
                 let lines = self.result_lines(result);
+                self.after_text_block = false;
                 self.permanent(lines);
             }
             EventBody::TurnFinished {
                 reason, message, ..
             } => {
+                self.waiting = None;
                 self.flush_text();
                 let line = match reason {
                     FinishReason::Completed => None,
-                    FinishReason::MaxSteps => Some(
-                        self.style
-                            .yellow("■ stopped: the agent reached its step limit"),
-                    ),
+                    FinishReason::MaxSteps => Some(self.style.yellow(&format!(
+                        "■ stopped: the agent reached its step limit{} (raise `limits.max_steps` \
+                         in the agent file)",
+                        message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
+                    ))),
                     FinishReason::Interrupted => Some(self.style.yellow("■ interrupted")),
                     FinishReason::MaxTokens => Some(self.style.yellow(&format!(
                         "■ stopped: the answer reached the model's token limit{}",
@@ -154,15 +298,27 @@ impl TerminalRenderer {
                         message.as_deref().unwrap_or("unknown error")
                     ))),
                 };
-                self.permanent(line.into_iter().collect());
+                let mut lines: Vec<String> = line.into_iter().collect();
+                lines.push(self.style.dim(&self.turn_summary(&event.time)));
+                self.after_text_block = false;
+                match (&mut self.notices, self.style.live) {
+                    (Some(notices), false) => {
+                        let _ = self.out.flush();
+                        for line in lines {
+                            let _ = writeln!(notices, "{line}");
+                        }
+                        let _ = notices.flush();
+                    }
+                    _ => self.permanent(lines),
+                }
             }
         }
     }
 
-    /// Advances the spinners (call it every ~80 ms while a turn runs).
+    /// Advances the spinners and clocks (call it every ~80 ms while a turn runs).
     pub fn tick(&mut self) {
         self.frame = self.frame.wrapping_add(1);
-        if !self.running.is_empty() {
+        if !self.running.is_empty() || self.waiting.is_some() {
             self.redraw();
         }
     }
@@ -170,6 +326,7 @@ impl TerminalRenderer {
     /// Clears the live region and writes what is left, before the program prints anything
     /// else or exits.
     pub fn finish(&mut self) {
+        self.waiting = None;
         self.flush_text();
         self.clear_live();
         let _ = self.out.flush();
@@ -182,11 +339,88 @@ impl TerminalRenderer {
         let _ = self.out.flush();
     }
 
+    fn end_waiting(&mut self) {
+        if let Some(waiting) = self.waiting.take()
+            && waiting.reasoned
+        {
+            let seconds = waiting.since.elapsed().as_secs_f64();
+            let line = self.style.dim(&format!("∴ thought for {seconds:.1}s"));
+            self.permanent(vec![line]);
+        }
+    }
+
+    /// `12.3s · 2 steps · 1,200 tokens in (800 cached) · 310 out`.
+    fn turn_summary(&self, finished: &str) -> String {
+        let seconds = self
+            .tally
+            .started
+            .as_deref()
+            .and_then(|started| {
+                let started = chrono::DateTime::parse_from_rfc3339(started).ok()?;
+                let finished = chrono::DateTime::parse_from_rfc3339(finished).ok()?;
+                Some((finished - started).num_milliseconds().max(0) as f64 / 1000.0)
+            })
+            .unwrap_or(0.0);
+        let usage = &self.tally.usage;
+        let steps = self.tally.steps;
+        let mut summary = format!(
+            "{seconds:.1}s · {steps} step{} · {} tokens in",
+            if steps == 1 { "" } else { "s" },
+            thousands(usage.input_tokens)
+        );
+        if usage.cache_read_tokens > 0 {
+            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+        }
+        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+        summary
+    }
+
+    /// On a terminal, writes the text blocks that are complete (ended by a blank line outside
+    /// a code block) as rendered Markdown; piped, writes every complete line as it came.
+    fn write_complete_text(&mut self) {
+        if !self.style.live {
+            if let Some(end) = self.text.rfind('\n') {
+                let complete: String = self.text.drain(..=end).collect();
+                let lines = complete.lines().map(str::to_string).collect();
+                self.permanent(lines);
+            }
+            return;
+        }
+        match complete_blocks_end(&self.text) {
+            Some(end) => {
+                let complete: String = self.text.drain(..end).collect();
+                self.write_block(&complete);
+            }
+            None => self.redraw(),
+        }
+    }
+
     fn flush_text(&mut self) {
-        if !self.text.is_empty() {
-            let rest = std::mem::take(&mut self.text);
+        if self.text.trim().is_empty() {
+            self.text.clear();
+            return;
+        }
+        let rest = std::mem::take(&mut self.text);
+        if self.style.live {
+            self.write_block(&rest);
+        } else {
             self.permanent(rest.lines().map(str::to_string).collect());
         }
+    }
+
+    fn write_block(&mut self, markdown: &str) {
+        let (columns, _) = self.size.get();
+        let rendered = markdown::render(markdown, &self.style, columns.saturating_sub(1));
+        if rendered.is_empty() {
+            return;
+        }
+        let mut lines = Vec::with_capacity(rendered.len() + 1);
+        if self.after_text_block {
+            lines.push(String::new());
+        }
+        lines.extend(rendered);
+        self.after_text_block = true;
+        self.permanent(lines);
     }
 
     /// A call whose code made a call gets a header line above its nested calls.
@@ -205,6 +439,7 @@ impl TerminalRenderer {
             self.style.cyan("▸"),
             self.describe(&presentation)
         );
+        self.after_text_block = false;
         self.permanent(vec![line]);
     }
 
@@ -233,10 +468,10 @@ impl TerminalRenderer {
         let pad = indent(depth + 1);
         let detail_lines = match &result.detail {
             Some(detail) => self.detail_lines(detail, result.status),
-            None if result.status != CallStatus::Ok => error_text(&result.content)
-                .lines()
-                .take(DETAIL_LINES)
-                .map(|l| self.style.red(l))
+            None if result.status != CallStatus::Ok => self
+                .wrapped_lines(&error_text(&result.content), depth + 1)
+                .into_iter()
+                .map(|l| self.style.red(&l))
                 .collect(),
             None => Vec::new(),
         };
@@ -244,18 +479,21 @@ impl TerminalRenderer {
         lines
     }
 
-    fn detail_lines(&self, detail: &Detail, status: CallStatus) -> Vec<String> {
+    /// The lines showing `detail` under its call line (or in an approval's preview).
+    pub(crate) fn detail_lines(&self, detail: &Detail, status: CallStatus) -> Vec<String> {
         match detail {
             Detail::Shell {
                 output, exit_code, ..
             } => {
-                let mut lines: Vec<String> = head_and_tail(output, 5)
+                let mut lines: Vec<String> = self
+                    .head_and_tail(output, 5)
                     .into_iter()
                     .map(|l| self.style.dim(&l))
                     .collect();
                 match exit_code {
                     Some(0) => {}
                     Some(code) => lines.push(self.style.red(&format!("exit code {code}"))),
+                    None if status == CallStatus::Ok => {}
                     None => lines.push(self.style.red("killed by a signal")),
                 }
                 lines
@@ -277,11 +515,12 @@ impl TerminalRenderer {
                     .filter(|l| !l.starts_with("+++") && !l.starts_with("---"))
                     .collect();
                 for line in body.iter().take(DIFF_LINES) {
+                    let line = self.clip(line);
                     lines.push(match line.chars().next() {
-                        Some('+') => self.style.green(line),
-                        Some('-') => self.style.red(line),
-                        Some('@') => self.style.cyan(line),
-                        _ => self.style.dim(line),
+                        Some('+') => self.style.green(&line),
+                        Some('-') => self.style.red(&line),
+                        Some('@') => self.style.cyan(&line),
+                        _ => self.style.dim(&line),
                     });
                 }
                 if body.len() > DIFF_LINES {
@@ -300,20 +539,77 @@ impl TerminalRenderer {
                         self.style.red(l)
                     }
                 };
-                first_lines(text).into_iter().map(|l| paint(&l)).collect()
+                let lines = match status {
+                    CallStatus::Ok => self.first_lines(text),
+                    _ => self.wrapped_lines(text, 1),
+                };
+                lines.into_iter().map(|l| paint(&l)).collect()
             }
             Detail::Code { .. } => Vec::new(),
-            Detail::Json { value } => vec![self.style.dim(&clip(&value.to_string(), 200))],
+            Detail::Json { value } => vec![self.style.dim(&self.clip(&value.to_string()))],
         }
     }
 
-    fn describe(&self, presentation: &CallPresentation) -> String {
-        let remark = clip(presentation.remark.lines().next().unwrap_or_default(), 80);
+    /// The call's action in bold and its remark's first line.
+    pub(crate) fn describe(&self, presentation: &CallPresentation) -> String {
+        let remark = presentation.remark.lines().next().unwrap_or_default();
         if remark.is_empty() {
             self.style.bold(&presentation.action)
         } else {
             format!("{} {}", self.style.bold(&presentation.action), remark)
         }
+    }
+
+    /// A detail line cut to the terminal's width (less an indent's margin); whole when piped.
+    fn clip(&self, line: &str) -> String {
+        match self.columns() {
+            Some(columns) => truncate(line, columns.saturating_sub(4).max(10)),
+            None => line.to_string(),
+        }
+    }
+
+    /// A message's first lines, wrapped (not cut) to the terminal's width under an indent of
+    /// `depth`.
+    fn wrapped_lines(&self, text: &str, depth: usize) -> Vec<String> {
+        let all: Vec<&str> = text.lines().collect();
+        let mut lines = Vec::new();
+        for line in all.iter().take(DETAIL_LINES) {
+            match self.columns() {
+                Some(columns) => {
+                    lines.extend(wrap(line, columns.saturating_sub(depth * 2 + 1), ""))
+                }
+                None => lines.push(line.to_string()),
+            }
+        }
+        if all.len() > DETAIL_LINES {
+            lines.push(format!("… {} more lines", all.len() - DETAIL_LINES));
+        }
+        lines
+    }
+
+    fn first_lines(&self, text: &str) -> Vec<String> {
+        let all: Vec<&str> = text.lines().collect();
+        let mut lines: Vec<String> = all
+            .iter()
+            .take(DETAIL_LINES)
+            .map(|l| self.clip(l))
+            .collect();
+        if all.len() > DETAIL_LINES {
+            lines.push(format!("… {} more lines", all.len() - DETAIL_LINES));
+        }
+        lines
+    }
+
+    /// The first and last `keep` lines of an output, with a count of what is between.
+    fn head_and_tail(&self, output: &str, keep: usize) -> Vec<String> {
+        let all: Vec<&str> = output.lines().collect();
+        if all.len() <= keep * 2 + 1 {
+            return all.iter().map(|l| self.clip(l)).collect();
+        }
+        let mut lines: Vec<String> = all[..keep].iter().map(|l| self.clip(l)).collect();
+        lines.push(format!("… {} lines …", all.len() - keep * 2));
+        lines.extend(all[all.len() - keep..].iter().map(|l| self.clip(l)));
+        lines
     }
 
     /// Writes lines above the live region, then draws the live region again.
@@ -333,20 +629,45 @@ impl TerminalRenderer {
         self.draw_live();
     }
 
+    /// Moves up over the live lines and erases down. A line drawn at more columns than the
+    /// terminal has now takes as many rows as it wraps to (a terminal reflows on a resize).
     fn clear_live(&mut self) {
-        if self.live_lines > 0 {
-            let _ = write!(self.out, "\x1b[{}A\x1b[J", self.live_lines);
-            self.live_lines = 0;
-        }
-    }
-
-    fn draw_live(&mut self) {
-        if !self.style.live {
-            let _ = self.out.flush();
+        if self.live.is_empty() {
             return;
         }
+        let (columns, _) = self.size.get();
+        let rows: usize = if columns >= self.live_columns {
+            self.live.len()
+        } else {
+            self.live.iter().map(|w| w.div_ceil(columns).max(1)).sum()
+        };
+        let _ = write!(self.out, "\r");
+        if rows > 0 {
+            let _ = write!(self.out, "\x1b[{rows}A");
+        }
+        let _ = write!(self.out, "\x1b[J");
+        self.live.clear();
+    }
+
+    /// The live region: the text block being written (its last lines, as many as fit), the
+    /// "thinking…" line, a spinner line per running call — each cut to one row.
+    fn live_lines(&self, columns: usize, rows: usize) -> Vec<String> {
         let frame = SPINNER[self.frame % SPINNER.len()];
-        let mut lines = Vec::with_capacity(self.running.len());
+        let line_columns = columns.saturating_sub(1);
+        let mut lines = Vec::new();
+        if let Some(waiting) = &self.waiting {
+            let seconds = waiting.since.elapsed().as_secs_f64();
+            let mut line = format!(
+                "{} {}",
+                self.style.cyan(frame),
+                self.style.dim(&format!("thinking… {seconds:.1}s"))
+            );
+            if !waiting.reasoning.is_empty() {
+                line.push_str("  ");
+                line.push_str(&self.style.dim(&waiting.reasoning));
+            }
+            lines.push(line);
+        }
         for running in &self.running {
             let seconds = running.started.elapsed().as_secs_f64();
             let mut line = format!(
@@ -358,16 +679,95 @@ impl TerminalRenderer {
             );
             if !running.last_output.is_empty() {
                 line.push_str("  ");
-                line.push_str(&self.style.dim(&clip(&running.last_output, 50)));
+                line.push_str(&self.style.dim(&running.last_output));
             }
             lines.push(line);
         }
+        // The text being written gets the rows the spinners leave, keeping one for the cursor.
+        let room = rows.saturating_sub(lines.len() + 1);
+        if room > 0 && !self.text.trim().is_empty() {
+            let mut text_lines: Vec<String> = Vec::new();
+            for line in self.text.trim_end_matches('\n').split('\n') {
+                text_lines.extend(wrap(line, line_columns, ""));
+            }
+            let skip = text_lines.len().saturating_sub(room);
+            let mut shown: Vec<String> = text_lines.split_off(skip);
+            if self.after_text_block {
+                shown.insert(0, String::new());
+                if shown.len() > room {
+                    shown.remove(0);
+                }
+            }
+            shown.extend(lines);
+            lines = shown;
+        }
+        lines
+            .into_iter()
+            .map(|line| truncate(&line, line_columns))
+            .collect()
+    }
+
+    fn draw_live(&mut self) {
+        if !self.style.live {
+            let _ = self.out.flush();
+            return;
+        }
+        let (columns, rows) = self.size.get();
+        let lines = self.live_lines(columns, rows);
         for line in &lines {
             let _ = writeln!(self.out, "{line}");
         }
-        self.live_lines = lines.len();
+        self.live = lines.iter().map(|l| width(l)).collect();
+        self.live_columns = columns;
         let _ = self.out.flush();
     }
+}
+
+/// Where the complete blocks of `text` end: after its last blank line outside a fenced code
+/// block, or `None` when no block is complete yet.
+fn complete_blocks_end(text: &str) -> Option<usize> {
+    let mut fenced = false;
+    let mut end = None;
+    let mut offset = 0;
+    let mut previous_blank = false;
+    let mut saw_content = false;
+    for line in text.split_inclusive('\n') {
+        let complete = line.ends_with('\n');
+        let trimmed = line.trim();
+        if !complete {
+            break;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+        }
+        offset += line.len();
+        let blank = trimmed.is_empty();
+        if blank && !fenced && saw_content && !previous_blank {
+            end = Some(offset);
+        }
+        saw_content |= !blank;
+        previous_blank = blank;
+    }
+    end
+}
+
+fn add_usage(total: &mut Usage, usage: &Usage) {
+    total.input_tokens += usage.input_tokens;
+    total.output_tokens += usage.output_tokens;
+    total.cache_read_tokens += usage.cache_read_tokens;
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn indent(depth: usize) -> String {
@@ -380,40 +780,6 @@ fn elapsed(ms: u64) -> String {
     } else {
         format!("{:.1}s", ms as f64 / 1000.0)
     }
-}
-
-/// At most `limit` characters, with an ellipsis when cut.
-fn clip(text: &str, limit: usize) -> String {
-    let limit = limit.min(WIDTH);
-    match text.char_indices().nth(limit) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
-fn first_lines(text: &str) -> Vec<String> {
-    let all: Vec<&str> = text.lines().collect();
-    let mut lines: Vec<String> = all
-        .iter()
-        .take(DETAIL_LINES)
-        .map(|l| clip(l, WIDTH))
-        .collect();
-    if all.len() > DETAIL_LINES {
-        lines.push(format!("… {} more lines", all.len() - DETAIL_LINES));
-    }
-    lines
-}
-
-/// The first and last `keep` lines of an output, with a count of what is between.
-fn head_and_tail(output: &str, keep: usize) -> Vec<String> {
-    let all: Vec<&str> = output.lines().collect();
-    if all.len() <= keep * 2 + 1 {
-        return all.iter().map(|l| clip(l, WIDTH)).collect();
-    }
-    let mut lines: Vec<String> = all[..keep].iter().map(|l| clip(l, WIDTH)).collect();
-    lines.push(format!("… {} lines …", all.len() - keep * 2));
-    lines.extend(all[all.len() - keep..].iter().map(|l| clip(l, WIDTH)));
-    lines
 }
 
 fn error_text(content: &[ContentBlock]) -> String {
@@ -501,6 +867,7 @@ Let me look.
   -old
   +new
 Done
+0.0s · 0 steps · 0 tokens in · 0 out
 ";
         assert_eq!(render(log), expected);
     }
@@ -515,7 +882,8 @@ Done
 "#;
         assert_eq!(
             render(log),
-            "■ Run command sleep 100  300ms\n  The call was interrupted\n■ interrupted\n"
+            "■ Run command sleep 100  300ms\n  The call was interrupted\n■ interrupted\n\
+             0.0s · 0 steps · 0 tokens in · 0 out\n"
         );
     }
 
@@ -536,7 +904,184 @@ Done
             "Done\\x1b]52;c;cm0gLXJmIH4=\\x07 \\x1b[2J\n\
              ✓ Run command echo \\x1b]0;pwned\\x07  3ms\n\
              \x20 ok\n\
-             \x20 \\x1b[1A\\x1b[Kforged line\n"
+             \x20 \\x1b[1A\\x1b[Kforged line\n\
+             0.0s · 0 steps · 0 tokens in · 0 out\n"
         );
+    }
+
+    /// A terminal of `columns` × `rows` the renderer draws on, as `vt100` shows it.
+    #[derive(Clone)]
+    struct Screen(Arc<Mutex<vt100::Parser>>);
+
+    impl Write for Screen {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            // A terminal's line discipline turns a line feed into a return and a line feed.
+            let bytes: Vec<u8> = buf
+                .iter()
+                .flat_map(|&b| {
+                    if b == b'\n' {
+                        vec![b'\r', b'\n']
+                    } else {
+                        vec![b]
+                    }
+                })
+                .collect();
+            self.0.lock().unwrap().process(&bytes);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn event(seq: u64, json: &str) -> Event {
+        let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
+        value["seq"] = seq.into();
+        value["time"] = format!("2026-11-30T12:00:{:02}.000Z", seq.min(59)).into();
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// The screen's rows as they show, the blank ones at the bottom left out.
+    fn rows(parser: &vt100::Parser) -> String {
+        let (_, columns) = parser.screen().size();
+        let rows: Vec<String> = parser.screen().rows(0, columns.get()).collect();
+        rows.join("\n").trim_end().to_string()
+    }
+
+    const PARAGRAPH: &str = "The failing test reads the configuration before the fixture \
+        writes it, so the first run sees an empty file and every later run passes; moving the \
+        write into the setup function makes the order explicit and the test stable again.";
+
+    /// A turn with thinking, a streamed paragraph and list, reasoning, and a long command
+    /// with progress, drawn with spinner ticks between every event.
+    fn play(columns: usize) -> (String, Vec<String>) {
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(60).unwrap(),
+            std::num::NonZeroU16::new(columns as u16).unwrap(),
+            0,
+        )));
+        let style = Style {
+            color: true,
+            live: true,
+        };
+        let size = Size::Fixed { columns, rows: 60 };
+        let mut renderer =
+            TerminalRenderer::with_size(style, size, Box::new(Screen(Arc::clone(&parser))));
+        let mut seq = 0;
+        let mut next = |json: &str| {
+            seq += 1;
+            event(seq, json)
+        };
+        let mut events = vec![
+            next(r#"{"type":"turn.started","turnId":"t1","prompt":"go"}"#),
+            next(r#"{"type":"step.started","turnId":"t1","step":1}"#),
+            next(
+                r#"{"type":"step.reasoning.delta","turnId":"t1","step":1,"text":"The test is flaky; look at the fixture order."}"#,
+            ),
+        ];
+        for word in PARAGRAPH.split_inclusive(' ') {
+            let text = serde_json::to_string(word).unwrap();
+            events.push(next(&format!(
+                r#"{{"type":"step.text.delta","turnId":"t1","step":1,"text":{text}}}"#
+            )));
+        }
+        for text in ["\n\n", "- read the ", "fixture\n", "- run the **tests**\n"] {
+            let text = serde_json::to_string(text).unwrap();
+            events.push(next(&format!(
+                r#"{{"type":"step.text.delta","turnId":"t1","step":1,"text":{text}}}"#
+            )));
+        }
+        let command = format!(
+            "cargo test --workspace -- {}",
+            "--exact fixture::order ".repeat(8)
+        );
+        events.push(next(&format!(
+            r#"{{"type":"tool.start","callId":"c1","toolName":"bash","caller":"direct","arguments":{{}},"presentation":{{"action":"Run command","remark":"{command}"}}}}"#
+        )));
+        for n in 0..12 {
+            events.push(next(&format!(
+                r#"{{"type":"tool.progress","callId":"c1","text":"   Compiling crate-number-{n} v0.1.0 (/work/a/very/long/path/to/the/crate/number/{n})\n"}}"#
+            )));
+        }
+        events.push(next(
+            r#"{"type":"tool.result","callId":"c1","toolName":"bash","caller":"direct","status":"ok","content":[],"detail":{"type":"shell","command":"x","output":"test result: ok. 3 passed\n","exitCode":0},"durationMs":3100}"#,
+        ));
+        events.push(next(
+            r#"{"type":"step.finished","turnId":"t1","step":1,"usage":{"inputTokens":12034,"outputTokens":310,"cacheReadTokens":8000}}"#,
+        ));
+        events.push(next(
+            r#"{"type":"turn.finished","turnId":"t1","reason":"completed"}"#,
+        ));
+        let mut seen = Vec::new();
+        for event in &events {
+            renderer.handle(event);
+            for _ in 0..3 {
+                renderer.tick();
+                seen.push(rows(&parser.lock().unwrap()));
+            }
+        }
+        renderer.finish();
+        let screen = rows(&parser.lock().unwrap());
+        (screen, seen)
+    }
+
+    #[test]
+    fn the_live_region_leaves_no_line_behind_at_40_80_and_200_columns() {
+        for columns in [40, 80, 200] {
+            let (screen, seen) = play(columns);
+            for row in screen.lines() {
+                assert!(width(row) <= columns, "{columns}: {row:?}");
+            }
+            assert!(!screen.contains("thinking…"), "{columns}:\n{screen}");
+            assert!(
+                !SPINNER.iter().any(|frame| screen.contains(frame)),
+                "{columns}:\n{screen}"
+            );
+            assert_eq!(
+                screen.matches("Run command").count(),
+                1,
+                "{columns}:\n{screen}"
+            );
+            assert_eq!(
+                screen.matches("The failing test").count(),
+                1,
+                "{columns}:\n{screen}"
+            );
+            assert!(screen.contains("∴ thought for"), "{columns}:\n{screen}");
+            assert!(
+                screen
+                    .replace('\n', "")
+                    .contains("12,034 tokens in (8,000 cached) · 310 out"),
+                "{columns}:\n{screen}"
+            );
+            // While it ran: the thinking line before the first word, the words as they came.
+            assert!(seen.iter().any(|s| s.contains("thinking…")), "{columns}");
+            assert!(
+                seen.iter()
+                    .any(|s| s.contains("The failing test") && !s.contains("stable again")),
+                "{columns}: the paragraph shows before it ends"
+            );
+            for screen in &seen {
+                assert!(
+                    screen.matches("Run command").count() <= 1,
+                    "{columns}:\n{screen}"
+                );
+                assert!(
+                    screen.matches("thinking…").count() <= 1,
+                    "{columns}:\n{screen}"
+                );
+            }
+            insta::assert_snapshot!(format!("live_turn_{columns}_columns"), screen);
+        }
+    }
+
+    #[test]
+    fn complete_blocks_end_at_a_blank_line_outside_code() {
+        assert_eq!(complete_blocks_end("one\ntwo"), None);
+        assert_eq!(complete_blocks_end("one\n\ntwo"), Some(5));
+        assert_eq!(complete_blocks_end("```\na\n\nb\n"), None);
+        assert_eq!(complete_blocks_end("```\na\n\nb\n```\n\nc"), Some(14));
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(999), "999");
     }
 }

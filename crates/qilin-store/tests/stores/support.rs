@@ -167,9 +167,11 @@ pub fn varied(seq: u64) -> EventBody {
                 name: "coder".into(),
                 file: None,
                 file_hash: Some("abc".into()),
+                builtin: false,
             },
             model: "scripted:x".into(),
             workspace: "/w".into(),
+            context: None,
         }),
         _ => text(&format!("delta {seq}")),
     }

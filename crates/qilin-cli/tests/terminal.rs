@@ -1,0 +1,423 @@
+//! The terminal experience end to end: the real `qilin` binary on a pseudo-terminal, its
+//! screen read through a virtual terminal (`vt100`), typed at like a person, with the scripted
+//! model. A newcomer's `qilin` in a repository, a question, an approval with its preview, a
+//! denial with a message, an interrupt of a running command, a resize, and `/exit`.
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The rows of every terminal here: enough for the whole demo.
+const ROWS: u16 = 100;
+
+/// A `qilin` process on a pseudo-terminal and the screen it draws.
+struct Terminal {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Terminal {
+    fn start(dir: &Path, args: &[&str], envs: &[(&str, String)], columns: u16) -> Self {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: columns,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("a pseudo-terminal opens");
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_qilin"));
+        command.args(args);
+        command.cwd(dir);
+        command.env("TERM", "xterm-256color");
+        command.env("NO_COLOR", "1");
+        command.env_remove("QILIN_MODEL");
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        let child = pty.slave.spawn_command(command).expect("qilin starts");
+        drop(pty.slave);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            NonZeroU16::new(ROWS).unwrap(),
+            NonZeroU16::new(columns).unwrap(),
+            0,
+        )));
+        let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let (reading, answering) = (Arc::clone(&screen), Arc::clone(&writer));
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(read) = reader.read(&mut buffer) {
+                if read == 0 {
+                    break;
+                }
+                let chunk = &buffer[..read];
+                let mut parser = reading.lock().unwrap();
+                parser.process(chunk);
+                // The line editor asks where the cursor is; a terminal answers.
+                if chunk.windows(4).any(|w| w == b"\x1b[6n") {
+                    let (row, column) = parser.screen().cursor_position();
+                    let answer = format!("\x1b[{};{}R", row + 1, column + 1);
+                    let _ = answering.lock().unwrap().write_all(answer.as_bytes());
+                }
+            }
+        });
+        Terminal {
+            screen,
+            writer,
+            master: pty.master,
+            child,
+        }
+    }
+
+    fn rows(&self) -> String {
+        let parser = self.screen.lock().unwrap();
+        let (_, columns) = parser.screen().size();
+        let rows: Vec<String> = parser.screen().rows(0, columns.get()).collect();
+        rows.join("\n").trim_end().to_string()
+    }
+
+    fn type_keys(&self, keys: &str) {
+        let mut writer = self.writer.lock().unwrap();
+        writer.write_all(keys.as_bytes()).unwrap();
+        writer.flush().unwrap();
+    }
+
+    /// Waits until the screen shows `text`, and returns it.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = self.rows();
+            if rows.contains(text) {
+                return rows;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen never showed {text:?}:\n{rows}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the screen satisfies `done` (described as `what`), and returns it.
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = self.rows();
+            if done(&rows) {
+                return rows;
+            }
+            assert!(Instant::now() < deadline, "never {what}:\n{rows}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the conversation's prompt is the last line, and returns the screen.
+    fn wait_for_prompt(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let rows = self.rows();
+            if rows.lines().last() == Some("›") {
+                return rows;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen never showed the prompt:\n{rows}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn resize(&self, columns: u16) {
+        self.master
+            .resize(PtySize {
+                rows: ROWS,
+                cols: columns,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        self.screen.lock().unwrap().screen_mut().set_size(
+            NonZeroU16::new(ROWS).unwrap(),
+            NonZeroU16::new(columns).unwrap(),
+        );
+    }
+
+    fn exit_code(mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.exit_code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "qilin did not exit:\n{}",
+                self.rows()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The screen with what changes from run to run (times, the temporary folder) replaced.
+fn stable(screen: &str, dir: &Path) -> String {
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
+    let tokens = regex::Regex::new(r"[\d,]+\s+tokens\s+in\s+·\s+[\d,]+\s+out").unwrap();
+    let shown = screen.replace(&dir.display().to_string(), "[DIR]");
+    let shown = durations.replace_all(&shown, "[T]");
+    tokens
+        .replace_all(&shown, "[N] tokens in · [N] out")
+        .into_owned()
+}
+
+const SCRIPT: &str = r#"
+turns:
+  - say: "I will ask you **one thing** before I change anything."
+    calls:
+      - tool: question
+        args:
+          questions:
+            - id: scope
+              question: Which part should I fix?
+              options: [the parser, the renderer]
+  - say: "The renderer it is. Publishing the branch first."
+    calls:
+      - tool: bash
+        args: {command: "git push origin main"}
+  - say: "Understood: no push. Waiting for the build instead."
+    calls:
+      - tool: bash
+        args: {command: "sleep 30; echo $((6 * 7)) checks passed, and a long line of output after them"}
+  - say: "Stopped."
+"#;
+
+#[test]
+fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_resizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "Keep changes small.\n").unwrap();
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let envs = [
+        ("QILIN_MODEL", format!("scripted:{}", script.display())),
+        (
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        (
+            "QILIN_HISTORY",
+            dir.path().join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 80);
+
+    let banner = terminal.wait_for_prompt();
+    assert!(
+        banner.contains("Qilin · agent coder · model scripted:"),
+        "{banner}"
+    );
+
+    // A slash command is answered here, not sent to the model.
+    terminal.type_keys("/frobnicate\r");
+    terminal.wait_for("unknown command /frobnicate");
+
+    terminal.type_keys("fix the flaky test\r");
+    let asked = terminal.wait_for("number>");
+    assert!(asked.contains("I will ask you one thing"), "{asked}");
+    assert!(asked.contains("1) the parser"), "{asked}");
+    terminal.type_keys("2\r");
+
+    // The model's text and the call come before the approval, with the command in view.
+    let approval = terminal.wait_for("Esc stop");
+    let text = approval
+        .find("Publishing the branch")
+        .expect("the text shows");
+    let call = approval
+        .find("? Run command git push")
+        .expect("the call shows");
+    let preview = approval
+        .find("$ git push origin main")
+        .expect("the command shows");
+    assert!(text < call && call < preview, "{approval}");
+    assert!(
+        approval.contains("yes, `git push` this session"),
+        "{approval}"
+    );
+    terminal.type_keys("m");
+    terminal.wait_for("what should the model do instead?");
+    terminal.type_keys("do not push\r");
+    let denied = terminal.wait_for("Waiting for the build");
+    assert!(
+        denied.contains("⊘ Run command git push origin main"),
+        "{denied}"
+    );
+    assert!(denied.contains("do not push"), "{denied}");
+
+    // A long-running command draws a live line; a resize redraws it; Ctrl-C interrupts it.
+    terminal.wait_for("Run command sleep 30");
+    std::thread::sleep(Duration::from_millis(400));
+    terminal.resize(120);
+    std::thread::sleep(Duration::from_millis(400));
+    terminal.type_keys("\x03");
+    let interrupted = terminal.wait_for("■ interrupted");
+    assert_eq!(
+        interrupted.matches("Run command sleep 30").count(),
+        1,
+        "no stale live line:\n{interrupted}"
+    );
+    let screen = terminal.wait_for_prompt();
+    assert!(
+        !screen.contains("42 checks passed"),
+        "the command was stopped:\n{screen}"
+    );
+    let shown = stable(&screen, dir.path());
+    terminal.type_keys("/exit\r");
+    assert_eq!(terminal.exit_code(), 0);
+    insta::assert_snapshot!("conversation_at_80_then_120_columns", shown);
+}
+
+#[test]
+fn the_demo_on_a_terminal_leaves_no_line_behind_at_40_80_and_200_columns() {
+    for columns in [40u16, 80, 200] {
+        let dir = tempfile::tempdir().unwrap();
+        let envs = [(
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        )];
+        let mut terminal = Terminal::start(dir.path(), &["demo", "--no-sandbox"], &envs, columns);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let status = loop {
+            if let Some(status) = terminal.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the demo did not end:\n{}",
+                terminal.rows()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // What the process wrote last reaches the screen.
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = terminal.rows();
+        assert_eq!(status.exit_code(), 0, "{columns}:\n{screen}");
+        for frame in [
+            "⠋",
+            "⠙",
+            "⠹",
+            "⠸",
+            "⠼",
+            "⠴",
+            "⠦",
+            "⠧",
+            "⠇",
+            "⠏",
+            "thinking…",
+        ] {
+            assert!(
+                !screen.contains(frame),
+                "{columns}: {frame} left behind:\n{screen}"
+            );
+        }
+        assert_eq!(
+            screen.matches("Run command sh scripts/check.sh").count(),
+            1,
+            "{columns}:\n{screen}"
+        );
+        // The first step's two calls run at once and may end in either order.
+        for call in ["\n✓ Find files src/**/*.py", "\n✓ Search TODO in src"] {
+            assert_eq!(screen.matches(call).count(), 1, "{columns}:\n{screen}");
+        }
+        let from = screen
+            .find("Now the sales data")
+            .expect("the second step shows");
+        insta::assert_snapshot!(
+            format!("demo_at_{columns}_columns"),
+            stable(&screen[from..], dir.path())
+        );
+    }
+}
+
+const GRANT_SCRIPT: &str = r#"
+turns:
+  - say: "Publishing the branch."
+    calls:
+      - tool: bash
+        args: {command: "git push origin main"}
+  - calls:
+      - tool: bash
+        args: {command: "git push origin main --force-with-lease"}
+  - say: "Reading the release notes."
+    calls:
+      - tool: web_fetch
+        args: {url: "http://127.0.0.1:9/notes"}
+  - say: "never reached"
+"#;
+
+#[test]
+fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status();
+    assert!(init.is_ok_and(|s| s.success()), "git init works");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, GRANT_SCRIPT).unwrap();
+    let envs = [
+        ("QILIN_MODEL", format!("scripted:{}", script.display())),
+        (
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        (
+            "QILIN_HISTORY",
+            dir.path().join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 100);
+    terminal.wait_for_prompt();
+    terminal.type_keys("publish it\r");
+    terminal.wait_for("Esc stop");
+    terminal.type_keys("a");
+    terminal.wait_for("✓ allowed for this session");
+
+    // The second push is covered by the grant: it runs without asking; the fetch asks.
+    let asked = terminal.wait_until("a second approval", |s| s.matches("Esc stop").count() == 2);
+    assert_eq!(
+        asked.matches("? Run command git push").count(),
+        1,
+        "asked once:\n{asked}"
+    );
+    assert!(
+        asked.contains("Run command git push origin main --force-with-lease"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("127.0.0.1:9/notes"),
+        "the address shows:\n{asked}"
+    );
+    terminal.type_keys("\x1b");
+    terminal.wait_for("⊘ denied; the turn stops");
+    let stopped = terminal.wait_for("■ interrupted");
+    assert!(!stopped.contains("never reached"), "{stopped}");
+
+    // At the prompt, Ctrl-C clears the line, and twice quits.
+    terminal.wait_for_prompt();
+    terminal.type_keys("a draft");
+    terminal.wait_for("› a draft");
+    terminal.type_keys("\x03");
+    terminal.wait_for("(Ctrl-C again or Ctrl-D to quit)");
+    terminal.type_keys("\x03");
+    assert_eq!(terminal.exit_code(), 0);
+}
