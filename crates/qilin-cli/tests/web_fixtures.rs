@@ -638,8 +638,10 @@ async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
             label: "scripted:fixture-script.yaml".to_string(),
         })
         .attended(true)
-        // Confinement depends on the machine; the fixtures show what the tools do.
+        // Confinement and the project context (date, shell, branch) depend on the machine;
+        // the fixtures show what the tools do.
         .no_sandbox(true)
+        .project_context(false)
         .service(Arc::new(WebFetchConfig {
             allow_private: true,
             ..WebFetchConfig::default()

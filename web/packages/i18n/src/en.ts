@@ -120,6 +120,7 @@ export const en = {
   'request.options': 'Options: {{options}}',
   'request.multiSelect': 'Pick any number',
   'request.approved': 'Approved by {{by}}',
+  'request.approvedForSession': 'Approved by {{by}} for the rest of the session: {{what}}',
   'request.denied': 'Denied by {{by}}',
   'request.deniedWithReason': 'Denied by {{by}}: {{reason}}',
   'request.dismissed': 'Dismissed by {{by}}',

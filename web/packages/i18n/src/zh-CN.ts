@@ -118,6 +118,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'request.options': '选项：{{options}}',
   'request.multiSelect': '可多选',
   'request.approved': '已由 {{by}} 批准',
+  'request.approvedForSession': '已由 {{by}} 批准，本会话内不再询问：{{what}}',
   'request.denied': '已由 {{by}} 拒绝',
   'request.deniedWithReason': '已由 {{by}} 拒绝：{{reason}}',
   'request.dismissed': '已由 {{by}} 忽略',

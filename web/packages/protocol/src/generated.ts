@@ -211,7 +211,12 @@ model: string,
 /**
  * The workspace folder, absolute.
  */
-workspace: string, };
+workspace: string, 
+/**
+ * The environment and project memory the system prompt carries, as they were when the
+ * session began (a resumed session reuses them, so its prompt stays byte-identical).
+ */
+context?: SessionContext, };
 
 export type AgentInfo = { 
 /**
@@ -225,7 +230,11 @@ file?: string,
 /**
  * A hash of the agent file's contents (hex), to tell whether it changed since.
  */
-fileHash?: string, };
+fileHash?: string, 
+/**
+ * The agent is one built into Qilin (`coder`), loaded again by its name on resume.
+ */
+builtin?: boolean, };
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "content_filter" | "other";
 
@@ -416,7 +425,11 @@ resolution: RequestResolution,
  */
 resolvedBy: string, };
 
-export type RequestResolution = { "outcome": "approved" } | { "outcome": "denied", 
+export type RequestResolution = { "outcome": "approved" } | { "outcome": "approved_for_session", 
+/**
+ * What is allowed from now on.
+ */
+grant: SessionGrant, } | { "outcome": "denied", 
 /**
  * What the person said, told to the model.
  */
@@ -534,3 +547,56 @@ exitCode: number | null, } | { "type": "json",
  * The value.
  */
 value: unknown, };
+
+export type SessionContext = { 
+/**
+ * Where the session runs.
+ */
+environment: Environment, 
+/**
+ * The project's memory files, from the repository root down to the workspace.
+ */
+memory?: Array<MemoryFile>, };
+
+export type Environment = { 
+/**
+ * The workspace folder, absolute.
+ */
+workspace: string, 
+/**
+ * The operating system (`linux`, `macos`, `windows`).
+ */
+os: string, 
+/**
+ * The user's shell (`$SHELL`), when known.
+ */
+shell?: string, 
+/**
+ * The date the session began, `YYYY-MM-DD` in local time.
+ */
+date: string, 
+/**
+ * The git branch checked out (or `detached at SHA`), when the workspace is in a repository.
+ */
+gitBranch?: string, };
+
+export type MemoryFile = { 
+/**
+ * Its path relative to the repository root (or the workspace outside a repository).
+ */
+path: string, 
+/**
+ * Its text, cut when the project's memory files are too long together.
+ */
+text: string, };
+
+export type SessionGrant = { 
+/**
+ * The tool's wire name.
+ */
+tool: string, 
+/**
+ * Only commands (the call's `command` argument) that are this prefix, or start with it
+ * followed by a space, and that chain no other command.
+ */
+commandPrefix?: string, };

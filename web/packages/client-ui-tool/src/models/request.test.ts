@@ -144,4 +144,34 @@ describe('requestNotes', () => {
       ['e', true, { key: 'request.waiting' }],
     ]);
   });
+
+  test('an approval given for the rest of the session names what it allows', () => {
+    const ask = {
+      kind: 'approval' as const,
+      reason: 'pushing publishes the work',
+      presentation: { action: 'Run command', remark: 'git push origin main' },
+      arguments: { command: 'git push origin main' },
+    };
+    const requests: RequestNode[] = [
+      {
+        requestId: 'a',
+        ask,
+        resolution: {
+          outcome: 'approved_for_session',
+          grant: { tool: 'bash', commandPrefix: 'git push' },
+        },
+        resolvedBy: 'terminal',
+      },
+      {
+        requestId: 'b',
+        ask,
+        resolution: { outcome: 'approved_for_session', grant: { tool: 'web_fetch' } },
+        resolvedBy: 'web-1',
+      },
+    ];
+    expect(requestNotes(requests, undefined).map((note) => note.headline)).toEqual([
+      { key: 'request.approvedForSession', values: { by: 'terminal', what: 'git push' } },
+      { key: 'request.approvedForSession', values: { by: 'web-1', what: 'web_fetch' } },
+    ]);
+  });
 });

@@ -78,6 +78,20 @@ function resolvedNote(request: RequestNode): RequestNote | undefined {
   switch (resolution.outcome) {
     case 'approved':
       return { ...base, ...reason, headline: message('request.approved', { by }) };
+    case 'approved_for_session': {
+      const grant = (resolution as { grant?: { tool?: unknown; commandPrefix?: unknown } }).grant;
+      const what =
+        typeof grant?.commandPrefix === 'string'
+          ? grant.commandPrefix
+          : typeof grant?.tool === 'string'
+            ? grant.tool
+            : '';
+      return {
+        ...base,
+        ...reason,
+        headline: message('request.approvedForSession', { by, what }),
+      };
+    }
     case 'denied':
       return {
         ...base,
