@@ -41,7 +41,7 @@ mod postgres;
 mod sqlite;
 
 pub use memory::MemoryStore;
-pub use open::{DEFAULT_DATABASE, open_database};
+pub use open::{DEFAULT_DATABASE, open_database, postgres_schema};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::{SqliteOptions, SqliteStore};
 

@@ -41,7 +41,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
     /// The session store: `sqlite:PATH`, a file path, or `postgres://USER:PASSWORD@HOST/DB`
-    /// (for several server processes); `WORKSPACE/.qilin/qilin.db` when omitted.
+    /// (for several server processes; `?schema=NAME` picks the schema, `qilin` by default);
+    /// `WORKSPACE/.qilin/qilin.db` when omitted.
     #[arg(long, value_name = "URL")]
     pub database: Option<String>,
     /// The token clients must send, instead of a new random one (at least 32 characters).
@@ -188,8 +189,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .as_deref()
         .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {
+        let (url, schema) = qilin_store::postgres_schema(url);
         state
-            .connect_relay(url, "qilin")
+            .connect_relay(&url, &schema)
             .await
             .context("cannot start relaying commands between server processes")?;
     }
