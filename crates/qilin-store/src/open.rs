@@ -77,10 +77,16 @@ mod tests {
     #[test]
     fn a_schema_parameter_is_split_off_the_url() {
         let plain = "postgres://u:p@h:5432/db";
-        assert_eq!(postgres_schema(plain), (plain.to_string(), "qilin".to_string()));
+        assert_eq!(
+            postgres_schema(plain),
+            (plain.to_string(), "qilin".to_string())
+        );
         assert_eq!(
             postgres_schema("postgres://u:p@h/db?schema=team_a&sslmode=disable"),
-            ("postgres://u:p@h/db?sslmode=disable".to_string(), "team_a".to_string())
+            (
+                "postgres://u:p@h/db?sslmode=disable".to_string(),
+                "team_a".to_string()
+            )
         );
         assert_eq!(
             postgres_schema("postgres://u:p@h/db?schema=team_b"),

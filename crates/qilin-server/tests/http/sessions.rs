@@ -171,11 +171,7 @@ pub async fn requests_are_answered_from_a_second_client_first_answer_wins(backen
     while let Some((_, event)) = watcher.next_event().await {
         let done = finishes_turn(&event);
         if let EventBody::RequestOpened(opened) = &event.body {
-            assert_eq!(
-                opened.call_id.is_empty(),
-                false,
-                "the request names its call"
-            );
+            assert!(!opened.call_id.is_empty(), "the request names its call");
             // A client loading the page now sees it open.
             let open = server
                 .get(&format!("/api/sessions/{session}/requests"))
