@@ -39,3 +39,8 @@ on_both_stores!(
     one_stream_follows_several_sessions_and_resumes_each,
     sessions_are_listed_newest_first_a_page_at_a_time,
 );
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgres_share_a_live_session() {
+    sessions::two_servers_on_one_database_share_a_live_session(Backend::Postgres).await;
+}

@@ -544,3 +544,63 @@ pub async fn sessions_are_listed_newest_first_a_page_at_a_time(backend: Backend)
     server.stop().await;
     world.finish().await;
 }
+
+/// Two server processes on one PostgreSQL: a session created on the first is followed live
+/// from the second, and its turn is started and its request answered through the second
+/// (relayed to the first, which runs it); each client sees every event once, in order.
+pub async fn two_servers_on_one_database_share_a_live_session(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("ask.yaml", READ_AND_ASK);
+    let first = world.serve().await;
+    let second = world.serve().await;
+    let session = first.create("ask.yaml").await;
+    let path = format!("/api/sessions/{session}/events/stream");
+    let mut on_first = first.stream(&path, None).await;
+    let mut on_second = second.stream(&path, None).await;
+    let started = second
+        .post(
+            &format!("/api/sessions/{session}/turns"),
+            json!({"prompt": "read and ask", "clientTurnId": "t1"}),
+        )
+        .await;
+    assert_eq!(started.status, 202, "relayed to the process running it: {started:?}");
+    let mut seen_second = Vec::new();
+    let mut answered = 0;
+    loop {
+        let (_, event) = on_second.next_event().await.expect("the second sees it live");
+        let done = finishes_turn(&event);
+        if let EventBody::RequestOpened(opened) = &event.body {
+            let answer = if answered == 0 {
+                json!({"reply": "approve", "clientId": "second"})
+            } else {
+                json!({"reply": "answer", "clientId": "second",
+                       "answers": [{"id": "colour", "answer": ["red"]}]})
+            };
+            let path = format!("/api/sessions/{session}/requests/{}", opened.request_id);
+            let reply = second.post(&path, answer).await;
+            assert_eq!(reply.status, 200, "{reply:?}");
+            let late = first.post(&path, json!({"reply": "dismiss"})).await;
+            assert_eq!(late.status, 409, "{late:?}");
+            answered += 1;
+        }
+        seen_second.push(event.seq);
+        if done {
+            break;
+        }
+    }
+    let mut seen_first = Vec::new();
+    while seen_first.len() < seen_second.len() {
+        let (_, event) = on_first.next_event().await.expect("the first sees it too");
+        seen_first.push(event.seq);
+    }
+    let stored = first.all_events(&session).await;
+    assert_consistent(&stored);
+    let expected: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    assert_eq!(seen_second, expected);
+    assert_eq!(seen_first, expected);
+    let view = second.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(view.body["hosted"], json!(false), "the first runs it");
+    second.stop().await;
+    first.stop().await;
+    world.finish().await;
+}
