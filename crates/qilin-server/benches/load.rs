@@ -122,10 +122,14 @@ impl Bench {
             .unwrap()
     }
 
-    async fn wait_idle(&self, session: &str) -> u64 {
+    /// Waits until `turns` turns of `session` have finished; returns its `headSeq`.
+    async fn wait_idle(&self, session: &str, turns: u64) -> u64 {
         loop {
             let view = self.get(&format!("/api/sessions/{session}")).await;
-            if view["activeTurn"].is_null() && view["status"] != json!("running") {
+            if view["turns"].as_u64() == Some(turns)
+                && view["activeTurn"].is_null()
+                && view["status"] != json!("running")
+            {
                 return view["headSeq"].as_u64().unwrap();
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -259,9 +263,9 @@ async fn main() {
                         json!({"prompt": format!("turn {turn}")}),
                     )
                     .await;
-                bench.wait_idle(&id).await;
+                bench.wait_idle(&id, turn as u64 + 1).await;
             }
-            bench.wait_idle(&id).await
+            bench.wait_idle(&id, turns as u64).await
         }));
     }
     let mut committed = 0;
@@ -292,7 +296,7 @@ async fn main() {
     bench
         .post(&format!("/api/sessions/{long}/turns"), json!({"prompt": "long"}))
         .await;
-    let head = bench.wait_idle(&long).await;
+    let head = bench.wait_idle(&long, 1).await;
     bench
         .post(&format!("/api/sessions/{long}/turns"), json!({"prompt": "more"}))
         .await;
