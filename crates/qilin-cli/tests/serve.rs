@@ -31,6 +31,8 @@ turns:
 /// A running `qilin serve`, its base URL and token.
 struct Served {
     child: Child,
+    /// Its standard output, kept open: the server prints more after its URL.
+    _output: std::io::Lines<BufReader<std::process::ChildStdout>>,
     base: String,
     token: String,
 }
@@ -50,7 +52,10 @@ fn serve(dir: &Path) -> Served {
         .arg("--agent")
         .arg(workspace.join("slow.agent"))
         .arg("--model")
-        .arg(format!("scripted:{}", workspace.join("slow.yaml").display()))
+        .arg(format!(
+            "scripted:{}",
+            workspace.join("slow.yaml").display()
+        ))
         .arg("--database")
         .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
         .env("XDG_RUNTIME_DIR", dir.join("run"))
@@ -71,10 +76,12 @@ fn serve(dir: &Path) -> Served {
         }
     };
     let (base, token) = url.split_once("/#token=").expect("URL with a token");
+    let (base, token) = (base.to_string(), token.to_string());
     Served {
         child,
-        base: base.to_string(),
-        token: token.to_string(),
+        _output: lines,
+        base,
+        token,
     }
 }
 
@@ -127,7 +134,11 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
 
     let mut first = serve(dir.path());
     let (status, created) = first
-        .send(client.post(format!("{}/api/sessions", first.base)).json(&json!({})))
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
         .await;
     assert_eq!(status, 201, "{created}");
     let session = created["id"].as_str().unwrap().to_string();
@@ -164,7 +175,11 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     for (index, event) in after.iter().enumerate() {
         assert_eq!(event.seq, index as u64 + 1, "gapless");
     }
-    assert_eq!(finished(&after), [FinishReason::Interrupted], "the dead turn is closed");
+    assert_eq!(
+        finished(&after),
+        [FinishReason::Interrupted],
+        "the dead turn is closed"
+    );
     let (status, view) = second
         .send(client.get(format!("{}/api/sessions/{session}", second.base)))
         .await;
@@ -183,7 +198,11 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     loop {
         let events = second.events(&client, &session).await;
         if finished(&events).len() == 2 {
-            assert_ne!(finished(&events)[1], FinishReason::Interrupted, "{events:#?}");
+            assert_ne!(
+                finished(&events)[1],
+                FinishReason::Interrupted,
+                "{events:#?}"
+            );
             break;
         }
         assert!(Instant::now() < deadline, "the new turn never finished");

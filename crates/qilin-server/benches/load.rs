@@ -90,7 +90,11 @@ impl Bench {
             .send()
             .await
             .unwrap();
-        assert!(response.status().is_success(), "{path}: {}", response.status());
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
         response.json().await.unwrap()
     }
 
@@ -102,20 +106,30 @@ impl Bench {
             .send()
             .await
             .unwrap();
-        assert!(response.status().is_success(), "{path}: {}", response.status());
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
         response.json().await.unwrap()
     }
 
     async fn create(&self, script: &str) -> String {
         let created = self
-            .post("/api/sessions", json!({"model": format!("scripted:{script}")}))
+            .post(
+                "/api/sessions",
+                json!({"model": format!("scripted:{script}")}),
+            )
             .await;
         created["id"].as_str().unwrap().to_string()
     }
 
     async fn events(&self, session: &str, after: u64) -> reqwest::Response {
         self.http
-            .get(format!("{}/api/sessions/{session}/events/stream?after={after}", self.base))
+            .get(format!(
+                "{}/api/sessions/{session}/events/stream?after={after}",
+                self.base
+            ))
             .bearer_auth(&self.token)
             .send()
             .await
@@ -157,7 +171,14 @@ fn peak_memory_mib() -> f64 {
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
@@ -294,11 +315,17 @@ async fn main() {
     // Resume: a session of 10,000+ events; a client connects from seq 0 while a turn runs.
     let long = bench.create("long.yaml").await;
     bench
-        .post(&format!("/api/sessions/{long}/turns"), json!({"prompt": "long"}))
+        .post(
+            &format!("/api/sessions/{long}/turns"),
+            json!({"prompt": "long"}),
+        )
         .await;
     let head = bench.wait_idle(&long, 1).await;
     bench
-        .post(&format!("/api/sessions/{long}/turns"), json!({"prompt": "more"}))
+        .post(
+            &format!("/api/sessions/{long}/turns"),
+            json!({"prompt": "more"}),
+        )
         .await;
     let connected = Instant::now();
     let response = bench.events(&long, 0).await;

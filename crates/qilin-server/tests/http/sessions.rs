@@ -563,11 +563,17 @@ pub async fn two_servers_on_one_database_share_a_live_session(backend: Backend) 
             json!({"prompt": "read and ask", "clientTurnId": "t1"}),
         )
         .await;
-    assert_eq!(started.status, 202, "relayed to the process running it: {started:?}");
+    assert_eq!(
+        started.status, 202,
+        "relayed to the process running it: {started:?}"
+    );
     let mut seen_second = Vec::new();
     let mut answered = 0;
     loop {
-        let (_, event) = on_second.next_event().await.expect("the second sees it live");
+        let (_, event) = on_second
+            .next_event()
+            .await
+            .expect("the second sees it live");
         let done = finishes_turn(&event);
         if let EventBody::RequestOpened(opened) = &event.body {
             let answer = if answered == 0 {
