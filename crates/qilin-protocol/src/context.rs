@@ -1,12 +1,13 @@
 //! What a session knows of where it runs, recorded once in `session.started` so that a resumed
 //! session shows the model exactly what it was shown at the start.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// The project context a session's system prompt carries: its environment, and the project's
 /// memory files (`AGENTS.md`, `CLAUDE.md`) as they read when the session began.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
     /// Where the session runs.
@@ -18,7 +19,7 @@ pub struct SessionContext {
 }
 
 /// Where a session runs, as the model is told.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Environment {
     /// The workspace folder, absolute.
@@ -38,7 +39,7 @@ pub struct Environment {
 }
 
 /// A memory file of the project: instructions its authors wrote for agents.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryFile {
     /// Its path relative to the repository root (or the workspace outside a repository).
@@ -50,7 +51,7 @@ pub struct MemoryFile {
 /// An approval a person gave for the rest of a session: the review policy's `ask` for this
 /// tool (and, with `command_prefix`, only for commands starting with it) is answered yes
 /// without asking again. Recorded in `request.resolved`, so a resumed session keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionGrant {
     /// The tool's wire name.

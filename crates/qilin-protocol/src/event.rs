@@ -2,6 +2,7 @@ use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question, SessionContext,
     SessionGrant,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -13,7 +14,7 @@ pub const PROTOCOL_VERSION: u32 = 2;
 ///
 /// `seq` numbers the events of a session from 1 without gaps, in the order they happened;
 /// the `type` tag and the fields of [`EventBody`] sit beside it on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Event {
     /// Position in the session's log, starting at 1.
     #[ts(type = "number")]
@@ -26,7 +27,7 @@ pub struct Event {
 }
 
 /// What an [`Event`] reports, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type")]
 pub enum EventBody {
     /// The session began: the first event of every log.
@@ -160,7 +161,7 @@ impl EventBody {
 }
 
 /// The `session.started` event: what the session runs, recorded once at its start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStartedEvent {
     /// The session's id.
@@ -181,7 +182,7 @@ pub struct SessionStartedEvent {
 }
 
 /// Which agent a session runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInfo {
     /// The agent's name.
@@ -201,7 +202,7 @@ pub struct AgentInfo {
 }
 
 /// Why the model stopped a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its answer.
@@ -219,7 +220,7 @@ pub enum StopReason {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     /// The model answered without asking for more tools.
@@ -237,7 +238,7 @@ pub enum FinishReason {
 }
 
 /// Token counts of one model step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens sent.
@@ -252,7 +253,7 @@ pub struct Usage {
 }
 
 /// Which entry a call came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallerKind {
     /// The model called the tool from its tools list.
@@ -262,7 +263,7 @@ pub enum CallerKind {
 }
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     /// The tool ran and returned its output.
@@ -276,7 +277,7 @@ pub enum CallStatus {
 }
 
 /// The `tool.preparing` event: a slice of the raw argument text as the model streams it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolPreparingEvent {
     /// The call's id, the same through all phases.
@@ -288,7 +289,7 @@ pub struct ToolPreparingEvent {
 }
 
 /// The `tool.start` event: the call passed its checks' entry and is dispatched.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStartEvent {
     /// The call's id.
@@ -313,7 +314,7 @@ pub struct ToolStartEvent {
 }
 
 /// The `tool.progress` event: live output of a running call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolProgressEvent {
     /// The call's id.
@@ -327,7 +328,7 @@ pub struct ToolProgressEvent {
 }
 
 /// The `tool.result` event: how a call ended and what it returned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultEvent {
     /// The call's id.
@@ -362,7 +363,7 @@ pub struct ToolResultEvent {
 }
 
 /// The `request.opened` event: a call waits for a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestOpenedEvent {
     /// The request's id, unique in the session; answers name it.
@@ -380,7 +381,7 @@ pub struct RequestOpenedEvent {
 }
 
 /// What a request asks of a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RequestAsk {
     /// May this call run? The review policy asks.
@@ -405,7 +406,7 @@ pub enum RequestAsk {
 }
 
 /// The `request.resolved` event: how a request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestResolvedEvent {
     /// The request's id.
@@ -424,7 +425,7 @@ pub struct RequestResolvedEvent {
 }
 
 /// How a request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum RequestResolution {
     /// The person allowed the call.

@@ -75,7 +75,7 @@ pub use persistent::{PersistentShell, ShellSummary};
 pub use pwsh::{Pwsh, PwshArgs};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
-pub use read::{Read, ReadArgs, ReadOutput};
+pub use read::{Read, ReadArgs, ReadOutput, language_of};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
 pub use shell_kind::ShellKind;
 pub use shells::{

@@ -1,0 +1,211 @@
+//! `qilin serve` as a process: killed with `kill -9` mid-turn, then started again on the same
+//! SQLite file, it has lost no event a client had seen, has closed the turn the dead process
+//! left running (its call `interrupted`), and the conversation goes on.
+
+use qilin_protocol::{Event, EventBody, FinishReason};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const AGENT: &str = "\
+name: slow
+instructions: Look around, slowly.
+tools: [glob]
+skills:
+  available: []
+";
+
+/// A turn that streams its text slowly, then calls `glob`; then an answer.
+const SLOW: &str = "\
+chunk_delay_ms: 40
+turns:
+  - say: Looking around the workspace slowly, one piece of text at a time, so that the server can be killed while the text is still streaming in.
+    calls:
+      - tool: glob
+        args: {pattern: \"*\"}
+  - say: Done looking.
+";
+
+/// A running `qilin serve`, its base URL and token.
+struct Served {
+    child: Child,
+    /// Its standard output, kept open: the server prints more after its URL.
+    _output: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    base: String,
+    token: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Served {
+    let workspace = dir.join("workspace");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["serve", "--no-sandbox", "--workspace"])
+        .arg(&workspace)
+        .arg("--agent")
+        .arg(workspace.join("slow.agent"))
+        .arg("--model")
+        .arg(format!(
+            "scripted:{}",
+            workspace.join("slow.yaml").display()
+        ))
+        .arg("--database")
+        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("qilin serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("qilin serve prints its URL")
+            .expect("readable output");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    let (base, token) = url.split_once("/#token=").expect("URL with a token");
+    let (base, token) = (base.to_string(), token.to_string());
+    Served {
+        child,
+        _output: lines,
+        base,
+        token,
+    }
+}
+
+impl Served {
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+        let response = request.bearer_auth(&self.token).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn events(&self, client: &reqwest::Client, session: &str) -> Vec<Event> {
+        let mut events: Vec<Event> = Vec::new();
+        loop {
+            let after = events.last().map_or(0, |event| event.seq);
+            let (status, page) = self
+                .send(client.get(format!(
+                    "{}/api/sessions/{session}/events?after={after}&limit=1000",
+                    self.base
+                )))
+                .await;
+            assert_eq!(status, 200, "{page}");
+            events.extend(serde_json::from_value::<Vec<Event>>(page["events"].clone()).unwrap());
+            if page["more"] != json!(true) {
+                return events;
+            }
+        }
+    }
+}
+
+fn finished(events: &[Event]) -> Vec<FinishReason> {
+    events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::TurnFinished { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("slow.agent"), AGENT).unwrap();
+    std::fs::write(workspace.join("slow.yaml"), SLOW).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "a note\n").unwrap();
+    let client = reqwest::Client::new();
+
+    let mut first = serve(dir.path());
+    let (status, created) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_string();
+    let (status, started) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions/{session}/turns", first.base))
+                .json(&json!({"prompt": "look around"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{started}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        let events = first.events(&client, &session).await;
+        if events.len() >= 8 {
+            break events;
+        }
+        assert!(Instant::now() < deadline, "the turn never got going");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(finished(&seen).is_empty(), "killed mid-turn");
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = serve(dir.path());
+    let after = second.events(&client, &session).await;
+    assert!(after.len() >= seen.len(), "nothing lost");
+    assert_eq!(
+        serde_json::to_value(&after[..seen.len()]).unwrap(),
+        serde_json::to_value(&seen).unwrap(),
+        "every event a client saw is still there, unchanged"
+    );
+    for (index, event) in after.iter().enumerate() {
+        assert_eq!(event.seq, index as u64 + 1, "gapless");
+    }
+    assert_eq!(
+        finished(&after),
+        [FinishReason::Interrupted],
+        "the dead turn is closed"
+    );
+    let (status, view) = second
+        .send(client.get(format!("{}/api/sessions/{session}", second.base)))
+        .await;
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(view["activeTurn"], Value::Null);
+
+    let (status, again) = second
+        .send(
+            client
+                .post(format!("{}/api/sessions/{session}/turns", second.base))
+                .json(&json!({"prompt": "go on"})),
+        )
+        .await;
+    assert_eq!(status, 202, "the conversation goes on: {again}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let events = second.events(&client, &session).await;
+        if finished(&events).len() == 2 {
+            assert_ne!(
+                finished(&events)[1],
+                FinishReason::Interrupted,
+                "{events:#?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the new turn never finished");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
