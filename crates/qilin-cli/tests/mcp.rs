@@ -60,6 +60,8 @@ fn run(dir: &Path, prompt: &str) -> (Output, Vec<Event>) {
     let model = format!("scripted:{}", dir.join("script.yaml").display());
     let output = qilin(&[
         "run",
+        "--workspace",
+        dir.to_str().unwrap(),
         "--agent",
         agent.to_str().unwrap(),
         "--model",
@@ -436,6 +438,7 @@ fn a_streamable_http_server_is_called_from_run_code_with_a_token_from_the_enviro
     let model = format!("scripted:{}", dir.path().join("script.yaml").display());
     let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(["run", "--agent", agent.to_str().unwrap(), "--model", &model])
+        .current_dir(dir.path())
         .args(["--json", "add"])
         .env("QILIN_TEST_MCP_TOKEN", "s3cret")
         .output()
@@ -460,6 +463,7 @@ fn a_streamable_http_server_is_called_from_run_code_with_a_token_from_the_enviro
     // Without the variable, the declaration names what is missing.
     let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(["run", "--agent", agent.to_str().unwrap(), "--model", &model])
+        .current_dir(dir.path())
         .args(["--json", "add"])
         .env_remove("QILIN_TEST_MCP_TOKEN")
         .output()

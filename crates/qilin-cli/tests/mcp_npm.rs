@@ -38,6 +38,7 @@ fn run(agent: &str, script: &str) -> (Output, Vec<Event>) {
     let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(["run", "--agent"])
         .arg(dir.path().join("a.agent"))
+        .current_dir(dir.path())
         .args(["--model", &model, "--json", "go"])
         .output()
         .unwrap();
