@@ -9,12 +9,13 @@ use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
     FinishReason, RequestAsk, RequestResolution, ToolResultEvent, ToolStartEvent, Usage,
 };
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// Where a call is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// The model is still streaming its arguments.
@@ -28,7 +29,7 @@ pub enum Phase {
 }
 
 /// How a finished call ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutcome {
     /// Ok, error, denied or interrupted.
@@ -49,7 +50,7 @@ pub struct ToolOutcome {
 }
 
 /// One call, across all its phases.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolNode {
     /// The call's id.
@@ -85,7 +86,7 @@ pub struct ToolNode {
 }
 
 /// A request a call opened, and how it ended once it did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestNode {
     /// The request's id, which an answer names.
@@ -101,7 +102,7 @@ pub struct RequestNode {
 }
 
 /// One item of a turn, in the order it happened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum TurnItem {
     /// Assistant text of one step.
@@ -123,7 +124,7 @@ pub enum TurnItem {
 }
 
 /// One turn: a user prompt and what followed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnNode {
     /// The turn's id.
@@ -143,7 +144,7 @@ pub struct TurnNode {
 }
 
 /// The whole conversation as a client renders it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationTree {
     /// The turns, oldest first.

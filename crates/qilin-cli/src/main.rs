@@ -27,6 +27,9 @@ enum Command {
     /// List the stored sessions of a workspace, show one, or export its event log.
     #[command(subcommand)]
     Sessions(commands::sessions::SessionsCommand),
+    /// Serve sessions over HTTP for the web client and for scripts; `--demo` serves the
+    /// offline demo as a live session.
+    Serve(commands::serve::ServeArgs),
     /// A scripted agent tours the bundled example workspace, offline and with no key.
     Demo(commands::demo::DemoArgs),
     /// Run Python code against the built-in tools, as `run_code` does.
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Sessions(command) => commands::sessions::run(command),
+        Command::Serve(args) => commands::serve::run(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Code(command) => commands::code::run(command),
         Command::Subprocess => return commands::code::serve_worker(),

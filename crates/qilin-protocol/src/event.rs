@@ -1,4 +1,5 @@
 use crate::{Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -10,7 +11,7 @@ pub const PROTOCOL_VERSION: u32 = 2;
 ///
 /// `seq` numbers the events of a session from 1 without gaps, in the order they happened;
 /// the `type` tag and the fields of [`EventBody`] sit beside it on the wire.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct Event {
     /// Position in the session's log, starting at 1.
     #[ts(type = "number")]
@@ -23,7 +24,7 @@ pub struct Event {
 }
 
 /// What an [`Event`] reports, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type")]
 pub enum EventBody {
     /// The session began: the first event of every log.
@@ -157,7 +158,7 @@ impl EventBody {
 }
 
 /// The `session.started` event: what the session runs, recorded once at its start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStartedEvent {
     /// The session's id.
@@ -173,7 +174,7 @@ pub struct SessionStartedEvent {
 }
 
 /// Which agent a session runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInfo {
     /// The agent's name.
@@ -189,7 +190,7 @@ pub struct AgentInfo {
 }
 
 /// Why the model stopped a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model finished its answer.
@@ -207,7 +208,7 @@ pub enum StopReason {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     /// The model answered without asking for more tools.
@@ -225,7 +226,7 @@ pub enum FinishReason {
 }
 
 /// Token counts of one model step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Prompt tokens sent.
@@ -240,7 +241,7 @@ pub struct Usage {
 }
 
 /// Which entry a call came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallerKind {
     /// The model called the tool from its tools list.
@@ -250,7 +251,7 @@ pub enum CallerKind {
 }
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     /// The tool ran and returned its output.
@@ -264,7 +265,7 @@ pub enum CallStatus {
 }
 
 /// The `tool.preparing` event: a slice of the raw argument text as the model streams it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolPreparingEvent {
     /// The call's id, the same through all phases.
@@ -276,7 +277,7 @@ pub struct ToolPreparingEvent {
 }
 
 /// The `tool.start` event: the call passed its checks' entry and is dispatched.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStartEvent {
     /// The call's id.
@@ -301,7 +302,7 @@ pub struct ToolStartEvent {
 }
 
 /// The `tool.progress` event: live output of a running call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolProgressEvent {
     /// The call's id.
@@ -315,7 +316,7 @@ pub struct ToolProgressEvent {
 }
 
 /// The `tool.result` event: how a call ended and what it returned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultEvent {
     /// The call's id.
@@ -350,7 +351,7 @@ pub struct ToolResultEvent {
 }
 
 /// The `request.opened` event: a call waits for a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestOpenedEvent {
     /// The request's id, unique in the session; answers name it.
@@ -368,7 +369,7 @@ pub struct RequestOpenedEvent {
 }
 
 /// What a request asks of a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RequestAsk {
     /// May this call run? The review policy asks.
@@ -393,7 +394,7 @@ pub enum RequestAsk {
 }
 
 /// The `request.resolved` event: how a request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestResolvedEvent {
     /// The request's id.
@@ -412,7 +413,7 @@ pub struct RequestResolvedEvent {
 }
 
 /// How a request ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum RequestResolution {
     /// The person allowed the call.

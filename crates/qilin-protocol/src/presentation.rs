@@ -1,10 +1,11 @@
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// How a call introduces itself before it runs: a friendly action and a short remark.
 ///
 /// `bash` presents as action "Run command" with the command's first line as remark.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 pub struct CallPresentation {
     /// What the call does, as a short verb phrase ("Read", "Search files").
     pub action: String,
@@ -23,7 +24,7 @@ impl CallPresentation {
 }
 
 /// A detail panel of a call card, shown before the call runs or after it ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Detail {
     /// Plain text.

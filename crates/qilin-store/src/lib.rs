@@ -41,13 +41,14 @@ mod postgres;
 mod sqlite;
 
 pub use memory::MemoryStore;
-pub use open::{DEFAULT_DATABASE, open_database};
+pub use open::{DEFAULT_DATABASE, open_database, postgres_schema};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, RequestOpenedEvent};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ pub struct NewSession {
 }
 
 /// Whether a turn is running in a session, as its events say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// No turn is running.
@@ -80,7 +81,7 @@ pub enum SessionStatus {
 }
 
 /// A session as listed: what it runs and where it stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     /// The session's id.
@@ -122,7 +123,7 @@ pub struct SessionQuery {
 }
 
 /// One page of sessions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionPage {
     /// The sessions, newest activity first.

@@ -1,6 +1,6 @@
 //! [`open_database`]: the store a `--database` value names.
 
-use crate::{EventStore, MemoryStore, PostgresStore, SqliteStore, StoreError};
+use crate::{EventStore, MemoryStore, PostgresOptions, PostgresStore, SqliteStore, StoreError};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -10,7 +10,8 @@ pub const DEFAULT_DATABASE: &str = ".qilin/qilin.db";
 /// Opens the store `database` names, or the workspace's SQLite database when it names none:
 ///
 /// - `postgres://…` or `postgresql://…`: a [`PostgresStore`] (the URL's user, password, host,
-///   port and database; its tables in the schema `qilin`);
+///   port and database; its tables in the schema `qilin`, or the one a `schema=NAME` parameter
+///   names, see [`postgres_schema`]);
 /// - `sqlite:PATH`, or a plain path: a [`SqliteStore`] on that file;
 /// - `memory:`: a [`MemoryStore`], which keeps nothing after the process ends.
 pub async fn open_database(
@@ -19,7 +20,12 @@ pub async fn open_database(
 ) -> Result<Arc<dyn EventStore>, StoreError> {
     let path = match database {
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            return Ok(Arc::new(PostgresStore::connect(url).await?));
+            let (url, schema) = postgres_schema(url);
+            let options = PostgresOptions {
+                schema,
+                ..PostgresOptions::default()
+            };
+            return Ok(Arc::new(PostgresStore::connect_with(&url, options).await?));
         }
         Some("memory:") => return Ok(Arc::new(MemoryStore::new())),
         Some(other) if other.contains("://") && !other.starts_with("sqlite:") => {
@@ -40,4 +46,51 @@ pub async fn open_database(
         .await
         .map_err(|err| StoreError::Backend(format!("opening the database failed: {err}")))??;
     Ok(Arc::new(store))
+}
+
+/// Splits the `schema=NAME` parameter, Qilin's own, off a PostgreSQL URL: the URL without it,
+/// and the schema the tables live in (`qilin` when the URL names none). Several Qilin
+/// installations can share one database, each in a schema of its own.
+pub fn postgres_schema(url: &str) -> (String, String) {
+    let mut schema = PostgresOptions::default().schema;
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), schema);
+    };
+    let mut kept = Vec::new();
+    for parameter in query.split('&') {
+        match parameter.strip_prefix("schema=") {
+            Some(name) => schema = name.to_string(),
+            None => kept.push(parameter),
+        }
+    }
+    let url = match kept.is_empty() {
+        true => base.to_string(),
+        false => format!("{base}?{}", kept.join("&")),
+    };
+    (url, schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::postgres_schema;
+
+    #[test]
+    fn a_schema_parameter_is_split_off_the_url() {
+        let plain = "postgres://u:p@h:5432/db";
+        assert_eq!(
+            postgres_schema(plain),
+            (plain.to_string(), "qilin".to_string())
+        );
+        assert_eq!(
+            postgres_schema("postgres://u:p@h/db?schema=team_a&sslmode=disable"),
+            (
+                "postgres://u:p@h/db?sslmode=disable".to_string(),
+                "team_a".to_string()
+            )
+        );
+        assert_eq!(
+            postgres_schema("postgres://u:p@h/db?schema=team_b"),
+            ("postgres://u:p@h/db".to_string(), "team_b".to_string())
+        );
+    }
 }

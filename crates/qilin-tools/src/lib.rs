@@ -57,7 +57,7 @@ pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
 pub use question::{Answer, AnsweredQuestion, AskQuestion, Question, QuestionArgs, QuestionOutput};
-pub use read::{Read, ReadArgs, ReadOutput};
+pub use read::{Read, ReadArgs, ReadOutput, language_of};
 pub use read_image::{ImageOutput, ReadImage, ReadImageArgs};
 pub use str_replace_editor::{
     EditHistory, EditorCommand, StrReplaceEditor, StrReplaceEditorArgs, StrReplaceEditorOutput,

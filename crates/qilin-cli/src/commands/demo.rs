@@ -8,7 +8,7 @@ use clap::Args;
 use include_dir::{Dir, include_dir};
 use qilin_model::{Script, ScriptedProvider};
 use qilin_runtime::ModelChoice;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,8 +17,34 @@ use std::time::Duration;
 static EXAMPLE_WORKSPACE: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../../examples/workspace");
 
 /// The prompt the scripted user gives.
-const DEMO_PROMPT: &str = "Show me around this workspace: count the TODOs, summarise the sales \
+pub const DEMO_PROMPT: &str = "Show me around this workspace: count the TODOs, summarise the sales \
                            data, fix the typo in the report and run the checks.";
+
+/// Unpacks the example workspace into `workspace`, creating it.
+pub fn unpack_example_workspace(workspace: &Path) -> Result<()> {
+    std::fs::create_dir_all(workspace)
+        .with_context(|| format!("cannot create {}", workspace.display()))?;
+    EXAMPLE_WORKSPACE.extract(workspace).with_context(|| {
+        format!(
+            "cannot unpack the example workspace into {}",
+            workspace.display()
+        )
+    })
+}
+
+/// The demo's scripted model, playing `demo.script.yaml` of the unpacked `workspace` (without
+/// pauses when `fast`).
+pub fn demo_model(workspace: &Path, fast: bool) -> Result<ModelChoice> {
+    let mut script = Script::load(&workspace.join("demo.script.yaml"))?;
+    if fast {
+        script = script.with_chunk_delay(Duration::ZERO);
+    }
+    Ok(ModelChoice::Provider {
+        provider: Arc::new(ScriptedProvider::new(script)),
+        model: "scripted".to_string(),
+        label: "scripted:demo.script.yaml".to_string(),
+    })
+}
 
 /// `qilin demo`'s arguments.
 #[derive(Args)]
@@ -52,27 +78,11 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         }
         None => temporary.path().join("workspace"),
     };
-    std::fs::create_dir_all(&workspace)
-        .with_context(|| format!("cannot create {}", workspace.display()))?;
-    EXAMPLE_WORKSPACE.extract(&workspace).with_context(|| {
-        format!(
-            "cannot unpack the example workspace into {}",
-            workspace.display()
-        )
-    })?;
+    unpack_example_workspace(&workspace)?;
     if !args.json {
         println!("Demo workspace: {}\n> {DEMO_PROMPT}\n", workspace.display());
     }
-    let script_path = workspace.join("demo.script.yaml");
-    let mut script = Script::load(&script_path)?;
-    if args.fast {
-        script = script.with_chunk_delay(Duration::ZERO);
-    }
-    let model = ModelChoice::Provider {
-        provider: Arc::new(ScriptedProvider::new(script)),
-        model: "scripted".to_string(),
-        label: "scripted:demo.script.yaml".to_string(),
-    };
+    let model = demo_model(&workspace, args.fast)?;
     let run = RunArgs {
         agent: Some(workspace.join("demo.agent")),
         model: None,

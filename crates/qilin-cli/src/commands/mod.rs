@@ -5,6 +5,7 @@ pub mod check;
 pub mod code;
 pub mod demo;
 pub mod run;
+pub mod serve;
 pub mod sessions;
 pub mod skills;
 pub mod tools;

@@ -1,0 +1,300 @@
+//! `qilin serve`: sessions over HTTP for the web client and for scripts (`qilin-server`).
+//!
+//! Listens on 127.0.0.1 on a free port, with a new random token printed as the URL to open
+//! (the token in the fragment, which never reaches a server log) and written, with the port,
+//! to a file only the user can read. `--demo` runs the offline demo as a live session.
+
+use crate::commands::demo::{DEMO_PROMPT, demo_model, unpack_example_workspace};
+use crate::commands::{sandbox_helper, worker_sandbox};
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use qilin_runtime::Runtime;
+use qilin_server::{
+    Access, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig, ServerState,
+    SessionDefaults, Sessions, StreamOptions,
+};
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The shortest token accepted from `--token`.
+const MIN_TOKEN_CHARS: usize = 32;
+
+/// `qilin serve`'s arguments.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// The folder new sessions work in, whose `.qilin/qilin.db` keeps them (unless
+    /// `--database` says otherwise); the current folder when omitted. With `--demo`: a folder
+    /// the demo may create (a temporary one, removed afterwards, when omitted).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// The `.agent` file new sessions run unless a client names another.
+    #[arg(long)]
+    pub agent: Option<PathBuf>,
+    /// The model new sessions use unless a client names another: `openai:NAME`,
+    /// `anthropic:NAME` or `scripted:FILE`; the agent file's `model` when omitted.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Where to listen: `127.0.0.1` on a free port by default (`ADDRESS[:PORT]`). An address
+    /// other than loopback needs `--token`.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// The session store: `sqlite:PATH`, a file path, or `postgres://USER:PASSWORD@HOST/DB`
+    /// (for several server processes; `?schema=NAME` picks the schema, `qilin` by default);
+    /// `WORKSPACE/.qilin/qilin.db` when omitted.
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
+    /// The token clients must send, instead of a new random one (at least 32 characters).
+    #[arg(long, value_name = "T")]
+    pub token: Option<String>,
+    /// Serve the offline demo: the example workspace with a scripted agent, as a live session
+    /// whose turn starts when its page opens.
+    #[arg(long)]
+    pub demo: bool,
+    /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
+    #[arg(long)]
+    pub no_sandbox: bool,
+}
+
+/// Runs `qilin serve`.
+pub fn run(args: ServeArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(serve(args))
+}
+
+/// Where to listen, and whether it is beyond this machine.
+fn bind_address(bind: Option<&str>) -> Result<SocketAddr> {
+    let Some(bind) = bind else {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+    };
+    if let Ok(address) = bind.parse::<SocketAddr>() {
+        return Ok(address);
+    }
+    if let Ok(ip) = bind
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<IpAddr>()
+    {
+        return Ok(SocketAddr::new(ip, 0));
+    }
+    if let Some(port) = bind.strip_prefix("localhost:") {
+        let port = port
+            .parse::<u16>()
+            .with_context(|| format!("--bind {bind}: `{port}` is not a port"))?;
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if bind == "localhost" {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0));
+    }
+    bail!(
+        "--bind {bind}: expected an address with an optional port (127.0.0.1:8080, [::1], 0.0.0.0:8080)"
+    )
+}
+
+async fn serve(args: ServeArgs) -> Result<ExitCode> {
+    let bind = bind_address(args.bind.as_deref())?;
+    if !bind.ip().is_loopback() && args.token.is_none() {
+        bail!(
+            "--bind {bind} would let other machines reach this server; pass --token T (a secret \
+             of at least {MIN_TOKEN_CHARS} characters that clients must send) to do that"
+        );
+    }
+    let token = match &args.token {
+        Some(token) if token.chars().count() < MIN_TOKEN_CHARS || token.trim() != token => bail!(
+            "--token is too short or has surrounding spaces: give at least {MIN_TOKEN_CHARS} characters"
+        ),
+        Some(token) => token.clone(),
+        None => Access::random_token().context("cannot draw a random token")?,
+    };
+    if !bind.ip().is_loopback() {
+        eprintln!(
+            "warning: listening on {bind}: other machines can reach this server; only the token \
+             keeps them out, and the connection is not encrypted"
+        );
+    }
+
+    let temporary = tempfile::tempdir().context("cannot create a temporary folder")?;
+    let workspace = match (&args.workspace, args.demo) {
+        (Some(dir), true) => {
+            anyhow::ensure!(
+                !dir.exists(),
+                "{} already exists; give --demo a folder it may create",
+                dir.display()
+            );
+            unpack_example_workspace(dir)?;
+            dir.clone()
+        }
+        (None, true) => {
+            let dir = temporary.path().join("workspace");
+            unpack_example_workspace(&dir)?;
+            dir
+        }
+        (Some(dir), false) => dir.clone(),
+        (None, false) => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let workspace = workspace
+        .canonicalize()
+        .with_context(|| format!("the workspace {} does not exist", workspace.display()))?;
+    let agent = match (&args.agent, args.demo) {
+        (Some(agent), _) => Some(
+            agent
+                .canonicalize()
+                .with_context(|| format!("the agent file {} does not exist", agent.display()))?,
+        ),
+        (None, true) => Some(workspace.join("demo.agent")),
+        (None, false) => None,
+    };
+
+    let store = qilin_store::open_database(args.database.as_deref(), &workspace)
+        .await
+        .context("cannot open the session store")?;
+    let runtime = Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?);
+    let owner = owner_name()?;
+    let sessions = Sessions::new(
+        runtime,
+        owner,
+        SessionDefaults {
+            workspace: workspace.clone(),
+            agent_file: agent,
+            model: args.model.clone(),
+            no_sandbox: args.no_sandbox,
+        },
+        LeaseTiming::default(),
+    );
+    let closed = sessions
+        .recover_abandoned()
+        .await
+        .map_err(|err| anyhow::anyhow!(err.body.message))?;
+    if closed > 0 {
+        eprintln!(
+            "Closed {closed} event(s) left open by a server that stopped without closing its sessions."
+        );
+    }
+    let _abandoned = sessions.watch_abandoned();
+
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    let bound = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    let state = ServerState::new(ServerConfig {
+        sessions: sessions.clone(),
+        access: Access::new(token.clone(), bound),
+        stream: StreamOptions::default(),
+        max_body: DEFAULT_MAX_BODY,
+    });
+    if let Some(url) = args
+        .database
+        .as_deref()
+        .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
+    {
+        let (url, schema) = qilin_store::postgres_schema(url);
+        state
+            .connect_relay(&url, &schema)
+            .await
+            .context("cannot start relaying commands between server processes")?;
+    }
+
+    let mut page = String::from("/");
+    if args.demo {
+        let demo = CreateSession::default();
+        let model = demo_model(&workspace, false)?;
+        let handle = sessions
+            .create(&demo, Some(model))
+            .await
+            .map_err(|err| anyhow::anyhow!(err.body.message))?;
+        state.set_demo(handle.id(), DEMO_PROMPT);
+        page = format!("/sessions/{}", handle.id());
+    }
+
+    let host = match bound.ip() {
+        ip if ip.is_unspecified() || ip.is_loopback() => format!("127.0.0.1:{}", bound.port()),
+        _ => bound.to_string(),
+    };
+    let url = format!("http://{host}{page}#token={token}");
+    let token_file = write_token_file(&host, bound.port(), &token)?;
+    println!("Qilin is serving {}", workspace.display());
+    if args.demo {
+        println!("The demo's turn starts when its page opens.");
+    }
+    println!("\n  {url}\n");
+    println!(
+        "Scripts: Authorization: Bearer TOKEN (in {}). Ctrl-C stops the server.",
+        token_file.display()
+    );
+    let _ = std::io::stdout().flush();
+
+    let app = qilin_server::app(state.clone());
+    let stopping = {
+        let state = state.clone();
+        let sessions = sessions.clone();
+        async move {
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("Stopping: interrupting running turns and storing their events…");
+            sessions.shutdown().await;
+            state.end_streams();
+        }
+    };
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(stopping)
+        .await;
+    let _ = std::fs::remove_file(&token_file);
+    sessions.shutdown().await;
+    drop(temporary);
+    served.context("the server failed")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// This process's name among the server processes sharing a store: host, process id and a
+/// random part.
+fn owner_name() -> Result<String> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "host".to_string());
+    let random = Access::random_token().context("cannot draw a random name")?;
+    Ok(format!("{host}:{}:{}", std::process::id(), &random[..8]))
+}
+
+/// The folder of the token files: `$XDG_RUNTIME_DIR/qilin`, else `~/.qilin/run` — outside
+/// every workspace, so no agent's file tools read it.
+fn token_folder() -> Result<PathBuf> {
+    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        return Ok(PathBuf::from(runtime).join("qilin"));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .context("neither XDG_RUNTIME_DIR nor HOME is set: nowhere to write the token file")?;
+    Ok(PathBuf::from(home).join(".qilin").join("run"))
+}
+
+/// Writes the URL, port and token to `serve-PORT.json`, readable by the user alone.
+fn write_token_file(host: &str, port: u16, token: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let folder = token_folder()?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let path = folder.join(format!("serve-{port}.json"));
+    let _ = std::fs::remove_file(&path);
+    let contents = serde_json::json!({
+        "url": format!("http://{host}/"),
+        "port": port,
+        "token": token,
+        "pid": std::process::id(),
+    });
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("cannot write the token file {}", path.display()))?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {}", path.display()))?;
+    writeln!(file, "{contents}").with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}

@@ -1,0 +1,331 @@
+//! The shapes the API takes and gives, beside the protocol's events and the store's sessions.
+
+use qilin_agent::TurnNode;
+use qilin_protocol::{Answer, Event, RequestOpenedEvent, RequestResolution};
+use qilin_store::SessionInfo;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The most characters of a client-chosen id (a `clientTurnId`, a `clientId`).
+pub const MAX_CLIENT_ID: usize = 128;
+
+/// A session's id in a path.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionPath {
+    /// The session's id.
+    pub id: String,
+}
+
+/// A request's id in a path.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestPath {
+    /// The session's id.
+    pub id: String,
+    /// The request's id (`request.opened`'s `requestId`).
+    pub request_id: String,
+}
+
+/// `POST /api/sessions`: a new session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateSession {
+    /// The folder the tools work in; the server's workspace when omitted.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// The `.agent` file, relative to the workspace or absolute; the server's agent when
+    /// omitted.
+    #[serde(default)]
+    pub agent_file: Option<String>,
+    /// The model (`openai:NAME`, `anthropic:NAME`, `scripted:FILE`); the server's, else the
+    /// agent file's, when omitted.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// A title; the first prompt gives one when omitted.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// `PATCH /api/sessions/{id}`: what to change.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateSession {
+    /// The new title (1 to 200 characters, not only spaces).
+    pub title: String,
+}
+
+/// `GET /api/sessions`: which page.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListSessions {
+    /// The most sessions on the page (1 to 500, default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+    /// The `next` of the previous page.
+    #[serde(default)]
+    pub after: Option<String>,
+    /// Only sessions whose title contains this text (case-insensitive).
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Only sessions of this workspace (its absolute path).
+    #[serde(default)]
+    pub workspace: Option<String>,
+}
+
+/// A session and where it stands.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    /// What the store keeps about it: title, status, turns, last activity, `headSeq`.
+    #[serde(flatten)]
+    pub info: SessionInfo,
+    /// The turn running now, if one is.
+    #[serde(default)]
+    pub active_turn: Option<String>,
+    /// The requests waiting for an answer, in the order opened.
+    pub open_requests: Vec<RequestOpenedEvent>,
+    /// Whether this server process runs the session now.
+    pub hosted: bool,
+}
+
+/// `POST /api/sessions/{id}/turns`: a prompt.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartTurn {
+    /// What to ask the agent.
+    pub prompt: String,
+    /// An id the client chooses for this turn (at most 128 characters); sending the same one
+    /// again never starts a second turn, so a request can be retried safely.
+    #[serde(default)]
+    pub client_turn_id: Option<String>,
+}
+
+/// The answer to a started turn.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnAccepted {
+    /// The turn's id (`turn.started`'s `turnId`).
+    pub turn_id: String,
+    /// The client's id for it, when it gave one.
+    #[serde(default)]
+    pub client_turn_id: Option<String>,
+    /// True when this `clientTurnId` had started the turn already: nothing new was started.
+    pub repeated: bool,
+}
+
+/// The answer to an interrupt.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Interrupted {
+    /// True when a running turn was told to stop; false when none was running.
+    pub interrupted: bool,
+}
+
+/// `GET /api/sessions/{id}/events`: which events.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Events after this `seq` (0, the default, for all).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// The most events on the page (1 to 1000, default 500).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
+}
+
+/// A page of a session's events.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPage {
+    /// The events, in order.
+    pub events: Vec<Event>,
+    /// The session's head when the page was read.
+    pub head_seq: u64,
+    /// Whether more events follow the page (ask again after its last `seq`).
+    pub more: bool,
+}
+
+/// `GET /api/sessions/{id}/events/stream`: where to start.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamQuery {
+    /// Stream the events after this `seq`; a `Last-Event-ID` header wins over it.
+    #[serde(default)]
+    pub after: Option<u64>,
+}
+
+/// `GET /api/stream`: the sessions of one stream.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiStreamQuery {
+    /// The sessions and where to start in each: `ID:SEQ` items joined by `,`
+    /// (`a1:0,b2:57`); a `Last-Event-ID` header (the `id` of the last event received) wins.
+    pub sessions: String,
+}
+
+/// One event of a stream of several sessions (the `data` of each SSE message).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEvent {
+    /// The session it belongs to.
+    pub session_id: String,
+    /// The event.
+    pub event: Event,
+}
+
+/// `GET /api/sessions/{id}/snapshot`: which turns.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotQuery {
+    /// The most turns to return (1 to 200, default 20): the latest ones before `before`.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub turns: Option<u32>,
+    /// Return turns before this index (0 is the first turn); the latest when omitted.
+    #[serde(default)]
+    pub before: Option<u32>,
+}
+
+/// The call tree of a session's latest turns, folded from its events up to `headSeq`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// The `seq` of the last event folded in: follow the events after it.
+    pub head_seq: u64,
+    /// The number of turns in the session.
+    pub total_turns: u32,
+    /// The index of the first turn returned (0 is the session's first turn).
+    pub first_turn: u32,
+    /// The turns, oldest first.
+    pub turns: Vec<TurnNode>,
+    /// Raw argument text of calls still preparing, by call id.
+    pub preparing_arguments: BTreeMap<String, String>,
+    /// The turn running now, if one is.
+    #[serde(default)]
+    pub active_turn: Option<String>,
+}
+
+/// The requests of a session waiting for an answer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenRequests {
+    /// The requests, in the order opened.
+    pub requests: Vec<RequestOpenedEvent>,
+}
+
+/// `POST /api/sessions/{id}/requests/{requestId}`: an answer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "reply", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RequestAnswer {
+    /// Allow the call (an approval).
+    Approve {
+        /// Who answers (a tab's id), kept in the log as `web:ID`.
+        #[serde(default, rename = "clientId")]
+        client_id: Option<String>,
+    },
+    /// Refuse the call (an approval); the reason is told to the model.
+    Deny {
+        /// Why, in the person's words.
+        #[serde(default)]
+        reason: Option<String>,
+        /// Who answers (a tab's id), kept in the log as `web:ID`.
+        #[serde(default, rename = "clientId")]
+        client_id: Option<String>,
+    },
+    /// Answer the questions (a question): one answer per question.
+    Answer {
+        /// The answers, paired with the questions by id.
+        answers: Vec<Answer>,
+        /// Who answers (a tab's id), kept in the log as `web:ID`.
+        #[serde(default, rename = "clientId")]
+        client_id: Option<String>,
+    },
+    /// Dismiss the questions without answering (a question).
+    Dismiss {
+        /// Who answers (a tab's id), kept in the log as `web:ID`.
+        #[serde(default, rename = "clientId")]
+        client_id: Option<String>,
+    },
+}
+
+impl RequestAnswer {
+    /// The client's id, if it gave one.
+    pub fn client_id(&self) -> Option<&str> {
+        match self {
+            RequestAnswer::Approve { client_id }
+            | RequestAnswer::Deny { client_id, .. }
+            | RequestAnswer::Answer { client_id, .. }
+            | RequestAnswer::Dismiss { client_id } => client_id.as_deref(),
+        }
+    }
+}
+
+/// How an answered request ended.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestResolved {
+    /// The request.
+    pub request_id: String,
+    /// The answer as recorded.
+    pub resolution: RequestResolution,
+    /// Who answered, as recorded.
+    pub resolved_by: String,
+}
+
+/// `GET /api/sessions/{id}/files/text` and `…/files/image`: which file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileQuery {
+    /// The file, relative to the session's workspace (an absolute path must lie inside it).
+    pub path: String,
+}
+
+/// A text file of the session's workspace, whole.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TextFile {
+    /// The file's canonical path relative to the workspace.
+    pub path: String,
+    /// Its text.
+    pub text: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its number of lines.
+    pub total_lines: u64,
+    /// The highlighter's language name, from the extension (`text` when unknown).
+    pub language: String,
+}
+
+/// `POST /api/auth`: the token to trade for the cookie.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuthRequest {
+    /// The token from the URL's fragment (`#token=…`).
+    pub token: String,
+}
+
+/// `GET /api/info`: what this server runs.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    /// Qilin's version.
+    pub version: String,
+    /// The event vocabulary's version (`session.started`'s `protocolVersion`).
+    pub protocol_version: u32,
+    /// The workspace new sessions work in unless told otherwise.
+    pub workspace: String,
+    /// The agent file new sessions run unless told otherwise.
+    #[serde(default)]
+    pub agent_file: Option<String>,
+    /// The model new sessions use unless told otherwise.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The demo session, under `qilin serve --demo`.
+    #[serde(default)]
+    pub demo_session: Option<String>,
+    /// Whether the page's files are built into this binary.
+    pub web_client: bool,
+}

@@ -1,0 +1,206 @@
+//! [`ApiError`]: every refusal the API gives, as a status and a JSON body naming what is wrong.
+
+use aide::OperationOutput;
+use aide::generate::GenContext;
+use aide::openapi::{Operation, Response};
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response as HttpResponse};
+use qilin_runtime::{RuntimeError, SubmitError};
+use qilin_store::StoreError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The body of every error response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    /// A stable code a client can branch on (`turn_running`, `unknown_session`, …).
+    pub code: String,
+    /// What is wrong and what is expected, for a person.
+    pub message: String,
+    /// The turn concerned (`turn_running`: the one running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// Who answered a request first (`already_answered`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
+    /// The server process that runs the session (`owned_elsewhere`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// An error response: a status and an [`ErrorBody`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The body (boxed, so results stay small).
+    pub body: Box<ErrorBody>,
+}
+
+impl ApiError {
+    /// An error with `status`, `code` and `message`.
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: Box::new(ErrorBody {
+                code: code.to_string(),
+                message: message.into(),
+                turn_id: None,
+                resolved_by: None,
+                owner: None,
+            }),
+        }
+    }
+
+    /// 400: the request is malformed or does not fit.
+    pub fn bad_request(code: &str, message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 404: no session has this id.
+    pub fn unknown_session(id: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+            format!("no session `{id}`; `GET /api/sessions` lists them"),
+        )
+    }
+
+    /// 500: the server failed; the message says where.
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> HttpResponse {
+        let mut response = (self.status, Json(*self.body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"qilin\""),
+            );
+        }
+        response
+    }
+}
+
+impl OperationOutput for ApiError {
+    type Inner = ErrorBody;
+
+    fn operation_response(ctx: &mut GenContext, operation: &mut Operation) -> Option<Response> {
+        Json::<ErrorBody>::operation_response(ctx, operation)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match &err {
+            StoreError::UnknownSession(id) => ApiError::unknown_session(id),
+            StoreError::DuplicateSession(_) => {
+                ApiError::new(StatusCode::CONFLICT, "duplicate_session", err.to_string())
+            }
+            StoreError::InvalidCursor(_) => {
+                ApiError::bad_request("invalid_cursor", err.to_string())
+            }
+            StoreError::Busy(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_busy",
+                format!("{err}; nothing was changed, try again"),
+            ),
+            StoreError::Full(_) => ApiError::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "store_full",
+                format!("{err}; nothing was changed"),
+            ),
+            StoreError::SeqConflict { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "seq_conflict", err.to_string())
+            }
+            StoreError::Corrupt { .. }
+            | StoreError::InUse { .. }
+            | StoreError::SchemaTooNew { .. }
+            | StoreError::Config(_)
+            | StoreError::Backend(_) => ApiError::internal(err.to_string()),
+        }
+    }
+}
+
+impl From<RuntimeError> for ApiError {
+    fn from(err: RuntimeError) -> Self {
+        match err {
+            RuntimeError::Store(store) => store.into(),
+            RuntimeError::UnknownSession(id) => ApiError::unknown_session(&id),
+            RuntimeError::NotResumable { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "not_resumable", err.to_string())
+            }
+            RuntimeError::Workspace { .. }
+            | RuntimeError::Agent(_)
+            | RuntimeError::Prompt(_)
+            | RuntimeError::Model(_)
+            | RuntimeError::Sandbox(_) => ApiError::bad_request("invalid_session", err.to_string()),
+            RuntimeError::Io { .. } => ApiError::internal(err.to_string()),
+        }
+    }
+}
+
+impl From<SubmitError> for ApiError {
+    fn from(err: SubmitError) -> Self {
+        match &err {
+            SubmitError::EmptyPrompt => ApiError::bad_request("empty_prompt", err.to_string()),
+            SubmitError::Busy { turn_id } => {
+                let mut error =
+                    ApiError::new(StatusCode::CONFLICT, "turn_running", err.to_string());
+                error.body.turn_id = Some(turn_id.clone());
+                error
+            }
+            SubmitError::AlreadySubmitted { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "already_submitted", err.to_string())
+            }
+            SubmitError::Broken(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "session_broken",
+                err.to_string(),
+            ),
+        }
+    }
+}
+
+/// Documents the error responses an operation may give, each with the [`ErrorBody`] schema.
+macro_rules! errors {
+    ($op:expr $(, $status:literal)* $(,)?) => {{
+        let op = $op;
+        $(
+            let op = op.response_with::<$status, axum::Json<$crate::error::ErrorBody>, _>(|response| {
+                response.description($crate::error::describe($status))
+            });
+        )*
+        op
+    }};
+}
+pub(crate) use errors;
+
+/// What an error status means in this API, for the OpenAPI document.
+pub(crate) fn describe(status: u16) -> &'static str {
+    match status {
+        400 => "The request is malformed or does not fit: the message says what is expected.",
+        401 => "No token, or a wrong one: send `Authorization: Bearer TOKEN` or the cookie.",
+        403 => "Refused: a foreign `Host` or `Origin`, or a path outside the workspace.",
+        404 => "No such session, request or file.",
+        409 => {
+            "Conflicts with the session's state: a turn running, an answer given first, a session another process runs."
+        }
+        410 => "The request ended without an answer (interrupted, or its process ended).",
+        413 => "The body is larger than the server accepts.",
+        415 => {
+            "The body is not JSON (`Content-Type: application/json`), or the file is not of the kind asked for."
+        }
+        422 => "The file cannot be shown: too large, binary or not UTF-8.",
+        500 => "The server failed; the message says where.",
+        503 => "The store is busy, or the session can no longer record events: try again.",
+        504 => "The process that runs the session did not answer in time.",
+        507 => "The store is full: nothing was changed.",
+        _ => "An error.",
+    }
+}

@@ -1,0 +1,329 @@
+//! A session's events: as JSON pages, and live as Server-Sent Events — one stream per session,
+//! or one stream for several sessions (a browser allows six connections per origin, so a tab
+//! follows every session it shows on one).
+//!
+//! Every event is committed before it is sent, with its `seq` as the SSE `id`; a client that
+//! reconnects sends the last one it saw (`Last-Event-ID`, which browsers send by themselves)
+//! and gets the events after it, stored then live, each exactly once. A stream of several
+//! sessions has a cursor for an `id`: `ID:SEQ` for every session, joined by `,`.
+//!
+//! Each stream has a bounded buffer between the store and the client: a client that stops
+//! reading while it is full is cut after a while (it reconnects and resumes where it was), so a
+//! slow client never holds more than the buffer, and never slows a turn.
+
+use crate::ServerState;
+use crate::api::{
+    EventPage, EventsQuery, MultiStreamQuery, SessionEvent, SessionPath, StreamQuery,
+};
+use crate::error::ApiError;
+use crate::extract::{ApiPath, ApiQuery};
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, BoxStream, SelectAll};
+use futures_util::{Stream, StreamExt};
+use qilin_protocol::Event;
+use qilin_store::StoreError;
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::SendTimeoutError;
+
+/// The most sessions one stream follows.
+pub const MAX_STREAM_SESSIONS: usize = 64;
+
+/// How a stream is paced.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamOptions {
+    /// Events buffered for a client at most.
+    pub buffer: usize,
+    /// How long a full buffer may wait for a client that does not read before the client is
+    /// cut.
+    pub stall: Duration,
+    /// How often a quiet stream sends a `heartbeat` event.
+    pub heartbeat: Duration,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions {
+            buffer: 1024,
+            stall: Duration::from_secs(10),
+            heartbeat: Duration::from_secs(15),
+        }
+    }
+}
+
+/// `GET /api/sessions/{id}/events`: a page of events after `after`.
+pub async fn page(
+    State(state): State<ServerState>,
+    ApiPath(path): ApiPath<SessionPath>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+) -> Result<Json<EventPage>, ApiError> {
+    let limit = query.limit.unwrap_or(500);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("`limit` is {limit}; give 1 to 1000"),
+        ));
+    }
+    let store = state.store();
+    let events = store
+        .read(&path.id, query.after.unwrap_or(0), limit as usize)
+        .await?;
+    let head_seq = store
+        .session(&path.id)
+        .await?
+        .ok_or_else(|| ApiError::unknown_session(&path.id))?
+        .head_seq;
+    let more = events.last().is_some_and(|last| last.seq < head_seq);
+    Ok(Json(EventPage {
+        events,
+        head_seq,
+        more,
+    }))
+}
+
+/// The position a reconnecting client sends.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    headers
+        .get("last-event-id")
+        .map(|value| {
+            value.to_str().map(str::trim).map_err(|_| {
+                ApiError::bad_request("invalid_last_event_id", "`Last-Event-ID` is not text")
+            })
+        })
+        .transpose()
+}
+
+/// `GET /api/sessions/{id}/events/stream`: the events after `after` (or `Last-Event-ID`),
+/// stored then live, as Server-Sent Events.
+pub async fn stream(
+    State(state): State<ServerState>,
+    ApiPath(path): ApiPath<SessionPath>,
+    ApiQuery(query): ApiQuery<StreamQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let after = match last_event_id(&headers)? {
+        Some(id) => id.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(
+                "invalid_last_event_id",
+                format!("`Last-Event-ID: {id}` is not an event's `seq`"),
+            )
+        })?,
+        None => query.after.unwrap_or(0),
+    };
+    if state.store().session(&path.id).await?.is_none() {
+        return Err(ApiError::unknown_session(&path.id));
+    }
+    state.watching(&path.id);
+    let follow = state.store().follow(&path.id, after);
+    let id = path.id;
+    let messages = follow.map(move |next| match next {
+        Ok(event) => Message::Event(event_message(&event)),
+        Err(err) => Message::Failed(error_message(&id, &err)),
+    });
+    let stopping = state.stopping();
+    let messages = messages.take_until(async move { stopping.cancelled().await });
+    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+}
+
+/// `GET /api/stream`: the events of several sessions on one stream. Each message's `data` is
+/// `{sessionId, event}` and its `id` the cursor of every session (`ID:SEQ,…`).
+pub async fn multi(
+    State(state): State<ServerState>,
+    ApiQuery(query): ApiQuery<MultiStreamQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let cursor = match last_event_id(&headers)? {
+        Some(id) => Cursor::parse(id)?,
+        None => Cursor::parse(&query.sessions)?,
+    };
+    for (id, _) in &cursor.positions {
+        if state.store().session(id).await?.is_none() {
+            return Err(ApiError::unknown_session(id));
+        }
+    }
+    let mut streams: SelectAll<BoxStream<'static, Tagged>> = SelectAll::new();
+    for (index, (id, after)) in cursor.positions.iter().enumerate() {
+        state.watching(id);
+        // Each session's stream says when it ends, so the client learns it.
+        let follow = state
+            .store()
+            .follow(id, *after)
+            .map(move |next| (index, Some(next)))
+            .chain(stream::once(async move { (index, None) }));
+        streams.push(follow.boxed());
+    }
+    let messages = stream::unfold((streams, cursor), |(mut streams, mut cursor)| async move {
+        let (index, next) = streams.next().await?;
+        let id = cursor.positions[index].0.clone();
+        let message = match next {
+            Some(Ok(event)) => {
+                cursor.positions[index].1 = event.seq;
+                let data = SessionEvent {
+                    session_id: id,
+                    event,
+                };
+                Message::Event(json_message(&data).id(cursor.to_string()))
+            }
+            Some(Err(err)) => Message::Event(error_message(&id, &err)),
+            None => Message::Event(end_message(Some(&id))),
+        };
+        Some((message, (streams, cursor)))
+    });
+    let stopping = state.stopping();
+    let messages = messages.take_until(async move { stopping.cancelled().await });
+    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+}
+
+/// The next event of the `usize`-th session of a stream, or its end (`None`).
+type Tagged = (usize, Option<Result<Event, StoreError>>);
+
+/// What the store's side of a stream hands the client's side.
+enum Message {
+    /// Send it and go on.
+    Event(SseEvent),
+    /// Send it and end the stream.
+    Failed(SseEvent),
+}
+
+/// Streams `messages` to the client through a bounded buffer, with heartbeats; `end` is sent
+/// when the messages end.
+fn respond(
+    options: StreamOptions,
+    mut messages: BoxStream<'static, Message>,
+    end: SseEvent,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let (sender, receiver) = mpsc::channel::<SseEvent>(options.buffer.max(1));
+    tokio::spawn(async move {
+        loop {
+            let next = tokio::select! {
+                next = messages.next() => next,
+                () = sender.closed() => return,
+            };
+            let (message, last) = match next {
+                Some(Message::Event(event)) => (event, false),
+                Some(Message::Failed(event)) => (event, true),
+                None => (end.clone(), true),
+            };
+            match sender.send_timeout(message, options.stall).await {
+                Ok(()) if !last => {}
+                Ok(()) | Err(SendTimeoutError::Closed(_)) => return,
+                Err(SendTimeoutError::Timeout(_)) => {
+                    tracing::info!("an event stream's client stopped reading; cut so it resumes");
+                    return;
+                }
+            }
+            if last {
+                return;
+            }
+        }
+    });
+    let body = stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|event| (Ok(event), receiver))
+    });
+    let heartbeat = SseEvent::default().event("heartbeat").data("{}");
+    Sse::new(body).keep_alive(
+        KeepAlive::new()
+            .interval(options.heartbeat)
+            .event(heartbeat),
+    )
+}
+
+fn json_message<T: serde::Serialize>(data: &T) -> SseEvent {
+    match serde_json::to_string(data) {
+        Ok(json) => SseEvent::default().data(json),
+        Err(err) => SseEvent::default().event("error").data(format!(
+            "{{\"message\":\"an event could not be written: {err}\"}}"
+        )),
+    }
+}
+
+/// An event of one session's stream: its `seq` as the id, the event as the data.
+fn event_message(event: &Event) -> SseEvent {
+    json_message(event).id(event.seq.to_string())
+}
+
+/// The stream could not go on: the client should reconnect from the last id it received.
+fn error_message(session: &str, err: &StoreError) -> SseEvent {
+    json_message(&serde_json::json!({
+        "sessionId": session,
+        "message": format!("the events cannot be read: {err}; reconnect to resume"),
+    }))
+    .event("error")
+}
+
+/// A session's events ended: it was deleted, or the server is stopping.
+fn end_message(session: Option<&str>) -> SseEvent {
+    json_message(&serde_json::json!({ "sessionId": session })).event("end")
+}
+
+/// Where a stream of several sessions stands in each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// Each session and the `seq` of the last event sent of it.
+    pub positions: Vec<(String, u64)>,
+}
+
+impl Cursor {
+    /// Reads `ID:SEQ,ID:SEQ`.
+    pub fn parse(text: &str) -> Result<Self, ApiError> {
+        let invalid = |what: String| {
+            ApiError::bad_request(
+                "invalid_cursor",
+                format!("{what}; a stream's cursor is `ID:SEQ` items joined by `,` (`a1:0,b2:57`)"),
+            )
+        };
+        let mut positions: Vec<(String, u64)> = Vec::new();
+        for item in text
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
+            let (id, seq) = item
+                .rsplit_once(':')
+                .ok_or_else(|| invalid(format!("`{item}` has no `:SEQ`")))?;
+            let valid_id = !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !valid_id {
+                return Err(invalid(format!(
+                    "`{id}` is not a session id this stream can follow (letters, digits, `-`, `_`, `.`)"
+                )));
+            }
+            let seq = seq
+                .parse::<u64>()
+                .map_err(|_| invalid(format!("`{seq}` is not a `seq`")))?;
+            if positions.iter().any(|(known, _)| known == id) {
+                return Err(invalid(format!("session `{id}` is named twice")));
+            }
+            positions.push((id.to_string(), seq));
+        }
+        if positions.is_empty() {
+            return Err(invalid("no session is named".into()));
+        }
+        if positions.len() > MAX_STREAM_SESSIONS {
+            return Err(invalid(format!(
+                "{} sessions are named; one stream follows at most {MAX_STREAM_SESSIONS}",
+                positions.len()
+            )));
+        }
+        Ok(Cursor { positions })
+    }
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (index, (id, seq)) in self.positions.iter().enumerate() {
+            if index > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{id}:{seq}")?;
+        }
+        Ok(())
+    }
+}

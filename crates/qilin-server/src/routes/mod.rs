@@ -1,0 +1,384 @@
+//! The routes, and the OpenAPI document generated from them.
+
+pub mod events;
+pub mod files;
+pub mod sessions;
+pub mod turns;
+
+use crate::ServerState;
+use crate::api::{
+    EventPage, Interrupted, OpenRequests, RequestResolved, SessionView, Snapshot, TextFile,
+    TurnAccepted,
+};
+use crate::error::errors;
+use aide::axum::ApiRouter;
+use aide::axum::routing::{get_with, post_with};
+use aide::openapi::{
+    MediaType, OpenApi, ReferenceOr, Response, SchemaObject, SecurityRequirement, SecurityScheme,
+    StatusCode as DocStatus,
+};
+use aide::transform::{TransformOpenApi, TransformOperation};
+use axum::Json;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use indexmap::IndexMap;
+use std::sync::Arc;
+
+/// The router of a server with `state`: every route, the OpenAPI document at
+/// `/api/openapi.json`, the web client at `/`, and the checks every request passes.
+pub fn app(state: ServerState) -> Router {
+    aide::generate::extract_schemas(true);
+    aide::generate::infer_responses(true);
+    let mut api = OpenApi::default();
+    let cookie = state.access().cookie_name();
+    let max_body = state.inner.max_body;
+    let access = Arc::clone(&state.inner.access);
+    let documented = ApiRouter::new()
+        .api_route(
+            "/api/info",
+            get_with(sessions::info, |op| {
+                authed(op.id("info").summary("What this server runs"))
+            }),
+        )
+        .api_route(
+            "/api/auth",
+            post_with(sessions::auth, |op| {
+                let op = op
+                    .id("auth")
+                    .summary("Trade the token for the cookie")
+                    .description(
+                        "The page calls this with the token from its URL's fragment; the answer \
+                         sets an `HttpOnly; SameSite=Strict` cookie that carries the token on \
+                         every later request.",
+                    )
+                    .response_with::<204, (), _>(|r| r.description("The cookie is set."));
+                let mut op = errors!(op, 400, 401, 403, 413, 415);
+                op.inner_mut().security = vec![SecurityRequirement::default()];
+                op
+            }),
+        )
+        .api_route(
+            "/api/sessions",
+            get_with(sessions::list, |op| {
+                authed(errors!(
+                    op.id("listSessions")
+                        .summary("Sessions, newest activity first, a page at a time"),
+                    400
+                ))
+            })
+            .post_with(sessions::create, |op| {
+                authed(errors!(
+                    op.id("createSession")
+                        .summary("Create a session, running here")
+                        .response_with::<201, Json<SessionView>, _>(|r| {
+                            r.description("The session, created.")
+                        }),
+                    400,
+                    413,
+                    415,
+                    503,
+                    507
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}",
+            get_with(sessions::read, |op| {
+                authed(errors!(op.id("getSession").summary("A session and where it stands"), 404))
+            })
+            .patch_with(sessions::update, |op| {
+                authed(errors!(
+                    op.id("renameSession").summary("Rename a session"),
+                    400,
+                    404,
+                    413,
+                    415,
+                    503
+                ))
+            })
+            .delete_with(sessions::delete, |op| {
+                authed(errors!(
+                    op.id("deleteSession")
+                        .summary("Delete a session and its events")
+                        .response_with::<204, (), _>(|r| r.description("Deleted.")),
+                    404,
+                    409,
+                    503
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/turns",
+            post_with(turns::start, |op| {
+                authed(errors!(
+                    op.id("startTurn")
+                        .summary("Start a turn")
+                        .description(
+                            "The turn runs to its end whether or not any client watches. A \
+                             retried request with the same `clientTurnId` starts nothing new \
+                             (`repeated: true`); a prompt while a turn runs is refused (409).",
+                        )
+                        .response_with::<202, Json<TurnAccepted>, _>(|r| {
+                            r.description("The turn started (or had started already).")
+                        }),
+                    400,
+                    404,
+                    409,
+                    413,
+                    415,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/interrupt",
+            post_with(turns::interrupt, |op| {
+                authed(errors!(
+                    op.id("interrupt")
+                        .summary("Interrupt the running turn")
+                        .response_with::<200, Json<Interrupted>, _>(|r| {
+                            r.description("Whether a turn was running and was told to stop.")
+                        }),
+                    404,
+                    409,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/events",
+            get_with(events::page, |op| {
+                authed(errors!(
+                    op.id("listEvents")
+                        .summary("A page of the session's events")
+                        .response_with::<200, Json<EventPage>, _>(|r| {
+                            r.description("The events after `after`, in order.")
+                        }),
+                    400,
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/events/stream",
+            get_with(events::stream, |op| {
+                authed(errors!(
+                    event_stream(
+                        op.id("streamEvents")
+                            .summary("The session's events, stored then live, as Server-Sent Events")
+                            .description(
+                                "Each message's `id` is the event's `seq` and its `data` the \
+                                 event. Resume with `Last-Event-ID` (browsers send it when they \
+                                 reconnect) or `?after=`. A quiet stream sends `heartbeat` \
+                                 events; `end` when the session is deleted; `error` before it \
+                                 ends on a failure (reconnect to resume).",
+                            )
+                    ),
+                    400,
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/stream",
+            get_with(events::multi, |op| {
+                authed(errors!(
+                    event_stream(
+                        op.id("streamSessions")
+                            .summary("The events of several sessions on one stream")
+                            .description(
+                                "Each message's `data` is `{sessionId, event}` and its `id` the \
+                                 cursor of every session (`ID:SEQ,…`); reconnecting with it as \
+                                 `Last-Event-ID` resumes every session where it was.",
+                            )
+                    ),
+                    400,
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/snapshot",
+            get_with(sessions::snapshot, |op| {
+                authed(errors!(
+                    op.id("snapshot")
+                        .summary("The call tree of the latest turns, with `headSeq`")
+                        .response_with::<200, Json<Snapshot>, _>(|r| {
+                            r.description("Turns folded up to `headSeq`: follow the events after it.")
+                        }),
+                    400,
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/requests",
+            get_with(sessions::open_requests, |op| {
+                authed(errors!(
+                    op.id("openRequests")
+                        .summary("The requests waiting for an answer")
+                        .response_with::<200, Json<OpenRequests>, _>(|r| {
+                            r.description("The open requests, in the order opened.")
+                        }),
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/requests/{requestId}",
+            post_with(turns::answer, |op| {
+                authed(errors!(
+                    op.id("answerRequest")
+                        .summary("Answer an approval or a question")
+                        .description("The first answer wins: a later one gets 409, and 410 once the request was cancelled.")
+                        .response_with::<200, Json<RequestResolved>, _>(|r| {
+                            r.description("The answer, as recorded.")
+                        }),
+                    400,
+                    404,
+                    409,
+                    410,
+                    413,
+                    415,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/files/text",
+            get_with(files::text, |op| {
+                authed(errors!(
+                    op.id("fileText")
+                        .summary("A text file of the session's workspace, whole")
+                        .response_with::<200, Json<TextFile>, _>(|r| r.description("The file.")),
+                    400,
+                    404,
+                    422
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/files/image",
+            get_with(files::image, |op| {
+                let op = op
+                    .id("fileImage")
+                    .summary("An image of the session's workspace, as it is");
+                authed(errors!(image_response(op), 400, 404, 415, 422))
+            }),
+        );
+    let router = documented.finish_api_with(&mut api, |doc| describe(doc, &cookie));
+    let document: Arc<Vec<u8>> = Arc::new(serde_json::to_vec(&api).unwrap_or_default());
+    let router: Router<ServerState> = router.route(
+        "/api/openapi.json",
+        get(move || {
+            let document = Arc::clone(&document);
+            async move {
+                let mut response = document.as_ref().clone().into_response();
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+            }
+        }),
+    );
+    router
+        .fallback(crate::assets::serve)
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn_with_state(
+            access,
+            crate::auth::guard,
+        ))
+        .with_state(state)
+}
+
+/// Marks an operation as needing the token, and documents its refusals.
+fn authed(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    errors!(op, 401, 403, 500)
+        .security_requirement("bearer")
+        .security_requirement("cookie")
+}
+
+/// Documents a Server-Sent Events response.
+fn event_stream(mut op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let mut content = IndexMap::new();
+    content.insert("text/event-stream".to_string(), MediaType::default());
+    op.inner_mut()
+        .responses
+        .get_or_insert_default()
+        .responses
+        .insert(
+            DocStatus::Code(200),
+            ReferenceOr::Item(Response {
+                description: "Server-Sent Events, until the client leaves.".into(),
+                content,
+                ..Response::default()
+            }),
+        );
+    op
+}
+
+/// Documents an image response.
+fn image_response(mut op: TransformOperation<'_>) -> TransformOperation<'_> {
+    let mut content = IndexMap::new();
+    for media in ["image/png", "image/jpeg", "image/gif", "image/webp"] {
+        content.insert(
+            media.to_string(),
+            MediaType {
+                schema: Some(SchemaObject {
+                    json_schema: schemars::json_schema!({"type": "string", "format": "binary"}),
+                    example: None,
+                    external_docs: None,
+                }),
+                ..MediaType::default()
+            },
+        );
+    }
+    op.inner_mut()
+        .responses
+        .get_or_insert_default()
+        .responses
+        .insert(
+            DocStatus::Code(200),
+            ReferenceOr::Item(Response {
+                description: "The image's bytes, with its media type.".into(),
+                content,
+                ..Response::default()
+            }),
+        );
+    op
+}
+
+/// The document's title, description and security schemes.
+fn describe<'a>(doc: TransformOpenApi<'a>, cookie: &str) -> TransformOpenApi<'a> {
+    doc.title("Qilin")
+        .version(env!("CARGO_PKG_VERSION"))
+        .description(
+            "Qilin's sessions over HTTP. Every event is committed with its session's `seq` \
+             before any client sees it; a client resumes a stream from the last `seq` it saw.",
+        )
+        .security_scheme(
+            "bearer",
+            SecurityScheme::Http {
+                scheme: "bearer".into(),
+                bearer_format: Some("the token `qilin serve` printed".into()),
+                description: Some("For scripts: `Authorization: Bearer TOKEN`.".into()),
+                extensions: IndexMap::default(),
+            },
+        )
+        .security_scheme(
+            "cookie",
+            SecurityScheme::ApiKey {
+                location: aide::openapi::ApiKeyLocation::Cookie,
+                name: cookie.to_string(),
+                description: Some("For the page: set by `POST /api/auth`.".into()),
+                extensions: IndexMap::default(),
+            },
+        )
+}

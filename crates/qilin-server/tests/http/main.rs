@@ -1,0 +1,41 @@
+//! `qilin serve` over real HTTP: a server on 127.0.0.1, reqwest clients, Server-Sent Events
+//! read by a real SSE parser, a real store (a SQLite file; the same suite on PostgreSQL), and
+//! the scripted model.
+
+mod security;
+mod sessions;
+mod support;
+
+use support::Backend;
+
+/// Runs the shared suite's `name` on both stores.
+macro_rules! on_both_stores {
+    ($($name:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    crate::sessions::$name(crate::Backend::Sqlite).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    crate::sessions::$name(crate::Backend::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    a_turn_followed_with_random_drops_arrives_exactly_once,
+    retried_turns_start_once_and_a_second_prompt_is_refused,
+    requests_are_answered_from_a_second_client_first_answer_wins,
+    an_interrupt_cancels_open_requests,
+    a_restart_mid_turn_keeps_history_and_the_conversation_goes_on,
+    one_stream_follows_several_sessions_and_resumes_each,
+    sessions_are_listed_newest_first_a_page_at_a_time,
+);

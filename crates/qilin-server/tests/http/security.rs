@@ -1,0 +1,208 @@
+//! Who may talk to the server, and bad input: each refused with a clear status and a JSON
+//! body naming what is wrong, and the server keeps serving.
+
+use crate::support::*;
+use reqwest::Method;
+use serde_json::json;
+
+/// No token, a wrong one, a foreign `Host`, a foreign `Origin`, a cross-site fetch: refused.
+/// The bearer token, the cookie the page gets for it, and the server's own origin: let in.
+#[tokio::test]
+async fn requests_without_the_token_or_from_elsewhere_are_refused() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    let server = world.serve().await;
+    let plain = reqwest::Client::new();
+    let sessions = server.url("/api/sessions");
+
+    let none = Server::send(plain.get(&sessions)).await;
+    assert_eq!(none.status, 401, "{none:?}");
+    assert_eq!(none.code(), "no_token");
+    let wrong = Server::send(plain.get(&sessions).bearer_auth("0".repeat(64))).await;
+    assert_eq!(wrong.status, 401, "{wrong:?}");
+    assert_eq!(wrong.code(), "wrong_token");
+    let document = Server::send(plain.get(server.url("/api/openapi.json"))).await;
+    assert_eq!(document.status, 401, "the document needs the token too");
+
+    let rebound = Server::send(
+        server
+            .request(Method::GET, "/api/sessions")
+            .header("Host", "attacker.example:80"),
+    )
+    .await;
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    assert_eq!(rebound.code(), "bad_host");
+    let port = server.base.rsplit(':').next().unwrap();
+    let other_port = Server::send(server.request(Method::GET, "/api/sessions").header(
+        "Host",
+        format!("127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1),
+    ))
+    .await;
+    assert_eq!(other_port.status, 403, "another port is another server");
+    let foreign = Server::send(
+        server
+            .request(Method::POST, "/api/sessions")
+            .header("Origin", "http://evil.example")
+            .json(&json!({})),
+    )
+    .await;
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    assert_eq!(foreign.code(), "bad_origin");
+    let cross_site = Server::send(
+        server
+            .request(Method::GET, "/api/sessions")
+            .header("Sec-Fetch-Site", "cross-site"),
+    )
+    .await;
+    assert_eq!(cross_site.status, 403, "{cross_site:?}");
+    let own = Server::send(
+        server
+            .request(Method::GET, "/api/sessions")
+            .header("Origin", server.base.clone()),
+    )
+    .await;
+    assert_eq!(own.status, 200, "{own:?}");
+
+    // The page trades the token for an HttpOnly, SameSite=Strict cookie that lets it in.
+    let refused = Server::send(
+        plain
+            .post(server.url("/api/auth"))
+            .json(&json!({"token": "nope"})),
+    )
+    .await;
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let traded = plain
+        .post(server.url("/api/auth"))
+        .json(&json!({"token": server.token}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(traded.status(), 204);
+    let cookie = traded.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let with_cookie = Server::send(plain.get(&sessions).header("Cookie", pair)).await;
+    assert_eq!(with_cookie.status, 200, "{with_cookie:?}");
+    let with_access = Server::send(
+        plain
+            .get(server.url("/api/openapi.json"))
+            .bearer_auth(&server.token),
+    )
+    .await;
+    assert_eq!(with_access.status, 200);
+    assert_eq!(
+        with_access.body["openapi"].as_str().map(|v| &v[..2]),
+        Some("3.")
+    );
+    assert!(with_access.body["paths"]["/api/sessions/{id}/turns"].is_object());
+    server.stop().await;
+    world.finish().await;
+}
+
+/// Malformed JSON, a body that does not fit, not JSON at all, too large, unknown ids, a bad
+/// `Last-Event-ID`, a path out of the workspace: each a clear 4xx with a JSON body.
+#[tokio::test]
+async fn bad_input_gets_a_clear_json_error_and_the_server_keeps_serving() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    world.script("tour.yaml", "turns:\n  - say: hello\n");
+    std::fs::write(world.dir.path().join("secret.txt"), "outside the workspace").unwrap();
+    let server = world.serve_with(|config| config.max_body = 4096).await;
+    let session = server.create("tour.yaml").await;
+    let turns = format!("/api/sessions/{session}/turns");
+
+    let malformed = Server::send(
+        server
+            .request(Method::POST, &turns)
+            .header("Content-Type", "application/json")
+            .body("{\"prompt\": "),
+    )
+    .await;
+    assert_eq!(malformed.status, 400, "{malformed:?}");
+    assert_eq!(malformed.code(), "malformed_json");
+    let misfit = server.post(&turns, json!({"prompt": 5})).await;
+    assert_eq!(misfit.status, 400, "{misfit:?}");
+    assert_eq!(misfit.code(), "invalid_body");
+    let unknown_field = server
+        .post(&turns, json!({"prompt": "x", "colour": 1}))
+        .await;
+    assert_eq!(unknown_field.status, 400, "{unknown_field:?}");
+    let not_json = Server::send(server.request(Method::POST, &turns).body("hello")).await;
+    assert_eq!(not_json.status, 415, "{not_json:?}");
+    assert_eq!(not_json.code(), "not_json");
+    let large = server
+        .post(&turns, json!({"prompt": "x".repeat(8192)}))
+        .await;
+    assert_eq!(large.status, 413, "{large:?}");
+    assert_eq!(large.code(), "body_too_large");
+
+    let unknown = server
+        .post("/api/sessions/nope/turns", json!({"prompt": "hi"}))
+        .await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    assert_eq!(unknown.code(), "unknown_session");
+    assert!(unknown.body["message"].as_str().unwrap().contains("nope"));
+    let unknown_stream = server.get("/api/sessions/nope/events/stream").await;
+    assert_eq!(unknown_stream.status, 404);
+    let bad_last = Server::send(
+        server
+            .request(
+                Method::GET,
+                &format!("/api/sessions/{session}/events/stream"),
+            )
+            .header("Last-Event-ID", "twelve"),
+    )
+    .await;
+    assert_eq!(bad_last.status, 400, "{bad_last:?}");
+    assert_eq!(bad_last.code(), "invalid_last_event_id");
+    let bad_after = server
+        .get(&format!("/api/sessions/{session}/events?after=-1"))
+        .await;
+    assert_eq!(bad_after.status, 400, "{bad_after:?}");
+
+    let text = |path: &str| {
+        server
+            .request(Method::GET, &format!("/api/sessions/{session}/files/text"))
+            .query(&[("path", path.to_string())])
+    };
+    let shown = Server::send(text("notes.txt")).await;
+    assert_eq!(shown.status, 200, "{shown:?}");
+    assert_eq!(shown.body["text"], json!("first line\nsecond line\n"));
+    assert_eq!(shown.body["totalLines"], json!(2));
+    for escape in [
+        "../secret.txt".to_string(),
+        world.dir.path().join("secret.txt").display().to_string(),
+        "/etc/passwd".to_string(),
+    ] {
+        let refused = Server::send(text(&escape)).await;
+        assert_eq!(refused.status, 403, "{escape}: {refused:?}");
+        assert_eq!(refused.code(), "path_refused", "{escape}");
+        assert!(!refused.body.to_string().contains("outside the workspace\""));
+    }
+    std::os::unix::fs::symlink(
+        world.dir.path().join("secret.txt"),
+        world.workspace().join("link.txt"),
+    )
+    .unwrap();
+    let linked = Server::send(text("link.txt")).await;
+    assert_eq!(linked.status, 403, "a link leading out: {linked:?}");
+    let missing = Server::send(text("missing.txt")).await;
+    assert_eq!(missing.status, 404, "{missing:?}");
+    let image = Server::send(
+        server
+            .request(Method::GET, &format!("/api/sessions/{session}/files/image"))
+            .query(&[("path", "notes.txt")]),
+    )
+    .await;
+    assert_eq!(image.status, 415, "{image:?}");
+
+    // After all that, the server still serves.
+    server.start_turn(&session, "hello").await;
+    wait_for_events(&server, &session, |events| {
+        events.last().is_some_and(finishes_turn)
+    })
+    .await;
+    server.stop().await;
+    world.finish().await;
+}

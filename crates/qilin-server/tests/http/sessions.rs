@@ -1,0 +1,546 @@
+//! The suite each store runs: turns followed live and resumed, requests answered from other
+//! clients, interrupts, a restart mid-turn, one stream for several sessions, listing.
+
+use crate::support::*;
+use qilin_protocol::{CallStatus, Event, EventBody, FinishReason, RequestResolution};
+use serde_json::json;
+
+/// A turn of several steps with calls, its text and arguments streamed slowly enough that a
+/// client can drop in the middle.
+const TOUR: &str = r#"
+chunk_delay_ms: 2
+turns:
+  - say: Let me look around the workspace first.
+    calls:
+      - tool: glob
+        args: {pattern: "*"}
+  - say: Now the notes file, whole, to see what it says.
+    calls:
+      - tool: glob
+        args: {pattern: "*.txt"}
+  - say: The workspace has an agent file and a notes file with two lines in it.
+"#;
+
+/// A turn that reads (needing approval), then asks a question, then answers.
+const READ_AND_ASK: &str = r#"
+turns:
+  - calls:
+      - tool: read
+        args: {path: notes.txt}
+  - calls:
+      - tool: question
+        args: {questions: [{id: colour, question: "Which colour?", options: [red, blue]}]}
+  - say: "Done: blue it is."
+"#;
+
+/// Follows a turn, dropping the connection after a random number of events each time and
+/// resuming from the last `id` seen (alternately by `Last-Event-ID` and by `?after=`): every
+/// event arrives exactly once and in order, and they are the stored ones.
+pub async fn a_turn_followed_with_random_drops_arrives_exactly_once(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("tour.yaml", TOUR);
+    let server = world.serve().await;
+    let session = server.create("tour.yaml").await;
+    server.start_turn(&session, "Tour the workspace").await;
+    let path = format!("/api/sessions/{session}/events/stream");
+    let mut seen: Vec<Event> = Vec::new();
+    let mut reconnects = 0;
+    'follow: loop {
+        let last = seen.last().map(|event| event.seq.to_string());
+        let mut stream = match (&last, reconnects % 2) {
+            (Some(last), 0) => server.stream(&path, Some(last)).await,
+            (Some(last), _) => server.stream(&format!("{path}?after={last}"), None).await,
+            (None, _) => server.stream(&path, None).await,
+        };
+        let take = fastrand::usize(1..12);
+        for _ in 0..take {
+            let (_, event) = stream.next_event().await.expect("the stream goes on");
+            let done = finishes_turn(&event);
+            seen.push(event);
+            if done {
+                break 'follow;
+            }
+        }
+        drop(stream);
+        reconnects += 1;
+    }
+    assert!(
+        reconnects > 2,
+        "the turn was followed across several connections"
+    );
+    for (index, event) in seen.iter().enumerate() {
+        assert_eq!(event.seq, index as u64 + 1, "each event once, in order");
+    }
+    let stored = server.all_events(&session).await;
+    assert_eq!(
+        serde_json::to_value(&seen).unwrap(),
+        serde_json::to_value(&stored[..seen.len()]).unwrap(),
+        "the stream carries the stored events"
+    );
+    assert_consistent(&stored);
+    let Some(EventBody::TurnFinished { reason, .. }) = stored.last().map(|e| &e.body) else {
+        panic!("the log ends with the turn");
+    };
+    assert_eq!(*reason, FinishReason::Completed);
+    let view = server.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(view.status, 200);
+    assert_eq!(view.body["headSeq"], json!(stored.len()));
+    assert_eq!(view.body["activeTurn"], json!(null));
+    server.stop().await;
+    world.finish().await;
+}
+
+/// A retried start with the same `clientTurnId` starts nothing new; another prompt while the
+/// turn runs gets 409 naming the running turn; a malformed or empty prompt gets 400.
+pub async fn retried_turns_start_once_and_a_second_prompt_is_refused(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("ask.yaml", READ_AND_ASK);
+    let server = world.serve().await;
+    let session = server.create("ask.yaml").await;
+    let turns = format!("/api/sessions/{session}/turns");
+    let first = server
+        .post(
+            &turns,
+            json!({"prompt": "go", "clientTurnId": "tab-1-turn-1"}),
+        )
+        .await;
+    assert_eq!(first.status, 202, "{first:?}");
+    assert_eq!(first.body["repeated"], json!(false));
+    let retried = server
+        .post(
+            &turns,
+            json!({"prompt": "go", "clientTurnId": "tab-1-turn-1"}),
+        )
+        .await;
+    assert_eq!(retried.status, 202, "{retried:?}");
+    assert_eq!(retried.body["repeated"], json!(true));
+    assert_eq!(retried.body["turnId"], first.body["turnId"]);
+    let second = server
+        .post(
+            &turns,
+            json!({"prompt": "something else", "clientTurnId": "tab-2"}),
+        )
+        .await;
+    assert_eq!(second.status, 409, "{second:?}");
+    assert_eq!(second.code(), "turn_running");
+    assert_eq!(second.body["turnId"], first.body["turnId"]);
+    assert!(second.body["message"].as_str().unwrap().len() > 10);
+    let empty = server.post(&turns, json!({"prompt": ""})).await;
+    assert!(
+        empty.status == 400 || empty.status == 409,
+        "an empty prompt is refused: {empty:?}"
+    );
+    let view = server.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(view.body["activeTurn"], first.body["turnId"]);
+    wait_for_events(&server, &session, |events| {
+        events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::RequestOpened(_)))
+    })
+    .await;
+    let started = server
+        .all_events(&session)
+        .await
+        .iter()
+        .filter(|event| matches!(event.body, EventBody::TurnStarted { .. }))
+        .count();
+    assert_eq!(started, 1, "one turn started");
+    let interrupted = server
+        .post(&format!("/api/sessions/{session}/interrupt"), json!({}))
+        .await;
+    assert_eq!(interrupted.status, 200, "{interrupted:?}");
+    server.stop().await;
+    world.finish().await;
+}
+
+/// The request opened by the turn is seen by a client following the stream and answered by
+/// another client; the first answer wins (a later one gets 409 naming who answered), a
+/// reloaded client sees what is still open, and the turn goes on to its end.
+pub async fn requests_are_answered_from_a_second_client_first_answer_wins(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("ask.yaml", READ_AND_ASK);
+    let server = world.serve().await;
+    let session = server.create("ask.yaml").await;
+    let mut watcher = server
+        .stream(&format!("/api/sessions/{session}/events/stream"), None)
+        .await;
+    server.start_turn(&session, "read and ask").await;
+    let second = reqwest::Client::new();
+    let mut answered = 0;
+    let mut log = Vec::new();
+    while let Some((_, event)) = watcher.next_event().await {
+        let done = finishes_turn(&event);
+        if let EventBody::RequestOpened(opened) = &event.body {
+            assert!(!opened.call_id.is_empty(), "the request names its call");
+            // A client loading the page now sees it open.
+            let open = server
+                .get(&format!("/api/sessions/{session}/requests"))
+                .await;
+            assert_eq!(open.status, 200);
+            assert_eq!(
+                open.body["requests"][0]["requestId"],
+                json!(opened.request_id)
+            );
+            let view = server.get(&format!("/api/sessions/{session}")).await;
+            assert_eq!(
+                view.body["openRequests"][0]["requestId"],
+                json!(opened.request_id)
+            );
+            let answer = if answered == 0 {
+                json!({"reply": "approve", "clientId": "b"})
+            } else {
+                json!({"reply": "answer", "clientId": "b",
+                       "answers": [{"id": "colour", "answer": ["blue"]}]})
+            };
+            let path = format!("/api/sessions/{session}/requests/{}", opened.request_id);
+            let by_b = Server::send(
+                second
+                    .post(server.url(&path))
+                    .bearer_auth(&server.token)
+                    .json(&answer),
+            )
+            .await;
+            assert_eq!(by_b.status, 200, "{by_b:?}");
+            assert_eq!(by_b.body["resolvedBy"], json!("web:b"));
+            let late = server
+                .post(
+                    &path,
+                    json!({"reply": "deny", "clientId": "a", "reason": "no"}),
+                )
+                .await;
+            assert_eq!(late.status, 409, "{late:?}");
+            assert_eq!(late.code(), "already_answered");
+            assert_eq!(late.body["resolvedBy"], json!("web:b"));
+            answered += 1;
+        }
+        log.push(event);
+        if done {
+            break;
+        }
+    }
+    assert_eq!(answered, 2, "an approval and a question");
+    let stored = server.all_events(&session).await;
+    assert_consistent(&stored);
+    let resolutions: Vec<(&str, &RequestResolution)> = stored
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RequestResolved(r) => Some((r.resolved_by.as_str(), &r.resolution)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolutions.len(), 2);
+    assert!(matches!(
+        resolutions[0],
+        ("web:b", RequestResolution::Approved)
+    ));
+    assert!(matches!(
+        resolutions[1],
+        ("web:b", RequestResolution::Answered { .. })
+    ));
+    let statuses: Vec<CallStatus> = stored
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(r) => Some(r.status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, [CallStatus::Ok, CallStatus::Ok]);
+    let unknown = server
+        .post(
+            &format!("/api/sessions/{session}/requests/no-such-request"),
+            json!({"reply": "approve"}),
+        )
+        .await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    assert_eq!(unknown.code(), "unknown_request");
+    server.stop().await;
+    world.finish().await;
+}
+
+/// An interrupt ends the turn: its waiting call ends `interrupted`, its request `cancelled`,
+/// and answering it afterwards gets 410.
+pub async fn an_interrupt_cancels_open_requests(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("ask.yaml", READ_AND_ASK);
+    let server = world.serve().await;
+    let session = server.create("ask.yaml").await;
+    server.start_turn(&session, "read").await;
+    wait_for_events(&server, &session, |events| {
+        events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::RequestOpened(_)))
+    })
+    .await;
+    let open = server
+        .get(&format!("/api/sessions/{session}/requests"))
+        .await;
+    let request = open.body["requests"][0]["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let interrupted = server
+        .post(&format!("/api/sessions/{session}/interrupt"), json!({}))
+        .await;
+    assert_eq!(interrupted.status, 200, "{interrupted:?}");
+    assert_eq!(interrupted.body["interrupted"], json!(true));
+    wait_for_events(&server, &session, |events| {
+        events.last().is_some_and(finishes_turn)
+    })
+    .await;
+    let stored = server.all_events(&session).await;
+    assert_consistent(&stored);
+    assert!(stored.iter().any(|e| matches!(
+        &e.body,
+        EventBody::RequestResolved(r) if r.resolution == RequestResolution::Cancelled
+    )));
+    assert!(stored.iter().any(|e| matches!(
+        &e.body,
+        EventBody::ToolResult(r) if r.status == CallStatus::Interrupted
+    )));
+    let late = server
+        .post(
+            &format!("/api/sessions/{session}/requests/{request}"),
+            json!({"reply": "approve"}),
+        )
+        .await;
+    assert_eq!(late.status, 410, "{late:?}");
+    assert_eq!(late.code(), "request_gone");
+    let again = server
+        .post(&format!("/api/sessions/{session}/interrupt"), json!({}))
+        .await;
+    assert_eq!(again.body["interrupted"], json!(false), "nothing runs now");
+    let open = server
+        .get(&format!("/api/sessions/{session}/requests"))
+        .await;
+    assert_eq!(open.body["requests"], json!([]));
+    server.stop().await;
+    world.finish().await;
+}
+
+/// The server stops while a turn waits for an approval; a new server on the same store has
+/// the whole history, the waiting call `interrupted` and its request `cancelled` (answering
+/// it gets 410), a client resumes its stream from the last `id` it saw across the restart
+/// with nothing lost or repeated, and the conversation goes on.
+pub async fn a_restart_mid_turn_keeps_history_and_the_conversation_goes_on(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("ask.yaml", READ_AND_ASK);
+    let first = world.serve().await;
+    let session = first.create("ask.yaml").await;
+    let mut stream = first
+        .stream(&format!("/api/sessions/{session}/events/stream"), None)
+        .await;
+    first.start_turn(&session, "read").await;
+    let mut seen: Vec<Event> = Vec::new();
+    let request = loop {
+        let (_, event) = stream.next_event().await.expect("the turn goes on");
+        let opened = match &event.body {
+            EventBody::RequestOpened(opened) => Some(opened.request_id.clone()),
+            _ => None,
+        };
+        seen.push(event);
+        if let Some(request) = opened {
+            break request;
+        }
+    };
+    first.stop().await;
+    // The stream ends with the server: what was committed meanwhile is read after.
+    while let Some(message) = stream.next().await {
+        if message.event == "message" {
+            seen.push(serde_json::from_str(&message.data).unwrap());
+        }
+    }
+
+    // The scripted model plays the answer after the ones the conversation holds.
+    world.script(
+        "ask.yaml",
+        "turns:\n  - say: (played before the restart)\n  - say: Picking up where we stopped.\n",
+    );
+    let second = world.serve().await;
+    let last = seen.last().unwrap().seq.to_string();
+    let mut stream = second
+        .stream(
+            &format!("/api/sessions/{session}/events/stream"),
+            Some(&last),
+        )
+        .await;
+    let view = second.get(&format!("/api/sessions/{session}")).await;
+    assert_eq!(view.status, 200, "{view:?}");
+    assert_eq!(
+        view.body["activeTurn"],
+        json!(null),
+        "no turn runs after the restart"
+    );
+    assert_eq!(view.body["openRequests"], json!([]));
+    let late = second
+        .post(
+            &format!("/api/sessions/{session}/requests/{request}"),
+            json!({"reply": "approve"}),
+        )
+        .await;
+    assert_eq!(late.status, 410, "{late:?}");
+    second.start_turn(&session, "and now?").await;
+    loop {
+        let (_, event) = stream.next_event().await.expect("the stream goes on");
+        let done = finishes_turn(&event);
+        seen.push(event);
+        if done {
+            break;
+        }
+    }
+    for (index, event) in seen.iter().enumerate() {
+        assert_eq!(
+            event.seq,
+            index as u64 + 1,
+            "each event once, in order, across the restart"
+        );
+    }
+    let stored = second.all_events(&session).await;
+    assert_eq!(stored.len(), seen.len());
+    assert_consistent(&stored);
+    let reasons: Vec<FinishReason> = stored
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::TurnFinished { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [FinishReason::Interrupted, FinishReason::Completed]
+    );
+    assert!(stored.iter().any(|e| matches!(
+        &e.body,
+        EventBody::ToolResult(r) if r.status == CallStatus::Interrupted && r.tool_name == "read"
+    )));
+    let said: String = stored
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said, "Picking up where we stopped.");
+    second.stop().await;
+    world.finish().await;
+}
+
+/// One stream follows two sessions; each message names its session and carries a cursor of
+/// both; reconnecting with the cursor resumes each where it was.
+pub async fn one_stream_follows_several_sessions_and_resumes_each(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("tour.yaml", TOUR);
+    let server = world.serve().await;
+    let a = server.create("tour.yaml").await;
+    let b = server.create("tour.yaml").await;
+    server.start_turn(&a, "tour a").await;
+    server.start_turn(&b, "tour b").await;
+    let mut cursor = format!("{a}:0,{b}:0");
+    let mut seen: std::collections::HashMap<String, Vec<u64>> = Default::default();
+    let mut finished = std::collections::HashSet::new();
+    let mut connections = 0;
+    while finished.len() < 2 {
+        let mut stream = match connections {
+            0 => {
+                server
+                    .stream(&format!("/api/stream?sessions={cursor}"), None)
+                    .await
+            }
+            _ => {
+                server
+                    .stream("/api/stream?sessions=ignored:0", Some(&cursor))
+                    .await
+            }
+        };
+        connections += 1;
+        for _ in 0..fastrand::usize(3..20) {
+            let message = stream.next().await.expect("the stream goes on");
+            assert_eq!(message.event, "message", "{message:?}");
+            let data: serde_json::Value = serde_json::from_str(&message.data).unwrap();
+            let id = data["sessionId"].as_str().unwrap().to_string();
+            let event: Event = serde_json::from_value(data["event"].clone()).unwrap();
+            if finishes_turn(&event) {
+                finished.insert(id.clone());
+            }
+            seen.entry(id).or_default().push(event.seq);
+            cursor = message.id;
+            if finished.len() == 2 {
+                break;
+            }
+        }
+    }
+    assert!(connections > 1);
+    for id in [&a, &b] {
+        let stored = server.all_events(id).await;
+        let expected: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+        assert_eq!(
+            seen[id.as_str()],
+            expected[..seen[id.as_str()].len()].to_vec()
+        );
+        assert_eq!(
+            seen[id.as_str()].len(),
+            stored.len(),
+            "each session whole, once"
+        );
+    }
+    let unknown = server.get("/api/stream?sessions=nope:0").await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    let malformed = server.get("/api/stream?sessions=abc").await;
+    assert_eq!(malformed.status, 400, "{malformed:?}");
+    assert_eq!(malformed.code(), "invalid_cursor");
+    server.stop().await;
+    world.finish().await;
+}
+
+/// Sessions are listed newest activity first, a page at a time; read; renamed; deleted.
+pub async fn sessions_are_listed_newest_first_a_page_at_a_time(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("tour.yaml", TOUR);
+    let server = world.serve().await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(server.create("tour.yaml").await);
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let mut listed = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let mut request = server
+            .request(reqwest::Method::GET, "/api/sessions")
+            .query(&[("limit", "2")]);
+        if let Some(next) = &after {
+            request = request.query(&[("after", next)]);
+        }
+        let page = Server::send(request).await;
+        assert_eq!(page.status, 200, "{page:?}");
+        for session in page.body["sessions"].as_array().unwrap() {
+            listed.push(session["id"].as_str().unwrap().to_string());
+        }
+        match page.body["next"].as_str() {
+            Some(next) => after = Some(next.to_string()),
+            None => break,
+        }
+    }
+    ids.reverse();
+    assert_eq!(listed, ids, "newest first, each once");
+    let renamed = Server::send(
+        server
+            .request(reqwest::Method::PATCH, &format!("/api/sessions/{}", ids[0]))
+            .json(&json!({"title": "The tour"})),
+    )
+    .await;
+    assert_eq!(renamed.status, 200, "{renamed:?}");
+    assert_eq!(renamed.body["title"], json!("The tour"));
+    let deleted = Server::send(server.request(
+        reqwest::Method::DELETE,
+        &format!("/api/sessions/{}", ids[1]),
+    ))
+    .await;
+    assert_eq!(deleted.status, 204, "{deleted:?}");
+    let gone = server.get(&format!("/api/sessions/{}", ids[1])).await;
+    assert_eq!(gone.status, 404);
+    assert_eq!(gone.code(), "unknown_session");
+    let bad = server.get("/api/sessions?limit=0").await;
+    assert_eq!(bad.status, 400);
+    server.stop().await;
+    world.finish().await;
+}
