@@ -3,7 +3,11 @@ import ReactMarkdown, { type Components } from 'react-markdown';
 
 const COMPONENTS: Components = {
   // Links leave the page in a new tab and give it no handle back to this one.
-  a: ({ node: _node, ...props }) => <a {...props} target="_blank" rel="noopener noreferrer" />,
+  a: ({ href, children }) => (
+    <a href={href} target="_blank" rel="noopener noreferrer">
+      {children}
+    </a>
+  ),
 };
 
 /**

@@ -59,7 +59,8 @@ describe('ConversationModel', () => {
       );
     const holder = roots.find((node) => node.callId === question?.opened.callId);
     expect(holder).toBeDefined();
-    expect(requestsOf(holder!, tasks.getSnapshot().requests)).toContain(question);
+    if (holder === undefined) throw new Error('no call holds the question');
+    expect(requestsOf(holder, tasks.getSnapshot().requests)).toContain(question);
     expect(tree.turns.length).toBeGreaterThan(0);
   });
 
@@ -91,10 +92,14 @@ describe('ConversationModel', () => {
   it('keeps the request list and untouched turns identical between snapshots', () => {
     const events = rawEvents('review');
     const model = new ConversationModel();
-    model.push(events.slice(0, 100));
+    const firstEnd = events.findIndex((event) => event.type === 'turn.finished');
+    const text = events.findIndex(
+      (event, index) => index > firstEnd && event.type === 'step.text.delta',
+    );
+    expect(text).toBeGreaterThan(firstEnd);
+    model.push(events.slice(0, text));
     const before = model.getSnapshot();
-    const next = events.slice(100).find((event) => event.type === 'step.text.delta');
-    model.push([next!]);
+    expect(model.push([events[text]])).toBe(true);
     const after = model.getSnapshot();
     expect(after.requests).toBe(before.requests);
     expect(after.tree.turns[0]).toBe(before.tree.turns[0]);

@@ -213,8 +213,14 @@ export class ConversationModel {
       case 'request.opened':
         if (!this.requestIndex.has(event.requestId)) {
           this.requestIndex.set(event.requestId, this.requestList.length);
-          const { seq: _seq, time: _time, type: _type, ...opened } = event;
-          this.requestList.push({ opened: opened as RequestOpenedEvent });
+          const opened: RequestOpenedEvent = {
+            requestId: event.requestId,
+            callId: event.callId,
+            toolName: event.toolName,
+            ask: event.ask,
+            ...(event.parentCallId === undefined ? {} : { parentCallId: event.parentCallId }),
+          };
+          this.requestList.push({ opened });
           this.requestsChanged = true;
         }
         break;
