@@ -90,7 +90,7 @@ describe('ConversationModel', () => {
   });
 
   it('keeps the request list and untouched turns identical between snapshots', () => {
-    const events = rawEvents('review');
+    const events = rawEvents('interrupts');
     const model = new ConversationModel();
     const firstEnd = events.findIndex((event) => event.type === 'turn.finished');
     const text = events.findIndex(
