@@ -1,5 +1,17 @@
 import { ConversationModel } from '@qilin-agent/ui-conversation';
 import { useEffect, useState } from 'react';
+import { api, ServerError } from './api';
+
+/** Whether a session exists: `undefined` when the server cannot say (it is down). */
+async function sessionExists(sessionId: string): Promise<boolean | undefined> {
+  try {
+    await api.session(sessionId);
+    return true;
+  } catch (error) {
+    if (error instanceof ServerError && error.status === 404) return false;
+    return undefined;
+  }
+}
 
 /** Where the tab's event stream stands. */
 export type StreamStatus = 'connecting' | 'live' | 'reconnecting' | 'ended';
@@ -28,6 +40,7 @@ export class SessionStream {
     private readonly sessionId: string,
     private readonly model: ConversationModel,
     private readonly onStatus: (status: StreamStatus) => void,
+    private readonly exists: (sessionId: string) => Promise<boolean | undefined>,
   ) {}
 
   /** Opens the stream. */
@@ -50,21 +63,35 @@ export class SessionStream {
       }
       this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
     };
+    // The server ends a stream when the session is deleted or when it stops: ask which.
     source.addEventListener('end', () => {
-      this.flush();
       source.close();
-      this.onStatus('ended');
+      this.retry();
     });
     source.onerror = () => {
       if (this.closed) return;
       this.onStatus('reconnecting');
-      if (source.readyState === EventSource.CLOSED) {
-        // The browser will not retry (an HTTP error): open again after what we have.
-        const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)] ?? 4000;
-        this.failures += 1;
-        this.retryTimer = setTimeout(() => this.open(), delay);
-      }
+      // The browser retries by itself (with `Last-Event-ID`) unless the answer was an HTTP
+      // error; then this page opens a new stream after what it has.
+      if (source.readyState === EventSource.CLOSED) this.retry();
     };
+  }
+
+  /** Opens the stream again after a pause, unless the session is gone. */
+  private retry(): void {
+    this.flush();
+    this.onStatus('reconnecting');
+    const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)] ?? 4000;
+    this.failures += 1;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      void this.exists(this.sessionId).then((found) => {
+        if (this.closed) return;
+        if (found === false) this.onStatus('ended');
+        else if (found === true) this.open();
+        else this.retry();
+      });
+    }, delay);
   }
 
   /** Closes the stream for good. */
@@ -93,7 +120,7 @@ export function useSessionStream(sessionId: string): {
   const [model] = useState(() => new ConversationModel());
   const [status, setStatus] = useState<StreamStatus>('connecting');
   useEffect(() => {
-    const stream = new SessionStream(sessionId, model, setStatus);
+    const stream = new SessionStream(sessionId, model, setStatus, sessionExists);
     stream.open();
     return () => stream.close();
   }, [sessionId, model]);

@@ -12,6 +12,8 @@ export interface QilinServer {
   readonly origin: string;
   /** The temp workspace. */
   readonly workspace: string;
+  /** Stops the server the way Ctrl-C does, and starts it again on the same port and store. */
+  restart(): Promise<void>;
   /** Stops the server and removes the workspace. */
   stop(): Promise<void>;
 }
@@ -28,13 +30,13 @@ export function qilinBinary(): string {
   return binary;
 }
 
-/** Starts `qilin serve` on a workspace holding `files`, with `args`. */
-export async function startServer(
-  files: Record<string, string>,
-  args: readonly string[],
-): Promise<QilinServer> {
-  const workspace = mkdtempSync(join(tmpdir(), 'qilin-e2e-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(workspace, name), text);
+interface Running {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Runs `qilin serve` with `args` and waits for the URL it prints. */
+async function launch(workspace: string, args: readonly string[]): Promise<Running> {
   const child: ChildProcess = spawn(
     qilinBinary(),
     ['serve', '--workspace', workspace, '--no-sandbox', ...args],
@@ -61,19 +63,40 @@ export async function startServer(
       reject(new Error(`qilin serve exited (${code}):\n${output}`));
     });
   });
+  return { child, url };
+}
+
+/** Stops a server as Ctrl-C does (it stores its running turns' ends), killing it after 10 s. */
+async function halt(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGINT');
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timeout);
+}
+
+/** Starts `qilin serve` on a workspace holding `files`, with `args`. */
+export async function startServer(
+  files: Record<string, string>,
+  args: readonly string[],
+): Promise<QilinServer> {
+  const workspace = mkdtempSync(join(tmpdir(), 'qilin-e2e-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(workspace, name), text);
+  let running = await launch(workspace, args);
+  const url = running.url;
   const origin = new URL(url).origin;
+  const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token') ?? '';
   return {
     url,
     origin,
     workspace,
+    restart: async () => {
+      await halt(running.child);
+      running = await launch(workspace, [...args, '--bind', new URL(url).host, '--token', token]);
+    },
     stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((done) => child.once('exit', done));
-        child.kill('SIGINT');
-        const timeout = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timeout);
-      }
+      await halt(running.child);
       rmSync(workspace, { recursive: true, force: true });
     },
   };
