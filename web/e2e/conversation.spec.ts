@@ -6,7 +6,7 @@ import { startServer, type QilinServer } from './support/server';
 const AGENT = `name: e2e
 description: Drives the web conversation's end-to-end test.
 instructions: Follow the script.
-tools: [read, bash, question]
+tools: [read, edit, bash, question]
 code_mode: true
 skills:
   available: []
@@ -38,6 +38,10 @@ turns:
           code: |
             notes = sdk.tool.call("read", {"path": "notes.md"})
             print("read", len(notes["text"]), "characters")
+  - say: "A small edit."
+    calls:
+      - tool: edit
+        args: {path: notes.md, old_string: "Some notes.", new_string: "Some better notes."}
   - calls:
       - tool: question
         args:
@@ -136,8 +140,22 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   await expect(
     page
       .getByRole('list', { name: 'Calls made by run_code' })
-      .getByRole('button', { name: /notes\.md/ }),
+      .getByRole('button', { name: /Read.*notes\.md/ }),
   ).toBeVisible();
+
+  // The edit shows its diff; its file opens in the sidebar, line-numbered.
+  const editRow = page.getByRole('button', { name: /Edit.*notes\.md.*1 lines added, 1 removed/ });
+  await editRow.click();
+  await expect(editRow).toHaveAttribute('aria-expanded', 'true');
+  await expect(page.locator('.qp-diff').first()).toBeVisible();
+  await expect(page.locator('.qp-diff').first()).toContainText('Some better notes.');
+  await page.getByRole('button', { name: 'Open notes.md' }).first().click();
+  const preview = page.getByRole('complementary', { name: 'File preview: notes.md' });
+  await expect(preview).toContainText('Some better notes.');
+  await expect(preview.locator('.qa-file__number').first()).toHaveText('1');
+  await page.screenshot({ path: testInfo.outputPath('file-preview.png') });
+  await preview.getByRole('button', { name: 'Close the preview' }).click();
+  await expect(preview).toHaveCount(0);
 
   // The question waits; a reload mid-turn shows the same page, the request still answerable.
   const question = page.locator('.qc-request[data-request-state="open"]');

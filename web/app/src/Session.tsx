@@ -2,6 +2,7 @@ import { Conversation, conversationHooks, type AnswerRequest } from '@qilin-agen
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError } from './api';
+import { FilePreview } from './FilePreview';
 import { useAppT } from './messages';
 import { useSessionStream } from './stream';
 
@@ -28,32 +29,44 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
     [sessionId],
   );
   const session = snapshot.session;
+  const [openPath, setOpenPath] = useState<string>();
   return (
-    <section className="qa-session" aria-label={session?.agent.name ?? sessionId}>
-      <header className="qa-session__header">
-        <dl className="qa-facts">
-          <div>
-            <dt>{t('session.agent')}</dt>
-            <dd>{session?.agent.name ?? '…'}</dd>
-          </div>
-          <div>
-            <dt>{t('session.model')}</dt>
-            <dd>{session?.model ?? '…'}</dd>
-          </div>
-        </dl>
-        <p className="qa-status" role="status" data-stream={status}>
-          {status === 'live' ? '' : t(`stream.${status}`)}
-        </p>
-      </header>
-      <SlotsProvider registry={registry} shared={shared}>
-        <Conversation
-          snapshot={snapshot}
-          answer={answer}
-          {...(session === undefined ? {} : { cwd: session.workspace })}
+    <div className="qa-session-wrap">
+      <section className="qa-session" aria-label={session?.agent.name ?? sessionId}>
+        <header className="qa-session__header">
+          <dl className="qa-facts">
+            <div>
+              <dt>{t('session.agent')}</dt>
+              <dd>{session?.agent.name ?? '…'}</dd>
+            </div>
+            <div>
+              <dt>{t('session.model')}</dt>
+              <dd>{session?.model ?? '…'}</dd>
+            </div>
+          </dl>
+          <p className="qa-status" role="status" data-stream={status}>
+            {status === 'live' ? '' : t(`stream.${status}`)}
+          </p>
+        </header>
+        <SlotsProvider registry={registry} shared={shared}>
+          <Conversation
+            snapshot={snapshot}
+            answer={answer}
+            openFile={setOpenPath}
+            {...(session === undefined ? {} : { cwd: session.workspace })}
+          />
+        </SlotsProvider>
+        <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
+      </section>
+      {openPath === undefined ? null : (
+        <FilePreview
+          key={openPath}
+          sessionId={sessionId}
+          path={openPath}
+          onClose={() => setOpenPath(undefined)}
         />
-      </SlotsProvider>
-      <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
-    </section>
+      )}
+    </div>
   );
 }
 

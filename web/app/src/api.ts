@@ -39,6 +39,20 @@ export interface ServerInfo {
   readonly demoSession?: string | null;
 }
 
+/** A text file of a session's workspace. */
+export interface TextFile {
+  /** Its path relative to the workspace. */
+  readonly path: string;
+  /** Its text. */
+  readonly text: string;
+  /** Its size in bytes. */
+  readonly size: number;
+  /** Its number of lines. */
+  readonly totalLines: number;
+  /** The highlighter's language name. */
+  readonly language: string;
+}
+
 /** An error the server answered with: its status, stable code and message. */
 export class ServerError extends Error {
   constructor(
@@ -109,6 +123,9 @@ export const api = {
     call<{ turnId: string }>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),
   /** Interrupts the running turn. */
   interrupt: (id: string) => call<{ interrupted: boolean }>('POST', `${session(id)}/interrupt`),
+  /** A text file of the session's workspace. */
+  fileText: (id: string, path: string) =>
+    call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestReply, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

@@ -31,6 +31,12 @@ const EN = {
   'composer.busy': 'A turn is running: wait for it to end, or stop it.',
   'composer.offline': 'Not connected to the server.',
   'composer.failed': 'Not sent: {message}',
+  'file.label': 'File preview: {path}',
+  'file.close': 'Close the preview',
+  'file.loading': 'Loading {path}…',
+  'file.failed': 'Cannot show {path}: {message}',
+  'file.lines': '{lines} lines · {size} bytes',
+  'file.cut': 'The first {shown} lines are shown.',
 } as const;
 
 /** A key of the page's own labels. */
@@ -65,6 +71,12 @@ const ZH: Record<AppMessageKey, string> = {
   'composer.busy': '本轮正在运行：请等待结束，或停止它。',
   'composer.offline': '未连接到服务器。',
   'composer.failed': '未发送：{message}',
+  'file.label': '文件预览：{path}',
+  'file.close': '关闭预览',
+  'file.loading': '正在加载 {path}…',
+  'file.failed': '无法显示 {path}：{message}',
+  'file.lines': '{lines} 行 · {size} 字节',
+  'file.cut': '只显示前 {shown} 行。',
 };
 
 const TABLES: Record<Locale, Record<AppMessageKey, string>> = { en: EN, 'zh-CN': ZH };
