@@ -8,6 +8,7 @@ export default tseslint.config(
     ignores: [
       '**/node_modules',
       'gallery/dist',
+      'app/dist',
       'test-results',
       'playwright-report',
       'bench-results',

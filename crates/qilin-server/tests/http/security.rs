@@ -206,3 +206,61 @@ async fn bad_input_gets_a_clear_json_error_and_the_server_keeps_serving() {
     server.stop().await;
     world.finish().await;
 }
+
+/// The page loads without the token (it trades the token itself), on `/` and on the client's
+/// own routes, under a policy that allows scripts from this server only; with the client built
+/// in, its script is served with its media type and cached for good, else the page says how
+/// to build it. An unknown API path is a JSON 404, never the page.
+#[tokio::test]
+async fn the_page_is_served_at_the_root_and_on_client_routes() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    let server = world.serve().await;
+    let plain = reqwest::Client::new();
+    let mut script = None;
+    for path in ["/", "/sessions/some-id"] {
+        let response = plain.get(server.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        let headers = response.headers().clone();
+        assert_eq!(
+            headers["content-type"], "text/html; charset=utf-8",
+            "{path}"
+        );
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(policy.contains("default-src 'self'"), "{policy}");
+        let html = response.text().await.unwrap();
+        if qilin_server::WEB_CLIENT_BUILT {
+            assert!(html.contains(r#"<div id="root">"#), "{html}");
+            let at = html
+                .find("/assets/")
+                .expect("the page loads a built script");
+            let end = html[at..].find('"').unwrap();
+            script = Some(html[at..at + end].to_string());
+        } else {
+            assert!(html.contains("built without the web client"), "{html}");
+        }
+    }
+    if let Some(script) = script {
+        let response = plain.get(server.url(&script)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{script}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/javascript; charset=utf-8"
+        );
+        assert!(
+            response.headers()["cache-control"]
+                .to_str()
+                .unwrap()
+                .contains("immutable")
+        );
+    }
+    let missing = Server::send(plain.get(server.url("/api/no-such-thing"))).await;
+    assert_eq!(
+        missing.status, 401,
+        "the API needs the token before anything else"
+    );
+    let missing = server.get("/api/no-such-thing").await;
+    assert_eq!(missing.status, 404, "{missing:?}");
+    assert_eq!(missing.code(), "no_such_route");
+    server.stop().await;
+    world.finish().await;
+}

@@ -1,0 +1,148 @@
+import { Conversation, conversationHooks, type AnswerRequest } from '@qilin-agent/ui-conversation';
+import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
+import { useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
+import { api, ServerError } from './api';
+import { FilePreview } from './FilePreview';
+import { useAppT } from './messages';
+import { useSessionStream } from './stream';
+
+/** A random id: for this tab (`clientId`) and for each prompt (`clientTurnId`). */
+export function randomId(): string {
+  return typeof crypto.randomUUID === 'function'
+    ? crypto.randomUUID()
+    : Math.random().toString(36).slice(2) + Date.now().toString(36);
+}
+
+const TAB_ID = randomId();
+
+/** One session: its live conversation and the composer. */
+export function SessionPage(props: { sessionId: string; registry: SlotRegistry }) {
+  const { sessionId, registry } = props;
+  const t = useAppT();
+  const { model, status } = useSessionStream(sessionId);
+  const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
+  const shared = useMemo(() => ({ tool: conversationHooks(model) }), [model]);
+  const answer = useMemo<AnswerRequest>(
+    () => async (requestId, reply) => {
+      await api.answer(sessionId, requestId, reply, TAB_ID);
+    },
+    [sessionId],
+  );
+  const session = snapshot.session;
+  const [openPath, setOpenPath] = useState<string>();
+  return (
+    <div className="qa-session-wrap">
+      <section className="qa-session" aria-label={session?.agent.name ?? sessionId}>
+        <header className="qa-session__header">
+          <dl className="qa-facts">
+            <div>
+              <dt>{t('session.agent')}</dt>
+              <dd>{session?.agent.name ?? '…'}</dd>
+            </div>
+            <div>
+              <dt>{t('session.model')}</dt>
+              <dd>{session?.model ?? '…'}</dd>
+            </div>
+          </dl>
+          <p className="qa-status" role="status" data-stream={status}>
+            {status === 'live' ? '' : t(`stream.${status}`)}
+          </p>
+        </header>
+        <SlotsProvider registry={registry} shared={shared}>
+          <Conversation
+            snapshot={snapshot}
+            answer={answer}
+            openFile={setOpenPath}
+            {...(session === undefined ? {} : { cwd: session.workspace })}
+          />
+        </SlotsProvider>
+        <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
+      </section>
+      {openPath === undefined ? null : (
+        <FilePreview
+          key={openPath}
+          sessionId={sessionId}
+          path={openPath}
+          onClose={() => setOpenPath(undefined)}
+        />
+      )}
+    </div>
+  );
+}
+
+function Composer(props: { sessionId: string; running: boolean; connected: boolean }) {
+  const { sessionId, running, connected } = props;
+  const t = useAppT();
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+  const [failure, setFailure] = useState<string>();
+  const busy = running || sending;
+  const reason = running ? t('composer.busy') : !connected ? t('composer.offline') : undefined;
+  const send = async () => {
+    const prompt = text.trim();
+    if (prompt === '' || busy) return;
+    setSending(true);
+    setFailure(undefined);
+    try {
+      await api.startTurn(sessionId, prompt, randomId());
+      setText('');
+    } catch (error) {
+      setFailure(error instanceof ServerError ? error.message : String(error));
+    } finally {
+      setSending(false);
+    }
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      void send();
+    }
+  };
+  const stop = async () => {
+    try {
+      await api.interrupt(sessionId);
+    } catch (error) {
+      setFailure(error instanceof ServerError ? error.message : String(error));
+    }
+  };
+  return (
+    <form
+      className="qa-composer"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void send();
+      }}
+    >
+      <label htmlFor="qa-prompt" className="qc-visually-hidden">
+        {t('composer.label')}
+      </label>
+      <textarea
+        id="qa-prompt"
+        className="qa-composer__input"
+        value={text}
+        rows={3}
+        placeholder={t('composer.placeholder')}
+        onChange={(event) => setText(event.target.value)}
+        onKeyDown={onKeyDown}
+        aria-describedby="qa-composer-reason"
+      />
+      <div className="qa-composer__bar">
+        <p id="qa-composer-reason" className="qa-composer__reason" aria-live="polite">
+          {failure === undefined ? (reason ?? '') : t('composer.failed', { message: failure })}
+        </p>
+        {running ? (
+          <button type="button" className="qc-button" onClick={() => void stop()}>
+            {t('composer.stop')}
+          </button>
+        ) : null}
+        <button
+          type="submit"
+          className="qc-button qc-button--primary"
+          disabled={busy || text.trim() === ''}
+        >
+          {t('composer.send')}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,136 @@
+import type { Answer, RequestOpenedEvent } from '@qilin-agent/protocol';
+import type { RequestReply } from '@qilin-agent/ui-conversation';
+
+/** A session as the server lists it. */
+export interface SessionInfo {
+  /** The session's id. */
+  readonly id: string;
+  /** Its workspace folder. */
+  readonly workspace: string;
+  /** The agent's name. */
+  readonly agent: string;
+  /** The model, as `provider:name`. */
+  readonly model: string;
+  /** Its title, once it has one. */
+  readonly title?: string | null;
+  /** `idle` or `running`. */
+  readonly status: string;
+  /** How many turns it has. */
+  readonly turns: number;
+  /** When it was last active. */
+  readonly lastActivity: string;
+}
+
+/** A session and where it stands. */
+export interface SessionView extends SessionInfo {
+  /** The turn running now. */
+  readonly activeTurn?: string | null;
+  /** The requests waiting for an answer. */
+  readonly openRequests: readonly RequestOpenedEvent[];
+}
+
+/** What this server runs. */
+export interface ServerInfo {
+  /** Qilin's version. */
+  readonly version: string;
+  /** The default workspace. */
+  readonly workspace: string;
+  /** The demo session, under `qilin serve --demo`. */
+  readonly demoSession?: string | null;
+}
+
+/** A text file of a session's workspace. */
+export interface TextFile {
+  /** Its path relative to the workspace. */
+  readonly path: string;
+  /** Its text. */
+  readonly text: string;
+  /** Its size in bytes. */
+  readonly size: number;
+  /** Its number of lines. */
+  readonly totalLines: number;
+  /** The highlighter's language name. */
+  readonly language: string;
+}
+
+/** An error the server answered with: its status, stable code and message. */
+export class ServerError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServerError';
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    throw new ServerError(0, 'unreachable', `the server did not answer (${String(error)})`);
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const fields = (parsed ?? {}) as { code?: string; message?: string };
+    throw new ServerError(
+      response.status,
+      fields.code ?? 'http_error',
+      fields.message ?? `${method} ${path} failed with HTTP ${response.status}`,
+    );
+  }
+  return parsed as T;
+}
+
+const session = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+
+/** The server's API, as the page uses it (the cookie carries the token). */
+export const api = {
+  /** Trades the token from the URL's fragment for the cookie. */
+  auth: (token: string) => call<undefined>('POST', '/api/auth', { token }),
+  /** What the server runs. */
+  info: () => call<ServerInfo>('GET', '/api/info'),
+  /** Sessions, newest activity first; `q` filters by title. */
+  sessions: (q?: string) =>
+    call<{ sessions: SessionInfo[] }>(
+      'GET',
+      `/api/sessions?limit=200${q ? `&q=${encodeURIComponent(q)}` : ''}`,
+    ),
+  /** A new session with the server's defaults. */
+  createSession: () => call<SessionView>('POST', '/api/sessions', {}),
+  /** A session and where it stands. */
+  session: (id: string) => call<SessionView>('GET', session(id)),
+  /** Renames a session. */
+  rename: (id: string, title: string) => call<SessionView>('PATCH', session(id), { title }),
+  /** Deletes a session and its events. */
+  remove: (id: string) => call<undefined>('DELETE', session(id)),
+  /** Starts a turn; `clientTurnId` makes a retry safe. */
+  startTurn: (id: string, prompt: string, clientTurnId: string) =>
+    call<{ turnId: string }>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),
+  /** Interrupts the running turn. */
+  interrupt: (id: string) => call<{ interrupted: boolean }>('POST', `${session(id)}/interrupt`),
+  /** A text file of the session's workspace. */
+  fileText: (id: string, path: string) =>
+    call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
+  /** Answers a request. */
+  answer: (id: string, requestId: string, reply: RequestReply, clientId: string) =>
+    call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {
+      ...reply,
+      ...(reply.reply === 'answer' ? { answers: reply.answers as Answer[] } : {}),
+      clientId,
+    }),
+};

@@ -1,0 +1,103 @@
+// Starts a real `qilin serve` for a test: a temp workspace, an agent and a scripted model.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** A running server: where to open it, and how to stop it. */
+export interface QilinServer {
+  /** The page's URL with the token in its fragment, as `qilin serve` printed it. */
+  readonly url: string;
+  /** The server's origin (`http://127.0.0.1:PORT`). */
+  readonly origin: string;
+  /** The temp workspace. */
+  readonly workspace: string;
+  /** Stops the server the way Ctrl-C does, and starts it again on the same port and store. */
+  restart(): Promise<void>;
+  /** Stops the server and removes the workspace. */
+  stop(): Promise<void>;
+}
+
+/** The `qilin` binary the test runs: `QILIN_BIN`, else the workspace's debug build. */
+export function qilinBinary(): string {
+  const binary =
+    process.env.QILIN_BIN ?? resolve(import.meta.dirname, '../../../target/debug/qilin');
+  if (!existsSync(binary)) {
+    throw new Error(
+      `no qilin binary at ${binary}: build it with \`npm --prefix web run build:app && cargo build -p qilin-cli\` (or set QILIN_BIN)`,
+    );
+  }
+  return binary;
+}
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Runs `qilin serve` with `args` and waits for the URL it prints. */
+async function launch(workspace: string, args: readonly string[]): Promise<Running> {
+  const child: ChildProcess = spawn(
+    qilinBinary(),
+    ['serve', '--workspace', workspace, '--no-sandbox', ...args],
+    { cwd: workspace, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+  );
+  let output = '';
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`qilin serve printed no URL in 30 s:\n${output}`)),
+      30_000,
+    );
+    const hear = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /(http:\/\/127\.0\.0\.1:\d+\/\S*#token=\S+)/.exec(output);
+      if (found?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolveUrl(found[1]);
+      }
+    };
+    child.stdout?.on('data', hear);
+    child.stderr?.on('data', hear);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`qilin serve exited (${code}):\n${output}`));
+    });
+  });
+  return { child, url };
+}
+
+/** Stops a server as Ctrl-C does (it stores its running turns' ends), killing it after 10 s. */
+async function halt(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGINT');
+  const timeout = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timeout);
+}
+
+/** Starts `qilin serve` on a workspace holding `files`, with `args`. */
+export async function startServer(
+  files: Record<string, string>,
+  args: readonly string[],
+): Promise<QilinServer> {
+  const workspace = mkdtempSync(join(tmpdir(), 'qilin-e2e-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(workspace, name), text);
+  let running = await launch(workspace, args);
+  const url = running.url;
+  const origin = new URL(url).origin;
+  const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token') ?? '';
+  return {
+    url,
+    origin,
+    workspace,
+    restart: async () => {
+      await halt(running.child);
+      running = await launch(workspace, [...args, '--bind', new URL(url).host, '--token', token]);
+    },
+    stop: async () => {
+      await halt(running.child);
+      rmSync(workspace, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,263 @@
+import { ToolCallTree } from '@qilin-agent/client-ui-tool';
+import type { TurnItem, TurnNode } from '@qilin-agent/protocol';
+import { Slot, type SlotRegistry } from '@qilin-agent/slots';
+import {
+  createContext,
+  memo,
+  useContext,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
+import { MarkdownText } from './Markdown';
+import { useConversationT } from './messages';
+import { requestsOf, type ConversationSnapshot, type RequestState, type TurnUsage } from './model';
+import { RequestCard, type AnswerRequest } from './Request';
+import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
+
+/** What the host gives the transcript: where the session works and what it can do. */
+export interface ConversationHost {
+  /** The session's workspace, for shortening paths. */
+  cwd?: string;
+  /** The user's home folder. */
+  home?: string;
+  /** Opens a file in the host's preview. */
+  openFile?: (path: string) => void;
+  /** Opens the host's view of one call. */
+  inspect?: (callId: string) => void;
+  /** Answers a request; without it, open requests show without working controls. */
+  answer?: AnswerRequest;
+}
+
+const HostContext = createContext<ConversationHost>({});
+
+const NO_REQUESTS: readonly RequestState[] = [];
+
+/** The built-in view of a step's text. */
+function TextNode(props: ChatNodeProps) {
+  if (props.item.type !== 'text') return null;
+  return <MarkdownText text={props.item.text} />;
+}
+
+/** The built-in view of a root call: its tree, then its requests in place. */
+function ToolNodeView(props: ChatNodeProps) {
+  const host = useContext(HostContext);
+  if (props.item.type !== 'tool') return null;
+  const node = props.item.node;
+  return (
+    <div className="qc-call">
+      <ToolCallTree
+        node={node}
+        {...(host.cwd === undefined ? {} : { cwd: host.cwd })}
+        {...(host.home === undefined ? {} : { home: host.home })}
+        {...(host.openFile === undefined ? {} : { openFile: host.openFile })}
+        {...(host.inspect === undefined ? {} : { inspect: host.inspect })}
+      />
+      {props.requests.map((request) => (
+        <RequestCard
+          key={request.opened.requestId}
+          request={request}
+          {...(host.answer === undefined ? {} : { answer: host.answer })}
+        />
+      ))}
+    </div>
+  );
+}
+
+/** Registers the built-in node views (`text`, `tool`); returns the function that removes them. */
+export function registerConversationNodes(registry: SlotRegistry): () => void {
+  return registry.inject(CHAT_NODE_SLOT, () => {
+    const text = registry.register({ name: CHAT_NODE_SLOT, key: 'text' }, TextNode);
+    const tool = registry.register({ name: CHAT_NODE_SLOT, key: 'tool' }, ToolNodeView);
+    return () => {
+      text();
+      tool();
+    };
+  });
+}
+
+function UnknownNode() {
+  return null;
+}
+
+/** One item, memoised: an event for another item never renders it again. */
+const Item = memo(function Item(props: ChatNodeProps) {
+  const key = props.item.type;
+  return (
+    <div className={`qc-item qc-item--${key}`} data-chat-node={key}>
+      <Slot name={CHAT_NODE_SLOT} slotKey={key} fallback={UnknownNode} props={props} />
+    </div>
+  );
+});
+
+function Usage(props: { usage: TurnUsage }) {
+  const t = useConversationT();
+  const { usage } = props;
+  return (
+    <span className="qc-turn__usage">
+      {t('turn.usage', {
+        input: usage.inputTokens,
+        output: usage.outputTokens,
+        cached: usage.cacheReadTokens,
+        steps: usage.steps,
+      })}
+    </span>
+  );
+}
+
+function itemKey(item: TurnItem, index: number): string {
+  return item.type === 'tool' ? `call:${item.node.callId}` : `text:${item.step}:${index}`;
+}
+
+/** One turn: the prompt, the items, and how it ended. */
+const Turn = memo(function Turn(props: {
+  turn: TurnNode;
+  requests: readonly RequestState[];
+  usage?: TurnUsage;
+  last: boolean;
+}) {
+  const t = useConversationT();
+  const { turn } = props;
+  return (
+    <article
+      className="qc-turn"
+      data-turn-id={turn.turnId}
+      data-turn-state={turn.finished ?? 'running'}
+      aria-label={turn.prompt === '' ? undefined : turn.prompt.slice(0, 80)}
+    >
+      {turn.prompt === '' ? null : (
+        <div className="qc-prompt">
+          <span className="qc-visually-hidden">{t('turn.you')}: </span>
+          <p className="qc-prompt__text">{turn.prompt}</p>
+        </div>
+      )}
+      <div className="qc-turn__items">
+        {turn.items.map((item, index) => (
+          <Item
+            key={itemKey(item, index)}
+            item={item}
+            requests={item.type === 'tool' ? requestsOf(item.node, props.requests) : NO_REQUESTS}
+          />
+        ))}
+      </div>
+      {turn.finished === undefined ? (
+        props.last && turn.turnId !== '' ? (
+          <p className="qc-turn__end qc-turn__end--running" role="status">
+            {t('turn.running')}
+          </p>
+        ) : null
+      ) : (
+        <footer className={`qc-turn__end qc-turn__end--${turn.finished}`}>
+          <span>{t(`turn.finished.${turn.finished}`)}</span>
+          {turn.message === undefined ? null : (
+            <span className="qc-turn__message">{turn.message}</span>
+          )}
+          {props.usage === undefined ? null : <Usage usage={props.usage} />}
+        </footer>
+      )}
+    </article>
+  );
+});
+
+/** Distance from the bottom, in pixels, under which the reader counts as at the bottom. */
+const BOTTOM_SLACK = 48;
+
+/**
+ * Keeps a scroller at its bottom while content grows, only as long as the reader is there:
+ * scrolling up stops it; scrolling back down (or the button) starts it again.
+ */
+function useStickToBottom() {
+  const scroller = useRef<HTMLDivElement>(null);
+  const content = useRef<HTMLDivElement>(null);
+  const stuck = useRef(true);
+  const [atBottom, setAtBottom] = useState(true);
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    const inner = content.current;
+    if (element === null || inner === null) return;
+    const onScroll = () => {
+      const bottom =
+        element.scrollHeight - element.scrollTop - element.clientHeight <= BOTTOM_SLACK;
+      stuck.current = bottom;
+      setAtBottom(bottom);
+    };
+    const follow = () => {
+      if (stuck.current) element.scrollTop = element.scrollHeight;
+    };
+    follow();
+    element.addEventListener('scroll', onScroll, { passive: true });
+    const observer = typeof ResizeObserver === 'undefined' ? undefined : new ResizeObserver(follow);
+    observer?.observe(inner);
+    return () => {
+      element.removeEventListener('scroll', onScroll);
+      observer?.disconnect();
+    };
+  }, []);
+  const jump = () => {
+    const element = scroller.current;
+    if (element === null) return;
+    stuck.current = true;
+    setAtBottom(true);
+    element.scrollTop = element.scrollHeight;
+  };
+  return { scroller, content, atBottom, jump };
+}
+
+/** The props of [`Conversation`]. */
+export interface ConversationProps extends ConversationHost {
+  /** The state to show. */
+  snapshot: ConversationSnapshot;
+  /** Rendered after the last turn (the host's own status lines). */
+  footer?: ReactNode;
+}
+
+/**
+ * The transcript of a session: every turn with its prompt, the model's text as Markdown, the
+ * call trees through `ToolCallTree` (each item dispatched through `conversation.chat.node`),
+ * pending requests in place under their call, and how each turn ended. Needs a
+ * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
+ */
+export function Conversation(props: ConversationProps) {
+  const { snapshot, footer, ...host } = props;
+  const t = useConversationT();
+  const { scroller, content, atBottom, jump } = useStickToBottom();
+  const turns = snapshot.tree.turns;
+  const usage = snapshot.usage;
+  return (
+    <HostContext.Provider value={host}>
+      <div className="qc-transcript-wrap">
+        <div
+          ref={scroller}
+          className="qc-transcript"
+          role="log"
+          aria-label={t('transcript.label')}
+          aria-live="off"
+          tabIndex={0}
+        >
+          <div ref={content} className="qc-transcript__content">
+            {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
+            {turns.map((turn, index) => {
+              const turnUsage = usage.get(turn.turnId);
+              return (
+                <Turn
+                  key={turn.turnId === '' ? `turn-${index}` : turn.turnId}
+                  turn={turn}
+                  requests={snapshot.requests}
+                  {...(turnUsage === undefined ? {} : { usage: turnUsage })}
+                  last={index === turns.length - 1}
+                />
+              );
+            })}
+            {footer}
+          </div>
+        </div>
+        {atBottom ? null : (
+          <button type="button" className="qc-button qc-latest" onClick={jump}>
+            {t('transcript.latest')}
+          </button>
+        )}
+      </div>
+    </HostContext.Provider>
+  );
+}

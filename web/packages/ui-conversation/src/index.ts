@@ -1,0 +1,36 @@
+/**
+ * Qilin's conversation: a session's transcript folded from its events — prompts, the model's
+ * text as safe Markdown, every call tree through `@qilin-agent/client-ui-tool`'s
+ * `ToolCallTree` (items dispatched through the keyed slot `conversation.chat.node`), pending
+ * requests answered in place, and how each turn ended with its token usage.
+ */
+import './slots';
+
+export {
+  ConversationModel,
+  containsCall,
+  requestsOf,
+  type ConversationSnapshot,
+  type RequestState,
+  type SessionFacts,
+  type SkippedEvent,
+  type TurnUsage,
+} from './model';
+export {
+  Conversation,
+  registerConversationNodes,
+  type ConversationHost,
+  type ConversationProps,
+} from './Conversation';
+export { MarkdownText } from './Markdown';
+export { RequestCard, type AnswerRequest, type RequestReply } from './Request';
+export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
+export {
+  CONVERSATION_MESSAGES,
+  ConversationLocale,
+  conversationTranslator,
+  useConversationT,
+  type ConversationMessageKey,
+  type ConversationTranslate,
+} from './messages';
+export { conversationHooks } from './hooks';

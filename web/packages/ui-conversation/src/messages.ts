@@ -1,0 +1,109 @@
+import type { Locale } from '@qilin-agent/i18n';
+import { createContext, useContext } from 'react';
+
+/** The conversation's own labels, in English; every locale has the same keys. */
+const EN = {
+  'transcript.label': 'Conversation',
+  'transcript.empty': 'No messages yet. Write a prompt below to start.',
+  'transcript.latest': 'Jump to the latest',
+  'turn.you': 'You',
+  'turn.assistant': 'Qilin',
+  'turn.running': 'Working…',
+  'turn.finished.completed': 'Turn completed',
+  'turn.finished.max_steps': 'Turn stopped: step limit reached',
+  'turn.finished.interrupted': 'Turn interrupted',
+  'turn.finished.max_tokens': 'Turn stopped: output token limit reached',
+  'turn.finished.refused': 'The model refused',
+  'turn.finished.error': 'Turn failed',
+  'turn.usage': '{input} in · {output} out · {cached} cached tokens · {steps} steps',
+  'request.approval': 'Approval needed: {tool}',
+  'request.question': 'Question',
+  'request.allow': 'Allow once',
+  'request.deny': 'Deny',
+  'request.denyReason': 'Reason for denying (told to the model)',
+  'request.submit': 'Send answer',
+  'request.dismiss': 'Dismiss',
+  'request.freeText': 'Your answer',
+  'request.other': 'Other answer (optional)',
+  'request.sending': 'Sending…',
+  'request.failed': 'Could not send the answer: {message}',
+  'request.resolved.approved': 'Allowed by {who}',
+  'request.resolved.denied': 'Denied by {who}',
+  'request.resolved.answered': 'Answered by {who}',
+  'request.resolved.dismissed': 'Dismissed by {who}',
+  'request.resolved.cancelled': 'Cancelled',
+} as const;
+
+/** A key of the conversation's labels. */
+export type ConversationMessageKey = keyof typeof EN;
+
+const ZH: Record<ConversationMessageKey, string> = {
+  'transcript.label': '对话',
+  'transcript.empty': '还没有消息。在下方输入提示开始。',
+  'transcript.latest': '跳到最新',
+  'turn.you': '你',
+  'turn.assistant': 'Qilin',
+  'turn.running': '处理中…',
+  'turn.finished.completed': '本轮完成',
+  'turn.finished.max_steps': '本轮停止：达到步数上限',
+  'turn.finished.interrupted': '本轮已中断',
+  'turn.finished.max_tokens': '本轮停止：达到输出 token 上限',
+  'turn.finished.refused': '模型拒绝了请求',
+  'turn.finished.error': '本轮出错',
+  'turn.usage': '输入 {input} · 输出 {output} · 缓存 {cached} token · {steps} 步',
+  'request.approval': '需要批准：{tool}',
+  'request.question': '问题',
+  'request.allow': '允许一次',
+  'request.deny': '拒绝',
+  'request.denyReason': '拒绝理由（会告诉模型）',
+  'request.submit': '发送回答',
+  'request.dismiss': '忽略',
+  'request.freeText': '你的回答',
+  'request.other': '其他回答（可选）',
+  'request.sending': '发送中…',
+  'request.failed': '回答未能发送：{message}',
+  'request.resolved.approved': '{who} 已允许',
+  'request.resolved.denied': '{who} 已拒绝',
+  'request.resolved.answered': '{who} 已回答',
+  'request.resolved.dismissed': '{who} 已忽略',
+  'request.resolved.cancelled': '已取消',
+};
+
+/** The conversation's labels by locale. */
+export const CONVERSATION_MESSAGES: Readonly<
+  Record<Locale, Readonly<Record<ConversationMessageKey, string>>>
+> = { en: EN, 'zh-CN': ZH };
+
+/** Translates a conversation label, filling `{name}` placeholders. */
+export type ConversationTranslate = (
+  key: ConversationMessageKey,
+  values?: Readonly<Record<string, string | number>>,
+) => string;
+
+/** The translate function of `locale`. */
+export function conversationTranslator(locale: Locale): ConversationTranslate {
+  const table = CONVERSATION_MESSAGES[locale];
+  const numbers = new Intl.NumberFormat(locale);
+  return (key, values) =>
+    table[key].replace(/\{(\w+)\}/g, (whole, name: string) => {
+      const value = values?.[name];
+      if (value === undefined) return whole;
+      return typeof value === 'number' ? numbers.format(value) : value;
+    });
+}
+
+/** The locale the conversation renders in. */
+export const ConversationLocale = createContext<Locale>('en');
+
+const translators = new Map<Locale, ConversationTranslate>();
+
+/** The conversation's translate function, in the surrounding locale. */
+export function useConversationT(): ConversationTranslate {
+  const locale = useContext(ConversationLocale);
+  let translate = translators.get(locale);
+  if (translate === undefined) {
+    translate = conversationTranslator(locale);
+    translators.set(locale, translate);
+  }
+  return translate;
+}
