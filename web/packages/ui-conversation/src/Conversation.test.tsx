@@ -74,11 +74,17 @@ describe('Conversation', () => {
   it('renders Markdown and never raw HTML', () => {
     const model = new ConversationModel();
     model.push([
-      { type: 'turn.started', seq: 1, time: 't', turnId: 't1', prompt: 'hi' },
+      {
+        type: 'turn.started',
+        seq: 1,
+        time: '2026-11-30T12:00:00.000Z',
+        turnId: 't1',
+        prompt: 'hi',
+      },
       {
         type: 'step.text.delta',
         seq: 2,
-        time: 't',
+        time: '2026-11-30T12:00:00.000Z',
         turnId: 't1',
         step: 1,
         text: '**bold** and `code`\n\n<img src=x onerror="alert(1)"><script>alert(2)</script>\n\n[x](javascript:alert(3))',

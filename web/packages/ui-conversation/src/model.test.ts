@@ -81,10 +81,10 @@ describe('ConversationModel', () => {
 
   it('skips a malformed value with a reason, and moves past an unknown type', () => {
     const model = new ConversationModel();
-    model.push([{ type: 'turn.started', seq: 1, time: 't' }]);
+    model.push([{ type: 'turn.started', seq: 1, time: '2026-11-30T12:00:00.000Z' }]);
     expect(model.skipped).toHaveLength(1);
     expect(model.skipped[0]?.message).toMatch(/turnId|prompt/);
-    model.push([{ type: 'from.the.future', seq: 2, time: 't' }]);
+    model.push([{ type: 'from.the.future', seq: 2, time: '2026-11-30T12:00:00.000Z' }]);
     expect(model.seq).toBe(2);
     expect(model.getSnapshot().tree.turns).toHaveLength(0);
   });

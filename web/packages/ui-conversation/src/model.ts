@@ -67,32 +67,6 @@ type Listener = () => void;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The event types this model reads itself when the protocol reader does not know them (an
- * older reader): only the fields it uses are checked.
- */
-function sideEvent(value: Record<string, unknown>): Event | undefined {
-  const text = (name: string) => typeof value[name] === 'string';
-  switch (value.type) {
-    case 'session.started':
-      return text('sessionId') && text('model') && text('workspace') && isObject(value.agent)
-        ? (value as unknown as Event)
-        : undefined;
-    case 'request.opened':
-      return text('requestId') && text('callId') && text('toolName') && isObject(value.ask)
-        ? (value as unknown as Event)
-        : undefined;
-    case 'request.resolved':
-      return text('requestId') && isObject(value.resolution)
-        ? (value as unknown as Event)
-        : undefined;
-    case 'step.finished':
-      return text('turnId') && isObject(value.usage) ? (value as unknown as Event) : undefined;
-    default:
-      return undefined;
-  }
-}
-
 const EMPTY_USAGE: TurnUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, steps: 0 };
 
 /**
@@ -185,8 +159,6 @@ export class ConversationModel {
     if (reading.kind === 'event') return reading.event;
     const seq = isObject(value) && typeof value.seq === 'number' ? value.seq : undefined;
     if (reading.kind === 'unknown' && isObject(value) && typeof value.seq === 'number') {
-      const side = sideEvent(value);
-      if (side !== undefined) return side;
       // A type newer than this client: it still moves the cursor, so a resume never asks
       // for it again.
       if (value.seq > this.lastSeq) this.lastSeq = value.seq;
