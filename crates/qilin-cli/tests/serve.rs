@@ -28,11 +28,10 @@ turns:
   - say: Done looking.
 ";
 
-/// A running `qilin serve`, its base URL and token.
+/// A running `qilin serve`, its base URL and token. Its standard output is closed once the URL
+/// is read, as `qilin serve | head` would: the server goes on serving.
 struct Served {
     child: Child,
-    /// Its standard output, kept open: the server prints more after its URL.
-    _output: std::io::Lines<BufReader<std::process::ChildStdout>>,
     base: String,
     token: String,
 }
@@ -77,12 +76,8 @@ fn serve(dir: &Path) -> Served {
     };
     let (base, token) = url.split_once("/#token=").expect("URL with a token");
     let (base, token) = (base.to_string(), token.to_string());
-    Served {
-        child,
-        _output: lines,
-        base,
-        token,
-    }
+    drop(lines);
+    Served { child, base, token }
 }
 
 impl Served {

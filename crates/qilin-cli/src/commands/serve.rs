@@ -214,16 +214,21 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     };
     let url = format!("http://{host}{page}#token={token}");
     let token_file = write_token_file(&host, bound.port(), &token)?;
-    println!("Qilin is serving {}", workspace.display());
+    let mut banner = format!("Qilin is serving {}\n", workspace.display());
     if args.demo {
-        println!("The demo's turn starts when its page opens.");
+        banner.push_str("The demo's turn starts when its page opens.\n");
     }
-    println!("\n  {url}\n");
-    println!(
-        "Scripts: Authorization: Bearer TOKEN (in {}). Ctrl-C stops the server.",
+    banner.push_str(&format!(
+        "\n  {url}\n\nScripts: Authorization: Bearer TOKEN (in {}). Ctrl-C stops the server.\n",
         token_file.display()
-    );
-    let _ = std::io::stdout().flush();
+    ));
+    // A closed standard output (`qilin serve | head -1`) must not stop the server: the banner
+    // is written once and a failure to write it is ignored.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(banner.as_bytes())
+        .and_then(|()| stdout.flush());
+    drop(stdout);
 
     let app = qilin_server::app(state.clone());
     let stopping = {
@@ -231,7 +236,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         let sessions = sessions.clone();
         async move {
             let _ = tokio::signal::ctrl_c().await;
-            eprintln!("Stopping: interrupting running turns and storing their events…");
+            let _ = writeln!(
+                std::io::stderr(),
+                "Stopping: interrupting running turns and storing their events…"
+            );
             sessions.shutdown().await;
             state.end_streams();
         }
