@@ -5,7 +5,7 @@
 // 2. opening it: the time from navigation until its last turn is rendered and the composer
 //    takes a typed key;
 // 3. scrolling its transcript from top to bottom: the long tasks the Performance API reports;
-// 4. a live turn streaming text at about 200 events a second (`chunk_delay_ms: 5`, 12 bytes an
+// 4. a live turn streaming text at about 200 events a second (`chunk_delay_ms: 4`, 12 bytes an
 //    event) while a person types in the composer: each key's latency, keydown to the next paint.
 //
 //   npm --prefix web run build:app && cargo build -p qilin-cli
@@ -65,7 +65,7 @@ const turns = [
   { say: 'All calls made.' },
   ...Array.from({ length: runs }, () => ({ say: live })),
 ];
-const SCRIPT = JSON.stringify({ chunk_delay_ms: 5, turns });
+const SCRIPT = JSON.stringify({ chunk_delay_ms: 4, turns });
 
 const workspace = mkdtempSync(join(tmpdir(), 'qilin-conversation-bench-'));
 writeFileSync(join(workspace, 'bench.agent'), AGENT);
