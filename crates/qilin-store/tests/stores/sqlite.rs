@@ -53,7 +53,7 @@ fn child_event(session: usize, seq: u64) -> qilin_protocol::Event {
 
 /// Not a test: the child process of the tests below, run by them with `--ignored`.
 #[test]
-#[ignore = "the child process of the kill and second-process tests"]
+#[ignore = "not a test of its own: the child process that the kill and second-process tests start with --ignored --exact, which is where it runs"]
 fn child_process() {
     let Ok(mode) = std::env::var(CHILD_ENV) else {
         return;
