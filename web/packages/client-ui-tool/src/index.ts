@@ -7,7 +7,9 @@
 import './slots';
 
 export {
+  ANY_TOOL,
   IMAGES_SLOT,
+  REQUESTS_SLOT,
   TOOL_VIEW_SLOT,
   type PreparingToolCallViewProps,
   type ResultBlock,
@@ -16,6 +18,7 @@ export {
   type ToolCallHooks,
   type ToolCallHost,
   type ToolCallImagesProps,
+  type ToolCallRequestsProps,
   type ToolCallShared,
   type ToolCallViewProps,
 } from './slots';
@@ -32,6 +35,7 @@ export {
   type ToolCardProps,
 } from './views/card';
 export { GenericToolView } from './views/builtin';
+export { RequestNotes } from './views/request';
 export {
   Fields,
   Unsupported,

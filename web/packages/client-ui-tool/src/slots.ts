@@ -16,6 +16,17 @@ export const TOOL_VIEW_SLOT = 'tool.call.toolview';
 /** The slot of the image gallery a call's result shows, keyed by the tool's wire name. */
 export const IMAGES_SLOT = 'tool.call.images';
 
+/**
+ * The slot of what a call shows under its card about the requests it opened, keyed by the
+ * tool's wire name, then [`ANY_TOOL`]; without a view, the read-only notes. A host that can
+ * answer requests registers its controls here, so each request shows under the very call that
+ * waits, nested calls included.
+ */
+export const REQUESTS_SLOT = 'tool.call.requests';
+
+/** The key of a view that answers for every tool in a keyed slot. */
+export const ANY_TOOL = '*';
+
 /** What the host gives every view: where the session works and what it can open. */
 export interface ToolCallHost {
   /** The session's working folder; paths in summaries are shortened against it. */
@@ -103,6 +114,20 @@ export interface ToolCallImagesProps {
   loadImage: ImageLoader;
 }
 
+/** The props of a view in [`REQUESTS_SLOT`]. */
+export interface ToolCallRequestsProps {
+  /** The call that opened the requests. */
+  readonly callId: string;
+  /** Its tool's wire name. */
+  readonly toolName: string;
+  /** The `run_code` call that made it, for a code-mode call. */
+  readonly parentCallId?: string;
+  /** The requests, in order, answered or not (never empty). */
+  readonly requests: readonly RequestNode[];
+  /** The request the call waits on, while a person has not answered it. */
+  readonly pending?: RequestNode;
+}
+
 /** The hooks every tool view may call, provided by the host's conversation store. */
 export interface ToolCallHooks {
   /**
@@ -125,6 +150,7 @@ declare module '@qilin-agent/slots' {
   interface SlotPropsMap {
     'tool.call.toolview': ToolCallViewProps;
     'tool.call.images': ToolCallImagesProps;
+    'tool.call.requests': ToolCallRequestsProps;
   }
   interface SlotShared {
     tool: ToolCallShared;

@@ -143,6 +143,74 @@ describe('Conversation', () => {
     expect(await screen.findByRole('alert')).toHaveTextContent('answered already');
   });
 
+  it('shows a request raised by code under the nested call that waits, answerable there', async () => {
+    const time = '2026-11-30T12:00:00.000Z';
+    const presentation = { action: 'Run command', remark: 'git push' };
+    const model = new ConversationModel();
+    model.push([
+      { type: 'turn.started', seq: 1, time, turnId: 't1', prompt: 'publish' },
+      { type: 'step.started', seq: 2, time, turnId: 't1', step: 1 },
+      {
+        type: 'tool.start',
+        seq: 3,
+        time,
+        callId: 'code_1',
+        toolName: 'run_code',
+        caller: 'direct',
+        arguments: { code: 'sdk.tool.call("bash", {"command": "git push"})' },
+        presentation: { action: 'Run code', remark: '' },
+      },
+      {
+        type: 'tool.start',
+        seq: 4,
+        time,
+        callId: 'bash_1',
+        toolName: 'bash',
+        caller: 'code',
+        parentCallId: 'code_1',
+        arguments: { command: 'git push' },
+        presentation,
+      },
+      {
+        type: 'request.opened',
+        seq: 5,
+        time,
+        requestId: 'req-9',
+        callId: 'bash_1',
+        parentCallId: 'code_1',
+        toolName: 'bash',
+        ask: { kind: 'approval', reason: 'pushing publishes', presentation, arguments: {} },
+      },
+    ]);
+    const answer = vi.fn<AnswerRequest>(async () => {});
+    const view = renderModel(model, answer);
+    const card = view.container.querySelector('[data-request-id="req-9"]') as HTMLElement;
+    expect(card).not.toBeNull();
+    // Under the nested call's own wrapper, inside run_code's list of calls.
+    expect(card.closest('[data-chat-call-id]')?.getAttribute('data-chat-call-id')).toBe('bash_1');
+    expect(card.closest('ol')).not.toBeNull();
+    expect(view.container.querySelectorAll('.qc-request')).toHaveLength(1);
+    expect(within(card).getByRole('heading')).toHaveTextContent('Approval needed: bash');
+    await userEvent.setup().click(within(card).getByRole('button', { name: 'Allow once' }));
+    expect(answer).toHaveBeenCalledWith('req-9', { reply: 'approve' });
+    model.push([
+      {
+        type: 'request.resolved',
+        seq: 6,
+        time,
+        requestId: 'req-9',
+        callId: 'bash_1',
+        parentCallId: 'code_1',
+        resolution: { outcome: 'approved' },
+        resolvedBy: 'web',
+      },
+    ]);
+    view.update();
+    expect(
+      view.container.querySelector('[data-chat-call-id="bash_1"] [data-request-id="req-9"]'),
+    ).toHaveAttribute('data-request-state', 'approved');
+  });
+
   it('speaks Simplified Chinese', () => {
     const model = new ConversationModel();
     model.push(rawEvents('review'));

@@ -1,5 +1,10 @@
-import { ToolCallTree } from '@qilin-agent/client-ui-tool';
-import type { TurnItem, TurnNode } from '@qilin-agent/protocol';
+import {
+  ANY_TOOL,
+  REQUESTS_SLOT,
+  ToolCallTree,
+  type ToolCallRequestsProps,
+} from '@qilin-agent/client-ui-tool';
+import type { TurnItem, TurnNode, Usage as TokenUsage } from '@qilin-agent/protocol';
 import { Slot, type SlotRegistry } from '@qilin-agent/slots';
 import {
   createContext,
@@ -12,7 +17,7 @@ import {
 } from 'react';
 import { MarkdownText } from './Markdown';
 import { useConversationT } from './messages';
-import { requestsOf, type ConversationSnapshot, type RequestState, type TurnUsage } from './model';
+import type { ConversationSnapshot } from './model';
 import { RequestCard, type AnswerRequest } from './Request';
 import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 
@@ -32,15 +37,13 @@ export interface ConversationHost {
 
 const HostContext = createContext<ConversationHost>({});
 
-const NO_REQUESTS: readonly RequestState[] = [];
-
 /** The built-in view of a step's text. */
 function TextNode(props: ChatNodeProps) {
   if (props.item.type !== 'text') return null;
   return <MarkdownText text={props.item.text} />;
 }
 
-/** The built-in view of a root call: its tree, then its requests in place. */
+/** The built-in view of a root call: its tree, each request in place under its own call. */
 function ToolNodeView(props: ChatNodeProps) {
   const host = useContext(HostContext);
   if (props.item.type !== 'tool') return null;
@@ -54,10 +57,20 @@ function ToolNodeView(props: ChatNodeProps) {
         {...(host.openFile === undefined ? {} : { openFile: host.openFile })}
         {...(host.inspect === undefined ? {} : { inspect: host.inspect })}
       />
+    </div>
+  );
+}
+
+/** The requests of one call (root or nested), answerable in place: the tree renders it. */
+function CallRequestCards(props: ToolCallRequestsProps) {
+  const host = useContext(HostContext);
+  return (
+    <div className="qc-requests">
       {props.requests.map((request) => (
         <RequestCard
-          key={request.opened.requestId}
+          key={request.requestId}
           request={request}
+          toolName={props.toolName}
           {...(host.answer === undefined ? {} : { answer: host.answer })}
         />
       ))}
@@ -65,9 +78,12 @@ function ToolNodeView(props: ChatNodeProps) {
   );
 }
 
-/** Registers the built-in node views (`text`, `tool`); returns the function that removes them. */
+/**
+ * Registers the built-in node views (`text`, `tool`) and the request cards every call shows
+ * under it (`tool.call.requests`, any tool); returns the function that removes them.
+ */
 export function registerConversationNodes(registry: SlotRegistry): () => void {
-  return registry.inject(CHAT_NODE_SLOT, () => {
+  const nodes = registry.inject(CHAT_NODE_SLOT, () => {
     const text = registry.register({ name: CHAT_NODE_SLOT, key: 'text' }, TextNode);
     const tool = registry.register({ name: CHAT_NODE_SLOT, key: 'tool' }, ToolNodeView);
     return () => {
@@ -75,6 +91,13 @@ export function registerConversationNodes(registry: SlotRegistry): () => void {
       tool();
     };
   });
+  const requests = registry.inject(REQUESTS_SLOT, () =>
+    registry.register({ name: REQUESTS_SLOT, key: ANY_TOOL }, CallRequestCards),
+  );
+  return () => {
+    nodes();
+    requests();
+  };
 }
 
 function UnknownNode() {
@@ -91,7 +114,7 @@ const Item = memo(function Item(props: ChatNodeProps) {
   );
 });
 
-function Usage(props: { usage: TurnUsage }) {
+function Usage(props: { usage: TokenUsage }) {
   const t = useConversationT();
   const { usage } = props;
   return (
@@ -100,7 +123,6 @@ function Usage(props: { usage: TurnUsage }) {
         input: usage.inputTokens,
         output: usage.outputTokens,
         cached: usage.cacheReadTokens,
-        steps: usage.steps,
       })}
     </span>
   );
@@ -111,12 +133,7 @@ function itemKey(item: TurnItem, index: number): string {
 }
 
 /** One turn: the prompt, the items, and how it ended. */
-const Turn = memo(function Turn(props: {
-  turn: TurnNode;
-  requests: readonly RequestState[];
-  usage?: TurnUsage;
-  last: boolean;
-}) {
+const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
   const t = useConversationT();
   const { turn } = props;
   return (
@@ -134,11 +151,7 @@ const Turn = memo(function Turn(props: {
       )}
       <div className="qc-turn__items">
         {turn.items.map((item, index) => (
-          <Item
-            key={itemKey(item, index)}
-            item={item}
-            requests={item.type === 'tool' ? requestsOf(item.node, props.requests) : NO_REQUESTS}
-          />
+          <Item key={itemKey(item, index)} item={item} />
         ))}
       </div>
       {turn.finished === undefined ? (
@@ -153,7 +166,7 @@ const Turn = memo(function Turn(props: {
           {turn.message === undefined ? null : (
             <span className="qc-turn__message">{turn.message}</span>
           )}
-          {props.usage === undefined ? null : <Usage usage={props.usage} />}
+          <Usage usage={turn.usage} />
         </footer>
       )}
     </article>
@@ -223,7 +236,6 @@ export function Conversation(props: ConversationProps) {
   const t = useConversationT();
   const { scroller, content, atBottom, jump } = useStickToBottom();
   const turns = snapshot.tree.turns;
-  const usage = snapshot.usage;
   return (
     <HostContext.Provider value={host}>
       <div className="qc-transcript-wrap">
@@ -237,18 +249,13 @@ export function Conversation(props: ConversationProps) {
         >
           <div ref={content} className="qc-transcript__content">
             {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
-            {turns.map((turn, index) => {
-              const turnUsage = usage.get(turn.turnId);
-              return (
-                <Turn
-                  key={turn.turnId === '' ? `turn-${index}` : turn.turnId}
-                  turn={turn}
-                  requests={snapshot.requests}
-                  {...(turnUsage === undefined ? {} : { usage: turnUsage })}
-                  last={index === turns.length - 1}
-                />
-              );
-            })}
+            {turns.map((turn, index) => (
+              <Turn
+                key={turn.turnId === '' ? `turn-${index}` : turn.turnId}
+                turn={turn}
+                last={index === turns.length - 1}
+              />
+            ))}
             {footer}
           </div>
         </div>

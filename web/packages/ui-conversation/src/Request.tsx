@@ -1,7 +1,6 @@
-import type { Answer, Question } from '@qilin-agent/protocol';
+import type { Answer, Question, RequestNode } from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
 import { useConversationT, type ConversationTranslate } from './messages';
-import type { RequestState } from './model';
 
 /** A person's reply to a request, as the server's answer route takes it. */
 export type RequestReply =
@@ -13,7 +12,7 @@ export type RequestReply =
 /** Sends a reply; rejects with an error whose message says what went wrong. */
 export type AnswerRequest = (requestId: string, reply: RequestReply) => Promise<void>;
 
-function resolvedText(request: RequestState, t: ConversationTranslate): string {
+function resolvedText(request: RequestNode, t: ConversationTranslate): string {
   const who = request.resolvedBy ?? '';
   switch (request.resolution?.outcome) {
     case 'approved':
@@ -30,23 +29,29 @@ function resolvedText(request: RequestState, t: ConversationTranslate): string {
 }
 
 /** The answers of a resolved question, as `question: answer` lines. */
-function answeredLines(request: RequestState): string[] {
-  if (request.resolution?.outcome !== 'answered' || request.opened.ask.kind !== 'question') {
+function answeredLines(request: RequestNode): string[] {
+  if (request.resolution?.outcome !== 'answered' || request.ask.kind !== 'question') {
     return [];
   }
   const answers = request.resolution.answers;
-  return request.opened.ask.questions.map((question) => {
+  return request.ask.questions.map((question) => {
     const answer = answers.find((candidate) => candidate.id === question.id);
     return `${question.question} → ${answer?.answer.join(', ') ?? '—'}`;
   });
 }
 
 /**
- * One request in place in the transcript: while it is open, the controls to answer it; once
- * resolved (here, in another tab or by the runtime), what the answer was.
+ * One request in place in the transcript, under the call that waits on it: while it is open,
+ * the controls to answer it; once resolved (here, in another tab or by the runtime), what the
+ * answer was.
  */
-export function RequestCard(props: { request: RequestState; answer?: AnswerRequest }) {
-  const { request, answer } = props;
+export function RequestCard(props: {
+  request: RequestNode;
+  /** The waiting call's tool, named in an approval's title. */
+  toolName: string;
+  answer?: AnswerRequest;
+}) {
+  const { request, toolName, answer } = props;
   const t = useConversationT();
   const [sending, setSending] = useState(false);
   const [failure, setFailure] = useState<string>();
@@ -57,22 +62,20 @@ export function RequestCard(props: { request: RequestState; answer?: AnswerReque
     setSending(true);
     setFailure(undefined);
     try {
-      await answer(request.opened.requestId, reply);
+      await answer(request.requestId, reply);
     } catch (error) {
       setFailure(error instanceof Error ? error.message : String(error));
     } finally {
       setSending(false);
     }
   };
-  const ask = request.opened.ask;
+  const ask = request.ask;
   const title =
-    ask.kind === 'approval'
-      ? t('request.approval', { tool: request.opened.toolName })
-      : t('request.question');
+    ask.kind === 'approval' ? t('request.approval', { tool: toolName }) : t('request.question');
   return (
     <section
       className="qc-request"
-      data-request-id={request.opened.requestId}
+      data-request-id={request.requestId}
       data-request-state={open ? 'open' : (request.resolution?.outcome ?? 'resolved')}
       aria-labelledby={headingId}
     >

@@ -8,13 +8,9 @@ import './slots';
 
 export {
   ConversationModel,
-  containsCall,
-  requestsOf,
   type ConversationSnapshot,
-  type RequestState,
   type SessionFacts,
   type SkippedEvent,
-  type TurnUsage,
 } from './model';
 export {
   Conversation,

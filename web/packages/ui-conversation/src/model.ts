@@ -4,10 +4,6 @@ import {
   type AgentInfo,
   type ConversationTree,
   type Event,
-  type RequestOpenedEvent,
-  type RequestResolution,
-  type ToolNode,
-  type Usage,
 } from '@qilin-agent/protocol';
 
 /** What `session.started` said about the session. */
@@ -22,32 +18,12 @@ export interface SessionFacts {
   readonly workspace: string;
 }
 
-/** A request that waits (or waited) for a person, with its answer once it has one. */
-export interface RequestState {
-  /** The request as opened. */
-  readonly opened: RequestOpenedEvent;
-  /** The answer, or why there is none, once resolved. */
-  readonly resolution?: RequestResolution;
-  /** Who resolved it. */
-  readonly resolvedBy?: string;
-}
-
-/** Tokens a turn used, summed over its steps. */
-export interface TurnUsage extends Usage {
-  /** How many steps reported usage. */
-  readonly steps: number;
-}
-
 /** One published state of a conversation: immutable, replaced on every change. */
 export interface ConversationSnapshot {
   /** The call tree, folded by the protocol package's fold (the runtime's own rules). */
   readonly tree: ConversationTree;
   /** What `session.started` said, once seen. */
   readonly session?: SessionFacts;
-  /** Every request in the order opened. */
-  readonly requests: readonly RequestState[];
-  /** Token usage by turn id. */
-  readonly usage: ReadonlyMap<string, TurnUsage>;
   /** The `seq` of the last event folded in (0 for none). */
   readonly lastSeq: number;
   /** True while the last turn has not finished. */
@@ -67,13 +43,12 @@ type Listener = () => void;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const EMPTY_USAGE: TurnUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, steps: 0 };
-
 /**
  * A session's conversation, fed with its events in `seq` order (from a page of history, then
  * a live stream): an event at or below the last `seq` seen is dropped, so history and a
  * resumed stream can overlap without showing anything twice. The call tree is the protocol
- * package's fold; requests, usage and the session's facts are kept beside it.
+ * package's fold (each call's requests, each turn's usage are in it); only the session's facts
+ * are kept beside it.
  *
  * Subscribe with `useSyncExternalStore(model.subscribe, model.getSnapshot)`.
  */
@@ -81,13 +56,8 @@ export class ConversationModel {
   private readonly fold = foldEvents([]);
   private readonly listeners = new Set<Listener>();
   private readonly preparingListeners = new Map<string, Set<Listener>>();
-  private readonly requestList: RequestState[] = [];
-  private readonly requestIndex = new Map<string, number>();
-  private readonly usageByTurn = new Map<string, TurnUsage>();
   private session: SessionFacts | undefined;
   private lastSeq = 0;
-  private requestsChanged = true;
-  private publishedRequests: readonly RequestState[] = [];
   private snapshot: ConversationSnapshot;
   /** Values that were not events, with why; for a diagnostic view. */
   readonly skipped: SkippedEvent[] = [];
@@ -182,43 +152,6 @@ export class ConversationModel {
           workspace: event.workspace,
         };
         break;
-      case 'request.opened':
-        if (!this.requestIndex.has(event.requestId)) {
-          this.requestIndex.set(event.requestId, this.requestList.length);
-          const opened: RequestOpenedEvent = {
-            requestId: event.requestId,
-            callId: event.callId,
-            toolName: event.toolName,
-            ask: event.ask,
-            ...(event.parentCallId === undefined ? {} : { parentCallId: event.parentCallId }),
-          };
-          this.requestList.push({ opened });
-          this.requestsChanged = true;
-        }
-        break;
-      case 'request.resolved': {
-        const at = this.requestIndex.get(event.requestId);
-        const current = at === undefined ? undefined : this.requestList[at];
-        if (at !== undefined && current !== undefined) {
-          this.requestList[at] = {
-            ...current,
-            resolution: event.resolution,
-            resolvedBy: event.resolvedBy,
-          };
-          this.requestsChanged = true;
-        }
-        break;
-      }
-      case 'step.finished': {
-        const before = this.usageByTurn.get(event.turnId) ?? EMPTY_USAGE;
-        this.usageByTurn.set(event.turnId, {
-          inputTokens: before.inputTokens + event.usage.inputTokens,
-          outputTokens: before.outputTokens + event.usage.outputTokens,
-          cacheReadTokens: before.cacheReadTokens + event.usage.cacheReadTokens,
-          steps: before.steps + 1,
-        });
-        break;
-      }
       default:
         break;
     }
@@ -227,41 +160,11 @@ export class ConversationModel {
   private build(): ConversationSnapshot {
     const tree = this.fold.tree();
     const last = tree.turns[tree.turns.length - 1];
-    if (this.requestsChanged) {
-      // Views memoised on the list render again only when a request changed.
-      this.publishedRequests = [...this.requestList];
-      this.requestsChanged = false;
-    }
     return {
       tree,
       ...(this.session === undefined ? {} : { session: this.session }),
-      requests: this.publishedRequests,
-      usage: new Map(this.usageByTurn),
       lastSeq: this.lastSeq,
       running: last !== undefined && last.turnId !== '' && last.finished === undefined,
     };
   }
 }
-
-/** Whether `node` is the call `callId` or holds it among its nested calls. */
-export function containsCall(node: ToolNode, callId: string): boolean {
-  if (node.callId === callId) return true;
-  return node.subCalls.some((sub) => containsCall(sub, callId));
-}
-
-/** The requests that belong under a root call: its own and those of its nested calls. */
-export function requestsOf(
-  node: ToolNode,
-  requests: readonly RequestState[],
-): readonly RequestState[] {
-  if (requests.length === 0) return NO_REQUESTS;
-  const found = requests.filter(
-    (request) =>
-      containsCall(node, request.opened.callId) ||
-      (request.opened.parentCallId !== undefined &&
-        containsCall(node, request.opened.parentCallId)),
-  );
-  return found.length === 0 ? NO_REQUESTS : found;
-}
-
-const NO_REQUESTS: readonly RequestState[] = [];

@@ -16,10 +16,13 @@ import { cardInput, isAutoReviewDenied } from '../models/common';
 import { deniedModel } from '../models/denied';
 import { genericModel } from '../models/generic';
 import {
+  ANY_TOOL,
+  REQUESTS_SLOT,
   TOOL_VIEW_SLOT,
   type ResultBlock,
   type StartBlock,
   type ToolCallHost,
+  type ToolCallRequestsProps,
   type ToolCallViewProps,
 } from '../slots';
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
@@ -149,6 +152,31 @@ const MemoDenied = memoView(DeniedView);
 const MemoGeneric = memoView(GenericToolView);
 
 /**
+ * What a call shows about its requests: the view registered in `tool.call.requests` for its
+ * tool (or for any tool), else the read-only notes.
+ */
+function CallRequests(props: { node: ToolNode; props: ToolCallViewProps }) {
+  const { node } = props;
+  const own = useSlotView(REQUESTS_SLOT, node.toolName);
+  const any = useSlotView(REQUESTS_SLOT, ANY_TOOL);
+  const pending = props.props.phase === 'preparing' ? undefined : props.props.start.pending;
+  const requestProps = useMemo(
+    (): ToolCallRequestsProps => ({
+      callId: node.callId,
+      toolName: node.toolName,
+      ...(node.parentCallId === undefined ? {} : { parentCallId: node.parentCallId }),
+      requests: node.requests,
+      ...(pending === undefined ? {} : { pending }),
+    }),
+    [node.callId, node.toolName, node.parentCallId, node.requests, pending],
+  );
+  if (node.requests.length === 0) return null;
+  const View = own ?? any ?? RequestNotes;
+  // eslint-disable-next-line react-hooks/static-components -- the view is the slot's registration
+  return <View {...requestProps} />;
+}
+
+/**
  * One call and the calls under it. Memoised on the node: a snapshot where this call did not
  * change (nor any call under it) does not render it again.
  */
@@ -175,10 +203,7 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
             registration for this tool, memoised once per registered component (memoView). */}
         <View {...viewProps} />
       </CardBoundary>
-      <RequestNotes
-        requests={node.requests}
-        pending={viewProps.phase === 'preparing' ? undefined : viewProps.start.pending}
-      />
+      <CallRequests node={node} props={viewProps} />
       {node.subCalls.length > 0 && (
         <ol
           className="qt-call__children"
@@ -196,8 +221,9 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
 /**
  * One root call and every call under it, each rendered through the `tool.call.toolview` slot
  * by its wire tool name (the generic card when no view is registered; the denial card first
- * for a call the review policy refused), with notes under the card about the requests the call
- * opened (the wait for a person's approval or answers). Every call's wrapper carries
+ * for a call the review policy refused), with what the `tool.call.requests` slot shows under the
+ * card about the requests the call opened (by default, notes on the wait for a person's approval
+ * or answers). Every call's wrapper carries
  * `data-chat-anchor-key="call:<id>"` and `data-chat-call-id`.
  *
  * Host data comes from the props, then from the slot's shared `tool.host`. Pass stable

@@ -1,7 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
-import type { RequestNode } from '@qilin-agent/protocol';
 import { useMemo } from 'react';
 import { requestNotes, type RequestNote } from '../models/request';
+import type { ToolCallRequestsProps } from '../slots';
 
 function Note(props: { note: RequestNote }) {
   const t = useT();
@@ -46,10 +46,7 @@ function Note(props: { note: RequestNote }) {
  * its reason, or the questions asked), announced as a status, then how each approval ended.
  * Answering belongs to the conversation view; this only shows the state.
  */
-export function RequestNotes(props: {
-  requests: readonly RequestNode[];
-  pending: RequestNode | undefined;
-}) {
+export function RequestNotes(props: Pick<ToolCallRequestsProps, 'requests' | 'pending'>) {
   const { requests, pending } = props;
   const notes = useMemo(() => requestNotes(requests, pending), [requests, pending]);
   if (notes.length === 0) return null;
