@@ -1,6 +1,11 @@
-import { Conversation, conversationHooks, type AnswerRequest } from '@qilin-agent/ui-conversation';
+import {
+  CallTrajectory,
+  Conversation,
+  conversationHooks,
+  type AnswerRequest,
+} from '@qilin-agent/ui-conversation';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
-import { useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
+import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError } from './api';
 import { FilePreview } from './FilePreview';
 import { useAppT } from './messages';
@@ -15,7 +20,12 @@ export function randomId(): string {
 
 const TAB_ID = randomId();
 
-/** One session: its live conversation and the composer. */
+/** What the right-hand panel shows: a file's preview, or one call's trajectory. */
+type SidePanel =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'call'; readonly callId: string };
+
+/** One session: its live conversation, the composer, and the file or call panel beside them. */
 export function SessionPage(props: { sessionId: string; registry: SlotRegistry }) {
   const { sessionId, registry } = props;
   const t = useAppT();
@@ -29,7 +39,10 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
     [sessionId],
   );
   const session = snapshot.session;
-  const [openPath, setOpenPath] = useState<string>();
+  const [side, setSide] = useState<SidePanel>();
+  const openFile = useCallback((path: string) => setSide({ kind: 'file', path }), []);
+  const inspect = useCallback((callId: string) => setSide({ kind: 'call', callId }), []);
+  const closeSide = useCallback(() => setSide(undefined), []);
   return (
     <div className="qa-session-wrap">
       <section className="qa-session" aria-label={session?.agent.name ?? sessionId}>
@@ -52,20 +65,26 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
           <Conversation
             snapshot={snapshot}
             answer={answer}
-            openFile={setOpenPath}
+            openFile={openFile}
+            inspect={inspect}
             {...(session === undefined ? {} : { cwd: session.workspace })}
           />
         </SlotsProvider>
         <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
       </section>
-      {openPath === undefined ? null : (
-        <FilePreview
-          key={openPath}
-          sessionId={sessionId}
-          path={openPath}
-          onClose={() => setOpenPath(undefined)}
+      {side?.kind === 'file' ? (
+        <FilePreview key={side.path} sessionId={sessionId} path={side.path} onClose={closeSide} />
+      ) : null}
+      {side?.kind === 'call' ? (
+        <CallTrajectory
+          snapshot={snapshot}
+          callId={side.callId}
+          callTiming={model.callTiming}
+          requestTiming={model.requestTiming}
+          inspect={inspect}
+          onClose={closeSide}
         />
-      )}
+      ) : null}
     </div>
   );
 }

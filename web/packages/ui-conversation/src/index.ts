@@ -19,6 +19,9 @@ export {
   type ConversationProps,
 } from './Conversation';
 export { MarkdownText } from './Markdown';
+export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
+export { findCall, rawText, type CallPlace } from './callPlace';
+export { CallTimeline, type CallTiming, type RequestTiming } from './timing';
 export { RequestCard, type AnswerRequest, type RequestReply } from './Request';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 export {

@@ -5,6 +5,7 @@ import {
   type ConversationTree,
   type Event,
 } from '@qilin-agent/protocol';
+import { CallTimeline, type CallTiming, type RequestTiming } from './timing';
 
 /** What `session.started` said about the session. */
 export interface SessionFacts {
@@ -54,6 +55,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export class ConversationModel {
   private readonly fold = foldEvents([]);
+  private readonly timeline = new CallTimeline();
   private readonly listeners = new Set<Listener>();
   private readonly preparingListeners = new Map<string, Set<Listener>>();
   private session: SessionFacts | undefined;
@@ -92,6 +94,13 @@ export class ConversationModel {
     };
   };
 
+  /** When a call was named, dispatched and ended, and its step: what the tree leaves out. */
+  callTiming = (callId: string): CallTiming | undefined => this.timeline.call(callId);
+
+  /** When a request was opened and resolved. */
+  requestTiming = (requestId: string): RequestTiming | undefined =>
+    this.timeline.request(requestId);
+
   /** The `seq` of the last event folded in. */
   get seq(): number {
     return this.lastSeq;
@@ -113,6 +122,7 @@ export class ConversationModel {
       const change = this.fold.apply(event);
       if (change.preparing !== undefined) preparing.add(change.preparing);
       this.side(event);
+      this.timeline.record(event);
     }
     if (changed) {
       this.snapshot = this.build();
