@@ -6,7 +6,7 @@ import {
 } from '@qilin-agent/ui-conversation';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
-import { api, ServerError } from './api';
+import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
 import { useAppT } from './messages';
 import { useSessionStream } from './stream';
@@ -31,7 +31,12 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
   const t = useAppT();
   const { model, status } = useSessionStream(sessionId);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
-  const shared = useMemo(() => ({ tool: conversationHooks(model) }), [model]);
+  const shared = useMemo(
+    () => ({
+      tool: { ...conversationHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
+    }),
+    [model, sessionId],
+  );
   const answer = useMemo<AnswerRequest>(
     () => async (requestId, reply) => {
       await api.answer(sessionId, requestId, reply, TAB_ID);

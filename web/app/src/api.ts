@@ -1,5 +1,6 @@
 import type { Answer, RequestOpenedEvent } from '@qilin-agent/protocol';
 import type { RequestReply } from '@qilin-agent/ui-conversation';
+import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 
 /** A session as the server lists it. */
 export interface SessionInfo {
@@ -65,6 +66,22 @@ export class ServerError extends Error {
   }
 }
 
+/** The error of an answer that is not OK: the server's own message, else the status. */
+async function failure(response: Response, what: string): Promise<ServerError> {
+  const text = await response.text();
+  let fields: { code?: string; message?: string } = {};
+  try {
+    fields = (text === '' ? {} : JSON.parse(text)) as typeof fields;
+  } catch {
+    fields = {};
+  }
+  return new ServerError(
+    response.status,
+    fields.code ?? 'http_error',
+    fields.message ?? `${what} failed with HTTP ${response.status}`,
+  );
+}
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   let response: Response;
   try {
@@ -78,22 +95,13 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     throw new ServerError(0, 'unreachable', `the server did not answer (${String(error)})`);
   }
   if (response.status === 204) return undefined as T;
+  if (!response.ok) throw await failure(response, `${method} ${path}`);
   const text = await response.text();
-  let parsed: unknown;
   try {
-    parsed = text === '' ? undefined : JSON.parse(text);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
   } catch {
-    parsed = undefined;
+    throw new ServerError(response.status, 'bad_json', `${method} ${path} answered no JSON`);
   }
-  if (!response.ok) {
-    const fields = (parsed ?? {}) as { code?: string; message?: string };
-    throw new ServerError(
-      response.status,
-      fields.code ?? 'http_error',
-      fields.message ?? `${method} ${path} failed with HTTP ${response.status}`,
-    );
-  }
-  return parsed as T;
 }
 
 const session = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
@@ -134,3 +142,24 @@ export const api = {
       clientId,
     }),
 };
+
+/**
+ * The image loader of a session's page: an image in a workspace file comes from the server's
+ * image route (the cookie authenticates it) as a `blob:` address; a refusal (no such file, not
+ * an image, outside the workspace) rejects with the server's own message. Images carried in an
+ * event load as `data:` addresses.
+ */
+export function sessionImageLoader(sessionId: string): ImageLoader {
+  return async (source) => {
+    if (source.kind === 'inline') return inlineImageLoader(source);
+    const path = `${session(sessionId)}/files/image?path=${encodeURIComponent(source.path)}`;
+    let response: Response;
+    try {
+      response = await fetch(path, { credentials: 'same-origin' });
+    } catch (error) {
+      throw new ServerError(0, 'unreachable', `the server did not answer (${String(error)})`);
+    }
+    if (!response.ok) throw await failure(response, `loading ${source.path}`);
+    return URL.createObjectURL(await response.blob());
+  };
+}

@@ -94,9 +94,12 @@ export const en = {
 
   'images.label': 'Images',
   'images.description': '{{path}}, {{width}} × {{height}}',
-  'images.downscaled': 'scaled down from {{width}} × {{height}}',
+  'images.downscaled': 'sent to the model scaled down to {{width}} × {{height}}',
   'images.loading': 'Loading the image',
   'images.failed': 'The image could not be shown',
+  'images.undecodable': 'its bytes are not an image the browser can decode',
+  'images.recordedCopy':
+    'the file could not be loaded ({{reason}}); this is the copy recorded with the call',
 
   'todo.added': 'added',
   'todo.changed': 'was {{from}}',

@@ -93,9 +93,11 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
 
   'images.label': '图片',
   'images.description': '{{path}}，{{width}} × {{height}}',
-  'images.downscaled': '已从 {{width}} × {{height}} 缩小',
+  'images.downscaled': '发送给模型时已缩小为 {{width}} × {{height}}',
   'images.loading': '正在加载图片',
   'images.failed': '无法显示此图片',
+  'images.undecodable': '浏览器无法解码这些字节',
+  'images.recordedCopy': '无法加载文件（{{reason}}）；这是随调用记录的副本',
 
   'todo.added': '新增',
   'todo.changed': '原为{{from}}',

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { renderWithI18n } from '../../../test-support/render';
 import { DiffView, addedFile, countHunks, parseUnifiedDiff } from './diff';
 import { FileExcerpt } from './excerpt';
-import { inlineImageLoader } from './images';
+import { ImageGallery, inlineImageLoader, type ImageLoader } from './images';
 import { fold, splitLines, stripAnsi } from './lines';
 import { ToolRowChrome } from './row';
 import { SearchResults } from './search';
@@ -231,5 +231,64 @@ describe('row chrome', () => {
     );
     expect(screen.getByRole('img', { name: '已中断' })).toBeInTheDocument();
     expect(screen.getByText('exit 2')).toBeInTheDocument();
+  });
+});
+
+describe('ImageGallery', () => {
+  const PNG = 'iVBORw0KGgo=';
+  const image = {
+    source: { kind: 'file' as const, path: 'shots/home.png' },
+    description: 'shots/home.png, 1600 × 900',
+    width: 1600,
+    height: 900,
+  };
+
+  test('shows the image from the loader with its size', async () => {
+    const loader: ImageLoader = async (source) =>
+      source.kind === 'file' ? `/files/image?path=${source.path}` : 'data:,';
+    renderWithI18n(<ImageGallery images={[image]} loadImage={loader} />);
+    const shown = await screen.findByRole('img', { name: 'shots/home.png, 1600 × 900' });
+    expect(shown).toHaveAttribute('src', '/files/image?path=shots/home.png');
+    expect(shown).toHaveAttribute('width', '1600');
+  });
+
+  test('a file the loader refuses says why, never a broken image', async () => {
+    const loader: ImageLoader = async () => {
+      throw new Error('`shots/home.png` does not exist in the workspace');
+    };
+    const { container } = renderWithI18n(<ImageGallery images={[image]} loadImage={loader} />);
+    expect(await screen.findByRole('status')).toHaveTextContent(
+      'The image could not be shown: `shots/home.png` does not exist in the workspace',
+    );
+    expect(container.querySelector('img')).toBeNull();
+  });
+
+  test('falls back to the recorded copy, and says the file could not be loaded', async () => {
+    const loader: ImageLoader = async (source) => {
+      if (source.kind === 'file') throw new Error('not a PNG, JPEG, GIF or WebP image');
+      return inlineImageLoader(source);
+    };
+    renderWithI18n(
+      <ImageGallery
+        images={[{ ...image, fallback: { kind: 'inline', mediaType: 'image/png', data: PNG } }]}
+        loadImage={loader}
+      />,
+    );
+    const shown = await screen.findByRole('img');
+    expect(shown.getAttribute('src')).toBe(`data:image/png;base64,${PNG}`);
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'the file could not be loaded (not a PNG, JPEG, GIF or WebP image)',
+    );
+  });
+
+  test('bytes the browser cannot decode become a message', async () => {
+    const loader: ImageLoader = async () => 'blob:broken';
+    const { container } = renderWithI18n(<ImageGallery images={[image]} loadImage={loader} />);
+    const shown = await screen.findByRole('img');
+    fireEvent.error(shown);
+    expect(await screen.findByRole('status')).toHaveTextContent(
+      'The image could not be shown: its bytes are not an image the browser can decode',
+    );
+    expect(container.querySelector('img')).toBeNull();
   });
 });

@@ -26,8 +26,10 @@ export interface ImageModel {
 const MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
 /**
- * The image card: the gallery of the image read (its bytes from the recorded output, loaded
- * through the session's loader), with its size and whether it was scaled down.
+ * The image card: the gallery of the image read, with its size and whether the model got it
+ * scaled down. The image is the workspace file, loaded through the session's loader (the
+ * server's image route), at the file's own size; the copy recorded with the call (what the
+ * model saw) is the fallback when the file cannot be loaded any more.
  */
 export function imageModel(input: CardInput): ImageModel | GenericModel {
   const state = stateOf(input);
@@ -47,22 +49,36 @@ export function imageModel(input: CardInput): ImageModel | GenericModel {
     const originalWidth = output.count('original_width');
     const originalHeight = output.count('original_height');
     const downscaled = output.flag('downscaled');
+    const recorded = { kind: 'inline' as const, mediaType, data };
+    const file = output.optionalText('path');
+    if (file === undefined || originalWidth === 0 || originalHeight === 0) {
+      // No file to load (or no size for it): the recorded copy, at the size the model saw.
+      return {
+        ...base,
+        images: [
+          {
+            source: recorded,
+            width,
+            height,
+            description: message('images.description', { path: summary, width, height }),
+          },
+        ],
+      };
+    }
     return {
       ...base,
       images: [
         {
-          source: { kind: 'inline', mediaType, data },
-          width,
-          height,
-          description: message('images.description', { path: summary, width, height }),
-          ...(downscaled
-            ? {
-                note: message('images.downscaled', {
-                  width: originalWidth,
-                  height: originalHeight,
-                }),
-              }
-            : {}),
+          source: { kind: 'file', path: file },
+          fallback: recorded,
+          width: originalWidth,
+          height: originalHeight,
+          description: message('images.description', {
+            path: summary,
+            width: originalWidth,
+            height: originalHeight,
+          }),
+          ...(downscaled ? { note: message('images.downscaled', { width, height }) } : {}),
         },
       ],
     };

@@ -186,11 +186,18 @@ describe('read and images', () => {
     });
   });
 
-  test('an image read becomes a gallery image loaded from the recorded bytes', () => {
+  test('an image read becomes the workspace file, with the recorded bytes as its fallback', () => {
     const model = imageModel(inputAt(callOf('files', 'call_16')));
     expect(model).toMatchObject({
       kind: 'image',
-      images: [{ source: { kind: 'inline', mediaType: 'image/png' }, width: 12, height: 12 }],
+      images: [
+        {
+          source: { kind: 'file', path: expect.stringMatching(/\.png$/) },
+          fallback: { kind: 'inline', mediaType: 'image/png' },
+          width: 12,
+          height: 12,
+        },
+      ],
     });
     const nested = imageModel(inputAt(findCall('code-mode', 'read_image')));
     expect(nested).toMatchObject({ kind: 'image', images: [{ width: 12 }] });
