@@ -162,7 +162,8 @@ describe('CallTrajectory', () => {
     );
     await user.click(within(panel).getByRole('button', { name: /run_code call_2/ }));
     panel = screen.getByRole('complementary', { name: /Trajectory of run_code/ });
-    expect(panel).toHaveTextContent('call 2 of 5 in the turn');
+    expect(panel).toHaveTextContent('call 1 of 1 in its step');
+    expect(panel).toHaveTextContent(/Step\s*2/);
     const nested = within(panel).getByRole('region', { name: 'Calls made by its code (4)' });
     expect(within(nested).getAllByRole('button')).toHaveLength(4);
     // Every action is reachable from the keyboard.

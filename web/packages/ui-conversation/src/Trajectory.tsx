@@ -193,7 +193,10 @@ export function CallTrajectory(props: CallTrajectoryProps) {
   useEffect(() => {
     heading.current?.focus();
   }, [callId]);
-  const place = useMemo(() => findCall(snapshot.tree, callId), [snapshot.tree, callId]);
+  const place = useMemo(
+    () => findCall(snapshot.tree, callId, (id) => callTiming(id)?.step),
+    [snapshot.tree, callId, callTiming],
+  );
   const node = place?.node;
   const timing = callTiming(callId);
   const status = node === undefined ? undefined : statusOf(node);

@@ -8,7 +8,10 @@ export interface CallPlace {
   readonly turn: TurnNode;
   /** The turn's position in the session, from 1. */
   readonly turnNumber: number;
-  /** The call's position among its siblings (the turn's root calls, or its parent's calls), from 1. */
+  /**
+   * The call's position among its siblings, from 1: the root calls of its step (of its turn when
+   * steps are unknown), or the calls its parent made.
+   */
   readonly index: number;
   /** How many siblings it has, itself included. */
   readonly count: number;
@@ -16,12 +19,24 @@ export interface CallPlace {
   readonly ancestors: readonly ToolNode[];
 }
 
-/** Finds a call anywhere in the tree, with its place; `undefined` when the tree has no such call. */
-export function findCall(tree: ConversationTree, callId: string): CallPlace | undefined {
+/**
+ * Finds a call anywhere in the tree, with its place; `undefined` when the tree has no such call.
+ * `stepOf` gives a call's step (the tree does not hold it), to count a root call among its step's.
+ */
+export function findCall(
+  tree: ConversationTree,
+  callId: string,
+  stepOf: (callId: string) => number | undefined = () => undefined,
+): CallPlace | undefined {
   for (const [turnIndex, turn] of tree.turns.entries()) {
     const roots = turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : []));
     const found = search(roots, callId, []);
-    if (found !== undefined) return { ...found, turn, turnNumber: turnIndex + 1 };
+    if (found === undefined) continue;
+    const place = { ...found, turn, turnNumber: turnIndex + 1 };
+    const step = stepOf(callId);
+    if (found.ancestors.length > 0 || step === undefined) return place;
+    const sameStep = roots.filter((root) => stepOf(root.callId) === step);
+    return { ...place, index: sameStep.indexOf(found.node) + 1, count: sameStep.length };
   }
   return undefined;
 }
