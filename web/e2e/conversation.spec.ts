@@ -1,12 +1,15 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { screenshot } from './support/screens';
 import { startServer, type QilinServer } from './support/server';
 
 // The agent asks before every `bash` call that echoes "approved", and code mode is on.
 const AGENT = `name: e2e
 description: Drives the web conversation's end-to-end test.
 instructions: Follow the script.
-tools: [read, edit, bash, question]
+tools: [read, read_image, edit, bash, question]
 code_mode: true
 skills:
   available: []
@@ -42,22 +45,37 @@ turns:
     calls:
       - tool: edit
         args: {path: notes.md, old_string: "Some notes.", new_string: "Some better notes."}
+  - say: "And the screenshot."
+    calls:
+      - tool: read_image
+        args: {path: shot.png}
   - calls:
       - tool: question
         args:
           questions:
             - {id: colour, question: "Which colour should the report use?", options: [red, blue]}
   - calls:
-      - tool: bash
-        args: {command: "echo approved"}
+      - tool: run_code
+        args:
+          code: |
+            print(sdk.tool.call("bash", {"command": "echo approved"}))
   - say: "All done: the report will be **blue**."
 `;
+
+// An 8 × 6 PNG, red.
+const SHOT_PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAGCAIAAABxZ0isAAAAEUlEQVR4nGM4YaOBFTEMpAQAmkY4QXj/pr4AAAAASUVORK5CYII=';
 
 let server: QilinServer;
 
 test.beforeAll(async () => {
   server = await startServer(
-    { 'e2e.agent': AGENT, 'script.yaml': SCRIPT, 'notes.md': '# Notes\n\nSome notes.\n' },
+    {
+      'e2e.agent': AGENT,
+      'script.yaml': SCRIPT,
+      'notes.md': '# Notes\n\nSome notes.\n',
+      'shot.png': Buffer.from(SHOT_PNG, 'base64'),
+    },
     ['--agent', 'e2e.agent', '--model', 'scripted:script.yaml'],
   );
 });
@@ -108,7 +126,7 @@ async function axe(page: Page): Promise<void> {
 test('a live turn: calls stream, requests are answered from two pages, a reload keeps the page', async ({
   page,
   context,
-}, testInfo) => {
+}) => {
   await page.goto(server.url);
   // The token left the address bar once traded for the cookie.
   await expect(page).not.toHaveURL(/token=/);
@@ -116,7 +134,7 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   await expect(page).toHaveURL(/\/sessions\//);
   await expect(page.getByText('scripted:script.yaml').first()).toBeVisible();
   await axe(page);
-  await page.screenshot({ path: testInfo.outputPath('empty-session.png') });
+  await screenshot(page, 'empty-session');
 
   await recordCallStates(page);
   const prompt = page.getByRole('textbox', { name: 'Prompt' });
@@ -132,6 +150,10 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   // The text arrives as Markdown; the bash call goes preparing → running → ok.
   await expect(page.locator('.qc-markdown strong', { hasText: 'look' })).toBeVisible();
   await expect(
+    page.locator('[data-chat-call-id="call_1"] .qt-card[data-state="running"]'),
+  ).toBeVisible();
+  await screenshot(page, 'turn-running');
+  await expect(
     page.locator('[data-chat-call-id="call_1"] [data-state="ok"]').first(),
   ).toBeVisible();
   // A failed command shows its exit capsule.
@@ -142,6 +164,28 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
       .getByRole('list', { name: 'Calls made by run_code' })
       .getByRole('button', { name: /Read.*notes\.md/ }),
   ).toBeVisible();
+  await screenshot(page, 'nested-calls');
+
+  // Inspect opens the run_code call's trajectory; its nested call opens in turn; Escape closes
+  // the panel and gives focus back to the button that opened it.
+  const inspectCode = page.getByRole('button', { name: 'Inspect the call call_3', exact: true });
+  await inspectCode.click();
+  let trajectory = page.getByRole('complementary', { name: /Trajectory of run_code/ });
+  await expect(trajectory.getByRole('region', { name: 'Arguments' })).toContainText('notes.md');
+  await expect(trajectory.getByRole('region', { name: 'Position' })).toContainText(
+    'call 1 of 1 in its step',
+  );
+  await expect(trajectory.getByRole('region', { name: 'Result' })).toContainText('characters');
+  await expect(trajectory.getByRole('region', { name: 'Timing' })).toContainText(/\d+(\.\d+)? m?s/);
+  await trajectory.getByRole('button', { name: /^read/ }).click();
+  trajectory = page.getByRole('complementary', { name: /Trajectory of read/ });
+  await expect(trajectory).toContainText('call 1 of 1 made by run_code');
+  await expect(trajectory).toContainText('called from code');
+  await screenshot(page, 'trajectory');
+  await axe(page);
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('complementary')).toHaveCount(0);
+  await expect(inspectCode).toBeFocused();
 
   // The edit shows its diff; its file opens in the sidebar, line-numbered.
   const editRow = page.getByRole('button', { name: /Edit.*notes\.md.*1 lines added, 1 removed/ });
@@ -153,16 +197,24 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   const preview = page.getByRole('complementary', { name: 'File preview: notes.md' });
   await expect(preview).toContainText('Some better notes.');
   await expect(preview.locator('.qa-file__number').first()).toHaveText('1');
-  await page.screenshot({ path: testInfo.outputPath('file-preview.png') });
+  await screenshot(page, 'file-sidebar');
   await preview.getByRole('button', { name: 'Close the preview' }).click();
   await expect(preview).toHaveCount(0);
+
+  // The image read shows the workspace file, from the server's image route, with its size.
+  await page.getByRole('button', { name: /Read image.*shot\.png/ }).click();
+  const shot = page.getByRole('img', { name: 'shot.png, 8 × 6' });
+  await expect(shot).toBeVisible();
+  await expect(shot).toHaveAttribute('src', /^blob:/);
+  expect(await shot.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(8);
+  await screenshot(page, 'image');
 
   // The question waits; a reload mid-turn shows the same page, the request still answerable.
   const question = page.locator('.qc-request[data-request-state="open"]');
   await expect(question).toBeVisible();
   const states = await callStates(page);
   expect(states.call_1).toEqual(['preparing', 'running', 'ok']);
-  await page.screenshot({ path: testInfo.outputPath('question-open.png') });
+  await screenshot(page, 'question');
   await axe(page);
 
   await page.reload();
@@ -179,10 +231,13 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   await expect(second.locator('.qc-request[data-request-state="answered"]')).toBeVisible();
   await expect(second.getByText(/Which colour should the report use\? → blue/)).toBeVisible();
 
-  // The approval is answered from the second page; the first sees it.
-  const approval = second.locator('.qc-request[data-request-state="open"]');
+  // The approval of the bash call the code made waits under that nested call, not under
+  // run_code; it is answered from the second page and the first sees it.
+  const approval = second
+    .getByRole('list', { name: 'Calls made by run_code' })
+    .locator('[data-chat-call-id] .qc-request[data-request-state="open"]');
   await expect(approval).toContainText('Approval needed: bash');
-  await second.screenshot({ path: testInfo.outputPath('approval-open.png') });
+  await screenshot(second, 'approval');
   await approval.getByRole('button', { name: 'Allow once' }).click();
   await expect(page.locator('.qc-request[data-request-state="approved"]')).toBeVisible();
 
@@ -193,16 +248,30 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
     await expect(each.locator('.qc-markdown strong', { hasText: 'blue' })).toBeVisible();
   }
   await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled(); // empty prompt
-  await page.screenshot({ path: testInfo.outputPath('turn-done.png') });
+  await screenshot(page, 'turn-done');
   await axe(page);
 
   // Switch the language and the theme at run time.
   await page.getByRole('combobox', { name: 'Language' }).selectOption('zh-CN');
   await expect(page.getByText('本轮完成')).toBeVisible();
   await expect(page.locator('html')).toHaveAttribute('lang', 'zh-CN');
+  await screenshot(page, 'zh-CN');
   await page.getByRole('combobox', { name: '主题' }).selectOption('dark');
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
-  await page.screenshot({ path: testInfo.outputPath('zh-dark.png') });
+  await screenshot(page, 'dark');
   await axe(page);
+  await page.getByRole('combobox', { name: '语言' }).selectOption('en');
   await second.close();
+
+  // The image file is gone: the card says so and shows the copy recorded with the call.
+  rmSync(join(server.workspace, 'shot.png'));
+  await page.reload();
+  await page.getByRole('button', { name: /Read image.*shot\.png/ }).click();
+  await expect(page.locator('.qp-gallery__fallback')).toContainText(
+    'the file could not be loaded (`shot.png` does not exist in the workspace)',
+  );
+  await expect(page.getByRole('img', { name: 'shot.png, 8 × 6' })).toHaveAttribute(
+    'src',
+    /^data:image\/png;base64,/,
+  );
 });

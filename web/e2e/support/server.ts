@@ -76,9 +76,9 @@ async function halt(child: ChildProcess): Promise<void> {
   clearTimeout(timeout);
 }
 
-/** Starts `qilin serve` on a workspace holding `files`, with `args`. */
+/** Starts `qilin serve` on a workspace holding `files` (text or bytes), with `args`. */
 export async function startServer(
-  files: Record<string, string>,
+  files: Record<string, string | Uint8Array>,
   args: readonly string[],
 ): Promise<QilinServer> {
   const workspace = mkdtempSync(join(tmpdir(), 'qilin-e2e-'));
