@@ -92,6 +92,7 @@ export const en = {
   'web.source': 'page source',
   'web.openPage': 'Open {{url}} in a new tab',
 
+  'images.block': 'image {{n}} of {{count}} in the result ({{type}})',
   'images.label': 'Images',
   'images.description': '{{path}}, {{width}} × {{height}}',
   'images.downscaled': 'sent to the model scaled down to {{width}} × {{height}}',

@@ -91,6 +91,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'web.source': '页面源码',
   'web.openPage': '在新标签页中打开 {{url}}',
 
+  'images.block': '结果中的第 {{n}} 张图片，共 {{count}} 张（{{type}}）',
   'images.label': '图片',
   'images.description': '{{path}}，{{width}} × {{height}}',
   'images.downscaled': '发送给模型时已缩小为 {{width}} × {{height}}',

@@ -35,9 +35,9 @@ export interface GalleryImage {
   source: ImageSource;
   /** Its text alternative (the file and its size). */
   description: string;
-  /** Width in pixels. */
+  /** Width in pixels (0 when not known). */
   width: number;
-  /** Height in pixels. */
+  /** Height in pixels (0 when not known). */
   height: number;
   /** A note under it (such as "scaled down from 4000 × 3000"). */
   note?: string;
@@ -108,8 +108,7 @@ function GalleryItem(props: { image: GalleryImage; loadImage: ImageLoader }) {
           <img
             src={state.src}
             alt={image.description}
-            width={image.width}
-            height={image.height}
+            {...(ratio === undefined ? {} : { width: image.width, height: image.height })}
             // The address answered but its bytes do not decode: a message, never a broken icon.
             onError={() => setState({ kind: 'failed', reason: t('images.undecodable') })}
           />

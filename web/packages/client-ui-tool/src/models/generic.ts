@@ -7,7 +7,8 @@ import {
   summariseArguments,
   type CardInput,
 } from './common';
-import type { CallPresentation } from '@qilin-agent/protocol';
+import type { CallPresentation, ContentBlock } from '@qilin-agent/protocol';
+import type { CardImage } from './image';
 
 /** The generic card: "Tool call · name", a summary, and the flattened input and output. */
 export interface GenericModel {
@@ -26,6 +27,23 @@ export interface GenericModel {
   readonly output?: string;
   /** A note in place of the output (such as "interrupted"). */
   readonly note?: Message;
+  /** The images of the result (image blocks), shown from their recorded bytes. */
+  readonly images?: readonly CardImage[];
+}
+
+/** The image blocks of a result, as gallery images (their size is not recorded). */
+function contentImages(content: readonly ContentBlock[]): CardImage[] {
+  const blocks = content.filter((block) => block.type === 'image');
+  return blocks.map((block, index) => ({
+    source: { kind: 'inline', mediaType: block.mediaType, data: block.data },
+    width: 0,
+    height: 0,
+    description: message('images.block', {
+      n: index + 1,
+      count: blocks.length,
+      type: block.mediaType,
+    }),
+  }));
 }
 
 /**
@@ -45,6 +63,7 @@ export function genericModel(input: CardInput, presentation?: CallPresentation):
       : undefined;
   const flattened = flattenArguments(input.arguments);
   const output = input.result === undefined ? undefined : flattenContent(input.result.content);
+  const images = input.result === undefined ? [] : contentImages(input.result.content);
   return {
     kind: 'generic',
     state,
@@ -54,5 +73,6 @@ export function genericModel(input: CardInput, presentation?: CallPresentation):
     ...(input.result === undefined && input.progress ? { progress: input.progress } : {}),
     ...(output === undefined ? {} : { output }),
     ...(state === 'interrupted' ? { note: message('status.interrupted') } : {}),
+    ...(images.length === 0 ? {} : { images }),
   };
 }

@@ -6,6 +6,12 @@ import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 import type { Message } from '@qilin-agent/i18n';
 
+/** An image a card shows, its words as messages the view translates. */
+export type CardImage = Omit<GalleryImage, 'description' | 'note'> & {
+  description: Message;
+  note?: Message;
+};
+
 /** The card of a `read_image` call. */
 export interface ImageModel {
   readonly kind: 'image';
@@ -15,10 +21,7 @@ export interface ImageModel {
   /** The path as the row shows it. */
   readonly summary?: string;
   /** The images of the result, for the `tool.call.images` slot. */
-  readonly images?: readonly (Omit<GalleryImage, 'description' | 'note'> & {
-    description: Message;
-    note?: Message;
-  })[];
+  readonly images?: readonly CardImage[];
   /** A failed call's plain input and output. */
   readonly body?: PlainBody;
 }

@@ -12,7 +12,7 @@ import {
   untilRequest,
 } from '../../../../test-support/fixtures';
 import { registerBuiltinToolViews, BUILTIN_TOOL_VIEWS } from '../register';
-import { TOOL_VIEW_SLOT, type ToolCallViewProps } from '../slots';
+import { ANY_TOOL, REQUESTS_SLOT, TOOL_VIEW_SLOT, type ToolCallViewProps } from '../slots';
 import { createToolCallHooks } from './hooks';
 import { ToolCallTree } from './ToolCallTree';
 import { TWO_LEVELS } from '../../../../gallery/src/handmade';
@@ -454,5 +454,88 @@ describe('a call waiting for a person', () => {
     const card = container.querySelector('[data-chat-call-id="call_7"]') as HTMLElement;
     fireEvent.click(within(card).getByRole('button', { name: /3 questions/ }));
     expect(within(card).getByText('features, fixes')).toBeInTheDocument();
+  });
+});
+
+describe('a tool with no view of its own', () => {
+  const time = '2026-11-30T12:00:00.000Z';
+  const PNG =
+    'iVBORw0KGgoAAAANSUhEUgAAAAgAAAAGCAIAAABxZ0isAAAAEUlEQVR4nGM4YaOBFTEMpAQAmkY4QXj/pr4AAAAASUVORK5CYII=';
+  const events = (): Event[] => [
+    { type: 'turn.started', seq: 1, time, turnId: 't1', prompt: 'shot' },
+    {
+      type: 'tool.start',
+      seq: 2,
+      time,
+      callId: 'shot_1',
+      toolName: 'browser_screenshot',
+      caller: 'direct',
+      arguments: { url: 'http://127.0.0.1:8000/' },
+      presentation: { action: 'Screenshot', remark: 'the home page' },
+    },
+    {
+      type: 'request.opened',
+      seq: 3,
+      time,
+      requestId: 'req-1',
+      callId: 'shot_1',
+      toolName: 'browser_screenshot',
+      ask: {
+        kind: 'approval',
+        reason: 'it opens a page',
+        presentation: { action: 'Screenshot', remark: 'the home page' },
+        arguments: {},
+      },
+    },
+    {
+      type: 'request.resolved',
+      seq: 4,
+      time,
+      requestId: 'req-1',
+      callId: 'shot_1',
+      resolution: { outcome: 'approved' },
+      resolvedBy: 'terminal',
+    },
+    {
+      type: 'tool.result',
+      seq: 5,
+      time,
+      callId: 'shot_1',
+      toolName: 'browser_screenshot',
+      caller: 'direct',
+      status: 'ok',
+      content: [
+        { type: 'image', mediaType: 'image/png', data: PNG },
+        { type: 'text', text: 'the home page, 8 × 6' },
+      ],
+      durationMs: 12,
+    },
+  ];
+
+  test('shows the images of its result in the generic card', async () => {
+    const store = new ConversationStore(events());
+    renderSession(store);
+    fireEvent.click(screen.getByRole('button', { name: /Tool call · browser_screenshot/ }));
+    const image = await screen.findByRole('img', {
+      name: 'image 1 of 1 in the result (image/png)',
+    });
+    expect(image.getAttribute('src')).toBe(`data:image/png;base64,${PNG}`);
+    expect(image).not.toHaveAttribute('width');
+  });
+
+  test('its requests go to the view registered in tool.call.requests, notes otherwise', () => {
+    const store = new ConversationStore(events());
+    const { unmount } = renderSession(store);
+    expect(screen.getByText('it opens a page', { exact: false })).toBeInTheDocument();
+    unmount();
+    const registry = new SlotRegistry();
+    registerBuiltinToolViews(registry);
+    registry.register({ name: REQUESTS_SLOT, key: ANY_TOOL }, (props) => (
+      <p data-testid="answerable">
+        {props.callId}: {props.requests.map((request) => request.requestId).join(', ')}
+      </p>
+    ));
+    renderSession(store, { registry });
+    expect(screen.getByTestId('answerable')).toHaveTextContent('shot_1: req-1');
   });
 });

@@ -1,6 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import { useSlotSharedOr } from '@qilin-agent/slots';
 import {
+  ImageGallery,
   RowAction,
   TerminalOutput,
   ToolRowChrome,
@@ -141,7 +142,10 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
   const { model } = props;
   const title = `${t('row.toolCall')} · ${model.toolName}`;
   const hasDetails =
-    model.input !== undefined || model.output !== undefined || model.progress !== undefined;
+    model.input !== undefined ||
+    model.output !== undefined ||
+    model.progress !== undefined ||
+    model.images !== undefined;
   return (
     <ToolCard
       callId={props.callId}
@@ -162,6 +166,16 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
             }}
             label={title}
           />
+          {model.images !== undefined && (
+            <ImageGallery
+              images={model.images.map(({ description, note, ...image }) => ({
+                ...image,
+                description: t(description),
+                ...(note === undefined ? {} : { note: t(note) }),
+              }))}
+              loadImage={props.host.loadImage}
+            />
+          )}
           {model.note !== undefined && <p className="qp-caption">{t(model.note)}</p>}
         </>
       )}
