@@ -12,10 +12,12 @@ export type RequestReply =
 /** Sends a reply; rejects with an error whose message says what went wrong. */
 export type AnswerRequest = (requestId: string, reply: RequestReply) => Promise<void>;
 
-function resolvedText(request: RequestNode, t: ConversationTranslate): string {
+/** How a resolved request ended, and who ended it. */
+export function resolvedText(request: RequestNode, t: ConversationTranslate): string {
   const who = request.resolvedBy ?? '';
   switch (request.resolution?.outcome) {
     case 'approved':
+    case 'approved_for_session':
       return t('request.resolved.approved', { who });
     case 'denied':
       return t('request.resolved.denied', { who });

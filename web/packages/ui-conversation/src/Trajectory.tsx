@@ -2,6 +2,7 @@ import type { ContentBlock, RequestNode, ToolNode } from '@qilin-agent/protocol'
 import { useContext, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
 import { ConversationLocale, useConversationT, type ConversationTranslate } from './messages';
 import type { ConversationSnapshot } from './model';
+import { resolvedText } from './Request';
 import type { CallTiming, RequestTiming } from './timing';
 import { between, findCall, rawText } from './callPlace';
 
@@ -110,22 +111,9 @@ function ContentView(props: { blocks: readonly ContentBlock[] }) {
 }
 
 function requestState(request: RequestNode, t: ConversationTranslate): string {
-  const resolution = request.resolution;
-  if (resolution === undefined) return t('trajectory.request.waiting');
-  const who = request.resolvedBy ?? '';
-  switch (resolution.outcome) {
-    case 'approved':
-    case 'approved_for_session':
-      return t('request.resolved.approved', { who });
-    case 'denied':
-      return t('request.resolved.denied', { who });
-    case 'answered':
-      return t('request.resolved.answered', { who });
-    case 'dismissed':
-      return t('request.resolved.dismissed', { who });
-    default:
-      return t('request.resolved.cancelled');
-  }
+  return request.resolution === undefined
+    ? t('trajectory.request.waiting')
+    : resolvedText(request, t);
 }
 
 function RequestItem(props: { request: RequestNode; timing: RequestTiming | undefined }) {
