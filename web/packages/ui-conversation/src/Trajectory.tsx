@@ -60,7 +60,9 @@ function useTimes() {
 /** A raw value in a scrollable block, cut with a note when it is long. */
 function Raw(props: { value: unknown; label: string }) {
   const t = useConversationT();
-  const { text, cut } = rawText(props.value);
+  // A node the events did not touch keeps its values, so a long value is not written again
+  // on every snapshot while the panel is open.
+  const { text, cut } = useMemo(() => rawText(props.value), [props.value]);
   return (
     <>
       <pre className="qc-trajectory__raw" tabIndex={0} aria-label={props.label}>
