@@ -36,13 +36,13 @@ export function FilePreview(props: { sessionId: string; path: string; onClose: (
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   return (
     <aside
-      className="qa-file"
+      className="qc-panel"
       aria-label={t('file.label', { path })}
       onKeyDown={(event) => {
         if (event.key === 'Escape') onClose();
       }}
     >
-      <header className="qa-file__header">
+      <header className="qc-panel__header">
         <h2 className="qa-file__path">{loaded.kind === 'file' ? loaded.file.path : path}</h2>
         <button ref={close} type="button" className="qc-button" onClick={onClose}>
           {t('file.close')}

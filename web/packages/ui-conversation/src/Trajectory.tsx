@@ -195,7 +195,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
     node?.outcome?.durationMs ?? between(timing?.startedAt, timing?.endedAt) ?? undefined;
   return (
     <aside
-      className="qc-trajectory"
+      className="qc-panel"
       aria-labelledby={headingId}
       data-call-id={callId}
       onKeyDown={(event) => {
@@ -205,7 +205,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
         }
       }}
     >
-      <header className="qc-trajectory__header">
+      <header className="qc-panel__header">
         <h2 id={headingId} ref={heading} tabIndex={-1} className="qc-trajectory__title">
           {t('trajectory.title', { tool: node?.toolName ?? '?' })}{' '}
           <code className="qc-trajectory__id">{callId}</code>
