@@ -71,6 +71,15 @@ impl LineEditor {
         }
     }
 
+    /// Puts `draft` (what was typed while a turn ran) in the input, to be edited or sent.
+    pub fn set_draft(&mut self, draft: &str) {
+        if let Some(editor) = &mut self.editor
+            && !draft.is_empty()
+        {
+            editor.run_edit_commands(&[EditCommand::InsertString(draft.to_string())]);
+        }
+    }
+
     /// Reads one entry at the prompt (the editor runs on a blocking thread).
     pub async fn read(&mut self) -> anyhow::Result<Typed> {
         let Some(mut editor) = self.editor.take() else {
@@ -193,7 +202,7 @@ pub const SLASH_HELP: &str = "\
 /sessions        the workspace's recent sessions
 /resume ID       continue a stored session
 /cost            the tokens this conversation used
-Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
+Esc or Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
 
 /// The slash command `line` is, or `None` for a message (a line not starting with `/`, or a
 /// path such as `/etc/hosts is missing`).

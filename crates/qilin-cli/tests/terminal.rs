@@ -133,7 +133,11 @@ impl Terminal {
         }
     }
 
+    /// Resizes the terminal to `columns`, its lines reflowed to the new width as most
+    /// terminals (tmux, VTE, kitty, iTerm2) do: a wrapped line joins up when widened, a long
+    /// one wraps again when narrowed.
     fn resize(&self, columns: u16) {
+        let mut parser = self.screen.lock().unwrap();
         self.master
             .resize(PtySize {
                 rows: ROWS,
@@ -142,10 +146,7 @@ impl Terminal {
                 pixel_height: 0,
             })
             .unwrap();
-        self.screen.lock().unwrap().screen_mut().set_size(
-            NonZeroU16::new(ROWS).unwrap(),
-            NonZeroU16::new(columns).unwrap(),
-        );
+        *parser = reflowed(&parser, columns);
     }
 
     fn exit_code(mut self) -> u32 {
@@ -162,6 +163,31 @@ impl Terminal {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// The screen `parser` shows, reflowed to `columns`: its logical lines (wrapped rows joined) up
+/// to the cursor's, written again at the new width, the cursor at the start of its line.
+fn reflowed(parser: &vt100::Parser, columns: u16) -> vt100::Parser {
+    let screen = parser.screen();
+    let (_, width) = screen.size();
+    let (cursor_row, _) = screen.cursor_position();
+    let rows: Vec<String> = screen.rows(0, width.get()).collect();
+    let mut lines = vec![String::new()];
+    for (row, text) in rows.iter().enumerate().take(usize::from(cursor_row) + 1) {
+        let last = lines.last_mut().expect("a line");
+        last.push_str(text);
+        if !screen.row_wrapped(row as u16) {
+            lines.push(String::new());
+        }
+    }
+    lines.pop();
+    let mut next = vt100::Parser::new(
+        NonZeroU16::new(ROWS).unwrap(),
+        NonZeroU16::new(columns).unwrap(),
+        0,
+    );
+    next.process(lines.join("\r\n").as_bytes());
+    next
 }
 
 /// The screen with what changes from run to run (times, the temporary folder) replaced.
@@ -260,27 +286,42 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     );
     assert!(denied.contains("do not push"), "{denied}");
 
-    // A long-running command draws a live line; a resize redraws it; Ctrl-C interrupts it.
+    // A long-running command draws a live line; widening and narrowing the terminal redraws
+    // it; what is typed meanwhile is kept; Esc interrupts it.
     terminal.wait_for("Run command sleep 30");
     std::thread::sleep(Duration::from_millis(400));
     terminal.resize(120);
     std::thread::sleep(Duration::from_millis(400));
-    terminal.type_keys("\x03");
+    terminal.type_keys("then run the linter");
+    terminal.resize(60);
+    std::thread::sleep(Duration::from_millis(400));
+    let running = terminal.rows();
+    assert!(
+        !running.contains("then run the linter"),
+        "not echoed:\n{running}"
+    );
+    terminal.type_keys("\x1b");
     let interrupted = terminal.wait_for("■ interrupted");
     assert_eq!(
         interrupted.matches("Run command sleep 30").count(),
         1,
         "no stale live line:\n{interrupted}"
     );
-    let screen = terminal.wait_for_prompt();
+    let screen = terminal.wait_until("the typed text back at the prompt", |s| {
+        s.lines().last() == Some("› then run the linter")
+    });
     assert!(
         !screen.contains("42 checks passed"),
         "the command was stopped:\n{screen}"
     );
     let shown = stable(&screen, dir.path());
+    // The draft is sent as it is.
+    terminal.type_keys("\r");
+    terminal.wait_for("Stopped.");
+    terminal.wait_for_prompt();
     terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
-    insta::assert_snapshot!("conversation_at_80_then_120_columns", shown);
+    insta::assert_snapshot!("conversation_at_80_120_then_60_columns", shown);
 }
 
 #[test]
