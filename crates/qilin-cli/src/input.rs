@@ -186,7 +186,7 @@ pub enum Slash {
     Sessions,
     /// `/resume ID`: continue a stored session.
     Resume(Option<String>),
-    /// `/cost`: the tokens used in this conversation.
+    /// `/cost`: the tokens and cost of this session.
     Cost,
     /// A command Qilin does not know.
     Unknown(String),
@@ -201,7 +201,7 @@ pub const SLASH_HELP: &str = "\
 /agent           show the agent
 /sessions        the workspace's recent sessions
 /resume ID       continue a stored session
-/cost            the tokens this conversation used
+/cost            the tokens this session used, and their cost when its model has a price
 Esc or Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
 
 /// The slash command `line` is, or `None` for a message (a line not starting with `/`, or a

@@ -194,11 +194,11 @@ fn reflowed(parser: &vt100::Parser, columns: u16) -> vt100::Parser {
 fn stable(screen: &str, dir: &Path) -> String {
     let durations = regex::Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
     let tokens = regex::Regex::new(r"[\d,]+\s+tokens\s+in\s+·\s+[\d,]+\s+out").unwrap();
+    let cost = regex::Regex::new(r"\$\d+\.\d+").unwrap();
     let shown = screen.replace(&dir.display().to_string(), "[DIR]");
     let shown = durations.replace_all(&shown, "[T]");
-    tokens
-        .replace_all(&shown, "[N] tokens in · [N] out")
-        .into_owned()
+    let shown = tokens.replace_all(&shown, "[N] tokens in · [N] out");
+    cost.replace_all(&shown, "$[C]").into_owned()
 }
 
 const SCRIPT: &str = r#"
@@ -230,12 +230,19 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     std::fs::write(repo.join("AGENTS.md"), "Keep changes small.\n").unwrap();
     let script = dir.path().join("script.yaml");
     std::fs::write(&script, SCRIPT).unwrap();
+    // The configuration prices the model: each turn shows its cost.
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[prices.\"scripted/{}\"]\ninput = 3.0\noutput = 15.0\n",
+            script.display()
+        ),
+    )
+    .unwrap();
     let envs = [
         ("QILIN_MODEL", format!("scripted:{}", script.display())),
-        (
-            "QILIN_CONFIG",
-            dir.path().join("none.toml").display().to_string(),
-        ),
+        ("QILIN_CONFIG", config.display().to_string()),
         (
             "QILIN_HISTORY",
             dir.path().join("history.txt").display().to_string(),
@@ -318,6 +325,19 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     // The draft is sent as it is.
     terminal.type_keys("\r");
     terminal.wait_for("Stopped.");
+    terminal.wait_for_prompt();
+    terminal.type_keys("/cost\r");
+    let cost = terminal.wait_for("this session:");
+    let cost = cost
+        .lines()
+        .find(|l| l.starts_with("this session:"))
+        .unwrap();
+    assert!(
+        regex::Regex::new(r"^this session: [\d,]+ tokens in · [\d,]+ out · \$\d+\.\d{4}$")
+            .unwrap()
+            .is_match(cost),
+        "{cost}"
+    );
     terminal.wait_for_prompt();
     terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);

@@ -5,7 +5,7 @@
 
 use crate::asking::ask_on_terminal;
 use crate::commands::{open_store, sandbox_helper, worker_sandbox};
-use crate::config::{Settings, no_model_help};
+use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
 use crate::render::{Style, TerminalRenderer, visible};
@@ -158,6 +158,10 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     listen_for_interrupts(Arc::clone(&current));
     // Esc interrupts a turn when the terminal is the input (not with `--json`).
     let keys = interactive.then(Keys::default);
+    renderer
+        .lock()
+        .await
+        .start_session(opener.settings.price(&handle.info().model));
     let display = Display::open(&handle, resuming, args.json, &renderer, keys.as_ref());
     let status = match &args.prompt {
         Some(prompt) => exit_status(run_turn(&handle, &display, prompt, keys.as_ref()).await?.0),
@@ -242,7 +246,19 @@ async fn conversation(
             }
             Slash::Cost => {
                 let renderer = renderer.lock().await;
-                eprintln!("{}", renderer.conversation_summary());
+                eprintln!("{}", renderer.session_summary());
+                if !renderer.priced() {
+                    eprintln!(
+                        "{}",
+                        style.dim(&format!(
+                            "no price for {}: add a [prices.\"{}\"] table (input, output, \
+                             cached_input: US dollars per million tokens) to {}",
+                            handle.info().model,
+                            price_key(&handle.info().model),
+                            opener.settings.shown_path()
+                        ))
+                    );
+                }
                 None
             }
             Slash::Sessions => {
@@ -298,6 +314,10 @@ async fn conversation(
                 if let Ok(mut current) = current.lock() {
                     *current = handle.clone();
                 }
+                renderer
+                    .lock()
+                    .await
+                    .start_session(opener.settings.price(&handle.info().model));
                 display = Display::open(&handle, resuming, false, renderer, Some(keys));
                 let verb = if resuming { "Continuing" } else { "New" };
                 eprintln!(

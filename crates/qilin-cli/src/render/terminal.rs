@@ -10,6 +10,7 @@ use super::markdown;
 use super::sanitize::sanitized;
 use super::style::{SPINNER, Style};
 use super::text::{truncate, width, wrap};
+use crate::config::{Price, dollars};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolResultEvent, Usage,
@@ -78,6 +79,18 @@ struct TurnTally {
     started: Option<String>,
     steps: u32,
     usage: Usage,
+    /// What its steps cost, when the model's price is known.
+    cost: f64,
+}
+
+/// What the session's turns shown here have used, for `/cost`.
+#[derive(Default)]
+struct SessionTally {
+    usage: Usage,
+    /// The cost of the steps whose model's price was known.
+    cost: f64,
+    /// Steps of a model without a price, left out of `cost`.
+    unpriced_steps: u32,
 }
 
 /// Draws a session's events on a terminal (or any writer).
@@ -98,7 +111,9 @@ pub struct TerminalRenderer {
     after_text_block: bool,
     waiting: Option<Waiting>,
     tally: TurnTally,
-    total: Usage,
+    total: SessionTally,
+    /// The price of the session's model, when the configuration gives it.
+    price: Option<Price>,
     /// The display widths of the live lines on screen, and the columns they were drawn at.
     live: Vec<usize>,
     live_columns: usize,
@@ -126,25 +141,42 @@ impl TerminalRenderer {
             after_text_block: false,
             waiting: None,
             tally: TurnTally::default(),
-            total: Usage::default(),
+            total: SessionTally::default(),
+            price: None,
             live: Vec::new(),
             live_columns: 0,
             frame: 0,
         }
     }
 
-    /// The tokens every turn shown so far used: `/cost`.
-    pub fn conversation_summary(&self) -> String {
-        let usage = &self.total;
-        let mut summary = format!(
-            "this conversation: {} tokens in",
-            thousands(usage.input_tokens)
-        );
-        if usage.cache_read_tokens > 0 {
-            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+    /// Starts counting a new session's tokens and cost; `price` is its model's, if known.
+    pub fn start_session(&mut self, price: Option<Price>) {
+        self.total = SessionTally::default();
+        self.price = price;
+    }
+
+    /// The tokens and cost of the session's turns shown so far: `/cost`. The cost is left
+    /// out when no step had a price, and said to be partial when some had none.
+    pub fn session_summary(&self) -> String {
+        let total = &self.total;
+        let mut summary = format!("this session: {}", usage_summary(&total.usage));
+        let priced = self.price.is_some() || total.cost > 0.0;
+        if priced {
+            summary.push_str(&format!(" · {}", dollars(total.cost)));
+            if total.unpriced_steps > 0 {
+                summary.push_str(&format!(
+                    " (without {} step{} of a model with no price)",
+                    total.unpriced_steps,
+                    if total.unpriced_steps == 1 { "" } else { "s" }
+                ));
+            }
         }
-        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
         summary
+    }
+
+    /// Whether the session's model has a price (its turns show their cost).
+    pub fn priced(&self) -> bool {
+        self.price.is_some()
     }
 
     /// Sends a turn's ending and summary to `notices` when the output is not a terminal.
@@ -210,7 +242,15 @@ impl TerminalRenderer {
                 self.flush_text();
                 self.tally.steps += 1;
                 add_usage(&mut self.tally.usage, usage);
-                add_usage(&mut self.total, usage);
+                add_usage(&mut self.total.usage, usage);
+                match self.price {
+                    Some(price) => {
+                        let cost = price.cost(usage);
+                        self.tally.cost += cost;
+                        self.total.cost += cost;
+                    }
+                    None => self.total.unpriced_steps += 1,
+                }
                 self.redraw();
             }
             EventBody::ToolPreparing(preparing) => {
@@ -349,7 +389,8 @@ impl TerminalRenderer {
         }
     }
 
-    /// `12.3s · 2 steps · 1,200 tokens in (800 cached) · 310 out`.
+    /// `12.3s · 2 steps · 1,200 tokens in (800 cached) · 310 out`, and `· $0.0123` when the
+    /// model's price is known.
     fn turn_summary(&self, finished: &str) -> String {
         let seconds = self
             .tally
@@ -361,17 +402,15 @@ impl TerminalRenderer {
                 Some((finished - started).num_milliseconds().max(0) as f64 / 1000.0)
             })
             .unwrap_or(0.0);
-        let usage = &self.tally.usage;
         let steps = self.tally.steps;
         let mut summary = format!(
-            "{seconds:.1}s · {steps} step{} · {} tokens in",
+            "{seconds:.1}s · {steps} step{} · {}",
             if steps == 1 { "" } else { "s" },
-            thousands(usage.input_tokens)
+            usage_summary(&self.tally.usage)
         );
-        if usage.cache_read_tokens > 0 {
-            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+        if self.price.is_some() {
+            summary.push_str(&format!(" · {}", dollars(self.tally.cost)));
         }
-        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
         summary
     }
 
@@ -751,6 +790,16 @@ fn complete_blocks_end(text: &str) -> Option<usize> {
     end
 }
 
+/// `1,200 tokens in (800 cached) · 310 out`.
+fn usage_summary(usage: &Usage) -> String {
+    let mut summary = format!("{} tokens in", thousands(usage.input_tokens));
+    if usage.cache_read_tokens > 0 {
+        summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+    }
+    summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+    summary
+}
+
 fn add_usage(total: &mut Usage, usage: &Usage) {
     total.input_tokens += usage.input_tokens;
     total.output_tokens += usage.output_tokens;
@@ -884,6 +933,50 @@ Done
             render(log),
             "■ Run command sleep 100  300ms\n  The call was interrupted\n■ interrupted\n\
              0.0s · 0 steps · 0 tokens in · 0 out\n"
+        );
+    }
+
+    #[test]
+    fn a_priced_model_s_turns_show_their_cost_and_the_session_adds_them_up() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        renderer.start_session(Some(Price {
+            input: 2.0,
+            output: 8.0,
+            cached_input: Some(0.5),
+        }));
+        let step = r#"{"seq":2,"time":"2026-11-30T12:00:01.000Z","type":"step.finished","turnId":"t1","step":1,"usage":{"inputTokens":12034,"outputTokens":310,"cacheReadTokens":8000}}"#;
+        let finished = r#"{"seq":3,"time":"2026-11-30T12:00:02.500Z","type":"turn.finished","turnId":"t1","reason":"completed"}"#;
+        let started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}"#;
+        for line in [started, step] {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        }
+        // 4,034 fresh input tokens at 2.0, 8,000 cached at 0.5, 310 out at 8.0 per million.
+        assert_eq!(
+            renderer.turn_summary("2026-11-30T12:00:02.500Z"),
+            "2.5s · 1 step · 12,034 tokens in (8,000 cached) · 310 out · $0.0145"
+        );
+        renderer.handle(&serde_json::from_str(finished).unwrap());
+        for line in [started, step, finished] {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        }
+        assert_eq!(
+            renderer.session_summary(),
+            "this session: 24,068 tokens in (16,000 cached) · 620 out · $0.0291"
+        );
+        // A model without a price: tokens only, and the session's cost says what it leaves out.
+        renderer.price = None;
+        renderer.handle(&serde_json::from_str(step).unwrap());
+        assert!(
+            renderer
+                .session_summary()
+                .ends_with("· $0.0291 (without 1 step of a model with no price)"),
+            "{}",
+            renderer.session_summary()
+        );
+        renderer.start_session(None);
+        assert_eq!(
+            renderer.session_summary(),
+            "this session: 0 tokens in · 0 out"
         );
     }
 
