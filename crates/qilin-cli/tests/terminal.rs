@@ -192,7 +192,7 @@ fn reflowed(parser: &vt100::Parser, columns: u16) -> vt100::Parser {
 
 /// The screen with what changes from run to run (times, the temporary folder) replaced.
 fn stable(screen: &str, dir: &Path) -> String {
-    let durations = regex::Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? ?(ms|s)\b").unwrap();
     let tokens = regex::Regex::new(r"[\d,]+\s+tokens\s+in\s+·\s+[\d,]+\s+out").unwrap();
     let cost = regex::Regex::new(r"\$\d+\.\d+").unwrap();
     let shown = screen.replace(&dir.display().to_string(), "[DIR]");
@@ -480,5 +480,59 @@ fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() 
     terminal.type_keys("\x03");
     terminal.wait_for("(Ctrl-C again or Ctrl-D to quit)");
     terminal.type_keys("\x03");
+    assert_eq!(terminal.exit_code(), 0);
+}
+
+const SLOW_SCRIPT: &str = r#"
+chunk_delay_ms: 100
+turns:
+  - calls:
+      - tool: grep
+        args: {pattern: "TODO", path: "src", glob: "**/*.rs", output_mode: "files_with_matches"}
+  - think: "The search found nothing under src, so the notes must live somewhere else; before I look further I should think about where a project like this keeps its notes, perhaps in docs or in the issue tracker, and what the user meant by todos in the first place."
+    say: "never reached"
+"#;
+
+#[test]
+fn a_call_being_written_shows_its_verb_and_esc_stops_the_model_while_it_thinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, SLOW_SCRIPT).unwrap();
+    let envs = [
+        ("QILIN_MODEL", format!("scripted:{}", script.display())),
+        (
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        (
+            "QILIN_HISTORY",
+            dir.path().join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 80);
+    terminal.wait_for_prompt();
+    terminal.type_keys("find the todos\r");
+
+    // While the model writes the call, its spinner says "Search", as the call's line will.
+    let spinners = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let preparing = terminal.wait_until("a spinner naming the search", |screen| {
+        screen
+            .lines()
+            .any(|line| line.starts_with(spinners) && line.contains("Search TODO"))
+    });
+    assert!(!preparing.contains("grep"), "{preparing}");
+    terminal.wait_for("✓ Search TODO in src");
+
+    // Esc while the model thinks stops the turn; the conversation goes on.
+    terminal.wait_for("thinking…");
+    terminal.type_keys("\x1b");
+    let stopped = terminal.wait_for("■ interrupted");
+    assert!(!stopped.contains("never reached"), "{stopped}");
+    let screen = terminal.wait_for_prompt();
+    assert!(!screen.contains("thinking…"), "{screen}");
+    terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
 }

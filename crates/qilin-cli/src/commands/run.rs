@@ -8,7 +8,7 @@ use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
-use crate::render::{Style, TerminalRenderer, visible};
+use crate::render::{Presenter, Style, TerminalRenderer, partial_arguments, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -158,10 +158,7 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     listen_for_interrupts(Arc::clone(&current));
     // Esc interrupts a turn when the terminal is the input (not with `--json`).
     let keys = interactive.then(Keys::default);
-    renderer
-        .lock()
-        .await
-        .start_session(opener.settings.price(&handle.info().model));
+    start_showing(&renderer, &handle, &opener.settings).await;
     let display = Display::open(&handle, resuming, args.json, &renderer, keys.as_ref());
     let status = match &args.prompt {
         Some(prompt) => exit_status(run_turn(&handle, &display, prompt, keys.as_ref()).await?.0),
@@ -314,10 +311,7 @@ async fn conversation(
                 if let Ok(mut current) = current.lock() {
                     *current = handle.clone();
                 }
-                renderer
-                    .lock()
-                    .await
-                    .start_session(opener.settings.price(&handle.info().model));
+                start_showing(renderer, &handle, &opener.settings).await;
                 display = Display::open(&handle, resuming, false, renderer, Some(keys));
                 let verb = if resuming { "Continuing" } else { "New" };
                 eprintln!(
@@ -329,6 +323,24 @@ async fn conversation(
             Err(err) => eprintln!("error: {err:#}"),
         }
     }
+}
+
+/// Tells the renderer about the session it shows from now on: its model's price (the config
+/// file's, if any) and how its calls are named while the model writes them.
+async fn start_showing(
+    renderer: &Arc<Mutex<TerminalRenderer>>,
+    handle: &SessionHandle,
+    settings: &Settings,
+) {
+    let executor = handle.executor();
+    let presenter: Presenter = Box::new(move |tool, text| {
+        let tool = executor.registry().get(tool)?;
+        tool.present(partial_arguments(text, tool.parameters()))
+    });
+    renderer
+        .lock()
+        .await
+        .start_session(settings.price(&handle.info().model), Some(presenter));
 }
 
 /// The first lines of a conversation: the agent, the model and the workspace.
