@@ -98,19 +98,21 @@ impl Keys {
             *saved = Some(original.clone());
         }
         let shared = Arc::new(Shared::default());
-        let watching = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("qilin-keys".into())
-            .spawn(move || watch(&watching, &original, &turn_mode, &on_escape))
-            .ok()?;
+        // Known before the thread starts, so that a request asked from now on pauses it.
         if let Ok(mut current) = self.shared.lock() {
             *current = Some(Arc::clone(&shared));
         }
-        Some(TurnKeys {
+        let mut turn = TurnKeys {
             keys: self.clone(),
-            shared,
-            thread: Some(thread),
-        })
+            shared: Arc::clone(&shared),
+            thread: None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("qilin-keys".into())
+            .spawn(move || watch(&shared, &original, &turn_mode, &on_escape))
+            .ok()?;
+        turn.thread = Some(thread);
+        Some(turn)
     }
 
     /// Gives the terminal back to its own settings until the guard is dropped (a request is

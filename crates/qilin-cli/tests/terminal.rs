@@ -136,17 +136,34 @@ impl Terminal {
     /// Resizes the terminal to `columns`, its lines reflowed to the new width as most
     /// terminals (tmux, VTE, kitty, iTerm2) do: a wrapped line joins up when widened, a long
     /// one wraps again when narrowed.
+    ///
+    /// The resize lands between two of qilin's writes: a redraw already written but not yet
+    /// read when a terminal reflows was measured for the old width, and no program can redraw
+    /// that one right (any terminal shows it so); here qilin is stopped and its output read
+    /// before the resize, and continued after it.
     fn resize(&self, columns: u16) {
-        let mut parser = self.screen.lock().unwrap();
-        self.master
-            .resize(PtySize {
-                rows: ROWS,
-                cols: columns,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        *parser = reflowed(&parser, columns);
+        let pid = self.child.process_id().expect("qilin runs").to_string();
+        let signal = |name: &str| {
+            let sent = std::process::Command::new("kill")
+                .args([name, &pid])
+                .status();
+            assert!(sent.is_ok_and(|s| s.success()), "kill {name} {pid}");
+        };
+        signal("-STOP");
+        std::thread::sleep(Duration::from_millis(200));
+        {
+            let mut parser = self.screen.lock().unwrap();
+            self.master
+                .resize(PtySize {
+                    rows: ROWS,
+                    cols: columns,
+                    pixel_width: 0,
+                    pixel_height: 0,
+                })
+                .unwrap();
+            *parser = reflowed(&parser, columns);
+        }
+        signal("-CONT");
     }
 
     fn exit_code(mut self) -> u32 {

@@ -403,13 +403,14 @@ async fn run_turn(
     prompt: &str,
     keys: Option<&Keys>,
 ) -> Result<(FinishReason, String)> {
-    let turn = handle.submit(prompt, None)?;
+    // The watch starts first: a request the turn asks at once finds it there to pause.
     let interrupting = handle.clone();
     let watch = keys.and_then(|keys| {
         keys.watch_turn(move || {
             interrupting.interrupt();
         })
     });
+    let turn = handle.submit(prompt, None)?;
     let summary = turn.finished().await;
     let typed_ahead = watch.map(|watch| watch.finish()).unwrap_or_default();
     handle.flush().await?;
