@@ -61,7 +61,7 @@ struct Waiting {
 }
 
 /// A terminal's size in columns and rows: measured on every draw, or fixed (tests).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Size {
     /// Ask the terminal (standard output) each time.
     Measured,
@@ -73,13 +73,26 @@ pub enum Size {
         /// Rows.
         rows: usize,
     },
+    /// Columns the test changes as it goes (a resize), and fixed rows.
+    #[cfg(test)]
+    Changing {
+        /// Columns now.
+        columns: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        /// Rows.
+        rows: usize,
+    },
 }
 
 impl Size {
-    fn get(self) -> (usize, usize) {
+    fn get(&self) -> (usize, usize) {
         match self {
             #[cfg(test)]
-            Size::Fixed { columns, rows } => (columns.max(10), rows.max(3)),
+            Size::Fixed { columns, rows } => ((*columns).max(10), (*rows).max(3)),
+            #[cfg(test)]
+            Size::Changing { columns, rows } => (
+                columns.load(std::sync::atomic::Ordering::SeqCst).max(10),
+                (*rows).max(3),
+            ),
             Size::Measured => match crossterm::terminal::size() {
                 Ok((columns, rows)) if columns > 0 && rows > 0 => {
                     (usize::from(columns).max(10), usize::from(rows).max(3))
@@ -1102,6 +1115,36 @@ Done
     /// A turn with thinking, a streamed paragraph and list, reasoning, and a long command
     /// with progress, drawn with spinner ticks between every event.
     fn play(columns: usize) -> (String, Vec<String>) {
+        play_resizing(columns, &[])
+    }
+
+    /// The screen `parser` shows, reflowed to `columns` as most terminals do on a resize: its
+    /// logical lines (wrapped rows joined) up to the cursor's, written again at the new width.
+    fn reflowed(parser: &vt100::Parser, columns: usize) -> vt100::Parser {
+        let screen = parser.screen();
+        let (height, width) = screen.size();
+        let (cursor_row, _) = screen.cursor_position();
+        let rows: Vec<String> = screen.rows(0, width.get()).collect();
+        let mut lines = vec![String::new()];
+        for (row, text) in rows.iter().enumerate().take(usize::from(cursor_row) + 1) {
+            lines.last_mut().unwrap().push_str(text);
+            if !screen.row_wrapped(row as u16) {
+                lines.push(String::new());
+            }
+        }
+        lines.pop();
+        let mut next = vt100::Parser::new(
+            height,
+            std::num::NonZeroU16::new(columns as u16).unwrap(),
+            0,
+        );
+        next.process(lines.join("\r\n").as_bytes());
+        next
+    }
+
+    /// [`play`], the terminal resized to each of `resizes` in turn while the long command runs
+    /// (its spinner ticking, its line wrapping at the narrower widths).
+    fn play_resizing(columns: usize, resizes: &[usize]) -> (String, Vec<String>) {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             std::num::NonZeroU16::new(60).unwrap(),
             std::num::NonZeroU16::new(columns as u16).unwrap(),
@@ -1111,7 +1154,11 @@ Done
             color: true,
             live: true,
         };
-        let size = Size::Fixed { columns, rows: 60 };
+        let now = Arc::new(std::sync::atomic::AtomicUsize::new(columns));
+        let size = Size::Changing {
+            columns: Arc::clone(&now),
+            rows: 60,
+        };
         let mut renderer =
             TerminalRenderer::with_size(style, size, Box::new(Screen(Arc::clone(&parser))));
         let mut seq = 0;
@@ -1160,7 +1207,17 @@ Done
             r#"{"type":"turn.finished","turnId":"t1","reason":"completed"}"#,
         ));
         let mut seen = Vec::new();
+        let mut resizes = resizes.iter();
         for event in &events {
+            if matches!(&event.body, EventBody::ToolProgress(p) if p.text.contains("number-4 "))
+                || matches!(&event.body, EventBody::ToolProgress(p) if p.text.contains("number-8 "))
+            {
+                if let Some(&columns) = resizes.next() {
+                    let mut screen = parser.lock().unwrap();
+                    now.store(columns, std::sync::atomic::Ordering::SeqCst);
+                    *screen = reflowed(&screen, columns);
+                }
+            }
             renderer.handle(event);
             for _ in 0..3 {
                 renderer.tick();
@@ -1277,6 +1334,37 @@ Done
         renderer.handle(&other);
         let screen = rows(&parser.lock().unwrap());
         assert!(screen.contains("glob preparing…"), "{screen}");
+    }
+
+    #[test]
+    fn widening_and_narrowing_while_a_command_runs_leaves_no_line_behind() {
+        for (columns, resizes) in [(80, [200, 40]), (40, [80, 200]), (200, [40, 80])] {
+            let (screen, seen) = play_resizing(columns, &resizes);
+            let last = resizes[1];
+            for row in screen.lines() {
+                assert!(width(row) <= last, "{columns}→{resizes:?}: {row:?}");
+            }
+            for screen in seen.iter().chain([&screen]) {
+                assert!(
+                    screen.matches("Run command").count() <= 1,
+                    "{columns}→{resizes:?}:\n{screen}"
+                );
+                assert!(
+                    screen.matches("thinking…").count() <= 1,
+                    "{columns}→{resizes:?}:\n{screen}"
+                );
+            }
+            assert!(
+                !SPINNER.iter().any(|frame| screen.contains(frame)),
+                "{columns}→{resizes:?}:\n{screen}"
+            );
+            assert_eq!(
+                screen.matches("The failing test").count(),
+                1,
+                "{columns}→{resizes:?}:\n{screen}"
+            );
+            assert!(screen.contains("3.1s"), "{columns}→{resizes:?}:\n{screen}");
+        }
     }
 
     #[test]
