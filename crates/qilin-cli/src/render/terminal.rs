@@ -1209,14 +1209,12 @@ Done
         let mut seen = Vec::new();
         let mut resizes = resizes.iter();
         for event in &events {
-            if matches!(&event.body, EventBody::ToolProgress(p) if p.text.contains("number-4 "))
-                || matches!(&event.body, EventBody::ToolProgress(p) if p.text.contains("number-8 "))
-            {
-                if let Some(&columns) = resizes.next() {
-                    let mut screen = parser.lock().unwrap();
-                    now.store(columns, std::sync::atomic::Ordering::SeqCst);
-                    *screen = reflowed(&screen, columns);
-                }
+            let resize_here = matches!(&event.body, EventBody::ToolProgress(p)
+                if p.text.contains("number-4 ") || p.text.contains("number-8 "));
+            if resize_here && let Some(&columns) = resizes.next() {
+                let mut screen = parser.lock().unwrap();
+                now.store(columns, std::sync::atomic::Ordering::SeqCst);
+                *screen = reflowed(&screen, columns);
             }
             renderer.handle(event);
             for _ in 0..3 {
