@@ -218,6 +218,22 @@ fn stable(screen: &str, dir: &Path) -> String {
     cost.replace_all(&shown, "$[C]").into_owned()
 }
 
+/// The environment of a conversation in `dir` with the scripted model playing `script`, no
+/// configuration file, and the history and home in `dir`.
+fn scripted_conversation(dir: &Path, script: &str) -> [(&'static str, String); 4] {
+    let path = dir.join("script.yaml");
+    std::fs::write(&path, script).unwrap();
+    [
+        ("QILIN_MODEL", format!("scripted:{}", path.display())),
+        ("QILIN_CONFIG", dir.join("none.toml").display().to_string()),
+        (
+            "QILIN_HISTORY",
+            dir.join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.display().to_string()),
+    ]
+}
+
 const SCRIPT: &str = r#"
 turns:
   - say: "I will ask you **one thing** before I change anything."
@@ -449,20 +465,7 @@ fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() 
         .current_dir(&repo)
         .status();
     assert!(init.is_ok_and(|s| s.success()), "git init works");
-    let script = dir.path().join("script.yaml");
-    std::fs::write(&script, GRANT_SCRIPT).unwrap();
-    let envs = [
-        ("QILIN_MODEL", format!("scripted:{}", script.display())),
-        (
-            "QILIN_CONFIG",
-            dir.path().join("none.toml").display().to_string(),
-        ),
-        (
-            "QILIN_HISTORY",
-            dir.path().join("history.txt").display().to_string(),
-        ),
-        ("HOME", dir.path().display().to_string()),
-    ];
+    let envs = scripted_conversation(dir.path(), GRANT_SCRIPT);
     let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 100);
     terminal.wait_for_prompt();
     terminal.type_keys("publish it\r");
@@ -515,20 +518,7 @@ fn a_call_being_written_shows_its_verb_and_esc_stops_the_model_while_it_thinks()
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(repo.join("src")).unwrap();
-    let script = dir.path().join("script.yaml");
-    std::fs::write(&script, SLOW_SCRIPT).unwrap();
-    let envs = [
-        ("QILIN_MODEL", format!("scripted:{}", script.display())),
-        (
-            "QILIN_CONFIG",
-            dir.path().join("none.toml").display().to_string(),
-        ),
-        (
-            "QILIN_HISTORY",
-            dir.path().join("history.txt").display().to_string(),
-        ),
-        ("HOME", dir.path().display().to_string()),
-    ];
+    let envs = scripted_conversation(dir.path(), SLOW_SCRIPT);
     let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 80);
     terminal.wait_for_prompt();
     terminal.type_keys("find the todos\r");
