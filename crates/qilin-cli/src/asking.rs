@@ -5,6 +5,7 @@
 //! turn; at a question it ends the whole question.
 
 use crate::input::PlainPrompt;
+use crate::keys::Keys;
 use crate::render::{TerminalRenderer, visible};
 use qilin_protocol::{
     Answer, CallPresentation, CallStatus, Detail, Question, RequestAsk, RequestOpenedEvent,
@@ -29,6 +30,7 @@ pub struct Asked {
 /// input denies an approval and dismisses questions.
 pub async fn ask_on_terminal(
     renderer: &Arc<Mutex<TerminalRenderer>>,
+    keys: &Keys,
     opened: &RequestOpenedEvent,
 ) -> Asked {
     let mut renderer = Arc::clone(renderer).lock_owned().await;
@@ -50,13 +52,29 @@ pub async fn ask_on_terminal(
         )),
         RequestAsk::Question { .. } => None,
     };
-    let asked = tokio::task::spawn_blocking(move || match ask {
+    let keys = keys.clone();
+    let asked = tokio::task::spawn_blocking(move || {
+        // The turn's watch of the keys lets go of the terminal while it asks.
+        let _paused = keys.pause();
+        ask_and_answer(ask, &tool, shown)
+    })
+    .await;
+    drop(renderer);
+    asked.unwrap_or(Asked {
+        reply: RequestReply::Dismiss,
+        interrupt: false,
+    })
+}
+
+/// Puts `ask` on the terminal (`shown`: an approval's lines) and reads the answer.
+fn ask_and_answer(ask: RequestAsk, tool: &str, shown: Option<Vec<String>>) -> Asked {
+    match ask {
         RequestAsk::Approval { arguments, .. } => {
             let mut out = std::io::stderr();
             for line in shown.unwrap_or_default() {
                 let _ = writeln!(out, "{line}");
             }
-            let grant = session_grant(&tool, &arguments);
+            let grant = session_grant(tool, &arguments);
             let _ = write!(
                 out,
                 "  y yes · a yes, {} this session · n no · m no, and say why · Esc stop ",
@@ -110,13 +128,7 @@ pub async fn ask_on_terminal(
                 }
             }
         }
-    })
-    .await;
-    drop(renderer);
-    asked.unwrap_or(Asked {
-        reply: RequestReply::Dismiss,
-        interrupt: false,
-    })
+    }
 }
 
 fn interrupted_denial() -> RequestReply {

@@ -1,9 +1,10 @@
 //! The user's settings: `config.toml` in Qilin's folder of the platform's configuration place
 //! (`~/.config/qilin/config.toml` on Linux, or the file `QILIN_CONFIG` names), and the
-//! environment. Today it names the default model.
+//! environment: the default model, and the models' prices (for the cost of a turn).
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// What `config.toml` may hold.
@@ -13,6 +14,62 @@ pub struct ConfigFile {
     /// The model of a session whose agent names none: `openai:NAME`, `anthropic:NAME` or
     /// `scripted:FILE`.
     pub model: Option<String>,
+    /// Prices per million tokens, by `provider/model` (`[prices."openai/NAME"]`).
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// A model's price per million tokens, in US dollars.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Per million input tokens.
+    pub input: f64,
+    /// Per million output tokens.
+    pub output: f64,
+    /// Per million input tokens served from the provider's cache; the input price when unset.
+    pub cached_input: Option<f64>,
+}
+
+impl Price {
+    /// What `usage` costs: its cached input at the cached price, the rest of its input at the
+    /// input price, its output at the output price.
+    pub fn cost(&self, usage: &qilin_protocol::Usage) -> f64 {
+        let cached = usage.cache_read_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        (fresh as f64 * self.input
+            + cached as f64 * self.cached_input.unwrap_or(self.input)
+            + usage.output_tokens as f64 * self.output)
+            / 1_000_000.0
+    }
+
+    /// The first field that is not a price (negative, or not a number), if any.
+    fn invalid_field(&self) -> Option<&'static str> {
+        let bad = |value: f64| !value.is_finite() || value < 0.0;
+        if bad(self.input) {
+            Some("input")
+        } else if bad(self.output) {
+            Some("output")
+        } else if self.cached_input.is_some_and(bad) {
+            Some("cached_input")
+        } else {
+            None
+        }
+    }
+}
+
+/// The key of `[prices]` for a model spec: `openai:gpt-4.1` → `openai/gpt-4.1`.
+pub fn price_key(spec: &str) -> String {
+    spec.replacen(':', "/", 1)
+}
+
+/// A cost in US dollars: `$0.0123` below a dollar, `$1.23` from one on.
+pub fn dollars(cost: f64) -> String {
+    if cost < 1.0 {
+        format!("${cost:.4}")
+    } else {
+        format!("${cost:.2}")
+    }
 }
 
 /// The settings found: the configuration file (if any) and the environment.
@@ -70,10 +127,20 @@ impl Settings {
         };
         let file: ConfigFile = toml::from_str(&text).with_context(|| {
             format!(
-                "{} is not a valid Qilin configuration (expected e.g. `model = \"openai:NAME\"`)",
+                "{} is not a valid Qilin configuration (expected e.g. `model = \"openai:NAME\"` \
+                 and `[prices.\"openai/NAME\"]` tables of `input`, `output` and `cached_input`)",
                 file_path.display()
             )
         })?;
+        for (model, price) in &file.prices {
+            if let Some(field) = price.invalid_field() {
+                anyhow::bail!(
+                    "{}: [prices.\"{model}\"] {field} must be a price per million tokens (a number, \
+                     0 or more)",
+                    file_path.display()
+                );
+            }
+        }
         Ok(Settings {
             path,
             found: true,
@@ -102,6 +169,11 @@ impl Settings {
         })
     }
 
+    /// The price of the model `spec` (`openai:NAME`), if the configuration file gives one.
+    pub fn price(&self, spec: &str) -> Option<Price> {
+        self.file.prices.get(&price_key(spec)).copied()
+    }
+
     /// Where the configuration file is, for messages.
     pub fn shown_path(&self) -> String {
         self.path.as_ref().map_or_else(
@@ -122,6 +194,25 @@ pub fn show() -> Result<std::process::ExitCode> {
             "model: none; add `model = \"openai:NAME\"` (or `anthropic:NAME`) to the config file, \
              or set QILIN_MODEL"
         ),
+    }
+    if settings.file.prices.is_empty() {
+        println!(
+            "prices: none; a turn's cost shows once the config file prices its model, e.g. \
+             `[prices.\"openai/NAME\"]` with `input = 2.0`, `output = 8.0`, `cached_input = 0.5` \
+             (US dollars per million tokens)"
+        );
+    } else {
+        println!("prices (US dollars per million tokens):");
+        for (model, price) in &settings.file.prices {
+            let cached = price
+                .cached_input
+                .map(|cached| format!(" · cached input {cached}"))
+                .unwrap_or_default();
+            println!(
+                "  {model}: input {}{cached} · output {}",
+                price.input, price.output
+            );
+        }
     }
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -147,5 +238,32 @@ mod tests {
         assert_eq!(file.model.as_deref(), Some("openai:gpt-4.1"));
         let err = toml::from_str::<ConfigFile>("modle = \"x\"\n").unwrap_err();
         assert!(err.to_string().contains("modle"), "{err}");
+    }
+
+    #[test]
+    fn a_price_costs_cached_input_apart_and_bad_prices_are_named() {
+        let file: ConfigFile = toml::from_str(
+            "[prices.\"openai/m\"]\ninput = 2.0\noutput = 8.0\ncached_input = 0.5\n\
+             [prices.\"anthropic/n\"]\ninput = 3\noutput = 15\n",
+        )
+        .unwrap();
+        let usage = qilin_protocol::Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            cache_read_tokens: 400_000,
+        };
+        let price = file.prices[&price_key("openai:m")];
+        // 600k fresh at 2.0, 400k cached at 0.5, 100k out at 8.0.
+        assert!((price.cost(&usage) - (1.2 + 0.2 + 0.8)).abs() < 1e-9);
+        let uncached = file.prices[&price_key("anthropic:n")];
+        assert!((uncached.cost(&usage) - (3.0 + 1.5)).abs() < 1e-9);
+        assert_eq!(dollars(0.01234), "$0.0123");
+        assert_eq!(dollars(12.345), "$12.35");
+        let negative: ConfigFile =
+            toml::from_str("[prices.\"x/y\"]\ninput = -1\noutput = 1\n").unwrap();
+        assert_eq!(negative.prices["x/y"].invalid_field(), Some("input"));
+        let misspelled =
+            toml::from_str::<ConfigFile>("[prices.\"x/y\"]\ninput = 1\nouput = 1\n").unwrap_err();
+        assert!(misspelled.to_string().contains("ouput"), "{misspelled}");
     }
 }

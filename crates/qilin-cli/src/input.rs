@@ -71,6 +71,15 @@ impl LineEditor {
         }
     }
 
+    /// Puts `draft` (what was typed while a turn ran) in the input, to be edited or sent.
+    pub fn set_draft(&mut self, draft: &str) {
+        if let Some(editor) = &mut self.editor
+            && !draft.is_empty()
+        {
+            editor.run_edit_commands(&[EditCommand::InsertString(draft.to_string())]);
+        }
+    }
+
     /// Reads one entry at the prompt (the editor runs on a blocking thread).
     pub async fn read(&mut self) -> anyhow::Result<Typed> {
         let Some(mut editor) = self.editor.take() else {
@@ -177,7 +186,7 @@ pub enum Slash {
     Sessions,
     /// `/resume ID`: continue a stored session.
     Resume(Option<String>),
-    /// `/cost`: the tokens used in this conversation.
+    /// `/cost`: the tokens and cost of this session.
     Cost,
     /// A command Qilin does not know.
     Unknown(String),
@@ -192,8 +201,8 @@ pub const SLASH_HELP: &str = "\
 /agent           show the agent
 /sessions        the workspace's recent sessions
 /resume ID       continue a stored session
-/cost            the tokens this conversation used
-Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
+/cost            the tokens this session used, and their cost when its model has a price
+Esc or Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
 
 /// The slash command `line` is, or `None` for a message (a line not starting with `/`, or a
 /// path such as `/etc/hosts is missing`).

@@ -4,6 +4,7 @@ mod asking;
 mod commands;
 mod config;
 mod input;
+mod keys;
 mod render;
 
 use clap::{Parser, Subcommand};
@@ -30,7 +31,7 @@ static ALLOCATOR: monty_alloc::LimitedAllocator = monty_alloc::LimitedAllocator;
 #[derive(Subcommand)]
 enum Command {
     /// Run an agent: one turn of a prompt, or a conversation; `--resume ID` or `--continue`
-    /// carries on a stored session. Ctrl-C interrupts the turn.
+    /// carries on a stored session. Esc or Ctrl-C interrupts the turn.
     Run(commands::run::RunArgs),
     /// List the stored sessions of a workspace, show one, or export its event log.
     #[command(subcommand)]
@@ -95,6 +96,7 @@ fn trace_to_stderr() {
 fn quiet_on_closed_output() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        keys::restore_terminal();
         let message = info
             .payload()
             .downcast_ref::<String>()

@@ -424,10 +424,14 @@ fn qilin_with_a_prompt_runs_the_built_in_coder_in_the_current_folder() {
     );
     assert!(repo.join(".qilin/qilin.db").exists());
 
-    // The config file names the model when the environment does not.
+    // The config file names the model when the environment does not, and prices it.
+    let escaped = model.replace('\\', "\\\\");
     write(
         &dir.path().join("config.toml"),
-        &format!("model = \"{}\"\n", model.replace('\\', "\\\\")),
+        &format!(
+            "model = \"{escaped}\"\n[prices.\"{}\"]\ninput = 3.0\noutput = 15.0\n",
+            escaped.replacen(':', "/", 1)
+        ),
     );
     let config = dir.path().join("config.toml");
     let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
@@ -440,6 +444,13 @@ fn qilin_with_a_prompt_runs_the_built_in_coder_in_the_current_folder() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Hello from the coder."), "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        regex::Regex::new(r"tokens in · [\d,]+ out · \$\d+\.\d{4}")
+            .unwrap()
+            .is_match(&stderr),
+        "the turn's summary shows its cost:\n{stderr}"
+    );
     let shown = Command::new(env!("CARGO_BIN_EXE_qilin"))
         .args(["config"])
         .env("QILIN_CONFIG", &config)
@@ -448,6 +459,10 @@ fn qilin_with_a_prompt_runs_the_built_in_coder_in_the_current_folder() {
         .unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains(&format!("model: {model} (from ")), "{shown}");
+    assert!(
+        shown.contains("input 3 · output 15"),
+        "the prices show:\n{shown}"
+    );
 }
 
 #[test]

@@ -133,19 +133,37 @@ impl Terminal {
         }
     }
 
+    /// Resizes the terminal to `columns`, its lines reflowed to the new width as most
+    /// terminals (tmux, VTE, kitty, iTerm2) do: a wrapped line joins up when widened, a long
+    /// one wraps again when narrowed.
+    ///
+    /// The resize lands between two of qilin's writes: a redraw already written but not yet
+    /// read when a terminal reflows was measured for the old width, and no program can redraw
+    /// that one right (any terminal shows it so); here qilin is stopped and its output read
+    /// before the resize, and continued after it.
     fn resize(&self, columns: u16) {
-        self.master
-            .resize(PtySize {
-                rows: ROWS,
-                cols: columns,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        self.screen.lock().unwrap().screen_mut().set_size(
-            NonZeroU16::new(ROWS).unwrap(),
-            NonZeroU16::new(columns).unwrap(),
-        );
+        let pid = self.child.process_id().expect("qilin runs").to_string();
+        let signal = |name: &str| {
+            let sent = std::process::Command::new("kill")
+                .args([name, &pid])
+                .status();
+            assert!(sent.is_ok_and(|s| s.success()), "kill {name} {pid}");
+        };
+        signal("-STOP");
+        std::thread::sleep(Duration::from_millis(200));
+        {
+            let mut parser = self.screen.lock().unwrap();
+            self.master
+                .resize(PtySize {
+                    rows: ROWS,
+                    cols: columns,
+                    pixel_width: 0,
+                    pixel_height: 0,
+                })
+                .unwrap();
+            *parser = reflowed(&parser, columns);
+        }
+        signal("-CONT");
     }
 
     fn exit_code(mut self) -> u32 {
@@ -164,15 +182,56 @@ impl Terminal {
     }
 }
 
+/// The screen `parser` shows, reflowed to `columns`: its logical lines (wrapped rows joined) up
+/// to the cursor's, written again at the new width, the cursor at the start of its line.
+fn reflowed(parser: &vt100::Parser, columns: u16) -> vt100::Parser {
+    let screen = parser.screen();
+    let (_, width) = screen.size();
+    let (cursor_row, _) = screen.cursor_position();
+    let rows: Vec<String> = screen.rows(0, width.get()).collect();
+    let mut lines = vec![String::new()];
+    for (row, text) in rows.iter().enumerate().take(usize::from(cursor_row) + 1) {
+        let last = lines.last_mut().expect("a line");
+        last.push_str(text);
+        if !screen.row_wrapped(row as u16) {
+            lines.push(String::new());
+        }
+    }
+    lines.pop();
+    let mut next = vt100::Parser::new(
+        NonZeroU16::new(ROWS).unwrap(),
+        NonZeroU16::new(columns).unwrap(),
+        0,
+    );
+    next.process(lines.join("\r\n").as_bytes());
+    next
+}
+
 /// The screen with what changes from run to run (times, the temporary folder) replaced.
 fn stable(screen: &str, dir: &Path) -> String {
-    let durations = regex::Regex::new(r"\b\d+(\.\d+)?(ms|s)\b").unwrap();
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? ?(ms|s)\b").unwrap();
     let tokens = regex::Regex::new(r"[\d,]+\s+tokens\s+in\s+·\s+[\d,]+\s+out").unwrap();
+    let cost = regex::Regex::new(r"\$\d+\.\d+").unwrap();
     let shown = screen.replace(&dir.display().to_string(), "[DIR]");
     let shown = durations.replace_all(&shown, "[T]");
-    tokens
-        .replace_all(&shown, "[N] tokens in · [N] out")
-        .into_owned()
+    let shown = tokens.replace_all(&shown, "[N] tokens in · [N] out");
+    cost.replace_all(&shown, "$[C]").into_owned()
+}
+
+/// The environment of a conversation in `dir` with the scripted model playing `script`, no
+/// configuration file, and the history and home in `dir`.
+fn scripted_conversation(dir: &Path, script: &str) -> [(&'static str, String); 4] {
+    let path = dir.join("script.yaml");
+    std::fs::write(&path, script).unwrap();
+    [
+        ("QILIN_MODEL", format!("scripted:{}", path.display())),
+        ("QILIN_CONFIG", dir.join("none.toml").display().to_string()),
+        (
+            "QILIN_HISTORY",
+            dir.join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.display().to_string()),
+    ]
 }
 
 const SCRIPT: &str = r#"
@@ -204,12 +263,19 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     std::fs::write(repo.join("AGENTS.md"), "Keep changes small.\n").unwrap();
     let script = dir.path().join("script.yaml");
     std::fs::write(&script, SCRIPT).unwrap();
+    // The configuration prices the model: each turn shows its cost.
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[prices.\"scripted/{}\"]\ninput = 3.0\noutput = 15.0\n",
+            script.display()
+        ),
+    )
+    .unwrap();
     let envs = [
         ("QILIN_MODEL", format!("scripted:{}", script.display())),
-        (
-            "QILIN_CONFIG",
-            dir.path().join("none.toml").display().to_string(),
-        ),
+        ("QILIN_CONFIG", config.display().to_string()),
         (
             "QILIN_HISTORY",
             dir.path().join("history.txt").display().to_string(),
@@ -260,27 +326,55 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     );
     assert!(denied.contains("do not push"), "{denied}");
 
-    // A long-running command draws a live line; a resize redraws it; Ctrl-C interrupts it.
+    // A long-running command draws a live line; widening and narrowing the terminal redraws
+    // it; what is typed meanwhile is kept; Esc interrupts it.
     terminal.wait_for("Run command sleep 30");
     std::thread::sleep(Duration::from_millis(400));
     terminal.resize(120);
     std::thread::sleep(Duration::from_millis(400));
-    terminal.type_keys("\x03");
+    terminal.type_keys("then run the linter");
+    terminal.resize(60);
+    std::thread::sleep(Duration::from_millis(400));
+    let running = terminal.rows();
+    assert!(
+        !running.contains("then run the linter"),
+        "not echoed:\n{running}"
+    );
+    terminal.type_keys("\x1b");
     let interrupted = terminal.wait_for("■ interrupted");
     assert_eq!(
         interrupted.matches("Run command sleep 30").count(),
         1,
         "no stale live line:\n{interrupted}"
     );
-    let screen = terminal.wait_for_prompt();
+    let screen = terminal.wait_until("the typed text back at the prompt", |s| {
+        s.lines().last() == Some("› then run the linter")
+    });
     assert!(
         !screen.contains("42 checks passed"),
         "the command was stopped:\n{screen}"
     );
     let shown = stable(&screen, dir.path());
+    // The draft is sent as it is.
+    terminal.type_keys("\r");
+    terminal.wait_for("Stopped.");
+    terminal.wait_for_prompt();
+    terminal.type_keys("/cost\r");
+    let cost = terminal.wait_for("this session:");
+    let cost = cost
+        .lines()
+        .find(|l| l.starts_with("this session:"))
+        .unwrap();
+    assert!(
+        regex::Regex::new(r"^this session: [\d,]+ tokens in · [\d,]+ out · \$\d+\.\d{4}$")
+            .unwrap()
+            .is_match(cost),
+        "{cost}"
+    );
+    terminal.wait_for_prompt();
     terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
-    insta::assert_snapshot!("conversation_at_80_then_120_columns", shown);
+    insta::assert_snapshot!("conversation_at_80_120_then_60_columns", shown);
 }
 
 #[test]
@@ -371,20 +465,7 @@ fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() 
         .current_dir(&repo)
         .status();
     assert!(init.is_ok_and(|s| s.success()), "git init works");
-    let script = dir.path().join("script.yaml");
-    std::fs::write(&script, GRANT_SCRIPT).unwrap();
-    let envs = [
-        ("QILIN_MODEL", format!("scripted:{}", script.display())),
-        (
-            "QILIN_CONFIG",
-            dir.path().join("none.toml").display().to_string(),
-        ),
-        (
-            "QILIN_HISTORY",
-            dir.path().join("history.txt").display().to_string(),
-        ),
-        ("HOME", dir.path().display().to_string()),
-    ];
+    let envs = scripted_conversation(dir.path(), GRANT_SCRIPT);
     let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 100);
     terminal.wait_for_prompt();
     terminal.type_keys("publish it\r");
@@ -419,5 +500,46 @@ fn a_session_grant_stops_the_asking_esc_stops_the_turn_and_ctrl_c_twice_quits() 
     terminal.type_keys("\x03");
     terminal.wait_for("(Ctrl-C again or Ctrl-D to quit)");
     terminal.type_keys("\x03");
+    assert_eq!(terminal.exit_code(), 0);
+}
+
+const SLOW_SCRIPT: &str = r#"
+chunk_delay_ms: 100
+turns:
+  - calls:
+      - tool: grep
+        args: {pattern: "TODO", path: "src", glob: "**/*.rs", output_mode: "files_with_matches"}
+  - think: "The search found nothing under src, so the notes must live somewhere else; before I look further I should think about where a project like this keeps its notes, perhaps in docs or in the issue tracker, and what the user meant by todos in the first place."
+    say: "never reached"
+"#;
+
+#[test]
+fn a_call_being_written_shows_its_verb_and_esc_stops_the_model_while_it_thinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    let envs = scripted_conversation(dir.path(), SLOW_SCRIPT);
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 80);
+    terminal.wait_for_prompt();
+    terminal.type_keys("find the todos\r");
+
+    // While the model writes the call, its spinner says "Search", as the call's line will.
+    let spinners = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let preparing = terminal.wait_until("a spinner naming the search", |screen| {
+        screen
+            .lines()
+            .any(|line| line.starts_with(spinners) && line.contains("Search TODO"))
+    });
+    assert!(!preparing.contains("grep"), "{preparing}");
+    terminal.wait_for("✓ Search TODO in src");
+
+    // Esc while the model thinks stops the turn; the conversation goes on.
+    terminal.wait_for("thinking…");
+    terminal.type_keys("\x1b");
+    let stopped = terminal.wait_for("■ interrupted");
+    assert!(!stopped.contains("never reached"), "{stopped}");
+    let screen = terminal.wait_for_prompt();
+    assert!(!screen.contains("thinking…"), "{screen}");
+    terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
 }

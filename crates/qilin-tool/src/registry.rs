@@ -283,6 +283,14 @@ impl RegisteredTool {
         })
     }
 
+    /// How the tool presents a call with `arguments` (its verb and remark, as its call line
+    /// will show), or `None` when they are not the tool's arguments (yet: a call still being
+    /// written) or the tool fails to present them.
+    pub fn present(&self, arguments: Value) -> Option<CallPresentation> {
+        let prepared = self.erased.prepare(arguments).ok()?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepared.presentation())).ok()
+    }
+
     pub(crate) fn prepare(
         &self,
         arguments: Value,

@@ -5,9 +5,10 @@
 
 use crate::asking::ask_on_terminal;
 use crate::commands::{open_store, sandbox_helper, worker_sandbox};
-use crate::config::{Settings, no_model_help};
+use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
-use crate::render::{Style, TerminalRenderer, visible};
+use crate::keys::{Keys, restore_terminal};
+use crate::render::{Presenter, Style, TerminalRenderer, partial_arguments, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -155,11 +156,15 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     ));
     let current = Arc::new(std::sync::Mutex::new(handle.clone()));
     listen_for_interrupts(Arc::clone(&current));
-    let display = Display::open(&handle, resuming, args.json, &renderer, interactive);
+    // Esc interrupts a turn when the terminal is the input (not with `--json`).
+    let keys = interactive.then(Keys::default);
+    start_showing(&renderer, &handle, &opener.settings).await;
+    let display = Display::open(&handle, resuming, args.json, &renderer, keys.as_ref());
     let status = match &args.prompt {
-        Some(prompt) => exit_status(run_turn(&handle, &display, prompt).await?),
+        Some(prompt) => exit_status(run_turn(&handle, &display, prompt, keys.as_ref()).await?.0),
         None if interactive => {
-            conversation(&opener, handle.clone(), display, &renderer, &current).await?;
+            let keys = keys.unwrap_or_default();
+            conversation(&opener, handle.clone(), display, &renderer, &current, &keys).await?;
             let handle = current.lock().map(|h| h.clone()).unwrap_or(handle);
             handle.close().await?;
             return Ok(ExitCode::SUCCESS);
@@ -173,7 +178,7 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
                 !prompt.trim().is_empty(),
                 "the prompt read from stdin is empty"
             );
-            exit_status(run_turn(&handle, &display, prompt.trim()).await?)
+            exit_status(run_turn(&handle, &display, prompt.trim(), None).await?.0)
         }
     };
     handle.close().await?;
@@ -189,6 +194,7 @@ async fn conversation(
     mut display: Display,
     renderer: &Arc<Mutex<TerminalRenderer>>,
     current: &Arc<std::sync::Mutex<SessionHandle>>,
+    keys: &Keys,
 ) -> Result<()> {
     let style = Style::detect();
     eprintln!("{}", banner(&handle, &style));
@@ -211,7 +217,8 @@ async fn conversation(
             continue;
         }
         let Some(command) = slash(&line) else {
-            run_turn(&handle, &display, line.trim()).await?;
+            let (_, typed_ahead) = run_turn(&handle, &display, line.trim(), Some(keys)).await?;
+            editor.set_draft(&typed_ahead);
             continue;
         };
         let next = match command {
@@ -236,7 +243,19 @@ async fn conversation(
             }
             Slash::Cost => {
                 let renderer = renderer.lock().await;
-                eprintln!("{}", renderer.conversation_summary());
+                eprintln!("{}", renderer.session_summary());
+                if !renderer.priced() {
+                    eprintln!(
+                        "{}",
+                        style.dim(&format!(
+                            "no price for {}: add a [prices.\"{}\"] table (input, output, \
+                             cached_input: US dollars per million tokens) to {}",
+                            handle.info().model,
+                            price_key(&handle.info().model),
+                            opener.settings.shown_path()
+                        ))
+                    );
+                }
                 None
             }
             Slash::Sessions => {
@@ -292,7 +311,8 @@ async fn conversation(
                 if let Ok(mut current) = current.lock() {
                     *current = handle.clone();
                 }
-                display = Display::open(&handle, resuming, false, renderer, true);
+                start_showing(renderer, &handle, &opener.settings).await;
+                display = Display::open(&handle, resuming, false, renderer, Some(keys));
                 let verb = if resuming { "Continuing" } else { "New" };
                 eprintln!(
                     "{verb} session {} · model {}",
@@ -303,6 +323,24 @@ async fn conversation(
             Err(err) => eprintln!("error: {err:#}"),
         }
     }
+}
+
+/// Tells the renderer about the session it shows from now on: its model's price (the config
+/// file's, if any) and how its calls are named while the model writes them.
+async fn start_showing(
+    renderer: &Arc<Mutex<TerminalRenderer>>,
+    handle: &SessionHandle,
+    settings: &Settings,
+) {
+    let executor = handle.executor();
+    let presenter: Presenter = Box::new(move |tool, text| {
+        let tool = executor.registry().get(tool)?;
+        tool.present(partial_arguments(text, tool.parameters()))
+    });
+    renderer
+        .lock()
+        .await
+        .start_session(settings.price(&handle.info().model), Some(presenter));
 }
 
 /// The first lines of a conversation: the agent, the model and the workspace.
@@ -357,13 +395,27 @@ async fn list_sessions(runtime: &Runtime, workspace: &std::path::Path) -> Result
     Ok(())
 }
 
-/// Runs one turn and waits until everything it recorded is shown.
-async fn run_turn(handle: &SessionHandle, display: &Display, prompt: &str) -> Result<FinishReason> {
+/// Runs one turn and waits until everything it recorded is shown; with `keys`, Esc interrupts
+/// it, and what was typed meanwhile is returned (for the next prompt).
+async fn run_turn(
+    handle: &SessionHandle,
+    display: &Display,
+    prompt: &str,
+    keys: Option<&Keys>,
+) -> Result<(FinishReason, String)> {
+    // The watch starts first: a request the turn asks at once finds it there to pause.
+    let interrupting = handle.clone();
+    let watch = keys.and_then(|keys| {
+        keys.watch_turn(move || {
+            interrupting.interrupt();
+        })
+    });
     let turn = handle.submit(prompt, None)?;
     let summary = turn.finished().await;
+    let typed_ahead = watch.map(|watch| watch.finish()).unwrap_or_default();
     handle.flush().await?;
     display.caught_up(handle).await;
-    Ok(summary.reason)
+    Ok((summary.reason, typed_ahead))
 }
 
 /// The id of the latest session of `workspace`.
@@ -393,7 +445,7 @@ fn exit_status(reason: FinishReason) -> ExitCode {
 }
 
 /// The task that renders (or prints as JSON lines) every event the session commits, and puts
-/// its requests to the user on the terminal.
+/// its requests to the user on the terminal (when `keys` is given: the terminal is the input).
 struct Display {
     shown: watch::Receiver<u64>,
     renderer: Arc<Mutex<TerminalRenderer>>,
@@ -406,7 +458,7 @@ impl Display {
         resumed: bool,
         json: bool,
         renderer: &Arc<Mutex<TerminalRenderer>>,
-        interactive: bool,
+        keys: Option<&Keys>,
     ) -> Self {
         let after = if resumed { handle.committed_head() } else { 0 };
         Display::start(
@@ -414,7 +466,7 @@ impl Display {
             after,
             json,
             Arc::clone(renderer),
-            interactive,
+            keys.cloned(),
         )
     }
 
@@ -423,7 +475,7 @@ impl Display {
         after: u64,
         json: bool,
         renderer: Arc<Mutex<TerminalRenderer>>,
-        interactive: bool,
+        keys: Option<Keys>,
     ) -> Self {
         let (shown_tx, shown) = watch::channel(after);
         let rendering = Arc::clone(&renderer);
@@ -450,8 +502,8 @@ impl Display {
                         } else {
                             rendering.lock().await.handle(&event);
                         }
-                        if interactive {
-                            answer(&handle, &rendering, &event);
+                        if let Some(keys) = &keys {
+                            answer(&handle, &rendering, keys, &event);
                         }
                         shown_tx.send_replace(event.seq);
                     }
@@ -478,15 +530,21 @@ impl Display {
 
 /// Puts a request the session opened to the user, in a task of its own (the terminal is
 /// taken from the live display until it is answered), and hands the answer to the session.
-fn answer(handle: &SessionHandle, renderer: &Arc<Mutex<TerminalRenderer>>, event: &Event) {
+fn answer(
+    handle: &SessionHandle,
+    renderer: &Arc<Mutex<TerminalRenderer>>,
+    keys: &Keys,
+    event: &Event,
+) {
     let EventBody::RequestOpened(opened) = &event.body else {
         return;
     };
     let handle = handle.clone();
     let renderer = Arc::clone(renderer);
+    let keys = keys.clone();
     let opened = opened.clone();
     tokio::spawn(async move {
-        let asked = ask_on_terminal(&renderer, &opened).await;
+        let asked = ask_on_terminal(&renderer, &keys, &opened).await;
         if let Err(err) = handle.resolve(&opened.request_id, asked.reply, "terminal") {
             eprintln!("(not applied: {err})");
         }
@@ -503,9 +561,11 @@ fn listen_for_interrupts(current: Arc<std::sync::Mutex<SessionHandle>>) {
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
             let Ok(handle) = current.lock().map(|h| h.clone()) else {
+                restore_terminal();
                 std::process::exit(130);
             };
             if !handle.interrupt() {
+                restore_terminal();
                 eprintln!("\nquitting: no turn is running");
                 let _ = tokio::time::timeout(Duration::from_secs(3), handle.flush()).await;
                 std::process::exit(130);

@@ -1,11 +1,13 @@
 //! The terminal as a client: renders a session's events as they happen.
 
 mod markdown;
+mod partial;
 mod sanitize;
 mod style;
 mod terminal;
 mod text;
 
+pub use partial::partial_arguments;
 pub use sanitize::visible;
 pub use style::Style;
-pub use terminal::TerminalRenderer;
+pub use terminal::{Presenter, TerminalRenderer};

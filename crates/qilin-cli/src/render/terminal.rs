@@ -10,6 +10,7 @@ use super::markdown;
 use super::sanitize::sanitized;
 use super::style::{SPINNER, Style};
 use super::text::{truncate, width, wrap};
+use crate::config::{Price, dollars};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolResultEvent, Usage,
@@ -25,12 +26,29 @@ const FALLBACK_COLUMNS: usize = 80;
 /// The rows assumed when a terminal does not say its size.
 const FALLBACK_ROWS: usize = 24;
 
+/// How often, at most, a call whose arguments are long is presented again as they stream.
+const PRESENT_LONG_ARGUMENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+/// Arguments up to this length are presented again at every piece that streams in.
+const SHORT_ARGUMENTS: usize = 4096;
+
+/// Presents a call of the tool named first from the argument text streamed so far (a JSON
+/// object's beginning): its verb and remark as its call line will show them, if the tool can.
+pub type Presenter = Box<dyn Fn(&str, &str) -> Option<CallPresentation> + Send>;
+
 struct Running {
     call_id: String,
     depth: usize,
     presentation: CallPresentation,
     started: Instant,
     last_output: String,
+    /// While the model writes the call: its argument text so far, and when it was presented.
+    preparing: Option<Preparing>,
+}
+
+struct Preparing {
+    tool_name: String,
+    arguments: String,
+    presented: Option<Instant>,
 }
 
 /// What the model is doing before its first visible output of a step.
@@ -43,7 +61,7 @@ struct Waiting {
 }
 
 /// A terminal's size in columns and rows: measured on every draw, or fixed (tests).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Size {
     /// Ask the terminal (standard output) each time.
     Measured,
@@ -55,13 +73,26 @@ pub enum Size {
         /// Rows.
         rows: usize,
     },
+    /// Columns the test changes as it goes (a resize), and fixed rows.
+    #[cfg(test)]
+    Changing {
+        /// Columns now.
+        columns: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        /// Rows.
+        rows: usize,
+    },
 }
 
 impl Size {
-    fn get(self) -> (usize, usize) {
+    fn get(&self) -> (usize, usize) {
         match self {
             #[cfg(test)]
-            Size::Fixed { columns, rows } => (columns.max(10), rows.max(3)),
+            Size::Fixed { columns, rows } => ((*columns).max(10), (*rows).max(3)),
+            #[cfg(test)]
+            Size::Changing { columns, rows } => (
+                columns.load(std::sync::atomic::Ordering::SeqCst).max(10),
+                (*rows).max(3),
+            ),
             Size::Measured => match crossterm::terminal::size() {
                 Ok((columns, rows)) if columns > 0 && rows > 0 => {
                     (usize::from(columns).max(10), usize::from(rows).max(3))
@@ -78,6 +109,18 @@ struct TurnTally {
     started: Option<String>,
     steps: u32,
     usage: Usage,
+    /// What its steps cost, when the model's price is known.
+    cost: f64,
+}
+
+/// What the session's turns shown here have used, for `/cost`.
+#[derive(Default)]
+struct SessionTally {
+    usage: Usage,
+    /// The cost of the steps whose model's price was known.
+    cost: f64,
+    /// Steps of a model without a price, left out of `cost`.
+    unpriced_steps: u32,
 }
 
 /// Draws a session's events on a terminal (or any writer).
@@ -98,7 +141,11 @@ pub struct TerminalRenderer {
     after_text_block: bool,
     waiting: Option<Waiting>,
     tally: TurnTally,
-    total: Usage,
+    total: SessionTally,
+    /// The price of the session's model, when the configuration gives it.
+    price: Option<Price>,
+    /// Names a call while its arguments stream (the raw tool name without it).
+    presenter: Option<Presenter>,
     /// The display widths of the live lines on screen, and the columns they were drawn at.
     live: Vec<usize>,
     live_columns: usize,
@@ -126,25 +173,45 @@ impl TerminalRenderer {
             after_text_block: false,
             waiting: None,
             tally: TurnTally::default(),
-            total: Usage::default(),
+            total: SessionTally::default(),
+            price: None,
+            presenter: None,
             live: Vec::new(),
             live_columns: 0,
             frame: 0,
         }
     }
 
-    /// The tokens every turn shown so far used: `/cost`.
-    pub fn conversation_summary(&self) -> String {
-        let usage = &self.total;
-        let mut summary = format!(
-            "this conversation: {} tokens in",
-            thousands(usage.input_tokens)
-        );
-        if usage.cache_read_tokens > 0 {
-            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+    /// Starts counting a new session's tokens and cost; `price` is its model's, if known;
+    /// `presenter` names its calls while their arguments stream.
+    pub fn start_session(&mut self, price: Option<Price>, presenter: Option<Presenter>) {
+        self.total = SessionTally::default();
+        self.price = price;
+        self.presenter = presenter;
+    }
+
+    /// The tokens and cost of the session's turns shown so far: `/cost`. The cost is left
+    /// out when no step had a price, and said to be partial when some had none.
+    pub fn session_summary(&self) -> String {
+        let total = &self.total;
+        let mut summary = format!("this session: {}", usage_summary(&total.usage));
+        let priced = self.price.is_some() || total.cost > 0.0;
+        if priced {
+            summary.push_str(&format!(" · {}", dollars(total.cost)));
+            if total.unpriced_steps > 0 {
+                summary.push_str(&format!(
+                    " (without {} step{} of a model with no price)",
+                    total.unpriced_steps,
+                    if total.unpriced_steps == 1 { "" } else { "s" }
+                ));
+            }
         }
-        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
         summary
+    }
+
+    /// Whether the session's model has a price (its turns show their cost).
+    pub fn priced(&self) -> bool {
+        self.price.is_some()
     }
 
     /// Sends a turn's ending and summary to `notices` when the output is not a terminal.
@@ -210,20 +277,55 @@ impl TerminalRenderer {
                 self.flush_text();
                 self.tally.steps += 1;
                 add_usage(&mut self.tally.usage, usage);
-                add_usage(&mut self.total, usage);
+                add_usage(&mut self.total.usage, usage);
+                match self.price {
+                    Some(price) => {
+                        let cost = price.cost(usage);
+                        self.tally.cost += cost;
+                        self.total.cost += cost;
+                    }
+                    None => self.total.unpriced_steps += 1,
+                }
                 self.redraw();
             }
             EventBody::ToolPreparing(preparing) => {
                 self.end_waiting();
                 self.flush_text();
-                if !self.running.iter().any(|r| r.call_id == preparing.call_id) {
-                    self.running.push(Running {
-                        call_id: preparing.call_id.clone(),
-                        depth: 0,
-                        presentation: CallPresentation::new(&preparing.tool_name, "preparing…"),
-                        started: Instant::now(),
-                        last_output: String::new(),
-                    });
+                let index = match self
+                    .running
+                    .iter()
+                    .position(|r| r.call_id == preparing.call_id)
+                {
+                    Some(index) => index,
+                    None => {
+                        self.running.push(Running {
+                            call_id: preparing.call_id.clone(),
+                            depth: 0,
+                            presentation: CallPresentation::new(&preparing.tool_name, "preparing…"),
+                            started: Instant::now(),
+                            last_output: String::new(),
+                            preparing: Some(Preparing {
+                                tool_name: preparing.tool_name.clone(),
+                                arguments: String::new(),
+                                presented: None,
+                            }),
+                        });
+                        self.running.len() - 1
+                    }
+                };
+                let running = &mut self.running[index];
+                if let (Some(state), Some(present)) = (&mut running.preparing, &self.presenter) {
+                    state.arguments.push_str(&preparing.arguments_delta);
+                    let due = state.arguments.len() <= SHORT_ARGUMENTS
+                        || state
+                            .presented
+                            .is_none_or(|at| at.elapsed() >= PRESENT_LONG_ARGUMENTS_EVERY);
+                    if due {
+                        state.presented = Some(Instant::now());
+                        if let Some(presentation) = present(&state.tool_name, &state.arguments) {
+                            running.presentation = presentation;
+                        }
+                    }
                 }
                 self.redraw();
             }
@@ -244,6 +346,7 @@ impl TerminalRenderer {
                     Some(running) => {
                         running.presentation = start.presentation.clone();
                         running.depth = depth;
+                        running.preparing = None;
                     }
                     None => self.running.push(Running {
                         call_id: start.call_id.clone(),
@@ -251,6 +354,7 @@ impl TerminalRenderer {
                         presentation: start.presentation.clone(),
                         started: Instant::now(),
                         last_output: String::new(),
+                        preparing: None,
                     }),
                 }
                 self.redraw();
@@ -349,7 +453,8 @@ impl TerminalRenderer {
         }
     }
 
-    /// `12.3s · 2 steps · 1,200 tokens in (800 cached) · 310 out`.
+    /// `12.3s · 2 steps · 1,200 tokens in (800 cached) · 310 out`, and `· $0.0123` when the
+    /// model's price is known.
     fn turn_summary(&self, finished: &str) -> String {
         let seconds = self
             .tally
@@ -361,17 +466,15 @@ impl TerminalRenderer {
                 Some((finished - started).num_milliseconds().max(0) as f64 / 1000.0)
             })
             .unwrap_or(0.0);
-        let usage = &self.tally.usage;
         let steps = self.tally.steps;
         let mut summary = format!(
-            "{seconds:.1}s · {steps} step{} · {} tokens in",
+            "{seconds:.1}s · {steps} step{} · {}",
             if steps == 1 { "" } else { "s" },
-            thousands(usage.input_tokens)
+            usage_summary(&self.tally.usage)
         );
-        if usage.cache_read_tokens > 0 {
-            summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+        if self.price.is_some() {
+            summary.push_str(&format!(" · {}", dollars(self.tally.cost)));
         }
-        summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
         summary
     }
 
@@ -751,6 +854,16 @@ fn complete_blocks_end(text: &str) -> Option<usize> {
     end
 }
 
+/// `1,200 tokens in (800 cached) · 310 out`.
+fn usage_summary(usage: &Usage) -> String {
+    let mut summary = format!("{} tokens in", thousands(usage.input_tokens));
+    if usage.cache_read_tokens > 0 {
+        summary.push_str(&format!(" ({} cached)", thousands(usage.cache_read_tokens)));
+    }
+    summary.push_str(&format!(" · {} out", thousands(usage.output_tokens)));
+    summary
+}
+
 fn add_usage(total: &mut Usage, usage: &Usage) {
     total.input_tokens += usage.input_tokens;
     total.output_tokens += usage.output_tokens;
@@ -888,6 +1001,53 @@ Done
     }
 
     #[test]
+    fn a_priced_model_s_turns_show_their_cost_and_the_session_adds_them_up() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        renderer.start_session(
+            Some(Price {
+                input: 2.0,
+                output: 8.0,
+                cached_input: Some(0.5),
+            }),
+            None,
+        );
+        let step = r#"{"seq":2,"time":"2026-11-30T12:00:01.000Z","type":"step.finished","turnId":"t1","step":1,"usage":{"inputTokens":12034,"outputTokens":310,"cacheReadTokens":8000}}"#;
+        let finished = r#"{"seq":3,"time":"2026-11-30T12:00:02.500Z","type":"turn.finished","turnId":"t1","reason":"completed"}"#;
+        let started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}"#;
+        for line in [started, step] {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        }
+        // 4,034 fresh input tokens at 2.0, 8,000 cached at 0.5, 310 out at 8.0 per million.
+        assert_eq!(
+            renderer.turn_summary("2026-11-30T12:00:02.500Z"),
+            "2.5s · 1 step · 12,034 tokens in (8,000 cached) · 310 out · $0.0145"
+        );
+        renderer.handle(&serde_json::from_str(finished).unwrap());
+        for line in [started, step, finished] {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        }
+        assert_eq!(
+            renderer.session_summary(),
+            "this session: 24,068 tokens in (16,000 cached) · 620 out · $0.0291"
+        );
+        // A model without a price: tokens only, and the session's cost says what it leaves out.
+        renderer.price = None;
+        renderer.handle(&serde_json::from_str(step).unwrap());
+        assert!(
+            renderer
+                .session_summary()
+                .ends_with("· $0.0291 (without 1 step of a model with no price)"),
+            "{}",
+            renderer.session_summary()
+        );
+        renderer.start_session(None, None);
+        assert_eq!(
+            renderer.session_summary(),
+            "this session: 0 tokens in · 0 out"
+        );
+    }
+
+    #[test]
     fn escape_sequences_from_the_model_and_tools_are_shown_not_executed() {
         let log = r#"
 {"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
@@ -955,6 +1115,36 @@ Done
     /// A turn with thinking, a streamed paragraph and list, reasoning, and a long command
     /// with progress, drawn with spinner ticks between every event.
     fn play(columns: usize) -> (String, Vec<String>) {
+        play_resizing(columns, &[])
+    }
+
+    /// The screen `parser` shows, reflowed to `columns` as most terminals do on a resize: its
+    /// logical lines (wrapped rows joined) up to the cursor's, written again at the new width.
+    fn reflowed(parser: &vt100::Parser, columns: usize) -> vt100::Parser {
+        let screen = parser.screen();
+        let (height, width) = screen.size();
+        let (cursor_row, _) = screen.cursor_position();
+        let rows: Vec<String> = screen.rows(0, width.get()).collect();
+        let mut lines = vec![String::new()];
+        for (row, text) in rows.iter().enumerate().take(usize::from(cursor_row) + 1) {
+            lines.last_mut().unwrap().push_str(text);
+            if !screen.row_wrapped(row as u16) {
+                lines.push(String::new());
+            }
+        }
+        lines.pop();
+        let mut next = vt100::Parser::new(
+            height,
+            std::num::NonZeroU16::new(columns as u16).unwrap(),
+            0,
+        );
+        next.process(lines.join("\r\n").as_bytes());
+        next
+    }
+
+    /// [`play`], the terminal resized to each of `resizes` in turn while the long command runs
+    /// (its spinner ticking, its line wrapping at the narrower widths).
+    fn play_resizing(columns: usize, resizes: &[usize]) -> (String, Vec<String>) {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             std::num::NonZeroU16::new(60).unwrap(),
             std::num::NonZeroU16::new(columns as u16).unwrap(),
@@ -964,7 +1154,11 @@ Done
             color: true,
             live: true,
         };
-        let size = Size::Fixed { columns, rows: 60 };
+        let now = Arc::new(std::sync::atomic::AtomicUsize::new(columns));
+        let size = Size::Changing {
+            columns: Arc::clone(&now),
+            rows: 60,
+        };
         let mut renderer =
             TerminalRenderer::with_size(style, size, Box::new(Screen(Arc::clone(&parser))));
         let mut seq = 0;
@@ -1013,7 +1207,15 @@ Done
             r#"{"type":"turn.finished","turnId":"t1","reason":"completed"}"#,
         ));
         let mut seen = Vec::new();
+        let mut resizes = resizes.iter();
         for event in &events {
+            let resize_here = matches!(&event.body, EventBody::ToolProgress(p)
+                if p.text.contains("number-4 ") || p.text.contains("number-8 "));
+            if resize_here && let Some(&columns) = resizes.next() {
+                let mut screen = parser.lock().unwrap();
+                now.store(columns, std::sync::atomic::Ordering::SeqCst);
+                *screen = reflowed(&screen, columns);
+            }
             renderer.handle(event);
             for _ in 0..3 {
                 renderer.tick();
@@ -1072,6 +1274,94 @@ Done
                 );
             }
             insta::assert_snapshot!(format!("live_turn_{columns}_columns"), screen);
+        }
+    }
+
+    #[test]
+    fn a_call_being_written_is_named_by_its_verb_as_its_line_will_be() {
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            std::num::NonZeroU16::new(20).unwrap(),
+            std::num::NonZeroU16::new(80).unwrap(),
+            0,
+        )));
+        let style = Style {
+            color: false,
+            live: true,
+        };
+        let size = Size::Fixed {
+            columns: 80,
+            rows: 20,
+        };
+        let mut renderer =
+            TerminalRenderer::with_size(style, size, Box::new(Screen(Arc::clone(&parser))));
+        let registry = qilin_runtime::builtin_registry();
+        renderer.start_session(
+            None,
+            Some(Box::new(move |tool, text| {
+                let tool = registry.get(tool)?;
+                tool.present(super::super::partial_arguments(text, tool.parameters()))
+            })),
+        );
+        let preparing = |seq: u64, delta: &str| {
+            let delta = serde_json::to_string(delta).unwrap();
+            event(
+                seq,
+                &format!(
+                    r#"{{"type":"tool.preparing","callId":"c1","toolName":"grep","argumentsDelta":{delta}}}"#
+                ),
+            )
+        };
+        renderer.handle(&event(
+            1,
+            r#"{"type":"turn.started","turnId":"t1","prompt":"go"}"#,
+        ));
+        renderer.handle(&preparing(2, r#"{"pat"#));
+        let screen = rows(&parser.lock().unwrap());
+        assert!(screen.contains(" Search  "), "{screen}");
+        assert!(!screen.contains("grep"), "{screen}");
+        renderer.handle(&preparing(3, r#"tern":"TO"#));
+        renderer.handle(&preparing(4, r#"DO","path":"sr"#));
+        let screen = rows(&parser.lock().unwrap());
+        assert!(screen.contains(" Search TODO in sr  "), "{screen}");
+        // A tool without a presenter's help keeps its wire name.
+        renderer.start_session(None, None);
+        let other = event(
+            5,
+            r#"{"type":"tool.preparing","callId":"c2","toolName":"glob","argumentsDelta":"{"}"#,
+        );
+        renderer.handle(&other);
+        let screen = rows(&parser.lock().unwrap());
+        assert!(screen.contains("glob preparing…"), "{screen}");
+    }
+
+    #[test]
+    fn widening_and_narrowing_while_a_command_runs_leaves_no_line_behind() {
+        for (columns, resizes) in [(80, [200, 40]), (40, [80, 200]), (200, [40, 80])] {
+            let (screen, seen) = play_resizing(columns, &resizes);
+            let last = resizes[1];
+            for row in screen.lines() {
+                assert!(width(row) <= last, "{columns}→{resizes:?}: {row:?}");
+            }
+            for screen in seen.iter().chain([&screen]) {
+                assert!(
+                    screen.matches("Run command").count() <= 1,
+                    "{columns}→{resizes:?}:\n{screen}"
+                );
+                assert!(
+                    screen.matches("thinking…").count() <= 1,
+                    "{columns}→{resizes:?}:\n{screen}"
+                );
+            }
+            assert!(
+                !SPINNER.iter().any(|frame| screen.contains(frame)),
+                "{columns}→{resizes:?}:\n{screen}"
+            );
+            assert_eq!(
+                screen.matches("The failing test").count(),
+                1,
+                "{columns}→{resizes:?}:\n{screen}"
+            );
+            assert!(screen.contains("3.1s"), "{columns}→{resizes:?}:\n{screen}");
         }
     }
 
