@@ -58,9 +58,9 @@ impl Tool for SkillTool {
     type Output = SkillOutput;
 
     fn prompt_hint(&self) -> &str {
-        "Before a task a skill covers, read it and follow it; read a file it mentions only when \
-         the task needs it. A skill is the complete guide to the tools it teaches, and the only \
-         one for tools reached from run_code."
+        "Before a task a skill covers, call skill with its name and follow it; read a file it \
+         mentions only when the task needs it. A skill is the complete guide to the tools it \
+         teaches, and the only one for tools reached from run_code."
     }
 
     fn present(&self, args: &SkillArgs) -> CallPresentation {
