@@ -592,6 +592,67 @@ async fn a_server_that_hangs_past_the_call_limit_fails_the_call_and_is_started_a
     handle.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_down_when_the_session_starts_is_tried_again_and_its_tools_join_between_turns() {
+    let script = r#"turns:
+  - say: "Not yet."
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            guide = sdk.tool.call("skill", {"name": "mcp-flaky"})
+            s = sdk.tool.call("flaky__add", {"a": 20, "b": 22})
+            {"sum": s["sum"], "taught": "flaky__add" in str(guide)}
+  - say: "Done."
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    let marker = dir.path().join("failed-once");
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers:\n  flaky:\n    command: {SERVER}\n    env: {{FAIL_FIRST_START: {}}}\n",
+            marker.display()
+        ),
+    );
+    let handle = session(dir.path(), script, None).await;
+    assert!(marker.exists(), "the server's first start failed");
+    let notes = handle.notes().join("\n");
+    assert!(
+        notes.contains("MCP server `flaky` could not be started")
+            && notes.contains("failing my first start on purpose")
+            && notes.contains("tried again"),
+        "{notes}"
+    );
+    assert!(
+        !handle.prompt().system.contains("mcp-flaky"),
+        "a server that never started offers no skill yet"
+    );
+
+    let first = handle.submit("add", None).unwrap().finished().await;
+    assert_eq!(first.final_text, "Not yet.", "{first:?}");
+    // Past the wait after one failed start, the next turn tries the server again.
+    tokio::time::sleep(qilin_mcp::retry_delay(1) + std::time::Duration::from_millis(200)).await;
+    let second = handle.submit("add now", None).unwrap().finished().await;
+    assert_eq!(second.final_text, "Done.", "{second:?}");
+    assert!(
+        handle.prompt().system.contains("mcp-flaky"),
+        "its skill joined the catalog between turns"
+    );
+    let events = stored(&handle).await;
+    let run_code = results(&events)
+        .into_iter()
+        .find(|r| r.tool_name == "run_code")
+        .unwrap();
+    assert_eq!(
+        run_code.output.as_ref().unwrap()["value"],
+        json!({"sum": 42.0, "taught": true}),
+        "{:?}",
+        run_code.content
+    );
+    handle.close().await.unwrap();
+}
+
 #[test]
 fn qilin_check_lints_the_skills_generated_from_the_servers_last_listing() {
     let dir = workspace("turns:\n  - say: \"Hello.\"\n");

@@ -1,6 +1,8 @@
 //! `qilin run` against real MCP servers from the npm registry (`server-filesystem` and
 //! `server-everything`, installed in `tests/mcp-servers` by `npm ci`, which `.ci/run` and
-//! `scripts/test` do), over stdio and streamable HTTP, with the scripted model.
+//! `scripts/test` do), over stdio and streamable HTTP, with the scripted model; and
+//! `qilin mcp serve` driven by the official TypeScript SDK's client
+//! (`tests/mcp-servers/serve-client.mjs`).
 
 use qilin_protocol::{CallStatus, Event, EventBody, ToolResultEvent};
 use serde_json::json;
@@ -208,5 +210,91 @@ fn the_everything_server_is_called_over_streamable_http() {
         json!({"sum": "The sum of 40 and 2 is 42.", "invalid": "INVALID_ARGUMENTS"}),
         "{:?}",
         run_code.content
+    );
+}
+
+#[test]
+fn qilin_mcp_serve_is_driven_by_the_official_typescript_sdks_client() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/mcp-servers/serve-client.mjs");
+    assert!(
+        servers().join("sdk/package.json").is_file(),
+        "the MCP SDK from npm is not installed: run `npm ci --prefix tests/mcp-servers`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(&dir.path().join("notes.md"), "first line\nsecond line\n");
+    let output = Command::new("node")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_qilin"))
+        .arg(dir.path())
+        .output()
+        .expect("node runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let seen: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)));
+
+    assert_eq!(seen["server"], "qilin");
+    assert!(
+        seen["instructions"]
+            .as_str()
+            .is_some_and(|text| text.contains("<available-skills>")),
+        "the host's model is given the session's prompt: {}",
+        seen["instructions"]
+    );
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|name| name.as_str())
+        .collect();
+    for expected in ["read", "write", "skill", "run_code"] {
+        assert!(tools.contains(&expected), "{expected} in {tools:?}");
+    }
+    assert_eq!(seen["described"], true, "every tool has a description");
+
+    let read = &seen["read"];
+    assert_eq!(read["isError"], false, "{read}");
+    assert!(
+        read["text"].as_str().unwrap().contains("second line"),
+        "{read}"
+    );
+    assert_eq!(read["structured"]["total_lines"], 2, "{read}");
+
+    let code = &seen["code"];
+    assert_eq!(code["isError"], false, "{code}");
+    assert_eq!(code["structured"]["value"]["lines"], 2, "{code}");
+    assert!(
+        code["structured"]["value"]["missing"].is_string(),
+        "the failed call raised a ToolError the code caught: {code}"
+    );
+    assert_eq!(code["structured"]["tool_calls"], 2, "{code}");
+    assert_eq!(code["structured"]["printed"], "read from code\n", "{code}");
+
+    let invalid = &seen["invalid"];
+    assert_eq!(invalid["isError"], true, "{invalid}");
+    assert!(
+        invalid["text"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_argument"),
+        "{invalid}"
+    );
+    let refused = &seen["refused"];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["text"].as_str().unwrap().contains("`.qilin/`"),
+        "{refused}"
+    );
+    assert!(
+        !dir.path().join(".qilin/planted.md").exists(),
+        "the refused write changed nothing"
+    );
+    let unknown = &seen["unknown"];
+    assert_eq!(unknown["isError"], true, "{unknown}");
+    assert!(
+        unknown["text"].as_str().unwrap().contains("no_such_tool"),
+        "{unknown}"
     );
 }

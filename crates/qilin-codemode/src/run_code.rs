@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// Run Python code in a sandbox; the code calls tools with `sdk.tool.call(name, {...})` and
-/// only what it prints and the value of its last expression come back.
+/// Run Python in a sandbox; it calls tools with `sdk.tool.call` and returns only what it
+/// prints and the value of its last expression.
 #[derive(qilin_tool::Tool)]
 #[tool(name = "run_code")]
 pub struct RunCode {
@@ -32,35 +32,30 @@ impl RunCode {
 /// The arguments of `run_code`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RunCodeArgs {
-    /// Python source to run. Call tools with `sdk.tool.call("name", {...})`; print what you
-    /// need to see, or end with an expression whose value you want back.
+    /// Python source: print what you need, or end with an expression to get its value.
     pub code: String,
-    /// Milliseconds the code itself may run (time inside tool calls not counted); it can
-    /// only shorten the agent's limit. Omit for the agent's limit.
+    /// Time limit in ms for the code itself, tool calls not counted; it can only shorten
+    /// the agent's limit, which applies when omitted.
     pub timeout_ms: Option<u64>,
 }
 
 const PROMPT_HINT: &str = "\
-Use run_code to do in one step what would take many tool calls, and to keep intermediate \
-results out of the conversation: loop over files, filter and aggregate outputs, and print only \
-what matters.
+Use it to do in one step what would take many calls, keeping intermediate results out of the \
+conversation: loop, filter, aggregate, print only what matters.
 
-The code is Python (a sandboxed interpreter: no classes inheriting from others, no generators \
-or `match`; `import json, re, asyncio, math, collections, itertools, datetime` work; there is no \
-file, network or environment access except through tools). Call any tool with \
-`sdk.tool.call(\"name\", {\"arg\": value})` or keywords (`sdk.tool.call(\"name\", arg=value)`); \
-it returns the tool's output as dicts, lists, strings and numbers. For concurrent calls use \
-`await asyncio.gather(sdk.tool.call_async(\"a\", {...}), sdk.tool.call_async(\"b\", {...}))`.
+Python subset: no subclassing, generators or `match`; imports: json, re, asyncio, math, \
+collections, itertools, datetime; no file, network or environment access but through tools. \
+`sdk.tool.call(\"name\", {\"arg\": value})` (or `arg=value`) returns the tool's output as \
+dicts, lists, strings, numbers; concurrently: \
+`await asyncio.gather(sdk.tool.call_async(\"a\", {...}), ...)`.
 
-A failed call raises ToolError (catch it with `except ToolError as e:`); its message is \
-\"CODE: message\" and `sdk.tool.error(e)` returns {\"code\", \"message\"}. Codes: UNKNOWN_TOOL, \
-INVALID_ARGUMENTS, AUTO_REVIEW_DENIED, TIMEOUT, INTERRUPTED, TOOL_FAILED.
+A failed call raises ToolError, message \"CODE: message\" (`except ToolError as e`; \
+`sdk.tool.error(e)` gives {\"code\", \"message\"}). Codes: UNKNOWN_TOOL, INVALID_ARGUMENTS, \
+AUTO_REVIEW_DENIED, TIMEOUT, INTERRUPTED, TOOL_FAILED.
 
-Only what the code prints and the value of its last expression reach you; a long printed \
-output is cut and saved to a file named at its end. The code's own run time, memory, \
-recursion depth, number of tool calls and printed output are limited; a run past a limit \
-ends with an error naming it. An uncaught exception returns a traceback whose line numbers \
-are those of your code.";
+A long printed output is cut, the whole saved to a file named at its end. Run time, memory, \
+recursion, tool calls and output are limited; a run past a limit ends with an error naming \
+it. Tracebacks give your code's line numbers.";
 
 impl Tool for RunCode {
     type Args = RunCodeArgs;

@@ -1,5 +1,7 @@
 //! One connection to an MCP server: started (a command, or an HTTP endpoint), listed, called,
 //! watched for `notifications/tools/list_changed`, and started again after it crashed or hung.
+//! A server that fails to start is tried again later, waiting longer after each failure
+//! ([`retry_delay`]), so a server down when the session starts joins it once it comes up.
 
 use crate::{McpError, ServerSnapshot};
 use qilin_skill::{McpServer, McpTransport};
@@ -14,7 +16,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The variables a stdio server inherits from Qilin's environment; anything else (API keys
@@ -26,6 +30,19 @@ pub const INHERITED_ENV: &[&str] = &[
 
 /// The lines of a server's stderr kept to explain its failures.
 const STDERR_LINES: usize = 20;
+
+/// The longest wait between two attempts to start a server that keeps failing to start.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+/// How long a server that failed to start `failures` times in a row (at least once) is left
+/// alone before it is tried again: 1 s, then twice as long after each further failure, up to
+/// [`MAX_RETRY_DELAY`].
+pub fn retry_delay(failures: u32) -> Duration {
+    let doubled = 1u64
+        .checked_shl(failures.saturating_sub(1))
+        .unwrap_or(u64::MAX);
+    Duration::from_secs(doubled).min(MAX_RETRY_DELAY)
+}
 
 /// Receives the server's notifications.
 #[derive(Clone)]
@@ -67,11 +84,8 @@ impl Connection {
     /// Waits, briefly, for a dying process's last words on stderr to be read.
     async fn last_words(&self) {
         let mut ended = self.stderr_ended.clone();
-        let _ = tokio::time::timeout(
-            std::time::Duration::from_millis(500),
-            ended.wait_for(|ended| *ended),
-        )
-        .await;
+        let _ =
+            tokio::time::timeout(Duration::from_millis(500), ended.wait_for(|ended| *ended)).await;
     }
 }
 
@@ -89,9 +103,45 @@ fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
 
 enum State {
     Running(Arc<Connection>),
-    /// Stopped (it crashed, hung, or never started): why, started again on next use.
-    Down(String),
+    /// Not running: not started yet, stopped (it crashed or hung), or failed to start.
+    Down(Down),
     Closed,
+}
+
+/// Why a server is not running, and when it may be started again.
+struct Down {
+    /// What went wrong (or that it was not started yet).
+    reason: String,
+    /// How many attempts to start it failed in a row (0: the next use starts it at once).
+    failures: u32,
+    /// When the last attempt failed.
+    since: Instant,
+}
+
+impl Down {
+    fn new(reason: String) -> Down {
+        Down {
+            reason,
+            failures: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// How long to wait still before the next attempt (zero when it may be made now).
+    fn wait(&self) -> Duration {
+        if self.failures == 0 {
+            return Duration::ZERO;
+        }
+        (self.since + retry_delay(self.failures)).saturating_duration_since(Instant::now())
+    }
+}
+
+/// What a failed start says: the reason alone when the error carries one.
+fn reason_of(error: &McpError) -> String {
+    match error {
+        McpError::Start { reason, .. } | McpError::Request { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// A connection to one declared MCP server, shared by the session's calls.
@@ -111,22 +161,32 @@ impl McpClient {
     /// Starts (or reaches) the server and completes the MCP handshake, within its startup
     /// timeout.
     pub async fn connect(server: McpServer) -> Result<McpClient, McpError> {
-        let client = McpClient::down(server, "not started yet".to_string());
-        client.running().await?;
+        let client = McpClient::new(server);
+        client.ensure_started().await?;
         Ok(client)
     }
 
-    /// A client that has not reached its server (it failed to start); it tries again on
-    /// first use.
-    pub fn down(server: McpServer, reason: String) -> McpClient {
+    /// A client of `server`, not started yet: [`McpClient::ensure_started`] or its first use
+    /// starts it.
+    pub fn new(server: McpServer) -> McpClient {
         McpClient {
             inner: Arc::new(Inner {
                 server,
-                state: tokio::sync::Mutex::new(State::Down(reason)),
+                state: tokio::sync::Mutex::new(State::Down(Down::new(
+                    "not started yet".to_string(),
+                ))),
                 tools_changed: Arc::new(AtomicBool::new(false)),
                 starts: AtomicU32::new(0),
             }),
         }
+    }
+
+    /// Starts the server unless it runs, or failed to start too recently: after a failed
+    /// start it is left alone for [`retry_delay`] (1 s, 2 s, 4 s… up to 5 min), and until then
+    /// this (and every call) fails at once with [`McpError::Down`]. When a server that was
+    /// down comes up, its tool list counts as changed ([`McpClient::take_tools_changed`]).
+    pub async fn ensure_started(&self) -> Result<(), McpError> {
+        self.running().await.map(drop)
     }
 
     /// The declaration this client follows.
@@ -172,9 +232,19 @@ impl McpClient {
             }
             _ => {}
         }
-        let down_because = match &*state {
-            State::Down(reason) => reason.clone(),
-            _ => "its connection closed".to_string(),
+        let (down_because, failures) = match &*state {
+            State::Down(down) => {
+                let wait = down.wait();
+                if !wait.is_zero() {
+                    return Err(McpError::Down {
+                        server: self.name().to_string(),
+                        reason: down.reason.clone(),
+                        retry_in_secs: wait.as_secs_f64().ceil() as u64,
+                    });
+                }
+                (down.reason.clone(), down.failures)
+            }
+            _ => ("its connection closed".to_string(), 0),
         };
         let watcher = Watcher {
             tools_changed: Arc::clone(&self.inner.tools_changed),
@@ -182,8 +252,9 @@ impl McpClient {
         match start(&self.inner.server, watcher).await {
             Ok(connection) => {
                 let connection = Arc::new(connection);
-                if self.inner.starts.fetch_add(1, Ordering::SeqCst) > 0 {
-                    // A restarted server may offer other tools.
+                if self.inner.starts.fetch_add(1, Ordering::SeqCst) > 0 || failures > 0 {
+                    // A restarted server may offer other tools; one that failed to start
+                    // offers its tools only now.
                     self.inner.tools_changed.store(true, Ordering::SeqCst);
                     tracing::info!(server = %self.name(), after = %down_because, "MCP server started again");
                 }
@@ -191,7 +262,18 @@ impl McpClient {
                 Ok(connection)
             }
             Err(error) => {
-                *state = State::Down(error.to_string());
+                let failures = failures + 1;
+                tracing::warn!(
+                    server = %self.name(),
+                    error = %error,
+                    retry_in_secs = retry_delay(failures).as_secs(),
+                    "MCP server could not be started"
+                );
+                *state = State::Down(Down {
+                    reason: reason_of(&error),
+                    failures,
+                    since: Instant::now(),
+                });
                 Err(error)
             }
         }
@@ -203,7 +285,7 @@ impl McpClient {
         let mut state = self.inner.state.lock().await;
         if let State::Running(_) = &*state {
             tracing::warn!(server = %self.name(), reason = %why, "MCP server stopped");
-            *state = State::Down(why);
+            *state = State::Down(Down::new(why));
         }
     }
 
@@ -242,7 +324,7 @@ impl McpClient {
         tool: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
-        deadline: Option<tokio::time::Instant>,
+        deadline: Option<Instant>,
     ) -> Result<CallToolResult, McpError> {
         let connection = self.running().await?;
         let peer = connection.peer();
@@ -259,7 +341,7 @@ impl McpClient {
                 let closed = connection.service.is_closed() || peer.is_transport_closed();
                 // Give a dying process a moment to be seen as closed.
                 let closed = closed || {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     connection.service.is_closed() || peer.is_transport_closed()
                 };
                 if closed {
@@ -283,7 +365,7 @@ impl McpClient {
                 }
             }
             None => {
-                let timed_out = deadline.is_some_and(|d| tokio::time::Instant::now() >= d);
+                let timed_out = deadline.is_some_and(|d| Instant::now() >= d);
                 if timed_out {
                     self.stop(format!(
                         "it did not answer a call of `{tool}` within the call's time limit"
@@ -306,7 +388,7 @@ impl McpClient {
         {
             let _ = connection
                 .service
-                .close_with_timeout(std::time::Duration::from_secs(2))
+                .close_with_timeout(Duration::from_secs(2))
                 .await;
         }
     }
@@ -416,7 +498,7 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
                 Ok(service) => service,
                 Err(err) => {
                     // Let the process's last words arrive.
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                     return Err(failed(format!("{err}{}", tail(&stderr))));
                 }
             };
@@ -458,6 +540,55 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_that_keeps_failing_to_start_is_tried_again_less_and_less_often() {
+        let delays: Vec<u64> = (1..=10).map(|n| retry_delay(n).as_secs()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300]);
+        assert_eq!(retry_delay(u32::MAX), MAX_RETRY_DELAY);
+    }
+
+    #[tokio::test]
+    async fn after_a_failed_start_uses_fail_at_once_until_the_wait_is_over() {
+        let workspace = tempfile::tempdir().unwrap();
+        let client = McpClient::new(McpServer {
+            name: "gone".to_string(),
+            transport: McpTransport::Stdio {
+                command: "./no-such-server".to_string(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: workspace.path().to_path_buf(),
+            },
+            direct: Vec::new(),
+            startup_timeout: Duration::from_secs(5),
+            declared_in: workspace.path().join("a.agent"),
+            workspace: workspace.path().to_path_buf(),
+        });
+        let first = client.ensure_started().await.unwrap_err();
+        assert!(matches!(first, McpError::Start { .. }), "{first}");
+        let waiting = client.ensure_started().await.unwrap_err();
+        assert!(
+            matches!(
+                waiting,
+                McpError::Down {
+                    retry_in_secs: 1,
+                    ..
+                }
+            ),
+            "{waiting:?}"
+        );
+        assert_eq!(
+            waiting.to_string(),
+            "MCP server `gone` could not be started: `./no-such-server` could not be run: No such file or directory (os error 2). It is tried again in 1 s (between turns, or by a call then)"
+        );
+        let call = client
+            .call("any", Map::new(), &CancellationToken::new(), None)
+            .await
+            .unwrap_err();
+        assert!(matches!(call, McpError::Down { .. }), "{call:?}");
+        assert!(!client.take_tools_changed());
+        assert_eq!(client.starts(), 0);
+    }
 
     #[test]
     fn variables_are_read_from_the_environment_and_a_missing_one_is_named() {

@@ -18,26 +18,19 @@ pub struct McpConnections {
 
 impl McpConnections {
     /// Connects to every server at once. A server that does not start is kept, down, and
-    /// tried again when next used; what went wrong is in the notes.
-    pub async fn start(servers: &[McpServer]) -> (McpConnections, Vec<String>) {
-        let started = join_all(servers.iter().cloned().map(|server| async move {
-            let declared = server.clone();
-            match McpClient::connect(server).await {
-                Ok(client) => (client, None),
-                Err(error) => {
-                    let note = error.to_string();
-                    (McpClient::down(declared, note.clone()), Some(note))
-                }
-            }
-        }))
-        .await;
-        let mut notes = Vec::new();
-        let mut clients = Vec::new();
-        for (client, note) in started {
-            notes.extend(note);
-            clients.push(client);
-        }
-        (McpConnections { clients }, notes)
+    /// tried again later ([`McpConnections::restart_due`], or a call of its tools);
+    /// [`McpConnections::snapshots`] says what went wrong.
+    pub async fn start(servers: &[McpServer]) -> McpConnections {
+        let clients: Vec<McpClient> = servers.iter().cloned().map(McpClient::new).collect();
+        join_all(clients.iter().map(McpClient::ensure_started)).await;
+        McpConnections { clients }
+    }
+
+    /// Starts again every server that is down and has waited long enough since its last
+    /// failed start (each at once); one that comes up marks its tool list changed, so the
+    /// next [`McpConnections::take_changed`] remounts its tools. Called between turns.
+    pub async fn restart_due(&self) {
+        join_all(self.clients.iter().map(McpClient::ensure_started)).await;
     }
 
     /// The clients, in declaration order.
@@ -87,7 +80,7 @@ impl McpConnections {
         (snapshots, notes)
     }
 
-    /// True when a server said its tool list changed, or was started again, since last asked.
+    /// True when a server said its tool list changed, or was started (again), since last asked.
     pub fn take_changed(&self) -> bool {
         // Every client's flag is taken, not only up to the first that changed.
         let mut changed = false;

@@ -11,6 +11,19 @@ pub enum McpError {
         /// What went wrong, with what it printed on stderr when it did.
         reason: String,
     },
+    /// The server failed to start a moment ago, and is left alone for a while before it is
+    /// tried again.
+    #[error(
+        "MCP server `{server}` could not be started: {reason}. It is tried again in {retry_in_secs} s (between turns, or by a call then)"
+    )]
+    Down {
+        /// The server's name.
+        server: String,
+        /// Why its last start failed.
+        reason: String,
+        /// The seconds left before it is tried again.
+        retry_in_secs: u64,
+    },
     /// A declaration needs a variable of Qilin's environment that is not set.
     #[error(
         "MCP server `{server}` needs the environment variable `{variable}` (its `{field}` reads `${{{variable}}}`), which is not set"

@@ -23,7 +23,7 @@ mod skill;
 mod snapshot;
 mod tools;
 
-pub use client::{INHERITED_ENV, McpClient};
+pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, McpClient, retry_delay};
 pub use connections::{McpConnections, add_direct_tools, add_server_skills, generated_skills};
 pub use error::McpError;
 pub use names::tool_wire_name;

@@ -87,7 +87,7 @@ fn description(snapshot: &ServerSnapshot) -> String {
         format!("MCP server `{server}`{about}: it offers no tools now.")
     } else {
         format!(
-            "How to call the {} tools of MCP server `{server}`{about} from Python in run_code: {listed}. Read it before using them.",
+            "How to call the {} tools of MCP server `{server}`{about} from Python in run_code: {listed}.",
             names.len()
         )
     };

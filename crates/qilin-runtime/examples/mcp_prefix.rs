@@ -8,6 +8,9 @@
 //! cargo run -p qilin-runtime --example mcp_prefix -- tests/mcp-servers/measure.yaml
 //! ```
 //!
+//! It prints where the bytes are (the system prompt's parts, each tool definition) and the
+//! servers' own part: their tools' definitions against their skills' catalog lines.
+//!
 //! The file declares the servers as a workspace's `.qilin/mcp.yaml` does (`$REPO` standing
 //! for the repository's root); it is copied into a temporary workspace, which the servers run
 //! in.
@@ -20,6 +23,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 const INSTRUCTIONS: &str = "Help the user with the tools you have.";
+const CATALOG_OPEN: &str = "<available-skills>";
+const CATALOG_CLOSE: &str = "</available-skills>";
+const ENVIRONMENT_OPEN: &str = "<environment>";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -71,23 +77,89 @@ async fn main() -> anyhow::Result<()> {
         ),
     ];
     println!("{} MCP server(s), {count} tool(s)", servers.len());
-    let mut sizes = Vec::new();
+    let mut measured = Vec::new();
     for (label, text) in agents {
         let path = workspace
             .path()
             .join(format!("{}.agent", label.replace(' ', "-")));
         std::fs::write(&path, text)?;
-        let bytes = prefix_bytes(workspace.path(), &path).await?;
-        println!("{label:>10}: {bytes} bytes of request prefix");
-        sizes.push(bytes);
+        let prefix = prefix(workspace.path(), &path).await?;
+        println!("\n{label}: {} bytes of request prefix", prefix.total());
+        prefix.print();
+        measured.push(prefix);
     }
-    let saved = 100.0 * (1.0 - sizes[1] as f64 / sizes[0] as f64);
-    println!("code mode sends {saved:.1}% fewer bytes");
+    let (direct, coded) = (&measured[0], &measured[1]);
+    let fewer = |before: usize, after: usize| 100.0 * (1.0 - after as f64 / before as f64);
+    println!(
+        "\ncode mode sends {:.1}% fewer bytes ({} vs {})",
+        fewer(direct.total(), coded.total()),
+        coded.total(),
+        direct.total()
+    );
+    let servers_direct: usize = direct.tools.iter().map(|(_, bytes)| bytes).sum();
+    let servers_coded: usize = coded
+        .catalog
+        .iter()
+        .filter(|(name, _)| name.starts_with("mcp-"))
+        .map(|(_, bytes)| bytes)
+        .sum();
+    println!(
+        "the servers' own part: {servers_coded} bytes of catalog lines vs {servers_direct} bytes of tool definitions ({:.1}% fewer)",
+        fewer(servers_direct, servers_coded)
+    );
+    println!(
+        "paid once by any code-mode agent: {} bytes (run_code, skill, the catalog's frame)",
+        coded.total() - servers_coded - coded.instructions - coded.rest
+    );
     Ok(())
 }
 
-/// The bytes of the system prompt and the tools list (as JSON) of a session of `agent`.
-async fn prefix_bytes(workspace: &Path, agent: &Path) -> anyhow::Result<usize> {
+/// Where the bytes of a request prefix are: the system prompt's parts and each tool
+/// definition (as JSON, as the provider receives it).
+struct Prefix {
+    /// The agent's instructions (and anything before the catalog).
+    instructions: usize,
+    /// Each catalog line, by skill name (`(frame)` for the catalog's opening and closing).
+    catalog: Vec<(String, usize)>,
+    /// The rest of the system prompt (the session's environment block).
+    rest: usize,
+    /// Each tool definition, by name.
+    tools: Vec<(String, usize)>,
+    /// The tools list's own brackets and commas.
+    list_punctuation: usize,
+}
+
+impl Prefix {
+    fn total(&self) -> usize {
+        self.instructions
+            + self.catalog.iter().map(|(_, bytes)| bytes).sum::<usize>()
+            + self.rest
+            + self.tools.iter().map(|(_, bytes)| bytes).sum::<usize>()
+            + self.list_punctuation
+    }
+
+    fn print(&self) {
+        println!("  system prompt:");
+        println!("    {:>6}  instructions", self.instructions);
+        for (name, bytes) in &self.catalog {
+            println!("    {bytes:>6}  catalog: {name}");
+        }
+        if self.rest > 0 {
+            println!("    {:>6}  the session's environment block", self.rest);
+        }
+        println!("  tools list:");
+        for (name, bytes) in &self.tools {
+            println!("    {bytes:>6}  {name}");
+        }
+        println!(
+            "    {:>6}  the list's brackets and commas",
+            self.list_punctuation
+        );
+    }
+}
+
+/// The request prefix of a session of `agent`: its system prompt and tools list.
+async fn prefix(workspace: &Path, agent: &Path) -> anyhow::Result<Prefix> {
     let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
     let runtime = Runtime::new(store, CodeSandbox::InProcess);
     let handle = runtime
@@ -103,23 +175,40 @@ async fn prefix_bytes(workspace: &Path, agent: &Path) -> anyhow::Result<usize> {
         .build()
         .await?;
     let prompt = handle.prompt();
-    let system = prompt.system.len();
-    let tools: Vec<String> = prompt
+    handle.close().await?;
+    let system = prompt.system.as_str();
+    let (instructions, catalog, rest) =
+        match (system.find(CATALOG_OPEN), system.find(CATALOG_CLOSE)) {
+            (Some(open), Some(close)) => {
+                let end = close + CATALOG_CLOSE.len();
+                let mut lines = Vec::new();
+                let mut frame = 0;
+                for line in system[open..end].split_inclusive('\n') {
+                    match line.strip_prefix("- ").and_then(|l| l.split_once(':')) {
+                        Some((name, _)) => lines.push((name.to_string(), line.len())),
+                        None => frame += line.len(),
+                    }
+                }
+                lines.insert(0, ("(frame)".to_string(), frame));
+                (open, lines, system.len() - end)
+            }
+            _ => {
+                let open = system.find(ENVIRONMENT_OPEN).unwrap_or(system.len());
+                (open, Vec::new(), system.len() - open)
+            }
+        };
+    let tools: Vec<(String, usize)> = prompt
         .tools
         .iter()
-        .map(|tool| {
-            format!(
-                "{} {}",
-                tool.name,
-                serde_json::to_string(tool).map_or(0, |t| t.len())
-            )
-        })
-        .collect();
-    eprintln!(
-        "  system prompt {system} bytes; tools: {}",
-        tools.join(", ")
-    );
-    let bytes = system + serde_json::to_string(&prompt.tools)?.len();
-    handle.close().await?;
-    Ok(bytes)
+        .map(|tool| Ok((tool.name.clone(), serde_json::to_string(tool)?.len())))
+        .collect::<Result<_, serde_json::Error>>()?;
+    let list = serde_json::to_string(&prompt.tools)?.len();
+    let list_punctuation = list - tools.iter().map(|(_, bytes)| bytes).sum::<usize>();
+    Ok(Prefix {
+        instructions,
+        catalog,
+        rest,
+        tools,
+        list_punctuation,
+    })
 }

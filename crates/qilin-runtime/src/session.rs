@@ -224,9 +224,9 @@ impl SessionBuilder {
             Some(AgentSource::Builtin(_)) | None => Vec::new(),
         };
         let mut notes = Vec::new();
-        let (mcp, started_notes) = McpConnections::start(&mcp_servers).await;
+        let mcp = McpConnections::start(&mcp_servers).await;
         let (mcp_snapshots, listed_notes) = mcp.snapshots().await;
-        notes.extend(started_notes.into_iter().chain(listed_notes));
+        notes.extend(listed_notes);
         let found = discover_skills_with(
             &workspace,
             &self.skill_dirs,
@@ -763,8 +763,12 @@ impl SessionHandle {
             tokio::spawn(
                 async move {
                     // Between turns, never within one: the prompt of a turn stays byte-stable.
+                    // A server down since its last failed start is tried again first.
                     if let Some(remount) = remount
-                        && remount.mcp.take_changed()
+                        && {
+                            remount.mcp.restart_due().await;
+                            remount.mcp.take_changed()
+                        }
                         && let Err(err) = remount.run(&agent).await
                     {
                         tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");

@@ -7,9 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Read a skill: its instructions (SKILL.md without the front matter) and the list of its
-/// other files, or one of those files by its path inside the skill folder. Skills teach
-/// capabilities on demand, including tools reached only from `run_code`.
+/// Read a skill of the catalog: its instructions and the list of its other files, or one of
+/// those files.
 #[derive(qilin_tool::Tool)]
 #[tool(name = "skill")]
 pub struct SkillTool {
@@ -32,11 +31,10 @@ impl SkillTool {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillArgs {
-    /// The skill's name, as in the catalog of available skills (`data-analysis`).
+    /// The skill's name in the catalog.
     pub name: String,
-    /// A file inside the skill folder, relative to it (`reference/queries.md`); omit it to
-    /// read the skill's instructions and the list of its files. `reference/` and
-    /// `references/` are interchangeable.
+    /// One of its files, relative to its folder (`reference/x.md`; `references/` works
+    /// too); omit it for the instructions.
     #[serde(default)]
     pub file: Option<String>,
 }
@@ -60,10 +58,9 @@ impl Tool for SkillTool {
     type Output = SkillOutput;
 
     fn prompt_hint(&self) -> &str {
-        "Before doing a task a skill in the catalog covers, call skill with its name and follow \
-         what it says; read a file it mentions (`reference/...`) only when the task needs it. \
-         A skill is the complete guide to the tools it teaches: for a tool reached from \
-         run_code it is the only guide."
+        "Before a task a skill covers, call skill with its name and follow it; read a file it \
+         mentions only when the task needs it. A skill is the complete guide to the tools it \
+         teaches, and the only one for tools reached from run_code."
     }
 
     fn present(&self, args: &SkillArgs) -> CallPresentation {

@@ -4,7 +4,9 @@
 //! by `CANCEL_LOG` when the client cancels it), one that says its process id, and one that
 //! adds a tool (telling the client its tool list changed). With `--http`, it serves
 //! streamable HTTP on 127.0.0.1 instead, printing its URL first; its `auth` tool then says
-//! which `Authorization` header the request carried. It is a test fixture, not part of Qilin.
+//! which `Authorization` header the request carried. With `FAIL_FIRST_START` naming a file that
+//! does not exist, it creates the file and exits with an error before the handshake (a server
+//! down when a session starts, up when tried again). It is a test fixture, not part of Qilin.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -241,6 +243,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("http://{}/mcp", listener.local_addr()?);
         axum::serve(listener, router).await?;
         return Ok(());
+    }
+    if let Some(marker) = std::env::var_os("FAIL_FIRST_START")
+        && !std::path::Path::new(&marker).exists()
+    {
+        std::fs::write(&marker, "failed once\n")?;
+        eprintln!("failing my first start on purpose");
+        std::process::exit(1);
     }
     let running = TestServer::default()
         .serve(rmcp::transport::stdio())
