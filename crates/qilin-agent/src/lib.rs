@@ -2,9 +2,16 @@
 //! conversation tree every client renders.
 
 mod agent_loop;
+mod compact;
 mod history;
 mod tree;
 
 pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
+pub use compact::{
+    COMPACT_INSTRUCTION, COMPACT_SYSTEM, CompactionError, SUMMARY_PREFIX, estimate_tokens,
+    transcript,
+};
 pub use history::HistoryFold;
-pub use tree::{ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode};
+pub use tree::{
+    CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode,
+};

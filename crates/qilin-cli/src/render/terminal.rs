@@ -168,7 +168,9 @@ impl TerminalRenderer {
     pub fn handle(&mut self, event: &Event) {
         let event = sanitized(event);
         match &event.body {
-            EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            EventBody::SessionStarted(_)
+            | EventBody::RequestResolved(_)
+            | EventBody::ContextCompacted(_) => {}
             EventBody::TurnStarted { .. } => {
                 self.tally = TurnTally {
                     started: Some(event.time.clone()),
