@@ -9,36 +9,15 @@
 
 use crate::Agent;
 use futures_util::StreamExt;
-use qilin_model::{Message, ModelEvent, ModelRequest, StopReason, ToolCallResult};
+use qilin_model::{
+    COMPACT_INSTRUCTION, COMPACT_SYSTEM, Message, ModelEvent, ModelRequest, SUMMARY_PREFIX,
+    StopReason, ToolCallResult,
+};
 use qilin_protocol::{ContentBlock, ContextCompactedEvent, EventBody, Usage};
 use qilin_tool::DirectDefinition;
 use std::collections::HashMap;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-
-/// The system prompt of the summarising request.
-pub const COMPACT_SYSTEM: &str = "You write hand-off summaries of an agent's working sessions. \
-Another agent will carry on the work from your summary alone: it will not see the conversation \
-the summary replaces.";
-
-/// The instruction that follows the transcript in the summarising request.
-pub const COMPACT_INSTRUCTION: &str = "Summarise the conversation above so the work can go on \
-from your summary alone. Use these Markdown sections:
-
-1. **Goal**: what the user wants, with every constraint and preference they stated (in their \
-words where the wording matters).
-2. **Done**: what was done, the decisions taken and why, what was tried and did not work.
-3. **Files**: each file read, created or changed, and what changed in it.
-4. **State**: what still matters from commands and tools (failing tests, errors, ids, paths, \
-values the work depends on).
-5. **Next**: what remains to do, in order, and any question still open for the user.
-
-Be specific and short; leave out what no longer matters. Answer with the summary only.";
-
-/// What the model receives in place of the messages a compaction replaced, before the
-/// summary itself.
-pub const SUMMARY_PREFIX: &str = "The conversation before this point was summarised to \
-free context. The summary below replaces it; carry on from it.";
 
 /// The most characters of one call's result the transcript keeps (its head and tail).
 const MAX_RESULT_CHARS: usize = 2_000;

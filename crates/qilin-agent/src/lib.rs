@@ -7,11 +7,9 @@ mod history;
 mod tree;
 
 pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
-pub use compact::{
-    COMPACT_INSTRUCTION, COMPACT_SYSTEM, CompactionError, SUMMARY_PREFIX, estimate_tokens,
-    transcript,
-};
+pub use compact::{CompactionError, estimate_tokens, transcript};
 pub use history::HistoryFold;
+pub use qilin_model::{COMPACT_INSTRUCTION, COMPACT_SYSTEM, SUMMARY_PREFIX};
 pub use tree::{
     CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode,
 };

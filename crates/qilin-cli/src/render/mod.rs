@@ -7,5 +7,7 @@ mod terminal;
 mod text;
 
 pub use sanitize::visible;
+pub(crate) use style::SPINNER;
 pub use style::Style;
 pub use terminal::TerminalRenderer;
+pub(crate) use terminal::thousands;

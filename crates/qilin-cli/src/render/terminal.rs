@@ -168,9 +168,9 @@ impl TerminalRenderer {
     pub fn handle(&mut self, event: &Event) {
         let event = sanitized(event);
         match &event.body {
-            EventBody::SessionStarted(_)
-            | EventBody::RequestResolved(_)
-            | EventBody::ContextCompacted(_) => {}
+            EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            // `/compact` says what it did; the summary's tokens count in `/cost`.
+            EventBody::ContextCompacted(compacted) => add_usage(&mut self.total, &compacted.usage),
             EventBody::TurnStarted { .. } => {
                 self.tally = TurnTally {
                     started: Some(event.time.clone()),
