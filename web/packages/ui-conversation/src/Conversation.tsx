@@ -2,6 +2,7 @@ import { ToolCallTree } from '@qilin-agent/client-ui-tool';
 import type { TurnItem, TurnNode } from '@qilin-agent/protocol';
 import { Slot, type SlotRegistry } from '@qilin-agent/slots';
 import {
+  Fragment,
   createContext,
   memo,
   useContext,
@@ -10,6 +11,7 @@ import {
   useState,
   type ReactNode,
 } from 'react';
+import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
 import { useConversationT } from './messages';
 import { requestsOf, type ConversationSnapshot, type RequestState, type TurnUsage } from './model';
@@ -215,7 +217,8 @@ export interface ConversationProps extends ConversationHost {
 /**
  * The transcript of a session: every turn with its prompt, the model's text as Markdown, the
  * call trees through `ToolCallTree` (each item dispatched through `conversation.chat.node`),
- * pending requests in place under their call, and how each turn ended. Needs a
+ * pending requests in place under their call, how each turn ended, and a divider where the
+ * conversation was compacted (the summary folded under it). Needs a
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
@@ -240,13 +243,20 @@ export function Conversation(props: ConversationProps) {
             {turns.map((turn, index) => {
               const turnUsage = usage.get(turn.turnId);
               return (
-                <Turn
-                  key={turn.turnId === '' ? `turn-${index}` : turn.turnId}
-                  turn={turn}
-                  requests={snapshot.requests}
-                  {...(turnUsage === undefined ? {} : { usage: turnUsage })}
-                  last={index === turns.length - 1}
-                />
+                <Fragment key={turn.turnId === '' ? `turn-${index}` : turn.turnId}>
+                  <Turn
+                    turn={turn}
+                    requests={snapshot.requests}
+                    {...(turnUsage === undefined ? {} : { usage: turnUsage })}
+                    last={index === turns.length - 1}
+                  />
+                  {compactionsAfter(snapshot.tree.compactions, index + 1).map((compaction) => (
+                    <CompactionDivider
+                      key={`compaction:${compaction.seq}`}
+                      compaction={compaction}
+                    />
+                  ))}
+                </Fragment>
               );
             })}
             {footer}

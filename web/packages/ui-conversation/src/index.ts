@@ -22,6 +22,7 @@ export {
   type ConversationHost,
   type ConversationProps,
 } from './Conversation';
+export { CompactionDivider, compactionsAfter } from './Compaction';
 export { MarkdownText } from './Markdown';
 export { RequestCard, type AnswerRequest, type RequestReply } from './Request';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';

@@ -32,6 +32,8 @@ const EN = {
   'request.resolved.answered': 'Answered by {who}',
   'request.resolved.dismissed': 'Dismissed by {who}',
   'request.resolved.cancelled': 'Cancelled',
+  'compaction.label': 'Earlier conversation summarised',
+  'compaction.size': '~{before} → ~{after} tokens a request',
 } as const;
 
 /** A key of the conversation's labels. */
@@ -67,6 +69,8 @@ const ZH: Record<ConversationMessageKey, string> = {
   'request.resolved.answered': '{who} 已回答',
   'request.resolved.dismissed': '{who} 已忽略',
   'request.resolved.cancelled': '已取消',
+  'compaction.label': '之前的对话已总结',
+  'compaction.size': '每次请求约 {before} → {after} token',
 };
 
 /** The conversation's labels by locale. */
