@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -438,6 +438,31 @@ reason?: string, } | { "outcome": "answered",
  * One answer per question, paired by id.
  */
 answers: Array<Answer>, } | { "outcome": "dismissed" } | { "outcome": "cancelled" };
+
+export type ContextCompactedEvent = { 
+/**
+ * The summary: what the user wants, the decisions taken, the files touched, what
+ * remains to do.
+ */
+summary: string, 
+/**
+ * The `seq` of the last event the summary replaces; the model is sent nothing of the
+ * events up to it but the summary.
+ */
+replacesThroughSeq: number, 
+/**
+ * Tokens used by the request that wrote the summary.
+ */
+usage: Usage, 
+/**
+ * The size of a request before the compaction (system prompt, tools and messages),
+ * estimated at four bytes a token.
+ */
+estimatedTokensBefore: number, 
+/**
+ * The size of a request after it, estimated the same way.
+ */
+estimatedTokensAfter: number, };
 
 export type Question = { 
 /**

@@ -59,11 +59,11 @@ pub struct TurnSummary {
 /// An agent: a model, a prompt, an executor for its tool calls, and the history folded from
 /// its session's events.
 pub struct Agent {
-    provider: Arc<dyn ModelProvider>,
+    pub(crate) provider: Arc<dyn ModelProvider>,
     /// The prompt and the executor of its tools; replaced between turns when the tools
     /// change (an MCP server's tool list), read once per step.
     mounted: std::sync::RwLock<Arc<Mounted>>,
-    settings: LoopSettings,
+    pub(crate) settings: LoopSettings,
     history: Mutex<History>,
 }
 
@@ -74,14 +74,14 @@ struct Mounted {
 }
 
 /// The fold of the session's log, and the events not folded yet.
-struct History {
+pub(crate) struct History {
     fold: HistoryFold,
     unread: mpsc::UnboundedReceiver<Event>,
 }
 
 impl History {
     /// Folds every event recorded so far.
-    fn catch_up(&mut self) -> &HistoryFold {
+    pub(crate) fn catch_up(&mut self) -> &HistoryFold {
         while let Ok(event) = self.unread.try_recv() {
             self.fold.apply(&event);
         }
@@ -142,7 +142,7 @@ impl Agent {
         self.lock_history().catch_up().messages().to_vec()
     }
 
-    fn lock_history(&self) -> std::sync::MutexGuard<'_, History> {
+    pub(crate) fn lock_history(&self) -> std::sync::MutexGuard<'_, History> {
         self.history
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
@@ -467,7 +467,7 @@ impl Agent {
         }
     }
 
-    fn emit(&self, body: EventBody) {
+    pub(crate) fn emit(&self, body: EventBody) {
         self.mounted().executor.session().events().emit(body);
     }
 }

@@ -13,6 +13,8 @@ pub struct HistoryFold {
     messages: Vec<Message>,
     step: Option<StepSoFar>,
     turns: u32,
+    /// Turns started since the session began or since its last compaction.
+    turns_since_compaction: u32,
 }
 
 /// What one step has produced so far.
@@ -47,11 +49,18 @@ impl HistoryFold {
         self.turns
     }
 
+    /// How many turns started since the session began or since its last compaction: none
+    /// means there is nothing (new) to compact.
+    pub fn turns_since_compaction(&self) -> u32 {
+        self.turns_since_compaction
+    }
+
     /// Folds one more event.
     pub fn apply(&mut self, event: &Event) {
         match &event.body {
             EventBody::TurnStarted { prompt, .. } => {
                 self.turns += 1;
+                self.turns_since_compaction += 1;
                 self.messages.push(Message::user(prompt.clone()));
             }
             EventBody::StepStarted { .. } => self.step = Some(StepSoFar::default()),
@@ -129,6 +138,11 @@ impl HistoryFold {
                 if made_calls {
                     self.messages.push(Message::tool_results(results));
                 }
+            }
+            EventBody::ContextCompacted(compacted) => {
+                self.step = None;
+                self.turns_since_compaction = 0;
+                self.messages = vec![crate::compact::summary_message(&compacted.summary)];
             }
             _ => {}
         }

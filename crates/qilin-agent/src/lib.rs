@@ -2,9 +2,14 @@
 //! conversation tree every client renders.
 
 mod agent_loop;
+mod compact;
 mod history;
 mod tree;
 
 pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
+pub use compact::{CompactionError, estimate_tokens, transcript};
 pub use history::HistoryFold;
-pub use tree::{ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode};
+pub use qilin_model::{COMPACT_INSTRUCTION, COMPACT_SYSTEM, SUMMARY_PREFIX};
+pub use tree::{
+    CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode,
+};

@@ -6,8 +6,9 @@
 //! streaming it never touches a node.
 
 use qilin_protocol::{
-    CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, Event, EventBody,
-    FinishReason, RequestAsk, RequestResolution, ToolResultEvent, ToolStartEvent, Usage,
+    CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
+    ErrorCode, Event, EventBody, FinishReason, RequestAsk, RequestResolution, ToolResultEvent,
+    ToolStartEvent, Usage,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -143,12 +144,47 @@ pub struct TurnNode {
     pub usage: Usage,
 }
 
+/// A compaction: the conversation up to it was summarised for the model (the turns stay in
+/// the tree; a client shows a divider after them).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionNode {
+    /// The `seq` of its `context.compacted` event.
+    pub seq: u64,
+    /// How many turns came before it (it sits after the turn of that number).
+    pub after_turns: usize,
+    /// The summary, what the model now receives for everything before it.
+    pub summary: String,
+    /// Tokens used writing the summary.
+    pub usage: Usage,
+    /// The estimated size of a request before it.
+    pub estimated_tokens_before: u64,
+    /// The estimated size of a request after it.
+    pub estimated_tokens_after: u64,
+}
+
+impl CompactionNode {
+    fn new(seq: u64, after_turns: usize, compacted: &ContextCompactedEvent) -> Self {
+        CompactionNode {
+            seq,
+            after_turns,
+            summary: compacted.summary.clone(),
+            usage: compacted.usage,
+            estimated_tokens_before: compacted.estimated_tokens_before,
+            estimated_tokens_after: compacted.estimated_tokens_after,
+        }
+    }
+}
+
 /// The whole conversation as a client renders it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationTree {
     /// The turns, oldest first.
     pub turns: Vec<TurnNode>,
+    /// The compactions, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compactions: Vec<CompactionNode>,
     /// Raw argument text of calls still preparing, by call id.
     pub preparing_arguments: BTreeMap<String, String>,
     #[serde(skip)]
@@ -253,6 +289,10 @@ impl ConversationTree {
                 }
             }
             EventBody::ToolResult(result) => self.finish(result),
+            EventBody::ContextCompacted(compacted) => {
+                self.compactions
+                    .push(CompactionNode::new(event.seq, self.turns.len(), compacted))
+            }
         }
     }
 

@@ -188,6 +188,8 @@ pub enum Slash {
     Resume(Option<String>),
     /// `/cost`: the tokens and cost of this session.
     Cost,
+    /// `/compact`: the model summarises the conversation, which the summary then stands for.
+    Compact,
     /// A command Qilin does not know.
     Unknown(String),
 }
@@ -202,6 +204,7 @@ pub const SLASH_HELP: &str = "\
 /sessions        the workspace's recent sessions
 /resume ID       continue a stored session
 /cost            the tokens this session used, and their cost when its model has a price
+/compact         summarise the conversation so far to free context (Ctrl-C stops it)
 Esc or Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
 
 /// The slash command `line` is, or `None` for a message (a line not starting with `/`, or a
@@ -224,6 +227,7 @@ pub fn slash(line: &str) -> Option<Slash> {
         "sessions" => Slash::Sessions,
         "resume" => Slash::Resume(argument),
         "cost" => Slash::Cost,
+        "compact" => Slash::Compact,
         other => Slash::Unknown(other.to_string()),
     })
 }
@@ -241,6 +245,7 @@ mod tests {
             Some(Slash::Model(Some("openai:gpt-4.1".into())))
         );
         assert_eq!(slash("/resume"), Some(Slash::Resume(None)));
+        assert_eq!(slash("/compact"), Some(Slash::Compact));
         assert_eq!(
             slash("/frobnicate"),
             Some(Slash::Unknown("frobnicate".into()))

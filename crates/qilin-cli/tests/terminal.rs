@@ -543,3 +543,65 @@ fn a_call_being_written_shows_its_verb_and_esc_stops_the_model_while_it_thinks()
     terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
 }
+
+#[test]
+fn compact_summarises_the_conversation_and_says_how_much_smaller_it_became() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "turns:\n  - say: \"The answer is 42, and here is a long explanation of why it is 42 and \
+         not 41 or 43, which takes many words to say.\"\n  - say: \"**Goal**: the answer. \
+         **Done**: it is 42.\"\n  - say: \"Still 42.\"\n",
+    )
+    .unwrap();
+    let envs = [
+        ("QILIN_MODEL", format!("scripted:{}", script.display())),
+        (
+            "QILIN_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        (
+            "QILIN_HISTORY",
+            dir.path().join("history.txt").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 100);
+    terminal.wait_for_prompt();
+    terminal.type_keys("/help\r");
+    terminal.wait_for("/compact         summarise the conversation so far");
+
+    // Nothing to compact before the first turn.
+    terminal.type_keys("/compact\r");
+    terminal.wait_for("there is nothing to compact");
+    terminal.type_keys("what is the answer?\r");
+    terminal.wait_for("The answer is 42");
+    terminal.wait_for_prompt();
+
+    terminal.type_keys("/compact\r");
+    let compacted = terminal.wait_for("conversation compacted:");
+    let line = compacted
+        .lines()
+        .find(|line| line.contains("conversation compacted:"))
+        .unwrap();
+    let sizes = regex::Regex::new(r"~([\d,]+) → ~([\d,]+) tokens a request").unwrap();
+    let found = sizes.captures(line).unwrap_or_else(|| panic!("{line}"));
+    let number = |i: usize| found[i].replace(',', "").parse::<u64>().unwrap();
+    assert!(number(2) < number(1), "{line}");
+    assert!(
+        !compacted.contains("compacting the conversation…"),
+        "the live line is gone:\n{compacted}"
+    );
+
+    // The conversation goes on from the summary; compacting again has nothing new.
+    terminal.type_keys("/compact\r");
+    terminal.wait_for("no turn has run since the session began or since its last compaction");
+    terminal.type_keys("and now?\r");
+    terminal.wait_for("Still 42.");
+    terminal.wait_for_prompt();
+    terminal.type_keys("/exit\r");
+    assert_eq!(terminal.exit_code(), 0);
+}

@@ -114,16 +114,19 @@ impl Interrupt {
     }
 }
 
-/// One turn of a scenario: what the user asks, and whether they interrupt it.
+/// One turn of a scenario: what the user asks, whether they interrupt it, and whether they
+/// compact the conversation once it ends.
 struct TurnPlan {
     prompt: &'static str,
     interrupt: Option<Interrupt>,
+    compact_after: bool,
 }
 
 fn turn(prompt: &'static str) -> TurnPlan {
     TurnPlan {
         prompt,
         interrupt: None,
+        compact_after: false,
     }
 }
 
@@ -131,6 +134,15 @@ fn interrupted(prompt: &'static str, interrupt: Interrupt) -> TurnPlan {
     TurnPlan {
         prompt,
         interrupt: Some(interrupt),
+        compact_after: false,
+    }
+}
+
+fn then_compacted(prompt: &'static str) -> TurnPlan {
+    TurnPlan {
+        prompt,
+        interrupt: None,
+        compact_after: true,
     }
 }
 
@@ -467,6 +479,35 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
             timeout: None,
         },
         Scenario {
+            name: "compacted",
+            turns: vec![
+                then_compacted("What does the report print?"),
+                turn("Fix the typo you found."),
+            ],
+            script: script(vec![
+                say_call(
+                    "Reading the report.",
+                    "read",
+                    json!({"path": "src/report.py"}),
+                ),
+                say("It prints the total per region; its header says `Totla`."),
+                say(
+                    "**Goal**: the report's output, then its typo fixed.\n\n**Done**: read \
+                     `src/report.py`; it prints the total per region.\n\n**Files**: \
+                     `src/report.py` (read).\n\n**Next**: change the header's `Totla` to \
+                     `Total`.",
+                ),
+                say_call(
+                    "Fixing it.",
+                    "edit",
+                    json!({"path": "src/report.py", "old_string": "\"Totla\"", "new_string": "\"Total\""}),
+                ),
+                say("The header now says `Total`."),
+            ]),
+            policy: Value::Null,
+            timeout: None,
+        },
+        Scenario {
             name: "interrupted-preparing",
             turns: vec![interrupted(
                 "Write the long report.",
@@ -680,6 +721,13 @@ async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
         tokio::time::timeout(Duration::from_secs(10), turn.finished())
             .await
             .expect("the turn ends");
+        if plan.compact_after {
+            session.compact().await.unwrap();
+            let mut events = session.subscribe_from(seen.last().map_or(0, |event| event.seq));
+            let compacted = events.next().await.unwrap().unwrap();
+            assert!(matches!(compacted.body, EventBody::ContextCompacted(_)));
+            seen.push(compacted);
+        }
     }
     session.close().await.unwrap();
     seen
@@ -772,6 +820,8 @@ const ZEROED_FIELDS: &[&str] = &[
     "inputTokens",
     "outputTokens",
     "cacheReadTokens",
+    "estimatedTokensBefore",
+    "estimatedTokensAfter",
 ];
 
 fn scrub(value: &mut Value, rewrite: &dyn Fn(&str) -> String) {

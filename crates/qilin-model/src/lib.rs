@@ -26,6 +26,7 @@
 //! messages are text-only, so an image is described there as `[image: MEDIA_TYPE, N bytes]`.
 
 mod anthropic;
+mod compaction;
 mod error;
 mod event;
 mod openai;
@@ -40,6 +41,9 @@ mod sse_stream;
 mod transport;
 
 pub use anthropic::{AnthropicConfig, AnthropicProvider};
+pub use compaction::{
+    COMPACT_INSTRUCTION, COMPACT_SYSTEM, SUMMARY_PREFIX, is_summary_request, starts_from_summary,
+};
 pub use error::ModelError;
 pub use event::{ModelEvent, Reasoning, StopReason};
 pub use openai::{OpenAiConfig, OpenAiProvider};

@@ -136,6 +136,11 @@ pub enum EventBody {
     /// A request was answered, or cancelled. Every `request.opened` has exactly one.
     #[serde(rename = "request.resolved")]
     RequestResolved(RequestResolvedEvent),
+    /// The conversation so far was summarised: from here on the model receives the system
+    /// prompt, this summary as a user message, then what follows, instead of every earlier
+    /// message. Recorded between turns, never within one.
+    #[serde(rename = "context.compacted")]
+    ContextCompacted(ContextCompactedEvent),
 }
 
 impl EventBody {
@@ -156,6 +161,7 @@ impl EventBody {
             EventBody::ToolResult(_) => "tool.result",
             EventBody::RequestOpened(_) => "request.opened",
             EventBody::RequestResolved(_) => "request.resolved",
+            EventBody::ContextCompacted(_) => "context.compacted",
         }
     }
 }
@@ -452,4 +458,27 @@ pub enum RequestResolution {
     Dismissed,
     /// Nobody answered: the turn was interrupted or the process ended.
     Cancelled,
+}
+
+/// The `context.compacted` event: the model's summary of the conversation, which replaces
+/// the messages of every earlier event in what the model receives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompactedEvent {
+    /// The summary: what the user wants, the decisions taken, the files touched, what
+    /// remains to do.
+    pub summary: String,
+    /// The `seq` of the last event the summary replaces; the model is sent nothing of the
+    /// events up to it but the summary.
+    #[ts(type = "number")]
+    pub replaces_through_seq: u64,
+    /// Tokens used by the request that wrote the summary.
+    pub usage: Usage,
+    /// The size of a request before the compaction (system prompt, tools and messages),
+    /// estimated at four bytes a token.
+    #[ts(type = "number")]
+    pub estimated_tokens_before: u64,
+    /// The size of a request after it, estimated the same way.
+    #[ts(type = "number")]
+    pub estimated_tokens_after: u64,
 }

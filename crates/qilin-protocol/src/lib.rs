@@ -17,9 +17,10 @@ pub use content::ContentBlock;
 pub use context::{Environment, MemoryFile, SessionContext, SessionGrant};
 pub use error::ErrorCode;
 pub use event::{
-    AgentInfo, CallStatus, CallerKind, Event, EventBody, FinishReason, PROTOCOL_VERSION,
-    RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
-    StopReason, ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
+    AgentInfo, CallStatus, CallerKind, ContextCompactedEvent, Event, EventBody, FinishReason,
+    PROTOCOL_VERSION, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
+    SessionStartedEvent, StopReason, ToolPreparingEvent, ToolProgressEvent, ToolResultEvent,
+    ToolStartEvent, Usage,
 };
 pub use presentation::{CallPresentation, Detail};
 pub use question::{Answer, Question, check_answers};

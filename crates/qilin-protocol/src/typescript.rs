@@ -28,6 +28,7 @@ pub fn bindings() -> String {
         RequestAsk::decl(&cfg),
         RequestResolvedEvent::decl(&cfg),
         RequestResolution::decl(&cfg),
+        ContextCompactedEvent::decl(&cfg),
         Question::decl(&cfg),
         Answer::decl(&cfg),
         ContentBlock::decl(&cfg),

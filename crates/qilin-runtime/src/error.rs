@@ -76,7 +76,30 @@ pub enum SubmitError {
         /// The turn it started.
         turn_id: String,
     },
+    /// The session is being compacted; a turn may start once the summary is recorded.
+    #[error("the conversation is being compacted; wait for the summary or interrupt it")]
+    Compacting,
     /// The session's events can no longer be stored, so no turn may start.
+    #[error("the session can no longer record its events: {0}")]
+    Broken(String),
+}
+
+/// Why the conversation was not compacted (it is unchanged in every case).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    /// A turn is running; compaction happens between turns.
+    #[error("turn `{turn_id}` is still running; compact once it ends, or interrupt it")]
+    Busy {
+        /// The running turn.
+        turn_id: String,
+    },
+    /// Another compaction is under way.
+    #[error("the conversation is being compacted already")]
+    Compacting,
+    /// Nothing to compact, interrupted, or the model gave no summary.
+    #[error("{0}")]
+    Failed(#[from] qilin_agent::CompactionError),
+    /// The session's events can no longer be stored.
     #[error("the session can no longer record its events: {0}")]
     Broken(String),
 }

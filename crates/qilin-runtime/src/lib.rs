@@ -12,6 +12,8 @@
 //!   it;
 //! - [`SessionHandle::resolve`] answers an approval or a question (`request.opened` in the
 //!   log), from any task or client; the first answer wins;
+//! - [`SessionHandle::compact`] has the model summarise the conversation between turns; the
+//!   summary (`context.compacted` in the log) then stands for everything before it;
 //! - [`SessionHandle::snapshot`] folds the stored log into the call tree clients render.
 //!
 //! [`Runtime::resume`] continues a stored session in a new process: the model receives
@@ -35,7 +37,7 @@ pub use assembly::{
 };
 pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
-pub use error::{RuntimeError, SubmitError};
+pub use error::{CompactError, RuntimeError, SubmitError};
 pub use recovery::Dangling;
 pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};
 pub use session::{

@@ -4,7 +4,7 @@
 
 use crate::assembly::{agent_registry, discover_skills_with, full_registry};
 use crate::runtime::read_all;
-use crate::{Runtime, RuntimeError, SubmitError};
+use crate::{CompactError, Runtime, RuntimeError, SubmitError};
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
 use qilin_codemode::CodeMode;
@@ -13,8 +13,8 @@ use qilin_mcp::{
 };
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
-    AgentInfo, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent, RequestResolution,
-    SessionContext, SessionStartedEvent,
+    AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
+    RequestResolution, SessionContext, SessionStartedEvent,
 };
 use qilin_sandbox::Sandbox;
 use qilin_skill::{
@@ -480,6 +480,7 @@ impl SessionBuilder {
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
+                    compacting: None,
                 }),
             }),
         })
@@ -618,6 +619,8 @@ struct SessionInner {
 struct Turns {
     running: Option<RunningTurn>,
     by_client_id: HashMap<String, String>,
+    /// Cancels the compaction under way, while one is.
+    compacting: Option<CancellationToken>,
 }
 
 struct RunningTurn {
@@ -750,6 +753,9 @@ impl SessionHandle {
                 turn_id: running.turn_id.clone(),
             });
         }
+        if turns.compacting.is_some() {
+            return Err(SubmitError::Compacting);
+        }
         let turn_id = self.inner.agent.next_turn_id();
         let cancel = CancellationToken::new();
         let (finished, done) = watch::channel(None);
@@ -800,16 +806,84 @@ impl SessionHandle {
     }
 
     /// Interrupts the running turn: its model stream stops, its calls end `interrupted` (with
-    /// what they had), its open requests end `cancelled`. Returns false when no turn runs, or
-    /// when it was interrupted already and is winding down.
+    /// what they had), its open requests end `cancelled`. A compaction under way stops too,
+    /// leaving the conversation as it was. Returns false when nothing runs, or when it was
+    /// interrupted already and is winding down.
     pub fn interrupt(&self) -> bool {
-        match &self.turns().running {
+        let turns = self.turns();
+        if let Some(compacting) = &turns.compacting
+            && !compacting.is_cancelled()
+        {
+            compacting.cancel();
+            return true;
+        }
+        match &turns.running {
             Some(running) if running.is_running() && !running.cancel.is_cancelled() => {
                 running.cancel.cancel();
                 true
             }
             _ => false,
         }
+    }
+
+    /// Compacts the conversation: the session's model is asked, with no tools, for a summary
+    /// of everything so far (what the user wants, decisions, files touched, what remains),
+    /// which is recorded as `context.compacted`. From then on the model receives the system
+    /// prompt, the summary, then what follows; a resumed session rebuilds the same. Returns
+    /// once the event is stored. Refused while a turn runs or another compaction does, and
+    /// when no turn ran since the last compaction; [`SessionHandle::interrupt`] stops it. Like
+    /// a turn, it runs to its end even if the caller stops waiting.
+    pub async fn compact(&self) -> Result<ContextCompactedEvent, CompactError> {
+        if let Some(failure) = self.inner.committer.failure() {
+            return Err(CompactError::Broken(failure));
+        }
+        let cancel = CancellationToken::new();
+        {
+            let mut turns = self.turns();
+            if let Some(running) = &turns.running
+                && running.is_running()
+            {
+                return Err(CompactError::Busy {
+                    turn_id: running.turn_id.clone(),
+                });
+            }
+            if turns.compacting.is_some() {
+                return Err(CompactError::Compacting);
+            }
+            turns.compacting = Some(cancel.clone());
+        }
+        let handle = self.clone();
+        let span = tracing::info_span!("session", id = %self.inner.id);
+        let task = tokio::spawn(
+            async move {
+                let result = handle.inner.agent.compact(cancel).await;
+                let stored = match &result {
+                    Ok(_) => handle.flush().await.map_err(|err| err.to_string()),
+                    Err(_) => Ok(()),
+                };
+                handle.turns().compacting = None;
+                match (result, stored) {
+                    (Ok(compacted), Ok(())) => Ok(compacted),
+                    (Ok(_), Err(failure)) => Err(CompactError::Broken(failure)),
+                    (Err(err), _) => Err(CompactError::Failed(err)),
+                }
+            }
+            .instrument(span),
+        );
+        match task.await {
+            Ok(result) => result,
+            Err(join_error) => {
+                self.turns().compacting = None;
+                Err(CompactError::Broken(format!(
+                    "the compaction's task ended abnormally: {join_error}"
+                )))
+            }
+        }
+    }
+
+    /// Whether a compaction is under way.
+    pub fn compacting(&self) -> bool {
+        self.turns().compacting.is_some()
     }
 
     /// The `seq` of the latest event in the store.
@@ -859,10 +933,13 @@ impl SessionHandle {
         self.inner.committer.committed(head).await
     }
 
-    /// Interrupts the running turn, waits for it to end, ends the session's background jobs
-    /// persistent shells and terminals (and everything they started) and its MCP connections,
-    /// and flushes the log.
+    /// Interrupts the running turn (and a compaction), waits for the turn to end, ends the
+    /// session's background jobs, persistent shells and terminals (and everything they
+    /// started) and its MCP connections, and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
+        if let Some(compacting) = &self.turns().compacting {
+            compacting.cancel();
+        }
         let running = self
             .turns()
             .running

@@ -1,4 +1,4 @@
-//! What changes a session: start a turn, interrupt it, answer a request. A command runs where
+//! What changes a session: start a turn, interrupt it, answer a request, compact it. A command runs where
 //! the session runs: here (resumed here first if it ran nowhere), or — relayed through the
 //! store's database — in the process holding the session's lease.
 
@@ -21,8 +21,10 @@ use serde::{Deserialize, Serialize};
 pub enum Command {
     /// Start a turn.
     StartTurn(StartTurn),
-    /// Interrupt the running turn.
+    /// Interrupt the running turn (or compaction).
     Interrupt,
+    /// Summarise the conversation so far (between turns).
+    Compact,
     /// Answer a request.
     Answer {
         /// The request.
@@ -101,7 +103,7 @@ fn check(command: &Command) -> Result<(), ApiError> {
     let client_id = match command {
         Command::StartTurn(start) => start.client_turn_id.as_deref(),
         Command::Answer { answer, .. } => answer.client_id(),
-        Command::Interrupt => None,
+        Command::Interrupt | Command::Compact => None,
     };
     if let Some(client_id) = client_id
         && (client_id.is_empty()
@@ -144,6 +146,10 @@ pub async fn execute(state: &ServerState, handle: &SessionHandle, command: Comma
         Command::Interrupt => value(serde_json::to_value(Interrupted {
             interrupted: handle.interrupt(),
         })),
+        Command::Compact => {
+            let compacted = handle.compact().await?;
+            value(serde_json::to_value(compacted))
+        }
         Command::Answer { request_id, answer } => {
             let resolved = resolve(state, handle, &request_id, answer).await?;
             value(serde_json::to_value(resolved))

@@ -6,7 +6,8 @@ use aide::openapi::{Operation, Response};
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
-use qilin_runtime::{RuntimeError, SubmitError};
+use qilin_agent::CompactionError;
+use qilin_runtime::{CompactError, RuntimeError, SubmitError};
 use qilin_store::StoreError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -159,7 +160,40 @@ impl From<SubmitError> for ApiError {
             SubmitError::AlreadySubmitted { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "already_submitted", err.to_string())
             }
+            SubmitError::Compacting => {
+                ApiError::new(StatusCode::CONFLICT, "compacting", err.to_string())
+            }
             SubmitError::Broken(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "session_broken",
+                err.to_string(),
+            ),
+        }
+    }
+}
+
+impl From<CompactError> for ApiError {
+    fn from(err: CompactError) -> Self {
+        match &err {
+            CompactError::Busy { turn_id } => {
+                let mut error =
+                    ApiError::new(StatusCode::CONFLICT, "turn_running", err.to_string());
+                error.body.turn_id = Some(turn_id.clone());
+                error
+            }
+            CompactError::Compacting => {
+                ApiError::new(StatusCode::CONFLICT, "compacting", err.to_string())
+            }
+            CompactError::Failed(CompactionError::NothingToCompact) => {
+                ApiError::new(StatusCode::CONFLICT, "nothing_to_compact", err.to_string())
+            }
+            CompactError::Failed(CompactionError::Interrupted) => {
+                ApiError::new(StatusCode::CONFLICT, "interrupted", err.to_string())
+            }
+            CompactError::Failed(CompactionError::Model(_)) => {
+                ApiError::new(StatusCode::BAD_GATEWAY, "model_failed", err.to_string())
+            }
+            CompactError::Broken(_) => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "session_broken",
                 err.to_string(),
@@ -199,6 +233,7 @@ pub(crate) fn describe(status: u16) -> &'static str {
         }
         422 => "The file cannot be shown: too large, binary or not UTF-8.",
         500 => "The server failed; the message says where.",
+        502 => "The model failed or gave no usable answer; nothing was changed.",
         503 => "The store is busy, or the session can no longer record events: try again.",
         504 => "The process that runs the session did not answer in time.",
         507 => "The store is full: nothing was changed.",

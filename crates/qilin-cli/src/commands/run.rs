@@ -8,7 +8,9 @@ use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
-use crate::render::{Presenter, Style, TerminalRenderer, partial_arguments, visible};
+use crate::render::{
+    Presenter, SPINNER, Style, TerminalRenderer, partial_arguments, thousands, visible,
+};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -258,6 +260,10 @@ async fn conversation(
                 }
                 None
             }
+            Slash::Compact => {
+                compact(&handle, &style).await;
+                None
+            }
             Slash::Sessions => {
                 list_sessions(&opener.runtime, &opener.workspace).await?;
                 None
@@ -341,6 +347,54 @@ async fn start_showing(
         .lock()
         .await
         .start_session(settings.price(&handle.info().model), Some(presenter));
+}
+
+/// `/compact`: has the model summarise the conversation, with a live line while it works,
+/// then says how much smaller a request became (or why nothing changed).
+async fn compact(handle: &SessionHandle, style: &Style) {
+    let live = style.live && std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let ticker = live.then(|| {
+        let style = *style;
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(Duration::from_millis(100));
+            for frame in SPINNER.iter().cycle() {
+                ticks.tick().await;
+                eprint!(
+                    "\r\x1b[2K{} {}",
+                    style.cyan(frame),
+                    style.dim(&format!(
+                        "compacting the conversation… {}s · Ctrl-C stops",
+                        started.elapsed().as_secs()
+                    ))
+                );
+            }
+        })
+    });
+    if !live {
+        eprintln!("compacting the conversation…");
+    }
+    let result = handle.compact().await;
+    if let Some(ticker) = ticker {
+        ticker.abort();
+        let _ = ticker.await;
+        eprint!("\r\x1b[2K");
+    }
+    match result {
+        Ok(compacted) => eprintln!(
+            "{} conversation compacted: ~{} → ~{} tokens a request {}",
+            style.green("✓"),
+            thousands(compacted.estimated_tokens_before),
+            thousands(compacted.estimated_tokens_after),
+            style.dim(&format!(
+                "(the summary took {} in · {} out, {:.1}s)",
+                thousands(compacted.usage.input_tokens),
+                thousands(compacted.usage.output_tokens),
+                started.elapsed().as_secs_f64()
+            ))
+        ),
+        Err(err) => eprintln!("{} {err}", style.red("✗")),
+    }
 }
 
 /// The first lines of a conversation: the agent, the model and the workspace.

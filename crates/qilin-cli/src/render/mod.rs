@@ -9,5 +9,7 @@ mod text;
 
 pub use partial::partial_arguments;
 pub use sanitize::visible;
+pub(crate) use style::SPINNER;
 pub use style::Style;
+pub(crate) use terminal::thousands;
 pub use terminal::{Presenter, TerminalRenderer};

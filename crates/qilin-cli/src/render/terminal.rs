@@ -123,6 +123,25 @@ struct SessionTally {
     unpriced_steps: u32,
 }
 
+impl SessionTally {
+    /// Counts one model request's `usage`, priced by `price` when the model has one; returns
+    /// its cost.
+    fn add(&mut self, usage: &Usage, price: Option<Price>) -> f64 {
+        add_usage(&mut self.usage, usage);
+        match price {
+            Some(price) => {
+                let cost = price.cost(usage);
+                self.cost += cost;
+                cost
+            }
+            None => {
+                self.unpriced_steps += 1;
+                0.0
+            }
+        }
+    }
+}
+
 /// Draws a session's events on a terminal (or any writer).
 pub struct TerminalRenderer {
     style: Style,
@@ -236,6 +255,10 @@ impl TerminalRenderer {
         let event = sanitized(event);
         match &event.body {
             EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            // `/compact` says what it did; the summary's tokens count in `/cost`.
+            EventBody::ContextCompacted(compacted) => {
+                self.total.add(&compacted.usage, self.price);
+            }
             EventBody::TurnStarted { .. } => {
                 self.tally = TurnTally {
                     started: Some(event.time.clone()),
@@ -277,15 +300,7 @@ impl TerminalRenderer {
                 self.flush_text();
                 self.tally.steps += 1;
                 add_usage(&mut self.tally.usage, usage);
-                add_usage(&mut self.total.usage, usage);
-                match self.price {
-                    Some(price) => {
-                        let cost = price.cost(usage);
-                        self.tally.cost += cost;
-                        self.total.cost += cost;
-                    }
-                    None => self.total.unpriced_steps += 1,
-                }
+                self.tally.cost += self.total.add(usage, self.price);
                 self.redraw();
             }
             EventBody::ToolPreparing(preparing) => {

@@ -18,7 +18,9 @@ pub const SCRIPT_EXHAUSTED: &str = "(the script has no more turns)";
 pub const CHUNK_BYTES: usize = 12;
 
 /// A model that answers each request with the script's next turn: the turn after the answers
-/// the request's conversation already holds.
+/// the request's conversation already holds (for a compaction's summary request, the turn
+/// after the last one played; for a conversation starting from a summary, its answers
+/// counted from the turn after the summary's).
 ///
 /// Text and arguments stream in deltas of at most [`CHUNK_BYTES`] bytes, with the script's
 /// `chunk_delay_ms` before each event. Once the turns have run out every answer is
@@ -28,6 +30,10 @@ pub const CHUNK_BYTES: usize = 12;
 pub struct ScriptedProvider {
     script: Script,
     next_turn: AtomicUsize,
+    /// One past the last turn played.
+    played: AtomicUsize,
+    /// The turn after the one that wrote the latest summary.
+    after_summary: AtomicUsize,
 }
 
 impl ScriptedProvider {
@@ -36,6 +42,8 @@ impl ScriptedProvider {
         ScriptedProvider {
             script,
             next_turn: AtomicUsize::new(0),
+            played: AtomicUsize::new(0),
+            after_summary: AtomicUsize::new(0),
         }
     }
 
@@ -52,12 +60,25 @@ impl ScriptedProvider {
     fn events(&self, request: &ModelRequest) -> Vec<ModelEvent> {
         self.next_turn.fetch_add(1, Ordering::SeqCst);
         // The turn to play is the number of answers the conversation already holds, so a
-        // session resumed in a new process (with a new provider) goes on where it stopped.
-        let index = request
+        // session resumed in a new process (with a new provider) goes on where it stopped. A
+        // compacted conversation no longer holds its earlier answers: a summary request takes
+        // the turn after the last one played, and a conversation starting from the summary
+        // counts its answers from the turn after that.
+        let answers = request
             .messages
             .iter()
             .filter(|message| matches!(message, crate::Message::Assistant { .. }))
             .count();
+        let index = if crate::is_summary_request(request) {
+            let index = self.played.load(Ordering::SeqCst);
+            self.after_summary.store(index + 1, Ordering::SeqCst);
+            index
+        } else if crate::starts_from_summary(&request.messages) {
+            self.after_summary.load(Ordering::SeqCst) + answers
+        } else {
+            answers
+        };
+        self.played.store(index + 1, Ordering::SeqCst);
         let exhausted = ScriptTurn {
             think: String::new(),
             say: SCRIPT_EXHAUSTED.to_owned(),

@@ -26,6 +26,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use indexmap::IndexMap;
+use qilin_protocol::ContextCompactedEvent;
 use std::sync::Arc;
 
 /// The router of a server with `state`: every route, the OpenAPI document at
@@ -146,6 +147,32 @@ pub fn app(state: ServerState) -> Router {
                         }),
                     404,
                     409,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/compact",
+            post_with(turns::compact, |op| {
+                authed(errors!(
+                    op.id("compact")
+                        .summary("Summarise the conversation so far")
+                        .description(
+                            "The session's model writes a summary of the conversation (with no \
+                             tools); it is recorded as `context.compacted` and from then on the \
+                             model receives the system prompt, the summary, then what follows. \
+                             Answers once the event is stored. Refused (409) while a turn runs, \
+                             while another compaction does, and when no turn ran since the last \
+                             one; an interrupt stops it (409 `interrupted`); a model failure \
+                             changes nothing (502).",
+                        )
+                        .response_with::<200, Json<ContextCompactedEvent>, _>(|r| {
+                            r.description("The summary, recorded.")
+                        }),
+                    404,
+                    409,
+                    502,
                     503,
                     504
                 ))

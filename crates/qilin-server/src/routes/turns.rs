@@ -1,4 +1,4 @@
-//! Turns, interrupts and answers: the commands, each run where the session runs.
+//! Turns, interrupts, compactions and answers: the commands, each run where the session runs.
 
 use crate::ServerState;
 use crate::api::{
@@ -10,6 +10,7 @@ use crate::extract::{ApiJson, ApiPath};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use qilin_protocol::ContextCompactedEvent;
 use serde::de::DeserializeOwned;
 
 fn decode<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
@@ -35,6 +36,17 @@ pub async fn interrupt(
     ApiPath(path): ApiPath<SessionPath>,
 ) -> Result<Json<Interrupted>, ApiError> {
     let value = commands::run(&state, &path.id, Command::Interrupt).await?;
+    Ok(Json(decode(value)?))
+}
+
+/// `POST /api/sessions/{id}/compact`: the model summarises the conversation so far, and the
+/// summary (`context.compacted`, in the log before this answers) stands for it from then on.
+/// 200 with the summary and the request's size before and after; 409 while a turn runs.
+pub async fn compact(
+    State(state): State<ServerState>,
+    ApiPath(path): ApiPath<SessionPath>,
+) -> Result<Json<ContextCompactedEvent>, ApiError> {
+    let value = commands::run(&state, &path.id, Command::Compact).await?;
     Ok(Json(decode(value)?))
 }
 

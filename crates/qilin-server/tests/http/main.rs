@@ -38,6 +38,7 @@ on_both_stores!(
     a_restart_mid_turn_keeps_history_and_the_conversation_goes_on,
     one_stream_follows_several_sessions_and_resumes_each,
     sessions_are_listed_newest_first_a_page_at_a_time,
+    compact_summarises_between_turns_and_is_refused_while_one_runs,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

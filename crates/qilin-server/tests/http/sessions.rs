@@ -610,3 +610,78 @@ pub async fn two_servers_on_one_database_share_a_live_session(backend: Backend) 
     first.stop().await;
     world.finish().await;
 }
+
+/// `POST /api/sessions/{id}/compact`: refused with nothing to compact and while a turn runs;
+/// between turns it answers with the recorded summary, which the next turn starts from.
+pub async fn compact_summarises_between_turns_and_is_refused_while_one_runs(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    // A long first answer, so the summary makes the conversation smaller.
+    let long_answer = "The notes file has two lines, and both of them are short. ".repeat(40);
+    world.script(
+        "compact.yaml",
+        &format!(
+            "chunk_delay_ms: 1\nturns:\n  - say: {long_answer}\n  - say: \"**Goal**: know the \
+             notes. **Done**: two short lines.\"\n  - say: Still two lines.\n"
+        ),
+    );
+    let server = world.serve().await;
+    let session = server.create("compact.yaml").await;
+    let compact = format!("/api/sessions/{session}/compact");
+
+    let nothing = server.post(&compact, json!({})).await;
+    assert_eq!(nothing.status, 409, "{nothing:?}");
+    assert_eq!(nothing.code(), "nothing_to_compact");
+
+    let turn = server.start_turn(&session, "What do the notes say?").await;
+    let busy = server.post(&compact, json!({})).await;
+    assert_eq!(busy.status, 409, "{busy:?}");
+    assert_eq!(busy.code(), "turn_running");
+    assert_eq!(busy.body["turnId"], json!(turn));
+    wait_for_events(&server, &session, |events| {
+        events.last().is_some_and(finishes_turn)
+    })
+    .await;
+
+    let compacted = server.post(&compact, json!({})).await;
+    assert_eq!(compacted.status, 200, "{compacted:?}");
+    assert_eq!(
+        compacted.body["summary"],
+        json!("**Goal**: know the notes. **Done**: two short lines.")
+    );
+    let before = compacted.body["estimatedTokensBefore"].as_u64().unwrap();
+    let after = compacted.body["estimatedTokensAfter"].as_u64().unwrap();
+    assert!(after < before, "{compacted:?}");
+    // In the log before the answer came.
+    let events = server.all_events(&session).await;
+    let Some(EventBody::ContextCompacted(recorded)) = events.last().map(|e| &e.body) else {
+        panic!("the log ends with the compaction: {events:?}");
+    };
+    assert_eq!(
+        serde_json::to_value(recorded).unwrap(),
+        compacted.body,
+        "the answer is the recorded event"
+    );
+    assert_eq!(recorded.replaces_through_seq, events.len() as u64 - 1);
+    let again = server.post(&compact, json!({})).await;
+    assert_eq!(again.code(), "nothing_to_compact", "{again:?}");
+
+    server.start_turn(&session, "And now?").await;
+    wait_for_events(&server, &session, |events| {
+        events.last().is_some_and(finishes_turn)
+    })
+    .await;
+    let events = server.all_events(&session).await;
+    assert_consistent(&events);
+    let Some(EventBody::TurnFinished { reason, .. }) = events.last().map(|e| &e.body) else {
+        panic!("the log ends with the turn");
+    };
+    assert_eq!(*reason, FinishReason::Completed);
+
+    let document = server.get("/api/openapi.json").await;
+    assert_eq!(
+        document.body["paths"]["/api/sessions/{id}/compact"]["post"]["operationId"],
+        json!("compact")
+    );
+    server.stop().await;
+    world.finish().await;
+}

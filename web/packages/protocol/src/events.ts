@@ -3,6 +3,7 @@ import type {
   Answer,
   CallPresentation,
   ContentBlock,
+  ContextCompactedEvent,
   Detail,
   Event,
   Question,
@@ -15,6 +16,7 @@ import type {
   ToolProgressEvent,
   ToolResultEvent,
   ToolStartEvent,
+  Usage,
 } from './generated';
 
 /** The event types this client folds; any other type is skipped (it may be newer than us). */
@@ -33,6 +35,7 @@ export const KNOWN_EVENT_TYPES = [
   'tool.result',
   'request.opened',
   'request.resolved',
+  'context.compacted',
 ] as const;
 
 /** One of [`KNOWN_EVENT_TYPES`]. */
@@ -397,7 +400,6 @@ function known(type: KnownEventType, seq: number, time: string, fields: Fields):
       };
     }
     case 'step.finished': {
-      const usage = isObject(fields.usage) ? fields.usage : {};
       // A stop reason this client does not know is kept as written.
       const stopReason = optionalText(fields, 'stopReason') as
         Extract<Event, { type: 'step.finished' }>['stopReason'] | undefined;
@@ -406,11 +408,7 @@ function known(type: KnownEventType, seq: number, time: string, fields: Fields):
         type,
         turnId: text(fields, 'turnId'),
         step: count(fields, 'step'),
-        usage: {
-          inputTokens: count(usage, 'inputTokens', 0),
-          outputTokens: count(usage, 'outputTokens', 0),
-          cacheReadTokens: count(usage, 'cacheReadTokens', 0),
-        },
+        usage: usageOf(fields),
         ...(stopReason === undefined ? {} : { stopReason }),
       };
     }
@@ -426,7 +424,28 @@ function known(type: KnownEventType, seq: number, time: string, fields: Fields):
       return { ...at, type, ...requestOpened(fields) };
     case 'request.resolved':
       return { ...at, type, ...requestResolved(fields) };
+    case 'context.compacted':
+      return { ...at, type, ...compacted(fields) };
   }
+}
+
+function usageOf(fields: Fields): Usage {
+  const usage = isObject(fields.usage) ? fields.usage : {};
+  return {
+    inputTokens: count(usage, 'inputTokens', 0),
+    outputTokens: count(usage, 'outputTokens', 0),
+    cacheReadTokens: count(usage, 'cacheReadTokens', 0),
+  };
+}
+
+function compacted(fields: Fields): ContextCompactedEvent {
+  return {
+    summary: text(fields, 'summary'),
+    replacesThroughSeq: count(fields, 'replacesThroughSeq'),
+    usage: usageOf(fields),
+    estimatedTokensBefore: count(fields, 'estimatedTokensBefore', 0),
+    estimatedTokensAfter: count(fields, 'estimatedTokensAfter', 0),
+  };
 }
 
 const knownTypes: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);

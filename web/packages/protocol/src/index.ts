@@ -17,6 +17,7 @@ export {
 export {
   ConversationFold,
   foldEvents,
+  type CompactionNode,
   type ConversationTree,
   type FoldChange,
   type Phase,

@@ -23,6 +23,7 @@ function runtimeShape(tree: Json): Json {
   });
   return {
     ...tree,
+    compactions: tree.compactions ?? [],
     turns: (tree.turns as Json[]).map((turn) => ({
       ...turn,
       items: (turn.items as Json[]).map((item) => (item.type === 'tool' ? node(item) : item)),
@@ -37,7 +38,11 @@ function clientShape(fold: ConversationFold): Json {
     items: turn.items.map((item) => (item.type === 'tool' ? { type: 'tool', ...item.node } : item)),
   }));
   return JSON.parse(
-    JSON.stringify({ preparingArguments: Object.fromEntries(fold.allPreparingArguments()), turns }),
+    JSON.stringify({
+      preparingArguments: Object.fromEntries(fold.allPreparingArguments()),
+      turns,
+      compactions: fold.tree().compactions,
+    }),
   ) as Json;
 }
 

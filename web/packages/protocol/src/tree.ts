@@ -3,6 +3,7 @@ import type {
   CallStatus,
   CallerKind,
   ContentBlock,
+  ContextCompactedEvent,
   Detail,
   ErrorCode,
   Event,
@@ -104,10 +105,31 @@ export interface TurnNode {
   readonly usage: Usage;
 }
 
+/**
+ * A compaction: the conversation up to it was summarised for the model. The turns stay in the
+ * tree; a client shows a divider after the turn it follows.
+ */
+export interface CompactionNode {
+  /** The `seq` of its `context.compacted` event. */
+  readonly seq: number;
+  /** How many turns came before it (it sits after the turn of that number). */
+  readonly afterTurns: number;
+  /** The summary the model now receives for everything before it. */
+  readonly summary: string;
+  /** Tokens used writing the summary. */
+  readonly usage: Usage;
+  /** The estimated size of a request before it. */
+  readonly estimatedTokensBefore: number;
+  /** The estimated size of a request after it. */
+  readonly estimatedTokensAfter: number;
+}
+
 /** The conversation as the client renders it. */
 export interface ConversationTree {
   /** The turns, oldest first. */
   readonly turns: readonly TurnNode[];
+  /** The compactions, oldest first (the same array until one is added). */
+  readonly compactions: readonly CompactionNode[];
 }
 
 /** Where a call's node is: its turn, its item, then the sub-call indexes down from it. */
@@ -133,7 +155,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * the runtime's): a call is placed under its `parentCallId` when that call is known, else
  * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
  * a result with no start still makes a node; `request.opened` makes its call wait and
- * `request.resolved` sets a waiting call running again; each turn sums its steps' usage.
+ * `request.resolved` sets a waiting call running again; each turn sums its steps' usage;
+ * `context.compacted` adds a compaction after the turns so far.
  *
  * Snapshots are immutable and share every node an event did not touch. Objects created while
  * folding a batch are changed in place until the batch is published, so folding a whole log
@@ -141,10 +164,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  */
 export class ConversationFold {
   private turns: TurnNode[] = [];
+  private compactions: readonly CompactionNode[] = [];
   private readonly index = new Map<string, NodePath>();
   private readonly preparing = new Map<string, string>();
   private drafts = new WeakSet<object>();
-  private snapshot: ConversationTree = { turns: this.turns };
+  private snapshot: ConversationTree = { turns: this.turns, compactions: this.compactions };
 
   /** The current tree. */
   tree(): ConversationTree {
@@ -183,7 +207,7 @@ export class ConversationFold {
   }
 
   private publish(): void {
-    this.snapshot = { turns: this.turns };
+    this.snapshot = { turns: this.turns, compactions: this.compactions };
     this.drafts = new WeakSet();
   }
 
@@ -248,6 +272,9 @@ export class ConversationFold {
       }
       case 'tool.result':
         return { tree: true, ...this.finish(event) };
+      case 'context.compacted':
+        this.compactions = [...this.compactions, compactionNode(event, this.turns.length)];
+        return { tree: true };
       default:
         return { tree: false };
     }
@@ -413,6 +440,20 @@ export class ConversationFold {
     if (this.drafts.has(node)) return node;
     return this.draft({ ...node, subCalls: this.draft([...node.subCalls]) });
   }
+}
+
+function compactionNode(
+  event: ContextCompactedEvent & { seq: number },
+  afterTurns: number,
+): CompactionNode {
+  return {
+    seq: event.seq,
+    afterTurns,
+    summary: event.summary,
+    usage: event.usage,
+    estimatedTokensBefore: event.estimatedTokensBefore,
+    estimatedTokensAfter: event.estimatedTokensAfter,
+  };
 }
 
 function newTurn(turnId: string, prompt: string): TurnNode {

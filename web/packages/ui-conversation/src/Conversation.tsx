@@ -7,6 +7,7 @@ import {
 import type { TurnItem, TurnNode, Usage as TokenUsage } from '@qilin-agent/protocol';
 import { Slot, type SlotRegistry } from '@qilin-agent/slots';
 import {
+  Fragment,
   createContext,
   memo,
   useContext,
@@ -15,6 +16,7 @@ import {
   useState,
   type ReactNode,
 } from 'react';
+import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
 import { useConversationT } from './messages';
 import type { ConversationSnapshot } from './model';
@@ -228,7 +230,8 @@ export interface ConversationProps extends ConversationHost {
 /**
  * The transcript of a session: every turn with its prompt, the model's text as Markdown, the
  * call trees through `ToolCallTree` (each item dispatched through `conversation.chat.node`),
- * pending requests in place under their call, and how each turn ended. Needs a
+ * pending requests in place under their call, how each turn ended, and a divider where the
+ * conversation was compacted (the summary folded under it). Needs a
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
@@ -250,11 +253,12 @@ export function Conversation(props: ConversationProps) {
           <div ref={content} className="qc-transcript__content">
             {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
             {turns.map((turn, index) => (
-              <Turn
-                key={turn.turnId === '' ? `turn-${index}` : turn.turnId}
-                turn={turn}
-                last={index === turns.length - 1}
-              />
+              <Fragment key={turn.turnId === '' ? `turn-${index}` : turn.turnId}>
+                <Turn turn={turn} last={index === turns.length - 1} />
+                {compactionsAfter(snapshot.tree.compactions, index + 1).map((compaction) => (
+                  <CompactionDivider key={`compaction:${compaction.seq}`} compaction={compaction} />
+                ))}
+              </Fragment>
             ))}
             {footer}
           </div>

@@ -18,6 +18,7 @@ export {
   type ConversationHost,
   type ConversationProps,
 } from './Conversation';
+export { CompactionDivider, compactionsAfter } from './Compaction';
 export { MarkdownText } from './Markdown';
 export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';

@@ -74,6 +74,8 @@ const EN = {
   'trajectory.request.waiting': 'waiting for an answer',
   'trajectory.request.opened': 'opened {at}',
   'trajectory.request.resolved': 'resolved {at}',
+  'compaction.label': 'Earlier conversation summarised',
+  'compaction.size': '~{before} → ~{after} tokens a request',
 } as const;
 
 /** A key of the conversation's labels. */
@@ -151,6 +153,8 @@ const ZH: Record<ConversationMessageKey, string> = {
   'trajectory.request.waiting': '等待回答',
   'trajectory.request.opened': '打开于 {at}',
   'trajectory.request.resolved': '解决于 {at}',
+  'compaction.label': '之前的对话已总结',
+  'compaction.size': '每次请求约 {before} → {after} token',
 };
 
 /** The conversation's labels by locale. */
