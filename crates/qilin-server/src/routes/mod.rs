@@ -80,6 +80,7 @@ pub fn app(state: ServerState) -> Router {
                     400,
                     413,
                     415,
+                    422,
                     503,
                     507
                 ))
@@ -130,6 +131,7 @@ pub fn app(state: ServerState) -> Router {
                     409,
                     413,
                     415,
+                    422,
                     503,
                     504
                 ))
@@ -146,6 +148,7 @@ pub fn app(state: ServerState) -> Router {
                         }),
                     404,
                     409,
+                    422,
                     503,
                     504
                 ))
@@ -246,6 +249,7 @@ pub fn app(state: ServerState) -> Router {
                     410,
                     413,
                     415,
+                    422,
                     503,
                     504
                 ))
