@@ -373,3 +373,28 @@ pub struct ServerInfo {
     /// Whether the page's files are built into this binary.
     pub web_client: bool,
 }
+
+/// Why an event stream ends: the `reason` of its last message, `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The session was deleted: nothing more will come; do not reconnect.
+    Deleted,
+    /// The server is stopping: reconnect after a pause, from the last `id` received.
+    Stopping,
+    /// The client read more slowly than the session's events came and its buffer filled:
+    /// reconnect now, from the last `id` received; nothing was lost.
+    Lagging,
+}
+
+/// The `data` of an event stream's `end` message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEnd {
+    /// The session whose events end. A stream of several sessions ends each deleted session
+    /// on its own, and the stream as a whole (`stopping`, `lagging`) with this null.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Why.
+    pub reason: EndReason,
+}
