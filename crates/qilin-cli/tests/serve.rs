@@ -144,11 +144,7 @@ fn finished(events: &[Event]) -> Vec<FinishReason> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("slow.agent"), AGENT).unwrap();
-    std::fs::write(workspace.join("slow.yaml"), SLOW).unwrap();
-    std::fs::write(workspace.join("notes.txt"), "a note\n").unwrap();
+    workspace_in(dir.path());
     let client = reqwest::Client::new();
 
     let mut first = serve(dir.path());
@@ -229,11 +225,13 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     }
 }
 
+/// The workspace `qilin serve` serves in the tests: the slow agent, its script, a note.
 fn workspace_in(dir: &Path) {
     let workspace = dir.join("workspace");
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("slow.agent"), AGENT).unwrap();
     std::fs::write(workspace.join("slow.yaml"), SLOW).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "a note\n").unwrap();
 }
 
 /// A second `qilin serve` on the SQLite file a first one serves exits at once with a message
