@@ -1,6 +1,7 @@
 //! `qilin serve` as a process: killed with `kill -9` mid-turn, then started again on the same
 //! SQLite file, it has lost no event a client had seen, has closed the turn the dead process
-//! left running (its call `interrupted`), and the conversation goes on.
+//! left running (its call `interrupted`), and the conversation goes on. A second server on the
+//! same SQLite file is refused, naming the first; `--demo` serves the demo as a live session.
 
 use qilin_protocol::{Event, EventBody, FinishReason};
 use serde_json::{Value, json};
@@ -33,6 +34,8 @@ turns:
 struct Served {
     child: Child,
     base: String,
+    /// The path of the printed URL (`/`, or the demo session's page).
+    page: String,
     token: String,
 }
 
@@ -43,9 +46,12 @@ impl Drop for Served {
     }
 }
 
-fn serve(dir: &Path) -> Served {
+/// `qilin serve` on the workspace of `dir` (its agent and model) and the SQLite file
+/// `dir/qilin.db`, not yet started.
+fn serve_command(dir: &Path) -> Command {
     let workspace = dir.join("workspace");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
+    command
         .args(["serve", "--no-sandbox", "--workspace"])
         .arg(&workspace)
         .arg("--agent")
@@ -58,7 +64,17 @@ fn serve(dir: &Path) -> Served {
         .arg("--database")
         .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
         .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    command
+}
+
+fn serve(dir: &Path) -> Served {
+    started(serve_command(dir))
+}
+
+/// Starts `command` (a `qilin serve`) and reads the URL it prints.
+fn started(mut command: Command) -> Served {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -74,10 +90,18 @@ fn serve(dir: &Path) -> Served {
             break line[at..].trim().to_string();
         }
     };
-    let (base, token) = url.split_once("/#token=").expect("URL with a token");
-    let (base, token) = (base.to_string(), token.to_string());
+    let (page, token) = url.split_once("#token=").expect("URL with a token");
+    let at = page["http://".len()..]
+        .find('/')
+        .map_or(page.len(), |at| at + "http://".len());
+    let (base, page) = page.split_at(at);
     drop(lines);
-    Served { child, base, token }
+    Served {
+        child,
+        base: base.to_string(),
+        page: page.to_string(),
+        token: token.to_string(),
+    }
 }
 
 impl Served {
@@ -120,11 +144,7 @@ fn finished(events: &[Event]) -> Vec<FinishReason> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    std::fs::create_dir_all(&workspace).unwrap();
-    std::fs::write(workspace.join("slow.agent"), AGENT).unwrap();
-    std::fs::write(workspace.join("slow.yaml"), SLOW).unwrap();
-    std::fs::write(workspace.join("notes.txt"), "a note\n").unwrap();
+    workspace_in(dir.path());
     let client = reqwest::Client::new();
 
     let mut first = serve(dir.path());
@@ -203,4 +223,135 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
         assert!(Instant::now() < deadline, "the new turn never finished");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The workspace `qilin serve` serves in the tests: the slow agent, its script, a note.
+fn workspace_in(dir: &Path) {
+    let workspace = dir.join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("slow.agent"), AGENT).unwrap();
+    std::fs::write(workspace.join("slow.yaml"), SLOW).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "a note\n").unwrap();
+}
+
+/// A second `qilin serve` on the SQLite file a first one serves exits at once with a message
+/// naming the file and the first process; the first goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_on_the_same_sqlite_file_is_refused_and_the_first_serves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    workspace_in(dir.path());
+    let client = reqwest::Client::new();
+    let first = serve(dir.path());
+
+    let mut second = serve_command(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = second.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = second.kill();
+            panic!("a second server on the same file started serving");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.contains("in use by another Qilin process")
+            && stderr.contains(&format!("pid {}", first.child.id()))
+            && stderr.contains("qilin.db"),
+        "the message names the file and the process holding it: {stderr}"
+    );
+
+    let (status, created) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(status, 201, "the first server goes on: {created}");
+}
+
+/// `qilin serve --demo` prints the URL of the demo session's page; the page opens without the
+/// token in a request, the server names the session as its demo, the session runs on the
+/// scripted model, and its turn starts once a client follows it and runs to its answer,
+/// calling tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_demo_opens_on_a_live_demo_session_on_the_scripted_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
+    command
+        .args(["serve", "--demo", "--no-sandbox", "--workspace"])
+        .arg(dir.path().join("demo"))
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+        .env("NO_COLOR", "1");
+    let demo = started(command);
+    let client = reqwest::Client::new();
+    let session = demo
+        .page
+        .strip_prefix("/sessions/")
+        .expect("the URL opens the demo session's page")
+        .to_string();
+
+    let (status, info) = demo
+        .send(client.get(format!("{}/api/info", demo.base)))
+        .await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["demoSession"], json!(session));
+    let page = client
+        .get(format!("{}{}", demo.base, demo.page))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200, "the page opens");
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    let (status, view) = demo
+        .send(client.get(format!("{}/api/sessions/{session}", demo.base)))
+        .await;
+    assert_eq!(status, 200, "{view}");
+    assert!(
+        view["model"].as_str().unwrap().starts_with("scripted:"),
+        "{view}"
+    );
+    assert_eq!(
+        view["turns"],
+        json!(0),
+        "nothing runs until someone watches"
+    );
+
+    // Following the session starts its turn.
+    let watching = client
+        .get(format!(
+            "{}/api/sessions/{session}/events/stream",
+            demo.base
+        ))
+        .bearer_auth(&demo.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(watching.status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let events = loop {
+        let events = demo.events(&client, &session).await;
+        if !finished(&events).is_empty() {
+            break events;
+        }
+        assert!(Instant::now() < deadline, "the demo's turn never finished");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    drop(watching);
+    assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event.body, EventBody::ToolStart(_))),
+        "the demo calls tools"
+    );
 }

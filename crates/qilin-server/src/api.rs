@@ -42,8 +42,10 @@ pub struct CreateSession {
     /// agent file's, when omitted.
     #[serde(default)]
     pub model: Option<String>,
-    /// A title; the first prompt gives one when omitted.
+    /// A title (1 to 200 characters, not only spaces); the first prompt gives one when
+    /// omitted.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 200), regex(pattern = r"\S"))]
     pub title: Option<String>,
 }
 
@@ -52,6 +54,7 @@ pub struct CreateSession {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateSession {
     /// The new title (1 to 200 characters, not only spaces).
+    #[schemars(length(min = 1, max = 200), regex(pattern = r"\S"))]
     pub title: String,
 }
 
@@ -65,6 +68,7 @@ pub struct ListSessions {
     pub limit: Option<u32>,
     /// The `next` of the previous page.
     #[serde(default)]
+    #[schemars(regex(pattern = r"\|"))]
     pub after: Option<String>,
     /// Only sessions whose title contains this text (case-insensitive).
     #[serde(default)]
@@ -94,11 +98,16 @@ pub struct SessionView {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartTurn {
-    /// What to ask the agent.
+    /// What to ask the agent (not only spaces).
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub prompt: String,
     /// An id the client chooses for this turn (at most 128 characters); sending the same one
     /// again never starts a second turn, so a request can be retried safely.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = 128),
+        regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+    )]
     pub client_turn_id: Option<String>,
 }
 
@@ -129,6 +138,7 @@ pub struct Interrupted {
 pub struct EventsQuery {
     /// Events after this `seq` (0, the default, for all).
     #[serde(default)]
+    #[schemars(range(min = 0, max = u64::MAX))]
     pub after: Option<u64>,
     /// The most events on the page (1 to 1000, default 500).
     #[serde(default)]
@@ -154,6 +164,7 @@ pub struct EventPage {
 pub struct StreamQuery {
     /// Stream the events after this `seq`; a `Last-Event-ID` header wins over it.
     #[serde(default)]
+    #[schemars(range(min = 0, max = u64::MAX))]
     pub after: Option<u64>,
 }
 
@@ -186,6 +197,7 @@ pub struct SnapshotQuery {
     pub turns: Option<u32>,
     /// Return turns before this index (0 is the first turn); the latest when omitted.
     #[serde(default)]
+    #[schemars(range(min = 0, max = u32::MAX))]
     pub before: Option<u32>,
 }
 
@@ -224,6 +236,10 @@ pub enum RequestAnswer {
     Approve {
         /// Who answers (a tab's id), kept in the log as `web:ID`.
         #[serde(default, rename = "clientId")]
+        #[schemars(
+            length(min = 1, max = 128),
+            regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+        )]
         client_id: Option<String>,
     },
     /// Allow the call and, for the rest of the session, every call the grant covers (an
@@ -233,6 +249,10 @@ pub enum RequestAnswer {
         grant: SessionGrant,
         /// Who answers (a tab's id), kept in the log as `web:ID`.
         #[serde(default, rename = "clientId")]
+        #[schemars(
+            length(min = 1, max = 128),
+            regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+        )]
         client_id: Option<String>,
     },
     /// Refuse the call (an approval); the reason is told to the model.
@@ -242,6 +262,10 @@ pub enum RequestAnswer {
         reason: Option<String>,
         /// Who answers (a tab's id), kept in the log as `web:ID`.
         #[serde(default, rename = "clientId")]
+        #[schemars(
+            length(min = 1, max = 128),
+            regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+        )]
         client_id: Option<String>,
     },
     /// Answer the questions (a question): one answer per question.
@@ -250,12 +274,20 @@ pub enum RequestAnswer {
         answers: Vec<Answer>,
         /// Who answers (a tab's id), kept in the log as `web:ID`.
         #[serde(default, rename = "clientId")]
+        #[schemars(
+            length(min = 1, max = 128),
+            regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+        )]
         client_id: Option<String>,
     },
     /// Dismiss the questions without answering (a question).
     Dismiss {
         /// Who answers (a tab's id), kept in the log as `web:ID`.
         #[serde(default, rename = "clientId")]
+        #[schemars(
+            length(min = 1, max = 128),
+            regex(pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$")
+        )]
         client_id: Option<String>,
     },
 }
@@ -289,7 +321,9 @@ pub struct RequestResolved {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileQuery {
-    /// The file, relative to the session's workspace (an absolute path must lie inside it).
+    /// The file, relative to the session's workspace (an absolute path must lie inside it);
+    /// not only spaces.
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
     pub path: String,
 }
 
@@ -338,4 +372,29 @@ pub struct ServerInfo {
     pub demo_session: Option<String>,
     /// Whether the page's files are built into this binary.
     pub web_client: bool,
+}
+
+/// Why an event stream ends: the `reason` of its last message, `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The session was deleted: nothing more will come; do not reconnect.
+    Deleted,
+    /// The server is stopping: reconnect after a pause, from the last `id` received.
+    Stopping,
+    /// The client read more slowly than the session's events came and its buffer filled:
+    /// reconnect now, from the last `id` received; nothing was lost.
+    Lagging,
+}
+
+/// The `data` of an event stream's `end` message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEnd {
+    /// The session whose events end. A stream of several sessions ends each deleted session
+    /// on its own, and the stream as a whole (`stopping`, `lagging`) with this null.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Why.
+    pub reason: EndReason,
 }

@@ -141,7 +141,11 @@ impl From<RuntimeError> for ApiError {
             | RuntimeError::Prompt(_)
             | RuntimeError::Model(_)
             | RuntimeError::Sandbox(_)
-            | RuntimeError::Mcp(_) => ApiError::bad_request("invalid_session", err.to_string()),
+            | RuntimeError::Mcp(_) => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_session",
+                err.to_string(),
+            ),
             RuntimeError::Io { .. } => ApiError::internal(err.to_string()),
         }
     }
@@ -231,7 +235,9 @@ pub(crate) fn describe(status: u16) -> &'static str {
         415 => {
             "The body is not JSON (`Content-Type: application/json`), or the file is not of the kind asked for."
         }
-        422 => "The file cannot be shown: too large, binary or not UTF-8.",
+        422 => {
+            "Well-formed, but it cannot be done: an agent file, model or workspace that cannot be used, or a file too large, binary or not UTF-8 to show."
+        }
         500 => "The server failed; the message says where.",
         502 => "The model failed or gave no usable answer; nothing was changed.",
         503 => "The store is busy, or the session can no longer record events: try again.",

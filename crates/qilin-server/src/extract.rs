@@ -27,10 +27,47 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        let value = match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(value)) => value,
+            Err(rejection) => return Err(json_rejection(rejection)),
+        };
+        // Every body the API takes is an object: a list or a scalar would otherwise be read
+        // field by field into a struct (`[null, null]` as a session with every field absent).
+        if !value.is_object() {
+            return Err(ApiError::bad_request(
+                "invalid_body",
+                format!(
+                    "the body is {}, not an object; send a JSON object with the route's fields",
+                    json_kind(&value)
+                ),
+            ));
         }
+        serde_path_to_error::deserialize(value)
+            .map(ApiJson)
+            .map_err(|err| {
+                let path = err.path().to_string();
+                let inner = err.into_inner();
+                let at = match path.as_str() {
+                    "." => String::new(),
+                    path => format!(" at `{path}`"),
+                };
+                ApiError::bad_request(
+                    "invalid_body",
+                    format!("the body does not fit what this route takes{at}: {inner}"),
+                )
+            })
+    }
+}
+
+/// What kind of JSON value `value` is, for a message.
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 

@@ -27,9 +27,9 @@ mod routes;
 mod trees;
 
 pub use api::{
-    AuthRequest, CreateSession, EventPage, Interrupted, OpenRequests, RequestAnswer,
-    RequestResolved, ServerInfo, SessionEvent, SessionView, Snapshot, StartTurn, TextFile,
-    TurnAccepted, UpdateSession,
+    AuthRequest, CreateSession, EndReason, EventPage, Interrupted, OpenRequests, RequestAnswer,
+    RequestResolved, ServerInfo, SessionEvent, SessionView, Snapshot, StartTurn, StreamEnd,
+    TextFile, TurnAccepted, UpdateSession,
 };
 pub use assets::WEB_CLIENT_BUILT;
 pub use auth::{Access, TOKEN_BYTES};

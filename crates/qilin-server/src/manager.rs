@@ -144,7 +144,8 @@ impl Sessions {
             None => defaults.workspace.clone(),
         };
         if !workspace.is_dir() {
-            return Err(ApiError::bad_request(
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
                 "invalid_workspace",
                 format!("the workspace {} is not a folder", workspace.display()),
             ));
@@ -153,7 +154,8 @@ impl Sessions {
             (Some(file), _) => workspace.join(file),
             (None, Some(file)) => file.clone(),
             (None, None) => {
-                return Err(ApiError::bad_request(
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
                     "no_agent",
                     "name the session's agent: give `agentFile`, or start the server with \
                      `--agent FILE`",

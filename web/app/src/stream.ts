@@ -23,6 +23,28 @@ const RETRY_MS = [250, 500, 1000, 2000, 4000];
 const FLUSH_MS = 16;
 
 /**
+ * Why the server ended a stream, the `reason` of its `end` message (`StreamEnd` in the
+ * OpenAPI document): the session was `deleted`, the server is `stopping`, or this tab read too
+ * slowly and was cut (`lagging`: nothing was lost, resume at once).
+ */
+export type StreamEndReason = 'deleted' | 'stopping' | 'lagging';
+
+/** The reason an `end` message's data gives; `undefined` when it gives none this page knows. */
+export function endReason(data: unknown): StreamEndReason | undefined {
+  if (typeof data !== 'string') return undefined;
+  try {
+    const end: unknown = JSON.parse(data);
+    if (typeof end !== 'object' || end === null || !('reason' in end)) return undefined;
+    const { reason } = end;
+    return reason === 'deleted' || reason === 'stopping' || reason === 'lagging'
+      ? reason
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The one event stream of this tab: a session's events from where `model` stands, folded into
  * it a frame at a time. The browser resumes a dropped stream with `Last-Event-ID`; when it
  * gives up, the stream is opened again after the model's last `seq`. The model drops anything
@@ -63,10 +85,19 @@ export class SessionStream {
       }
       this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
     };
-    // The server ends a stream when the session is deleted or when it stops: ask which.
-    source.addEventListener('end', () => {
+    // The server says why it ends a stream: a deleted session is over, a lagging tab resumes
+    // at once after what it has, a stopping server is asked again after a pause.
+    source.addEventListener('end', (message) => {
       source.close();
-      this.retry();
+      const reason = endReason((message as MessageEvent<unknown>).data);
+      if (reason === 'deleted') {
+        this.flush();
+        this.onStatus('ended');
+      } else if (reason === 'lagging') {
+        this.open();
+      } else {
+        this.retry();
+      }
     });
     source.onerror = () => {
       if (this.closed) return;

@@ -13,7 +13,8 @@
 
 use crate::ServerState;
 use crate::api::{
-    EventPage, EventsQuery, MultiStreamQuery, SessionEvent, SessionPath, StreamQuery,
+    EndReason, EventPage, EventsQuery, MultiStreamQuery, SessionEvent, SessionPath, StreamEnd,
+    StreamQuery,
 };
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
@@ -27,9 +28,12 @@ use futures_util::{Stream, StreamExt};
 use qilin_protocol::Event;
 use qilin_store::StoreError;
 use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::SendTimeoutError;
+use tokio_util::sync::CancellationToken;
 
 /// The most sessions one stream follows.
 pub const MAX_STREAM_SESSIONS: usize = 64;
@@ -120,14 +124,18 @@ pub async fn stream(
     }
     state.watching(&path.id);
     let follow = state.store().follow(&path.id, after);
-    let id = path.id;
+    let id = path.id.clone();
     let messages = follow.map(move |next| match next {
         Ok(event) => Message::Event(event_message(&event)),
         Err(err) => Message::Failed(error_message(&id, &err)),
     });
     let stopping = state.stopping();
+    let ended = stopping.clone();
     let messages = messages.take_until(async move { stopping.cancelled().await });
-    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+    let session = path.id.clone();
+    let end = move || end_message(Some(&session), ended_because(&ended));
+    let options = state.stream_options();
+    Ok(respond(options, messages.boxed(), end, Some(path.id)).into_response())
 }
 
 /// `GET /api/stream`: the events of several sessions on one stream. Each message's `data` is
@@ -157,7 +165,9 @@ pub async fn multi(
             .chain(stream::once(async move { (index, None) }));
         streams.push(follow.boxed());
     }
-    let messages = stream::unfold((streams, cursor), |(mut streams, mut cursor)| async move {
+    let stopping = state.stopping();
+    let start = (streams, cursor, stopping.clone());
+    let messages = stream::unfold(start, |(mut streams, mut cursor, stopping)| async move {
         let (index, next) = streams.next().await?;
         let id = cursor.positions[index].0.clone();
         let message = match next {
@@ -170,13 +180,23 @@ pub async fn multi(
                 Message::Event(json_message(&data).id(cursor.to_string()))
             }
             Some(Err(err)) => Message::Event(error_message(&id, &err)),
-            None => Message::Event(end_message(Some(&id))),
+            None => Message::Event(end_message(Some(&id), ended_because(&stopping))),
         };
-        Some((message, (streams, cursor)))
+        Some((message, (streams, cursor, stopping)))
     });
-    let stopping = state.stopping();
+    let ended = stopping.clone();
     let messages = messages.take_until(async move { stopping.cancelled().await });
-    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+    let end = move || end_message(None, ended_because(&ended));
+    Ok(respond(state.stream_options(), messages.boxed(), end, None).into_response())
+}
+
+/// Why a session's events ended: the server is stopping, or else the session was deleted
+/// (the store ends a session's followers only then).
+fn ended_because(stopping: &CancellationToken) -> EndReason {
+    match stopping.is_cancelled() {
+        true => EndReason::Stopping,
+        false => EndReason::Deleted,
+    }
 }
 
 /// The next event of the `usize`-th session of a stream, or its end (`None`).
@@ -190,14 +210,19 @@ enum Message {
     Failed(SseEvent),
 }
 
-/// Streams `messages` to the client through a bounded buffer, with heartbeats; `end` is sent
-/// when the messages end.
+/// Streams `messages` to the client through a bounded buffer, with heartbeats; `end()` is
+/// sent when the messages end, and `end` with reason `lagging` (for `session`, on a stream of
+/// one) after what the buffer holds when the client is cut for not reading.
 fn respond(
     options: StreamOptions,
     mut messages: BoxStream<'static, Message>,
-    end: SseEvent,
+    end: impl FnOnce() -> SseEvent + Send + 'static,
+    session: Option<String>,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     let (sender, receiver) = mpsc::channel::<SseEvent>(options.buffer.max(1));
+    let cut = Arc::new(AtomicBool::new(false));
+    let lagging = Arc::clone(&cut);
+    let mut end = Some(end);
     tokio::spawn(async move {
         loop {
             let next = tokio::select! {
@@ -207,13 +232,14 @@ fn respond(
             let (message, last) = match next {
                 Some(Message::Event(event)) => (event, false),
                 Some(Message::Failed(event)) => (event, true),
-                None => (end.clone(), true),
+                None => (end.take().map_or_else(SseEvent::default, |end| end()), true),
             };
             match sender.send_timeout(message, options.stall).await {
                 Ok(()) if !last => {}
                 Ok(()) | Err(SendTimeoutError::Closed(_)) => return,
                 Err(SendTimeoutError::Timeout(_)) => {
                     tracing::info!("an event stream's client stopped reading; cut so it resumes");
+                    cut.store(true, Ordering::Release);
                     return;
                 }
             }
@@ -222,8 +248,21 @@ fn respond(
             }
         }
     });
-    let body = stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|event| (Ok(event), receiver))
+    // Once the buffer is drained, a client that was cut learns why, and resumes.
+    let body = stream::unfold(Some(receiver), move |receiver| {
+        let lagging = Arc::clone(&lagging);
+        let session = session.clone();
+        async move {
+            let mut receiver = receiver?;
+            match receiver.recv().await {
+                Some(event) => Some((Ok(event), Some(receiver))),
+                None if lagging.load(Ordering::Acquire) => {
+                    let end = end_message(session.as_deref(), EndReason::Lagging);
+                    Some((Ok(end), None))
+                }
+                None => None,
+            }
+        }
     });
     let heartbeat = SseEvent::default().event("heartbeat").data("{}");
     Sse::new(body).keep_alive(
@@ -256,9 +295,13 @@ fn error_message(session: &str, err: &StoreError) -> SseEvent {
     .event("error")
 }
 
-/// A session's events ended: it was deleted, or the server is stopping.
-fn end_message(session: Option<&str>) -> SseEvent {
-    json_message(&serde_json::json!({ "sessionId": session })).event("end")
+/// A stream, or one session's events on it, ended, and why.
+fn end_message(session: Option<&str>, reason: EndReason) -> SseEvent {
+    json_message(&StreamEnd {
+        session_id: session.map(str::to_string),
+        reason,
+    })
+    .event("end")
 }
 
 /// Where a stream of several sessions stands in each.

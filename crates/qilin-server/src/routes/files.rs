@@ -134,7 +134,8 @@ fn read_file(workspace: &str, raw: &str, limit: u64) -> Result<(Resolved, Vec<u8
             ));
         }
         PathKind::Folder | PathKind::Special => {
-            return Err(ApiError::bad_request(
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
                 "not_a_file",
                 format!("`{shown}` is not a regular file"),
             ));
@@ -170,7 +171,10 @@ fn read_file(workspace: &str, raw: &str, limit: u64) -> Result<(Resolved, Vec<u8
 fn refused(err: PathError) -> ApiError {
     let message = err.to_string();
     match err {
-        PathError::Outside { .. } | PathError::SymlinkOut { .. } | PathError::Dangling { .. } => {
+        PathError::Outside { .. }
+        | PathError::SymlinkOut { .. }
+        | PathError::Dangling { .. }
+        | PathError::TooManyLinks { .. } => {
             ApiError::new(StatusCode::FORBIDDEN, "path_refused", message)
         }
         PathError::NotAFolder { .. } => {
@@ -180,9 +184,7 @@ fn refused(err: PathError) -> ApiError {
         PathError::Workspace { .. } => {
             ApiError::new(StatusCode::NOT_FOUND, "workspace_missing", message)
         }
-        PathError::Empty | PathError::TooManyLinks { .. } => {
-            ApiError::bad_request("invalid_file_path", message)
-        }
+        PathError::Empty => ApiError::bad_request("invalid_file_path", message),
     }
 }
 

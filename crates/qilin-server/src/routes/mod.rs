@@ -81,6 +81,7 @@ pub fn app(state: ServerState) -> Router {
                     400,
                     413,
                     415,
+                    422,
                     503,
                     507
                 ))
@@ -131,6 +132,7 @@ pub fn app(state: ServerState) -> Router {
                     409,
                     413,
                     415,
+                    422,
                     503,
                     504
                 ))
@@ -147,6 +149,7 @@ pub fn app(state: ServerState) -> Router {
                         }),
                     404,
                     409,
+                    422,
                     503,
                     504
                 ))
@@ -203,8 +206,11 @@ pub fn app(state: ServerState) -> Router {
                                 "Each message's `id` is the event's `seq` and its `data` the \
                                  event. Resume with `Last-Event-ID` (browsers send it when they \
                                  reconnect) or `?after=`. A quiet stream sends `heartbeat` \
-                                 events; `end` when the session is deleted; `error` before it \
-                                 ends on a failure (reconnect to resume).",
+                                 events. The last message is `end`, its `data` a `StreamEnd` \
+                                 saying why: `deleted` (do not reconnect), `stopping` (reconnect \
+                                 after a pause) or `lagging` (the client read too slowly; \
+                                 reconnect now, nothing was lost); or `error` on a failure \
+                                 (reconnect to resume).",
                             )
                     ),
                     400,
@@ -222,7 +228,10 @@ pub fn app(state: ServerState) -> Router {
                             .description(
                                 "Each message's `data` is `{sessionId, event}` and its `id` the \
                                  cursor of every session (`ID:SEQ,…`); reconnecting with it as \
-                                 `Last-Event-ID` resumes every session where it was.",
+                                 `Last-Event-ID` resumes every session where it was. A deleted \
+                                 session's events end with an `end` message for it (a \
+                                 `StreamEnd` with its `sessionId`); the stream itself ends with \
+                                 an `end` without one (`stopping` or `lagging`).",
                             )
                     ),
                     400,
@@ -273,6 +282,7 @@ pub fn app(state: ServerState) -> Router {
                     410,
                     413,
                     415,
+                    422,
                     503,
                     504
                 ))
@@ -300,7 +310,13 @@ pub fn app(state: ServerState) -> Router {
                 authed(errors!(image_response(op), 400, 404, 415, 422))
             }),
         );
-    let router = documented.finish_api_with(&mut api, |doc| describe(doc, &cookie));
+    let router = documented.finish_api_with(&mut api, |doc| {
+        // The `data` of the streams' `end` messages, named in their descriptions.
+        aide::generate::in_context(|ctx| {
+            ctx.schema.subschema_for::<crate::api::StreamEnd>();
+        });
+        describe(doc, &cookie)
+    });
     let document: Arc<Vec<u8>> = Arc::new(serde_json::to_vec(&api).unwrap_or_default());
     let router: Router<ServerState> = router.route(
         "/api/openapi.json",

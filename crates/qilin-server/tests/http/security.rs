@@ -124,6 +124,48 @@ async fn bad_input_gets_a_clear_json_error_and_the_server_keeps_serving() {
     let misfit = server.post(&turns, json!({"prompt": 5})).await;
     assert_eq!(misfit.status, 400, "{misfit:?}");
     assert_eq!(misfit.code(), "invalid_body");
+    assert!(
+        misfit.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`prompt`"),
+        "the message names the field: {misfit:?}"
+    );
+    // A list or a scalar is not read field by field into the body's struct.
+    for body in [
+        json!([null, null]),
+        json!(["hello", null]),
+        json!("hello"),
+        json!(7),
+    ] {
+        let refused = server.post("/api/sessions", body.clone()).await;
+        assert_eq!(refused.status, 400, "{body}: {refused:?}");
+        assert_eq!(refused.code(), "invalid_body", "{body}");
+        assert!(
+            refused.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("not an object"),
+            "{refused:?}"
+        );
+    }
+    // Well-formed, but naming what cannot be used: 422, saying what.
+    let no_agent = server
+        .post("/api/sessions", json!({"agentFile": "missing.agent"}))
+        .await;
+    assert_eq!(no_agent.status, 422, "{no_agent:?}");
+    assert_eq!(no_agent.code(), "invalid_session");
+    assert!(
+        no_agent.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing.agent")
+    );
+    let no_workspace = server
+        .post("/api/sessions", json!({"workspace": "no-such-folder"}))
+        .await;
+    assert_eq!(no_workspace.status, 422, "{no_workspace:?}");
+    assert_eq!(no_workspace.code(), "invalid_workspace");
     let unknown_field = server
         .post(&turns, json!({"prompt": "x", "colour": 1}))
         .await;
@@ -189,6 +231,16 @@ async fn bad_input_gets_a_clear_json_error_and_the_server_keeps_serving() {
     assert_eq!(linked.status, 403, "a link leading out: {linked:?}");
     let missing = Server::send(text("missing.txt")).await;
     assert_eq!(missing.status, 404, "{missing:?}");
+    std::fs::create_dir(world.workspace().join("folder")).unwrap();
+    let folder = Server::send(text("folder")).await;
+    assert_eq!(
+        folder.status, 422,
+        "a folder is not a file to show: {folder:?}"
+    );
+    assert_eq!(folder.code(), "not_a_file");
+    let blank = Server::send(text(" \u{85}")).await;
+    assert_eq!(blank.status, 400, "{blank:?}");
+    assert_eq!(blank.code(), "invalid_file_path");
     let image = Server::send(
         server
             .request(Method::GET, &format!("/api/sessions/{session}/files/image"))

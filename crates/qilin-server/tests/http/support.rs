@@ -116,9 +116,35 @@ impl World {
         self.serve_with(|_| {}).await
     }
 
+    /// The SQLite file of a world on [`Backend::Sqlite`].
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.dir.path().join("qilin.db")
+    }
+
     /// Starts a server on this world's store, its configuration changed by `adjust`.
     pub async fn serve_with(&self, adjust: impl FnOnce(&mut ServerConfig)) -> Server {
         let store = self.store().await;
+        self.serve_on(store, adjust).await
+    }
+
+    /// Starts a server on `store` (this world's, opened by the test with options of its own),
+    /// its configuration changed by `adjust`.
+    pub async fn serve_on(
+        &self,
+        store: Arc<dyn EventStore>,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> Server {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        self.serve_on_listener(store, listener, adjust).await
+    }
+
+    /// Starts a server on `store`, accepting on `listener` (a socket the test set up).
+    pub async fn serve_on_listener(
+        &self,
+        store: Arc<dyn EventStore>,
+        listener: tokio::net::TcpListener,
+        adjust: impl FnOnce(&mut ServerConfig),
+    ) -> Server {
         let runtime = Runtime::new(store, CodeSandbox::InProcess);
         let owner = format!("test-{:08x}", fastrand::u32(..));
         let sessions = Sessions::new(
@@ -133,7 +159,6 @@ impl World {
             LeaseTiming::default(),
         );
         sessions.recover_abandoned().await.unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let bound = listener.local_addr().unwrap();
         let token = Access::random_token().unwrap();
         let mut config = ServerConfig {
@@ -364,11 +389,20 @@ pub struct Sse {
 impl Sse {
     /// The next message other than a heartbeat; `None` when the stream ended.
     pub async fn next(&mut self) -> Option<Message> {
+        self.next_of(false).await
+    }
+
+    /// The next message, a heartbeat too; `None` when the stream ended.
+    pub async fn next_or_heartbeat(&mut self) -> Option<Message> {
+        self.next_of(true).await
+    }
+
+    async fn next_of(&mut self, heartbeats: bool) -> Option<Message> {
         let messages = &mut self.messages;
         let next = async move {
             loop {
                 let message = messages.next().await?.ok()?;
-                if message.event != "heartbeat" {
+                if heartbeats || message.event != "heartbeat" {
                     return Some(Message {
                         event: message.event,
                         id: message.id,
