@@ -54,6 +54,16 @@ export interface TextFile {
   readonly language: string;
 }
 
+/** A page of a session's events (each checked by the model that folds it). */
+export interface EventPage {
+  /** The events, in `seq` order. */
+  readonly events: readonly unknown[];
+  /** The session's head when the page was read. */
+  readonly headSeq: number;
+  /** Whether more events follow the page. */
+  readonly more: boolean;
+}
+
 /** An error the server answered with: its status, stable code and message. */
 export class ServerError extends Error {
   constructor(
@@ -126,6 +136,9 @@ export const api = {
   rename: (id: string, title: string) => call<SessionView>('PATCH', session(id), { title }),
   /** Deletes a session and its events. */
   remove: (id: string) => call<undefined>('DELETE', session(id)),
+  /** Up to `limit` (1 to 1000) of a session's events after `after`. */
+  events: (id: string, after: number, limit: number) =>
+    call<EventPage>('GET', `${session(id)}/events?after=${after}&limit=${limit}`),
   /** Starts a turn; `clientTurnId` makes a retry safe. */
   startTurn: (id: string, prompt: string, clientTurnId: string) =>
     call<{ turnId: string }>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),

@@ -1,83 +1,102 @@
 import { ConversationModel } from '@qilin-agent/ui-conversation';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { endReason, SessionStream, type StreamStatus } from './stream';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import type { EventPage } from './api';
+import { SessionStream, type ReadEvents } from './stream';
 
-/** An `EventSource` the test drives: it records the URLs opened and dispatches messages. */
-class ScriptedSource extends EventTarget {
-  static opened: ScriptedSource[] = [];
+/** The browser's `EventSource` as far as the stream uses it: the URL it was opened at. */
+class RecordedSource {
+  static opened: string[] = [];
   static readonly CLOSED = 2;
   readyState = 0;
   onopen: (() => void) | null = null;
   onmessage: ((message: MessageEvent<string>) => void) | null = null;
   onerror: (() => void) | null = null;
-
-  constructor(readonly url: string) {
-    super();
-    ScriptedSource.opened.push(this);
+  constructor(url: string) {
+    RecordedSource.opened.push(url);
   }
-
-  close(): void {
-    this.readyState = ScriptedSource.CLOSED;
-  }
-
-  /** The server's `end` message with `data`. */
-  end(data: string): void {
-    this.dispatchEvent(new MessageEvent('end', { data }));
-  }
+  addEventListener(): void {}
+  close(): void {}
 }
 
-describe('SessionStream', () => {
-  let statuses: StreamStatus[];
-  let exists: ReturnType<typeof vi.fn<(id: string) => Promise<boolean | undefined>>>;
-  let stream: SessionStream;
-
-  beforeEach(() => {
-    vi.useFakeTimers();
-    vi.stubGlobal('EventSource', ScriptedSource);
-    ScriptedSource.opened = [];
-    statuses = [];
-    exists = vi.fn<(id: string) => Promise<boolean | undefined>>(() => Promise.resolve(true));
-    stream = new SessionStream('s1', new ConversationModel(), (s) => statuses.push(s), exists);
-    stream.open();
-  });
-
-  afterEach(() => {
-    stream.close();
-    vi.useRealTimers();
-    vi.unstubAllGlobals();
-  });
-
-  it('ends for good when the session was deleted, without asking again', async () => {
-    ScriptedSource.opened[0]?.end('{"sessionId":"s1","reason":"deleted"}');
-    await vi.runAllTimersAsync();
-    expect(statuses.at(-1)).toBe('ended');
-    expect(exists).not.toHaveBeenCalled();
-    expect(ScriptedSource.opened).toHaveLength(1);
-  });
-
-  it('resumes at once from where it is when it was cut for lagging', () => {
-    ScriptedSource.opened[0]?.end('{"sessionId":"s1","reason":"lagging"}');
-    expect(ScriptedSource.opened).toHaveLength(2);
-    expect(ScriptedSource.opened[1]?.url).toBe('/api/sessions/s1/events/stream?after=0');
-    expect(exists).not.toHaveBeenCalled();
-  });
-
-  it('asks again after a pause when the server is stopping', async () => {
-    ScriptedSource.opened[0]?.end('{"sessionId":"s1","reason":"stopping"}');
-    expect(statuses.at(-1)).toBe('reconnecting');
-    expect(ScriptedSource.opened).toHaveLength(1);
-    await vi.runOnlyPendingTimersAsync();
-    expect(exists).toHaveBeenCalledWith('s1');
-    expect(ScriptedSource.opened).toHaveLength(2);
-  });
+beforeEach(() => {
+  RecordedSource.opened = [];
+  vi.stubGlobal('EventSource', RecordedSource);
 });
 
-describe('endReason', () => {
-  it('reads the reason of an end message, and nothing else', () => {
-    expect(endReason('{"sessionId":null,"reason":"stopping"}')).toBe('stopping');
-    expect(endReason('{"sessionId":"s"}')).toBeUndefined();
-    expect(endReason('{"reason":"bored"}')).toBeUndefined();
-    expect(endReason('not json')).toBeUndefined();
-    expect(endReason(undefined)).toBeUndefined();
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+/** A session of `count` events: a turn, then text deltas. */
+function storedEvents(count: number): Record<string, unknown>[] {
+  return Array.from({ length: count }, (_, index) =>
+    index === 0
+      ? { type: 'turn.started', seq: 1, turnId: 't1', prompt: 'Say it.' }
+      : { type: 'step.text.delta', seq: index + 1, turnId: 't1', step: 1, text: 'x' },
+  );
+}
+
+/** The events page route over `events`, with a hook to change what one page answers. */
+function pages(
+  events: Record<string, unknown>[],
+  change: (after: number, page: EventPage) => EventPage = (_, page) => page,
+): { read: ReadEvents; asked: number[] } {
+  const asked: number[] = [];
+  const read: ReadEvents = (_, after, limit) => {
+    asked.push(after);
+    const slice = events.slice(after, after + limit);
+    const page = { events: slice, headSeq: events.length, more: after + limit < events.length };
+    return Promise.resolve(change(after, page));
+  };
+  return { read, asked };
+}
+
+async function started(read: ReadEvents, model: ConversationModel): Promise<SessionStream> {
+  const stream = new SessionStream(
+    's1',
+    model,
+    () => {},
+    () => Promise.resolve(true),
+    read,
+  );
+  stream.start();
+  await vi.waitFor(() => expect(RecordedSource.opened).toHaveLength(1));
+  return stream;
+}
+
+describe('opening a session', () => {
+  test('reads the stored history in pages, folds it in with one snapshot, streams after it', async () => {
+    const { read, asked } = pages(storedEvents(3500));
+    const model = new ConversationModel();
+    const published = vi.fn();
+    model.subscribe(published);
+    const stream = await started(read, model);
+    expect(asked).toEqual([0, 1000, 2000, 3000]);
+    expect(published).toHaveBeenCalledTimes(1);
+    expect(model.seq).toBe(3500);
+    expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=3500');
+    stream.close();
+  });
+
+  test('stops at a gap: the stream brings the rest', async () => {
+    const { read } = pages(storedEvents(2500), (after, page) =>
+      after === 1000 ? { ...page, events: page.events.slice(1) } : page,
+    );
+    const model = new ConversationModel();
+    const stream = await started(read, model);
+    expect(model.seq).toBe(1000);
+    expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=1000');
+    stream.close();
+  });
+
+  test('a page that fails leaves the history to the stream', async () => {
+    const model = new ConversationModel();
+    const stream = await started(
+      () => Promise.reject(new Error('the server did not answer')),
+      model,
+    );
+    expect(model.seq).toBe(0);
+    expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=0');
+    stream.close();
   });
 });

@@ -1,6 +1,6 @@
 import { ConversationModel } from '@qilin-agent/ui-conversation';
 import { useEffect, useState } from 'react';
-import { api, ServerError } from './api';
+import { api, ServerError, type EventPage } from './api';
 
 /** Whether a session exists: `undefined` when the server cannot say (it is down). */
 async function sessionExists(sessionId: string): Promise<boolean | undefined> {
@@ -21,6 +21,25 @@ const RETRY_MS = [250, 500, 1000, 2000, 4000];
 
 /** How often buffered events are folded in: one render per frame, not one per event. */
 const FLUSH_MS = 16;
+
+/** Events read at once while catching up with a session's history (the server's most). */
+const HISTORY_PAGE = 1000;
+
+/** History pages read at the same time. */
+const HISTORY_PARALLEL = 4;
+
+/** Whether `page` holds the events right after `after`, with no gap. */
+function followsOn(page: EventPage, after: number): boolean {
+  return page.events.every(
+    (event, index) =>
+      typeof event === 'object' &&
+      event !== null &&
+      (event as { seq?: unknown }).seq === after + index + 1,
+  );
+}
+
+/** Reads a page of a session's events. */
+export type ReadEvents = (sessionId: string, after: number, limit: number) => Promise<EventPage>;
 
 /**
  * Why the server ended a stream, the `reason` of its `end` message (`StreamEnd` in the
@@ -46,7 +65,10 @@ export function endReason(data: unknown): StreamEndReason | undefined {
 
 /**
  * The one event stream of this tab: a session's events from where `model` stands, folded into
- * it a frame at a time. The browser resumes a dropped stream with `Last-Event-ID`; when it
+ * it a frame at a time. The history stored before the stream opens is read first, in pages a
+ * few at a time, and folded in at once: a long session renders once, not a frame at a time
+ * while thousands of stored events stream past. What a failed page did not bring, the stream
+ * does. The browser resumes a dropped stream with `Last-Event-ID`; when it
  * gives up, the stream is opened again after the model's last `seq`. The model drops anything
  * it has already seen, so no event shows twice.
  */
@@ -63,7 +85,55 @@ export class SessionStream {
     private readonly model: ConversationModel,
     private readonly onStatus: (status: StreamStatus) => void,
     private readonly exists: (sessionId: string) => Promise<boolean | undefined>,
+    private readonly readEvents?: ReadEvents,
   ) {}
+
+  /** Catches up with the stored history, then opens the stream after it. */
+  start(): void {
+    if (this.readEvents === undefined) {
+      this.open();
+      return;
+    }
+    void this.catchUp(this.readEvents).finally(() => this.open());
+  }
+
+  private async catchUp(readEvents: ReadEvents): Promise<void> {
+    const from = this.model.seq;
+    const history: unknown[] = [];
+    try {
+      // The first page says where the head is; seqs are gapless, so the pages after it are
+      // known ranges, read a few at a time.
+      const first = await readEvents(this.sessionId, from, HISTORY_PAGE);
+      if (this.closed) return;
+      let next = from;
+      if (followsOn(first, next)) {
+        history.push(...first.events);
+        next += first.events.length;
+      }
+      const starts: number[] = [];
+      if (first.more && next === from + HISTORY_PAGE) {
+        for (let after = next; after < first.headSeq; after += HISTORY_PAGE) starts.push(after);
+      }
+      for (let at = 0; at < starts.length; at += HISTORY_PARALLEL) {
+        const pages = await Promise.all(
+          starts
+            .slice(at, at + HISTORY_PARALLEL)
+            .map((after) => readEvents(this.sessionId, after, HISTORY_PAGE)),
+        );
+        if (this.closed) return;
+        for (const page of pages) {
+          // Only what follows on without a gap: the stream brings the rest.
+          if (!followsOn(page, next)) break;
+          history.push(...page.events);
+          next += page.events.length;
+        }
+        if (next !== (starts[at + HISTORY_PARALLEL] ?? first.headSeq)) break;
+      }
+    } catch {
+      // The stream brings whatever was not read.
+    }
+    if (!this.closed) this.model.push(history);
+  }
 
   /** Opens the stream. */
   open(): void {
@@ -151,8 +221,8 @@ export function useSessionStream(sessionId: string): {
   const [model] = useState(() => new ConversationModel());
   const [status, setStatus] = useState<StreamStatus>('connecting');
   useEffect(() => {
-    const stream = new SessionStream(sessionId, model, setStatus, sessionExists);
-    stream.open();
+    const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api.events);
+    stream.start();
     return () => stream.close();
   }, [sessionId, model]);
   return { model, status };

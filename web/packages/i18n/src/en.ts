@@ -17,6 +17,9 @@ export const en = {
   'row.calls_one': '{{count}} call',
   'row.calls_other': '{{count}} calls',
   'row.nestedCalls': 'Calls made by {{title}}',
+  'row.moreCalls_one': 'Show {{count}} more call',
+  'row.moreCalls_other': 'Show {{count}} more calls',
+  'row.fewerCalls': 'Show fewer calls',
 
   'generic.input': 'Input',
   'generic.output': 'Output',

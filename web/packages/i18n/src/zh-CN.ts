@@ -21,6 +21,8 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'row.preparingContent': '正在准备内容 {{size}} KB',
   'row.calls_other': '{{count}} 次调用',
   'row.nestedCalls': '{{title}}发起的调用',
+  'row.moreCalls_other': '再显示 {{count}} 次调用',
+  'row.fewerCalls': '收起调用',
 
   'generic.input': '输入',
   'generic.output': '输出',

@@ -198,10 +198,17 @@ export class ConversationFold {
     return change;
   }
 
-  /** Folds many events and publishes one snapshot; returns whether the tree changed. */
-  applyAll(events: Iterable<Event>): boolean {
+  /**
+   * Folds many events and publishes one snapshot; returns whether the tree changed.
+   * `onChange` hears what each event changed.
+   */
+  applyAll(events: Iterable<Event>, onChange?: (change: FoldChange) => void): boolean {
     let changed = false;
-    for (const event of events) changed = this.fold(event).tree || changed;
+    for (const event of events) {
+      const change = this.fold(event);
+      onChange?.(change);
+      changed = change.tree || changed;
+    }
     if (changed) this.publish();
     return changed;
   }

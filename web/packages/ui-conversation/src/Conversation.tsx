@@ -12,6 +12,7 @@ import {
   memo,
   useContext,
   useLayoutEffect,
+  useMemo,
   useRef,
   useState,
   type ReactNode,
@@ -235,7 +236,19 @@ export interface ConversationProps extends ConversationHost {
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
-  const { snapshot, footer, ...host } = props;
+  const { snapshot, footer, cwd, home, openFile, inspect, answer } = props;
+  // One host object while its parts stay the same: a new context value would make React walk
+  // every call view of the transcript looking for readers, on every streamed event.
+  const host = useMemo(
+    (): ConversationHost => ({
+      ...(cwd === undefined ? {} : { cwd }),
+      ...(home === undefined ? {} : { home }),
+      ...(openFile === undefined ? {} : { openFile }),
+      ...(inspect === undefined ? {} : { inspect }),
+      ...(answer === undefined ? {} : { answer }),
+    }),
+    [cwd, home, openFile, inspect, answer],
+  );
   const t = useConversationT();
   const { scroller, content, atBottom, jump } = useStickToBottom();
   const turns = snapshot.tree.turns;

@@ -111,20 +111,23 @@ export class ConversationModel {
    * whether anything changed. Values already seen (by `seq`) are dropped.
    */
   push(values: Iterable<unknown>): boolean {
-    let changed = false;
-    const preparing = new Set<string>();
+    const fresh: Event[] = [];
     for (const value of values) {
       const event = this.read(value);
       if (event === undefined) continue;
       if (event.seq <= this.lastSeq) continue;
       this.lastSeq = event.seq;
-      changed = true;
-      const change = this.fold.apply(event);
-      if (change.preparing !== undefined) preparing.add(change.preparing);
+      fresh.push(event);
       this.side(event);
       this.timeline.record(event);
     }
+    const changed = fresh.length > 0;
+    const preparing = new Set<string>();
     if (changed) {
+      // One snapshot for the batch: the fold changes what it made for the batch in place.
+      this.fold.applyAll(fresh, (change) => {
+        if (change.preparing !== undefined) preparing.add(change.preparing);
+      });
       this.snapshot = this.build();
       this.listeners.forEach((listener) => listener());
       for (const callId of preparing) {

@@ -8,6 +8,7 @@ import {
   memo,
   useContext,
   useMemo,
+  useState,
   type ComponentType,
   type ErrorInfo,
   type ReactNode,
@@ -151,6 +152,23 @@ function memoView(view: ComponentType<ToolCallViewProps>): ComponentType<ToolCal
 const MemoDenied = memoView(DeniedView);
 const MemoGeneric = memoView(GenericToolView);
 
+/** How many nested calls of a finished call show before "Show N more". */
+const SHOWN_WHEN_DONE = 3;
+
+/**
+ * The nested calls shown: every one while the call runs (or once the reader expanded them);
+ * once it ended, the first [`SHOWN_WHEN_DONE`] and every one that did not end `ok` (a failure
+ * is never hidden), unless that would hide only one.
+ */
+function shownCalls(node: ToolNode, expanded: boolean): readonly ToolNode[] {
+  const calls = node.subCalls;
+  if (expanded || node.phase !== 'done' || calls.length <= SHOWN_WHEN_DONE + 1) return calls;
+  const shown = calls.filter(
+    (sub, index) => index < SHOWN_WHEN_DONE || sub.outcome?.status !== 'ok',
+  );
+  return calls.length - shown.length > 1 ? shown : calls;
+}
+
 /**
  * What a call shows about its requests: the view registered in `tool.call.requests` for its
  * tool (or for any tool), else the read-only notes.
@@ -184,6 +202,9 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
   const t = useT();
   const { node, nested } = props;
   const host = useContext(HostContext);
+  const [expanded, setExpanded] = useState(false);
+  const shown = shownCalls(node, expanded);
+  const hidden = node.subCalls.length - shown.length;
   const viewProps = useViewProps(node, host);
   const registered = useSlotView(TOOL_VIEW_SLOT, node.toolName);
   const View = isAutoReviewDenied(node.outcome)
@@ -209,11 +230,21 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
           className="qt-call__children"
           aria-label={t('row.nestedCalls', { title: node.toolName })}
         >
-          {node.subCalls.map((sub) => (
+          {shown.map((sub) => (
             <ToolCallBranch key={sub.callId} node={sub} nested />
           ))}
         </ol>
       )}
+      {hidden > 0 || expanded ? (
+        <button
+          type="button"
+          className="qp-button qt-call__more"
+          aria-expanded={hidden === 0}
+          onClick={() => setExpanded(hidden > 0)}
+        >
+          {hidden > 0 ? t('row.moreCalls', { count: hidden }) : t('row.fewerCalls')}
+        </button>
+      ) : null}
     </Wrapper>
   );
 });

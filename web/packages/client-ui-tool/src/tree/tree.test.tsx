@@ -395,6 +395,76 @@ describe('the tree', () => {
     expect(screen.getAllByRole('list', { name: 'Calls made by run_code' })).toHaveLength(2);
   });
 
+  test('a finished call shows its first nested calls and every failure; the rest on demand', () => {
+    const nested = (index: number) => `code.${index}`;
+    const store = new ConversationStore([
+      event(1, { type: 'turn.started', turnId: 't1', prompt: 'Read them all.' }),
+      event(2, {
+        type: 'tool.start',
+        callId: 'code',
+        toolName: 'run_code',
+        caller: 'direct',
+        arguments: { code: 'for path in paths: sdk.tool.call("read", {"path": path})' },
+      }),
+    ]);
+    let seq = 3;
+    for (let index = 0; index < 9; index += 1) {
+      store.apply(
+        event(seq++, {
+          type: 'tool.start',
+          callId: nested(index),
+          toolName: 'read',
+          caller: 'code',
+          parentCallId: 'code',
+          arguments: { path: `notes/${index}.md` },
+        }),
+      );
+      store.apply(
+        event(seq++, {
+          type: 'tool.result',
+          callId: nested(index),
+          toolName: 'read',
+          caller: 'code',
+          parentCallId: 'code',
+          status: index === 6 ? 'error' : 'ok',
+          content: [{ type: 'text', text: index === 6 ? 'no such file' : 'notes' }],
+          durationMs: 1,
+        }),
+      );
+    }
+    expect(store.readProblems()).toEqual([]);
+    const { container } = renderSession(store);
+    const shown = () =>
+      [...container.querySelectorAll('[data-chat-call-id^="code."]')].map((node) =>
+        node.getAttribute('data-chat-call-id'),
+      );
+    // While the code runs, every call it made shows, live.
+    expect(shown()).toHaveLength(9);
+    expect(screen.queryByRole('button', { name: /more calls/ })).toBeNull();
+    act(() => {
+      store.apply(
+        event(seq++, {
+          type: 'tool.result',
+          callId: 'code',
+          toolName: 'run_code',
+          caller: 'direct',
+          status: 'ok',
+          content: [{ type: 'text', text: 'read 9 files' }],
+          durationMs: 9,
+        }),
+      );
+    });
+    expect(shown()).toEqual(['code.0', 'code.1', 'code.2', 'code.6']);
+    const more = screen.getByRole('button', { name: 'Show 5 more calls' });
+    expect(more).toHaveAttribute('aria-expanded', 'false');
+    fireEvent.click(more);
+    expect(shown()).toHaveLength(9);
+    const fewer = screen.getByRole('button', { name: 'Show fewer calls' });
+    expect(fewer).toHaveAttribute('aria-expanded', 'true');
+    fireEvent.click(fewer);
+    expect(shown()).toHaveLength(4);
+  });
+
   test('the host gets the original path; the row shows it shortened', () => {
     const opened: string[] = [];
     const store = new ConversationStore(fixtureEvents('files'));
