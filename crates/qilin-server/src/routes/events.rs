@@ -10,22 +10,24 @@
 //! Each stream has a bounded buffer between the store and the client: a client that stops
 //! reading while it is full is cut after a while (it reconnects and resumes where it was), so a
 //! slow client never holds more than the buffer, and never slows a turn.
+//!
+//! An event goes out as the JSON the store keeps, framed once, never decoded and encoded again;
+//! the messages waiting in the buffer leave in one write, so a client catching up on a long
+//! history gets it in few large writes rather than one per event.
 
 use crate::ServerState;
-use crate::api::{
-    EventPage, EventsQuery, MultiStreamQuery, SessionEvent, SessionPath, StreamQuery,
-};
+use crate::api::{EventPage, EventsQuery, MultiStreamQuery, SessionPath, StreamQuery};
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream, SelectAll};
-use futures_util::{Stream, StreamExt};
-use qilin_protocol::Event;
-use qilin_store::StoreError;
+use qilin_store::{EventJson, StoreError};
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -119,7 +121,7 @@ pub async fn stream(
         return Err(ApiError::unknown_session(&path.id));
     }
     state.watching(&path.id);
-    let follow = state.store().follow(&path.id, after);
+    let follow = state.store().follow_json(&path.id, after);
     let id = path.id;
     let messages = follow.map(move |next| match next {
         Ok(event) => Message::Event(event_message(&event)),
@@ -127,7 +129,11 @@ pub async fn stream(
     });
     let stopping = state.stopping();
     let messages = messages.take_until(async move { stopping.cancelled().await });
-    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+    Ok(respond(
+        state.stream_options(),
+        messages.boxed(),
+        end_message(None),
+    ))
 }
 
 /// `GET /api/stream`: the events of several sessions on one stream. Each message's `data` is
@@ -152,7 +158,7 @@ pub async fn multi(
         // Each session's stream says when it ends, so the client learns it.
         let follow = state
             .store()
-            .follow(id, *after)
+            .follow_json(id, *after)
             .map(move |next| (index, Some(next)))
             .chain(stream::once(async move { (index, None) }));
         streams.push(follow.boxed());
@@ -163,11 +169,11 @@ pub async fn multi(
         let message = match next {
             Some(Ok(event)) => {
                 cursor.positions[index].1 = event.seq;
-                let data = SessionEvent {
-                    session_id: id,
-                    event,
-                };
-                Message::Event(json_message(&data).id(cursor.to_string()))
+                Message::Event(frame(
+                    None,
+                    Some(&cursor.to_string()),
+                    &session_event_json(&id, &event),
+                ))
             }
             Some(Err(err)) => Message::Event(error_message(&id, &err)),
             None => Message::Event(end_message(Some(&id))),
@@ -176,28 +182,35 @@ pub async fn multi(
     });
     let stopping = state.stopping();
     let messages = messages.take_until(async move { stopping.cancelled().await });
-    Ok(respond(state.stream_options(), messages.boxed(), end_message(None)).into_response())
+    Ok(respond(
+        state.stream_options(),
+        messages.boxed(),
+        end_message(None),
+    ))
 }
 
 /// The next event of the `usize`-th session of a stream, or its end (`None`).
-type Tagged = (usize, Option<Result<Event, StoreError>>);
+type Tagged = (usize, Option<Result<EventJson, StoreError>>);
 
-/// What the store's side of a stream hands the client's side.
+/// What the store's side of a stream hands the client's side: a framed message.
 enum Message {
     /// Send it and go on.
-    Event(SseEvent),
+    Event(Bytes),
     /// Send it and end the stream.
-    Failed(SseEvent),
+    Failed(Bytes),
 }
+
+/// The most bytes of waiting messages gathered into one write.
+const WRITE_BYTES: usize = 64 * 1024;
 
 /// Streams `messages` to the client through a bounded buffer, with heartbeats; `end` is sent
 /// when the messages end.
 fn respond(
     options: StreamOptions,
     mut messages: BoxStream<'static, Message>,
-    end: SseEvent,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let (sender, receiver) = mpsc::channel::<SseEvent>(options.buffer.max(1));
+    end: Bytes,
+) -> Response {
+    let (sender, receiver) = mpsc::channel::<Bytes>(options.buffer.max(1));
     tokio::spawn(async move {
         loop {
             let next = tokio::select! {
@@ -217,48 +230,105 @@ fn respond(
                     return;
                 }
             }
-            if last {
-                return;
-            }
         }
     });
-    let body = stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|event| (Ok(event), receiver))
+    let heartbeat = frame(Some("heartbeat"), None, "{}");
+    let body = stream::unfold(receiver, move |mut receiver| {
+        let heartbeat = heartbeat.clone();
+        async move {
+            let first = match tokio::time::timeout(options.heartbeat, receiver.recv()).await {
+                Ok(Some(first)) => first,
+                Ok(None) => return None,
+                Err(_quiet) => return Some((Ok::<_, Infallible>(heartbeat), receiver)),
+            };
+            Some((Ok(gather(first, &mut receiver)), receiver))
+        }
     });
-    let heartbeat = SseEvent::default().event("heartbeat").data("{}");
-    Sse::new(body).keep_alive(
-        KeepAlive::new()
-            .interval(options.heartbeat)
-            .event(heartbeat),
-    )
+    let mut response = Body::from_stream(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
-fn json_message<T: serde::Serialize>(data: &T) -> SseEvent {
+/// `first` and the messages waiting behind it, up to [`WRITE_BYTES`], as one write.
+fn gather(first: Bytes, receiver: &mut mpsc::Receiver<Bytes>) -> Bytes {
+    let Ok(second) = receiver.try_recv() else {
+        return first;
+    };
+    let mut write = Vec::with_capacity(WRITE_BYTES.max(first.len() + second.len()));
+    write.extend_from_slice(&first);
+    write.extend_from_slice(&second);
+    while write.len() < WRITE_BYTES {
+        match receiver.try_recv() {
+            Ok(next) => write.extend_from_slice(&next),
+            Err(_) => break,
+        }
+    }
+    Bytes::from(write)
+}
+
+/// One Server-Sent Events message: its type (`message` when `None`), its id, and `data`, one
+/// `data:` line per line of it.
+fn frame(event: Option<&str>, id: Option<&str>, data: &str) -> Bytes {
+    let mut message = String::with_capacity(data.len() + 64);
+    if let Some(event) = event {
+        message.push_str("event: ");
+        message.push_str(event);
+        message.push('\n');
+    }
+    if let Some(id) = id {
+        message.push_str("id: ");
+        message.push_str(id);
+        message.push('\n');
+    }
+    for line in data.split(['\r', '\n']) {
+        message.push_str("data: ");
+        message.push_str(line);
+        message.push('\n');
+    }
+    message.push('\n');
+    Bytes::from(message)
+}
+
+/// `data` as JSON in a message of type `event`.
+fn json_frame<T: serde::Serialize>(event: &str, data: &T) -> Bytes {
     match serde_json::to_string(data) {
-        Ok(json) => SseEvent::default().data(json),
-        Err(err) => SseEvent::default().event("error").data(format!(
-            "{{\"message\":\"an event could not be written: {err}\"}}"
-        )),
+        Ok(json) => frame(Some(event), None, &json),
+        Err(err) => frame(
+            Some("error"),
+            None,
+            &format!("{{\"message\":\"a message could not be written: {err}\"}}"),
+        ),
     }
 }
 
-/// An event of one session's stream: its `seq` as the id, the event as the data.
-fn event_message(event: &Event) -> SseEvent {
-    json_message(event).id(event.seq.to_string())
+/// An event of one session's stream: its `seq` as the id, the stored event as the data.
+fn event_message(event: &EventJson) -> Bytes {
+    frame(None, Some(&event.seq.to_string()), &event.json)
+}
+
+/// The data of a stream of several sessions: a [`SessionEvent`](crate::SessionEvent) written around the stored
+/// event.
+fn session_event_json(session: &str, event: &EventJson) -> String {
+    let id = serde_json::Value::from(session);
+    format!("{{\"sessionId\":{id},\"event\":{}}}", event.json)
 }
 
 /// The stream could not go on: the client should reconnect from the last id it received.
-fn error_message(session: &str, err: &StoreError) -> SseEvent {
-    json_message(&serde_json::json!({
-        "sessionId": session,
-        "message": format!("the events cannot be read: {err}; reconnect to resume"),
-    }))
-    .event("error")
+fn error_message(session: &str, err: &StoreError) -> Bytes {
+    json_frame(
+        "error",
+        &serde_json::json!({
+            "sessionId": session,
+            "message": format!("the events cannot be read: {err}; reconnect to resume"),
+        }),
+    )
 }
 
 /// A session's events ended: it was deleted, or the server is stopping.
-fn end_message(session: Option<&str>) -> SseEvent {
-    json_message(&serde_json::json!({ "sessionId": session })).event("end")
+fn end_message(session: Option<&str>) -> Bytes {
+    json_frame("end", &serde_json::json!({ "sessionId": session }))
 }
 
 /// Where a stream of several sessions stands in each.
