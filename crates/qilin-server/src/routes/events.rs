@@ -397,3 +397,48 @@ impl std::fmt::Display for Cursor {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_carries_each_line_of_its_data_on_a_data_line() {
+        let framed = frame(Some("error"), Some("7"), "{\"a\":\r\n1,\n\"b\":2}");
+        assert_eq!(
+            framed,
+            "event: error\nid: 7\ndata: {\"a\":\ndata: \ndata: 1,\ndata: \"b\":2}\n\n"
+        );
+        assert_eq!(frame(None, None, "{}"), "data: {}\n\n");
+    }
+
+    #[test]
+    fn a_stream_of_several_sessions_wraps_the_stored_event_as_its_type_serialises() {
+        let event = EventJson {
+            seq: 3,
+            json: "{\"seq\":3}".into(),
+        };
+        let wrapped = session_event_json("s\"1", &event);
+        assert_eq!(wrapped, "{\"sessionId\":\"s\\\"1\",\"event\":{\"seq\":3}}");
+        let value: serde_json::Value = serde_json::from_str(&wrapped).unwrap();
+        assert_eq!(value["sessionId"], "s\"1");
+    }
+
+    #[tokio::test]
+    async fn waiting_messages_leave_in_one_write_up_to_its_size() {
+        let (sender, mut receiver) = mpsc::channel::<Bytes>(8);
+        for part in ["a", "b", "c"] {
+            sender.send(Bytes::from(part)).await.unwrap();
+        }
+        let first = receiver.recv().await.unwrap();
+        assert_eq!(gather(first, &mut receiver), "abc");
+        let big = Bytes::from(vec![b'x'; WRITE_BYTES]);
+        sender.send(big.clone()).await.unwrap();
+        sender.send(Bytes::from("y")).await.unwrap();
+        assert_eq!(
+            gather(Bytes::from("z"), &mut receiver).len(),
+            WRITE_BYTES + 1
+        );
+        assert_eq!(receiver.recv().await.unwrap(), "y");
+    }
+}
