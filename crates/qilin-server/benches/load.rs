@@ -3,12 +3,22 @@
 //! with tool calls, SSE clients attached over HTTP; then the resume of a long session.
 //!
 //! ```sh
-//! cargo bench -p qilin-server --bench load -- [--sessions 200] [--clients 50] [--turns 3] [--database URL]
+//! cargo bench -p qilin-server --bench load -- [--sessions 200] [--clients 50] [--turns 3] \
+//!     [--chunk-delay-ms 0] [--database URL]
 //! ```
 //!
-//! It prints the events committed per second, the delay from an event's timestamp (taken when
-//! the runtime records it, before the commit) to an SSE client's receipt (p50, p99, max), the
-//! peak memory of the process, and the time a client takes, connecting from `seq` 0 to a
+//! With `--chunk-delay-ms 0` the sessions run as fast as the CPU allows (a closed loop: the
+//! events/s figure is the server's throughput at saturation); with `N > 0` the scripted model
+//! pauses `N` ms before each streamed event, so the sessions together offer a steady load, and
+//! the latency is that of a server not queueing behind itself.
+//!
+//! It prints the events committed per second; the delay from each event's commit to an SSE
+//! client's receipt (p50, p99, max) — the commit instant is noted by a commit observer of the
+//! store ([`qilin_store::EventStore::observe_commits`]), called on the store's writer right
+//! after the transaction holding the event committed and before any follower is woken; the
+//! receipt instant when the client's SSE parser yields the event; the clients run on a thread
+//! and runtime of their own, so their own work does not queue behind the server's; the peak
+//! memory of the process; and the time a client takes, connecting from `seq` 0 to a
 //! 10,000-event session while a turn runs, to reach the first live event.
 
 use eventsource_stream::Eventsource;
@@ -19,7 +29,8 @@ use qilin_server::{
     Access, LeaseTiming, ServerConfig, ServerState, SessionDefaults, Sessions, StreamOptions,
 };
 use serde_json::json;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const AGENT: &str = "\
@@ -36,6 +47,7 @@ struct Options {
     sessions: usize,
     clients: usize,
     turns: usize,
+    chunk_delay_ms: u64,
     database: Option<String>,
 }
 
@@ -44,6 +56,7 @@ fn options() -> Options {
         sessions: 200,
         clients: 50,
         turns: 3,
+        chunk_delay_ms: 0,
         database: None,
     };
     let mut args = std::env::args().skip(1);
@@ -53,6 +66,9 @@ fn options() -> Options {
             "--sessions" => options.sessions = value().parse().expect("--sessions N"),
             "--clients" => options.clients = value().parse().expect("--clients N"),
             "--turns" => options.turns = value().parse().expect("--turns N"),
+            "--chunk-delay-ms" => {
+                options.chunk_delay_ms = value().parse().expect("--chunk-delay-ms N");
+            }
             "--database" => options.database = Some(value()),
             // cargo bench passes `--bench`.
             _ => {}
@@ -62,9 +78,9 @@ fn options() -> Options {
 }
 
 /// A script of `turns` agent turns: each step says a sentence and calls `glob` and `read`,
-/// then answers.
-fn load_script(turns: usize) -> String {
-    let mut script = String::from("turns:\n");
+/// then answers; `chunk_delay_ms` before each streamed event.
+fn load_script(turns: usize, chunk_delay_ms: u64) -> String {
+    let mut script = format!("chunk_delay_ms: {chunk_delay_ms}\nturns:\n");
     for _ in 0..turns {
         script.push_str(
             "  - say: Looking at the files of the workspace to see what is there.\n    calls:\n      - tool: glob\n        args: {pattern: \"*\"}\n      - tool: read\n        args: {path: notes.txt}\n",
@@ -151,11 +167,25 @@ impl Bench {
     }
 }
 
-/// Milliseconds from the event's timestamp to now.
-fn delay_ms(event: &Event) -> f64 {
-    let stamped = chrono::DateTime::parse_from_rfc3339(&event.time).unwrap();
-    let now = chrono::Utc::now();
-    (now.timestamp_micros() - stamped.timestamp_micros()) as f64 / 1000.0
+/// When each session's appends committed: its new head and the instant, in commit order.
+type Commits = Arc<Mutex<HashMap<String, Vec<(u64, Instant)>>>>;
+
+/// An event a client received: its session, its `seq` and the instant.
+type Receipt = (String, u64, Instant);
+
+/// Milliseconds from each received event's commit to its receipt.
+fn commit_to_client_ms(commits: &Commits, receipts: &[Receipt]) -> Vec<f64> {
+    let commits = commits.lock().unwrap();
+    receipts
+        .iter()
+        .map(|(session, seq, received)| {
+            let heads = &commits[session];
+            // The first commit whose head reaches the event is the one that held it.
+            let index = heads.partition_point(|(head, _)| head < seq);
+            let (_, committed) = heads[index];
+            received.saturating_duration_since(committed).as_secs_f64() * 1000.0
+        })
+        .collect()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -182,6 +212,55 @@ fn peak_memory_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Follows each of `sessions` over SSE from its start until `turns` turns finished, saying on
+/// `connected` once every stream is open; returns what was received when.
+async fn follow_all(
+    base: String,
+    token: String,
+    sessions: Vec<String>,
+    turns: usize,
+    connected: tokio::sync::oneshot::Sender<()>,
+) -> Vec<Receipt> {
+    let http = reqwest::Client::new();
+    let mut clients = Vec::new();
+    for session in sessions {
+        let response = http
+            .get(format!(
+                "{base}/api/sessions/{session}/events/stream?after=0"
+            ))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        clients.push(tokio::spawn(async move {
+            let mut receipts = Vec::new();
+            let mut finished = 0;
+            let mut messages = response.bytes_stream().eventsource();
+            while let Some(Ok(message)) = messages.next().await {
+                let received = Instant::now();
+                if message.event != "message" {
+                    continue;
+                }
+                let event: Event = serde_json::from_str(&message.data).unwrap();
+                receipts.push((session.clone(), event.seq, received));
+                if matches!(event.body, qilin_protocol::EventBody::TurnFinished { .. }) {
+                    finished += 1;
+                    if finished == turns {
+                        break;
+                    }
+                }
+            }
+            receipts
+        }));
+    }
+    let _ = connected.send(());
+    let mut receipts = Vec::new();
+    for client in clients {
+        receipts.extend(client.await.unwrap());
+    }
+    receipts
+}
+
 #[tokio::main]
 async fn main() {
     let options = options();
@@ -190,7 +269,11 @@ async fn main() {
     std::fs::create_dir_all(&workspace).unwrap();
     std::fs::write(workspace.join("agent.agent"), AGENT).unwrap();
     std::fs::write(workspace.join("notes.txt"), "first line\nsecond line\n").unwrap();
-    std::fs::write(workspace.join("load.yaml"), load_script(options.turns)).unwrap();
+    std::fs::write(
+        workspace.join("load.yaml"),
+        load_script(options.turns, options.chunk_delay_ms),
+    )
+    .unwrap();
     // 10,000 text deltas of 12 bytes, then a slow answer that is followed live.
     let long = "x".repeat(12 * 10_000);
     std::fs::write(
@@ -206,6 +289,17 @@ async fn main() {
     let store = qilin_store::open_database(Some(&database), &workspace)
         .await
         .unwrap();
+    let commits: Commits = Arc::default();
+    let noted = Arc::clone(&commits);
+    store.observe_commits(Arc::new(move |session: &str, head: u64| {
+        let now = Instant::now();
+        noted
+            .lock()
+            .unwrap()
+            .entry(session.to_string())
+            .or_default()
+            .push((head, now));
+    }));
     let runtime = Runtime::new(store, CodeSandbox::InProcess);
     let sessions = Sessions::new(
         runtime,
@@ -235,10 +329,11 @@ async fn main() {
         http: reqwest::Client::new(),
     });
     println!(
-        "qilin serve load: {} sessions x {} turns, {} SSE clients, store {}",
+        "qilin serve load: {} sessions x {} turns, {} SSE clients, chunk delay {} ms, store {}",
         options.sessions,
         options.turns,
         options.clients,
+        options.chunk_delay_ms,
         database.split('?').next().unwrap_or_default()
     );
 
@@ -246,31 +341,18 @@ async fn main() {
     for _ in 0..options.sessions {
         ids.push(bench.create("load.yaml").await);
     }
-    // The clients follow the first sessions, each from its start.
-    let mut clients = Vec::new();
-    for id in ids.iter().take(options.clients) {
-        let response = bench.events(id, 0).await;
-        let turns = options.turns;
-        clients.push(tokio::spawn(async move {
-            let mut delays = Vec::new();
-            let mut finished = 0;
-            let mut messages = response.bytes_stream().eventsource();
-            while let Some(Ok(message)) = messages.next().await {
-                if message.event != "message" {
-                    continue;
-                }
-                let event: Event = serde_json::from_str(&message.data).unwrap();
-                delays.push(delay_ms(&event));
-                if matches!(event.body, qilin_protocol::EventBody::TurnFinished { .. }) {
-                    finished += 1;
-                    if finished == turns {
-                        break;
-                    }
-                }
-            }
-            delays
-        }));
-    }
+    // The clients follow the first sessions, each from its start, on a runtime of their own.
+    let followed: Vec<String> = ids.iter().take(options.clients).cloned().collect();
+    let (base, token, turns) = (bench.base.clone(), bench.token.clone(), options.turns);
+    let (connected, all_connected) = tokio::sync::oneshot::channel();
+    let clients = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(follow_all(base, token, followed, turns, connected))
+    });
+    all_connected.await.unwrap();
     let started = Instant::now();
     let mut runners = Vec::new();
     for id in ids.clone() {
@@ -294,10 +376,8 @@ async fn main() {
         committed += runner.await.unwrap();
     }
     let elapsed = started.elapsed();
-    let mut delays = Vec::new();
-    for client in clients {
-        delays.extend(client.await.unwrap());
-    }
+    let receipts = clients.join().unwrap();
+    let mut delays = commit_to_client_ms(&commits, &receipts);
     delays.sort_by(f64::total_cmp);
     println!(
         "committed {committed} events in {:.2} s: {:.0} events/s",
@@ -305,7 +385,7 @@ async fn main() {
         committed as f64 / elapsed.as_secs_f64()
     );
     println!(
-        "timestamp to SSE client ({} deliveries): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        "commit to SSE client ({} deliveries): p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
         delays.len(),
         percentile(&delays, 0.50),
         percentile(&delays, 0.99),

@@ -50,7 +50,48 @@ use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, RequestOpenedEvent};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// A committed event as the JSON the store keeps: what a server sends its clients as is, with
+/// no decoding and encoding again for each of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventJson {
+    /// The event's `seq`.
+    pub seq: u64,
+    /// The whole event, one JSON object (as [`Event`] serialises).
+    pub json: Arc<str>,
+}
+
+impl EventJson {
+    /// The event `json` of `session` read back from storage, checked to be well-formed JSON
+    /// (not decoded: that is the reader's choice).
+    pub(crate) fn stored(session: &str, seq: u64, json: String) -> Result<Self, StoreError> {
+        serde_json::from_str::<serde::de::IgnoredAny>(&json).map_err(|err| {
+            StoreError::Corrupt {
+                session: session.to_string(),
+                message: format!("event {seq}: {err}"),
+            }
+        })?;
+        Ok(EventJson {
+            seq,
+            json: json.into(),
+        })
+    }
+
+    /// `event` of `session`, encoded.
+    pub(crate) fn encode(session: &str, event: &Event) -> Result<Self, StoreError> {
+        Ok(EventJson {
+            seq: event.seq,
+            json: plan::encode(session, event)?.into(),
+        })
+    }
+}
+
+/// Hears of each commit: called with the session and its new head `seq` right after the append
+/// committed, before its followers are woken, on the store's writing thread or task — so it
+/// must be quick (note the time, count, send on a channel). For metrics and benchmarks.
+pub type CommitObserver = Arc<dyn Fn(&str, u64) + Send + Sync>;
 
 /// What a new session records about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +289,17 @@ pub trait EventStore: Send + Sync + 'static {
     /// stream ends when the session is deleted or the store closes, and after yielding an error
     /// (follow again from the last `seq` received).
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>>;
+
+    /// The events [`follow`](EventStore::follow) yields, as the JSON the store keeps, for a
+    /// host that passes them on (a server's event streams) rather than reading them.
+    fn follow_json(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> BoxStream<'static, Result<EventJson, StoreError>>;
+
+    /// Calls `observer` after each commit of an append (see [`CommitObserver`]).
+    fn observe_commits(&self, observer: CommitObserver);
 
     /// The requests of a session still waiting for an answer, in the order opened.
     async fn open_requests(&self, session: &str) -> Result<Vec<RequestOpenedEvent>, StoreError>;

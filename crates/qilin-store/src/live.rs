@@ -2,38 +2,41 @@
 //! sleeps until a commit wakes it.
 //!
 //! [`LiveMap`] holds, for each session someone follows, a watch of its committed head and a
-//! short ring of its latest events. The writer publishes after each commit (the ring first, then
-//! the head); a follower whose cursor the ring reaches takes the new events from memory, any
-//! other follower (one that lags, or events another process committed) reads them from the
-//! database. Either way it takes exactly the events after its cursor, in order: it never skips
-//! ahead and never repeats.
+//! short ring of its latest events, as the JSON the append stored. The writer publishes after
+//! each commit (the ring first, then the head); a follower whose cursor the ring reaches takes
+//! the new events from memory, any other follower (one that lags, or events another process
+//! committed) reads them from the database. Either way it takes exactly the events after its
+//! cursor, in order: it never skips ahead and never repeats. Followers get the stored JSON as
+//! is ([`EventJson`]); a typed follower decodes it.
 
-use crate::StoreError;
+use crate::plan::decode;
+use crate::{CommitObserver, EventJson, StoreError};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use qilin_protocol::Event;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use tokio::sync::watch;
 
 /// The most recent events kept in memory per followed session.
 const RING_EVENTS: usize = 512;
 
-/// The most events a follower reads from the database at once.
-pub(crate) const PAGE_EVENTS: usize = 512;
+/// The most events a follower reads from the database at once: a client resuming a long
+/// session reads it in few queries.
+pub(crate) const PAGE_EVENTS: usize = 2048;
 
 /// Where a follower reads stored events.
 #[async_trait]
 pub(crate) trait EventSource: Send + Sync + 'static {
-    /// Up to `limit` events of `session` after `after`, in order; `None` when the session no
-    /// longer exists.
+    /// Up to `limit` events of `session` after `after`, in order, as stored; `None` when the
+    /// session no longer exists.
     async fn events_after(
         &self,
         session: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Option<Vec<Event>>, StoreError>;
+    ) -> Result<Option<Vec<EventJson>>, StoreError>;
 }
 
 /// What a follower watches: the committed head, whether to look at the database whatever the
@@ -49,39 +52,21 @@ struct Watched {
 /// One followed session.
 struct LiveSession {
     watched: watch::Sender<Watched>,
-    ring: Mutex<VecDeque<Event>>,
+    ring: Mutex<VecDeque<EventJson>>,
 }
 
-/// The followed sessions of one store.
+/// The followed sessions of one store, and who hears of every commit.
 #[derive(Default)]
 pub(crate) struct LiveMap {
     sessions: Mutex<HashMap<String, Arc<LiveSession>>>,
+    observers: RwLock<Vec<CommitObserver>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
-impl LiveMap {
-    /// What an append hands to the followers of `session` after its commit: a copy of its
-    /// events while someone follows the session, nothing otherwise (a follower that starts
-    /// meanwhile reads them from the database).
-    pub(crate) fn copy_for_followers(&self, session: &str, events: &[Event]) -> Vec<Event> {
-        if self.followed(session).is_some() {
-            events.to_vec()
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// Tells the followers of `session` that its head reached `head`, handing them the
-    /// committed `events` that end there (or none: they read them from the database).
-    pub(crate) fn publish(&self, session: &str, head: u64, events: &[Event]) {
-        let Some(live) = self.followed(session) else {
-            return;
-        };
+impl LiveSession {
+    /// Puts the committed `events` ending at `head` in the ring, then moves the head.
+    fn append(&self, head: u64, events: Vec<EventJson>) {
         {
-            let mut ring = lock(&live.ring);
+            let mut ring = lock(&self.ring);
             let continues = match (ring.back(), events.first()) {
                 (_, None) => false,
                 (None, Some(_)) => true,
@@ -91,14 +76,51 @@ impl LiveMap {
                 ring.clear();
             }
             if events.last().is_some_and(|last| last.seq == head) {
-                ring.extend(events.iter().cloned());
+                ring.extend(events);
                 let excess = ring.len().saturating_sub(RING_EVENTS);
                 ring.drain(..excess);
             }
         }
-        live.watched.send_modify(|watched| {
+        self.watched.send_modify(|watched| {
             watched.head = watched.head.max(head);
         });
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+impl LiveMap {
+    /// Adds `observer`, called with the session and its new head after each commit.
+    pub(crate) fn observe(&self, observer: CommitObserver) {
+        self.observers
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .push(observer);
+    }
+
+    /// Tells the followers of `session` that its head reached `head`, handing them the
+    /// committed events that end there, which `events` gives only when someone follows the
+    /// session (an empty list: they read them from the database). The observers hear of the
+    /// commit first.
+    pub(crate) fn publish(
+        &self,
+        session: &str,
+        head: u64,
+        events: impl FnOnce() -> Vec<EventJson>,
+    ) {
+        for observer in self
+            .observers
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .iter()
+        {
+            observer(session, head);
+        }
+        if let Some(live) = self.followed(session) {
+            live.append(head, events());
+        }
     }
 
     /// Tells the followers of `session` that another process committed up to `head`: they
@@ -158,13 +180,28 @@ impl LiveMap {
     }
 }
 
-/// Every event of `session` after `after`, stored then live, from `source`, woken by `live`.
+/// Every event of `session` after `after`, stored then live, decoded, from `source`, woken by
+/// `live`.
 pub(crate) fn follow<S: EventSource>(
     source: Arc<S>,
     live: &LiveMap,
     session: &str,
     after: u64,
 ) -> BoxStream<'static, Result<Event, StoreError>> {
+    let name = session.to_string();
+    follow_json(source, live, session, after)
+        .map(move |next| next.and_then(|event| decode(&name, &event.json)))
+        .boxed()
+}
+
+/// Every event of `session` after `after`, stored then live, as stored, from `source`, woken
+/// by `live`.
+pub(crate) fn follow_json<S: EventSource>(
+    source: Arc<S>,
+    live: &LiveMap,
+    session: &str,
+    after: u64,
+) -> BoxStream<'static, Result<EventJson, StoreError>> {
     let (entry, watched) = live.subscribe(session);
     let follower = Follower {
         source,
@@ -188,7 +225,7 @@ struct Follower<S> {
     watched: watch::Receiver<Watched>,
     session: String,
     cursor: u64,
-    pending: VecDeque<Event>,
+    pending: VecDeque<EventJson>,
     /// Whether the database may hold events after the cursor that no head announced: at the
     /// start, after a full page, after a recheck.
     read_needed: bool,
@@ -200,7 +237,7 @@ struct Follower<S> {
 }
 
 impl<S: EventSource> Follower<S> {
-    async fn next(mut self) -> Option<(Result<Event, StoreError>, Self)> {
+    async fn next(mut self) -> Option<(Result<EventJson, StoreError>, Self)> {
         if self.failed {
             return None;
         }
@@ -275,7 +312,7 @@ impl<S: EventSource> Follower<S> {
     }
 
     /// Checks that events read from the database continue the cursor without a gap.
-    fn check_continues(&self, events: &[Event]) -> Result<(), StoreError> {
+    fn check_continues(&self, events: &[EventJson]) -> Result<(), StoreError> {
         for (expected, event) in (self.cursor.saturating_add(1)..).zip(events) {
             if event.seq != expected {
                 return Err(StoreError::Corrupt {

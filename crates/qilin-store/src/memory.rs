@@ -3,8 +3,8 @@
 
 use crate::lease::LeaseTable;
 use crate::{
-    Cursor, EventStore, Lease, NewSession, SessionInfo, SessionPage, SessionQuery, SessionStatus,
-    StoreError, page_limit, title_from_prompt,
+    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SessionInfo, SessionPage,
+    SessionQuery, SessionStatus, StoreError, page_limit, title_from_prompt,
 };
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -20,6 +20,7 @@ use tokio::sync::watch;
 pub struct MemoryStore {
     sessions: Mutex<HashMap<String, Arc<MemorySession>>>,
     leases: LeaseTable,
+    observers: Mutex<Vec<CommitObserver>>,
 }
 
 struct MemorySession {
@@ -168,6 +169,9 @@ impl EventStore for MemoryStore {
             }
             state.info.head_seq
         };
+        for observer in lock(&self.observers).iter() {
+            observer(session, head);
+        }
         stored.head.send_replace(head);
         Ok(head)
     }
@@ -184,6 +188,21 @@ impl EventStore for MemoryStore {
             .unwrap_or(usize::MAX)
             .min(state.events.len());
         Ok(state.events[start..].iter().take(limit).cloned().collect())
+    }
+
+    fn follow_json(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> BoxStream<'static, Result<EventJson, StoreError>> {
+        let name = session.to_string();
+        self.follow(session, after)
+            .map(move |next| next.and_then(|event| EventJson::encode(&name, &event)))
+            .boxed()
+    }
+
+    fn observe_commits(&self, observer: CommitObserver) {
+        lock(&self.observers).push(observer);
     }
 
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {

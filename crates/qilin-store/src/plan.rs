@@ -2,7 +2,7 @@
 //! encoded, the gapless order checked within the batch, and what they change in the derived
 //! rows (title, status, turns, last activity, open requests).
 
-use crate::{SessionStatus, StoreError, title_from_prompt};
+use crate::{EventJson, SessionStatus, StoreError, title_from_prompt};
 use qilin_protocol::{Event, EventBody};
 
 /// One event as stored: its position, time, type tag and JSON.
@@ -56,6 +56,17 @@ pub(crate) struct AppendPlan {
 }
 
 impl AppendPlan {
+    /// The events as the JSON stored, for the followers.
+    pub(crate) fn into_json(self) -> Vec<EventJson> {
+        self.rows
+            .into_iter()
+            .map(|row| EventJson {
+                seq: u64::try_from(row.seq).unwrap_or(0),
+                json: row.json.into(),
+            })
+            .collect()
+    }
+
     /// Plans the append of `events` to `session`: `None` for no events, an error when they are
     /// not consecutive (the head check itself is the database's, in the transaction).
     pub(crate) fn new(session: &str, events: &[Event]) -> Result<Option<Self>, StoreError> {
@@ -132,7 +143,7 @@ pub(crate) fn sql_seq(session: &str, seq: u64) -> Result<i64, StoreError> {
 }
 
 /// A value as stored JSON.
-fn encode(session: &str, value: &impl serde::Serialize) -> Result<String, StoreError> {
+pub(crate) fn encode(session: &str, value: &impl serde::Serialize) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|err| StoreError::Corrupt {
         session: session.to_string(),
         message: format!("an event could not be encoded: {err}"),

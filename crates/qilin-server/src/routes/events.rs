@@ -10,23 +10,26 @@
 //! Each stream has a bounded buffer between the store and the client: a client that stops
 //! reading while it is full is cut after a while (it reconnects and resumes where it was), so a
 //! slow client never holds more than the buffer, and never slows a turn.
+//!
+//! An event goes out as the JSON the store keeps, framed once, never decoded and encoded again;
+//! the messages waiting in the buffer leave in one write, so a client catching up on a long
+//! history gets it in few large writes rather than one per event.
 
 use crate::ServerState;
 use crate::api::{
-    EndReason, EventPage, EventsQuery, MultiStreamQuery, SessionEvent, SessionPath, StreamEnd,
-    StreamQuery,
+    EndReason, EventPage, EventsQuery, MultiStreamQuery, SessionPath, StreamEnd, StreamQuery,
 };
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream, SelectAll};
-use futures_util::{Stream, StreamExt};
-use qilin_protocol::Event;
-use qilin_store::StoreError;
+use qilin_store::{EventJson, StoreError};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,7 +126,7 @@ pub async fn stream(
         return Err(ApiError::unknown_session(&path.id));
     }
     state.watching(&path.id);
-    let follow = state.store().follow(&path.id, after);
+    let follow = state.store().follow_json(&path.id, after);
     let id = path.id.clone();
     let messages = follow.map(move |next| match next {
         Ok(event) => Message::Event(event_message(&event)),
@@ -134,8 +137,12 @@ pub async fn stream(
     let messages = messages.take_until(async move { stopping.cancelled().await });
     let session = path.id.clone();
     let end = move || end_message(Some(&session), ended_because(&ended));
-    let options = state.stream_options();
-    Ok(respond(options, messages.boxed(), end, Some(path.id)).into_response())
+    Ok(respond(
+        state.stream_options(),
+        messages.boxed(),
+        end,
+        Some(path.id),
+    ))
 }
 
 /// `GET /api/stream`: the events of several sessions on one stream. Each message's `data` is
@@ -160,7 +167,7 @@ pub async fn multi(
         // Each session's stream says when it ends, so the client learns it.
         let follow = state
             .store()
-            .follow(id, *after)
+            .follow_json(id, *after)
             .map(move |next| (index, Some(next)))
             .chain(stream::once(async move { (index, None) }));
         streams.push(follow.boxed());
@@ -173,11 +180,11 @@ pub async fn multi(
         let message = match next {
             Some(Ok(event)) => {
                 cursor.positions[index].1 = event.seq;
-                let data = SessionEvent {
-                    session_id: id,
-                    event,
-                };
-                Message::Event(json_message(&data).id(cursor.to_string()))
+                Message::Event(frame(
+                    None,
+                    Some(&cursor.to_string()),
+                    &session_event_json(&id, &event),
+                ))
             }
             Some(Err(err)) => Message::Event(error_message(&id, &err)),
             None => Message::Event(end_message(Some(&id), ended_because(&stopping))),
@@ -187,7 +194,7 @@ pub async fn multi(
     let ended = stopping.clone();
     let messages = messages.take_until(async move { stopping.cancelled().await });
     let end = move || end_message(None, ended_because(&ended));
-    Ok(respond(state.stream_options(), messages.boxed(), end, None).into_response())
+    Ok(respond(state.stream_options(), messages.boxed(), end, None))
 }
 
 /// Why a session's events ended: the server is stopping, or else the session was deleted
@@ -200,15 +207,18 @@ fn ended_because(stopping: &CancellationToken) -> EndReason {
 }
 
 /// The next event of the `usize`-th session of a stream, or its end (`None`).
-type Tagged = (usize, Option<Result<Event, StoreError>>);
+type Tagged = (usize, Option<Result<EventJson, StoreError>>);
 
-/// What the store's side of a stream hands the client's side.
+/// What the store's side of a stream hands the client's side: a framed message.
 enum Message {
     /// Send it and go on.
-    Event(SseEvent),
+    Event(Bytes),
     /// Send it and end the stream.
-    Failed(SseEvent),
+    Failed(Bytes),
 }
+
+/// The most bytes of waiting messages gathered into one write.
+const WRITE_BYTES: usize = 64 * 1024;
 
 /// Streams `messages` to the client through a bounded buffer, with heartbeats; `end()` is
 /// sent when the messages end, and `end` with reason `lagging` (for `session`, on a stream of
@@ -216,10 +226,10 @@ enum Message {
 fn respond(
     options: StreamOptions,
     mut messages: BoxStream<'static, Message>,
-    end: impl FnOnce() -> SseEvent + Send + 'static,
+    end: impl FnOnce() -> Bytes + Send + 'static,
     session: Option<String>,
-) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
-    let (sender, receiver) = mpsc::channel::<SseEvent>(options.buffer.max(1));
+) -> Response {
+    let (sender, receiver) = mpsc::channel::<Bytes>(options.buffer.max(1));
     let cut = Arc::new(AtomicBool::new(false));
     let lagging = Arc::clone(&cut);
     let mut end = Some(end);
@@ -232,7 +242,7 @@ fn respond(
             let (message, last) = match next {
                 Some(Message::Event(event)) => (event, false),
                 Some(Message::Failed(event)) => (event, true),
-                None => (end.take().map_or_else(SseEvent::default, |end| end()), true),
+                None => (end.take().map_or_else(Bytes::new, |end| end()), true),
             };
             match sender.send_timeout(message, options.stall).await {
                 Ok(()) if !last => {}
@@ -243,65 +253,119 @@ fn respond(
                     return;
                 }
             }
-            if last {
-                return;
-            }
         }
     });
+    let heartbeat = frame(Some("heartbeat"), None, "{}");
     // Once the buffer is drained, a client that was cut learns why, and resumes.
     let body = stream::unfold(Some(receiver), move |receiver| {
+        let heartbeat = heartbeat.clone();
         let lagging = Arc::clone(&lagging);
         let session = session.clone();
         async move {
             let mut receiver = receiver?;
-            match receiver.recv().await {
-                Some(event) => Some((Ok(event), Some(receiver))),
-                None if lagging.load(Ordering::Acquire) => {
+            let first = match tokio::time::timeout(options.heartbeat, receiver.recv()).await {
+                Ok(Some(first)) => first,
+                Ok(None) if lagging.load(Ordering::Acquire) => {
                     let end = end_message(session.as_deref(), EndReason::Lagging);
-                    Some((Ok(end), None))
+                    return Some((Ok(end), None));
                 }
-                None => None,
-            }
+                Ok(None) => return None,
+                Err(_quiet) => return Some((Ok::<_, Infallible>(heartbeat), Some(receiver))),
+            };
+            Some((Ok(gather(first, &mut receiver)), Some(receiver)))
         }
     });
-    let heartbeat = SseEvent::default().event("heartbeat").data("{}");
-    Sse::new(body).keep_alive(
-        KeepAlive::new()
-            .interval(options.heartbeat)
-            .event(heartbeat),
-    )
+    let mut response = Body::from_stream(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
-fn json_message<T: serde::Serialize>(data: &T) -> SseEvent {
+/// `first` and the messages waiting behind it, up to [`WRITE_BYTES`], as one write.
+fn gather(first: Bytes, receiver: &mut mpsc::Receiver<Bytes>) -> Bytes {
+    let Ok(second) = receiver.try_recv() else {
+        return first;
+    };
+    let mut write = Vec::with_capacity(WRITE_BYTES.max(first.len() + second.len()));
+    write.extend_from_slice(&first);
+    write.extend_from_slice(&second);
+    while write.len() < WRITE_BYTES {
+        match receiver.try_recv() {
+            Ok(next) => write.extend_from_slice(&next),
+            Err(_) => break,
+        }
+    }
+    Bytes::from(write)
+}
+
+/// One Server-Sent Events message: its type (`message` when `None`), its id, and `data`, one
+/// `data:` line per line of it.
+fn frame(event: Option<&str>, id: Option<&str>, data: &str) -> Bytes {
+    let mut message = String::with_capacity(data.len() + 64);
+    if let Some(event) = event {
+        message.push_str("event: ");
+        message.push_str(event);
+        message.push('\n');
+    }
+    if let Some(id) = id {
+        message.push_str("id: ");
+        message.push_str(id);
+        message.push('\n');
+    }
+    for line in data.split(['\r', '\n']) {
+        message.push_str("data: ");
+        message.push_str(line);
+        message.push('\n');
+    }
+    message.push('\n');
+    Bytes::from(message)
+}
+
+/// `data` as JSON in a message of type `event`.
+fn json_frame<T: serde::Serialize>(event: &str, data: &T) -> Bytes {
     match serde_json::to_string(data) {
-        Ok(json) => SseEvent::default().data(json),
-        Err(err) => SseEvent::default().event("error").data(format!(
-            "{{\"message\":\"an event could not be written: {err}\"}}"
-        )),
+        Ok(json) => frame(Some(event), None, &json),
+        Err(err) => frame(
+            Some("error"),
+            None,
+            &format!("{{\"message\":\"a message could not be written: {err}\"}}"),
+        ),
     }
 }
 
-/// An event of one session's stream: its `seq` as the id, the event as the data.
-fn event_message(event: &Event) -> SseEvent {
-    json_message(event).id(event.seq.to_string())
+/// An event of one session's stream: its `seq` as the id, the stored event as the data.
+fn event_message(event: &EventJson) -> Bytes {
+    frame(None, Some(&event.seq.to_string()), &event.json)
+}
+
+/// The data of a stream of several sessions: a [`SessionEvent`](crate::SessionEvent) written around the stored
+/// event.
+fn session_event_json(session: &str, event: &EventJson) -> String {
+    let id = serde_json::Value::from(session);
+    format!("{{\"sessionId\":{id},\"event\":{}}}", event.json)
 }
 
 /// The stream could not go on: the client should reconnect from the last id it received.
-fn error_message(session: &str, err: &StoreError) -> SseEvent {
-    json_message(&serde_json::json!({
-        "sessionId": session,
-        "message": format!("the events cannot be read: {err}; reconnect to resume"),
-    }))
-    .event("error")
+fn error_message(session: &str, err: &StoreError) -> Bytes {
+    json_frame(
+        "error",
+        &serde_json::json!({
+            "sessionId": session,
+            "message": format!("the events cannot be read: {err}; reconnect to resume"),
+        }),
+    )
 }
 
 /// A stream, or one session's events on it, ended, and why.
-fn end_message(session: Option<&str>, reason: EndReason) -> SseEvent {
-    json_message(&StreamEnd {
-        session_id: session.map(str::to_string),
-        reason,
-    })
-    .event("end")
+fn end_message(session: Option<&str>, reason: EndReason) -> Bytes {
+    json_frame(
+        "end",
+        &StreamEnd {
+            session_id: session.map(str::to_string),
+            reason,
+        },
+    )
 }
 
 /// Where a stream of several sessions stands in each.
@@ -368,5 +432,50 @@ impl std::fmt::Display for Cursor {
             write!(f, "{id}:{seq}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_carries_each_line_of_its_data_on_a_data_line() {
+        let framed = frame(Some("error"), Some("7"), "{\"a\":\r\n1,\n\"b\":2}");
+        assert_eq!(
+            framed,
+            "event: error\nid: 7\ndata: {\"a\":\ndata: \ndata: 1,\ndata: \"b\":2}\n\n"
+        );
+        assert_eq!(frame(None, None, "{}"), "data: {}\n\n");
+    }
+
+    #[test]
+    fn a_stream_of_several_sessions_wraps_the_stored_event_as_its_type_serialises() {
+        let event = EventJson {
+            seq: 3,
+            json: "{\"seq\":3}".into(),
+        };
+        let wrapped = session_event_json("s\"1", &event);
+        assert_eq!(wrapped, "{\"sessionId\":\"s\\\"1\",\"event\":{\"seq\":3}}");
+        let value: serde_json::Value = serde_json::from_str(&wrapped).unwrap();
+        assert_eq!(value["sessionId"], "s\"1");
+    }
+
+    #[tokio::test]
+    async fn waiting_messages_leave_in_one_write_up_to_its_size() {
+        let (sender, mut receiver) = mpsc::channel::<Bytes>(8);
+        for part in ["a", "b", "c"] {
+            sender.send(Bytes::from(part)).await.unwrap();
+        }
+        let first = receiver.recv().await.unwrap();
+        assert_eq!(gather(first, &mut receiver), "abc");
+        let big = Bytes::from(vec![b'x'; WRITE_BYTES]);
+        sender.send(big.clone()).await.unwrap();
+        sender.send(Bytes::from("y")).await.unwrap();
+        assert_eq!(
+            gather(Bytes::from("z"), &mut receiver).len(),
+            WRITE_BYTES + 1
+        );
+        assert_eq!(receiver.recv().await.unwrap(), "y");
     }
 }

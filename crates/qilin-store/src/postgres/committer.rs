@@ -13,7 +13,6 @@ use crate::StoreError;
 use crate::live::LiveMap;
 use crate::plan::{AppendPlan, RequestChange, sql_seq, status_name};
 use deadpool_postgres::Pool;
-use qilin_protocol::Event;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
@@ -26,8 +25,6 @@ const MAX_BATCH: usize = 512;
 pub(super) struct Append {
     /// What to write.
     pub plan: AppendPlan,
-    /// The events, kept for the followers when someone follows the session.
-    pub events: Vec<Event>,
     /// Where the new head, or why not, goes.
     pub reply: oneshot::Sender<Result<u64, StoreError>>,
 }
@@ -47,12 +44,13 @@ impl Committer {
         while appends.recv_many(&mut batch, MAX_BATCH).await > 0 {
             let outcomes = self.commit(&batch).await;
             for (append, outcome) in batch.drain(..).zip(outcomes) {
+                let Append { plan, reply } = append;
                 if let Ok(head) = outcome {
-                    self.live
-                        .publish(&append.plan.session, head, &append.events);
+                    let session = plan.session.clone();
+                    self.live.publish(&session, head, || plan.into_json());
                 }
                 // A caller that stopped waiting dropped its receiver; the outcome stands.
-                let _ = append.reply.send(outcome);
+                let _ = reply.send(outcome);
             }
         }
     }

@@ -13,8 +13,8 @@ mod committer;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::{
-    Cursor, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo, SessionPage, SessionQuery,
-    StoreError, page_limit,
+    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo,
+    SessionPage, SessionQuery, StoreError, page_limit,
 };
 use async_trait::async_trait;
 use committer::{Append, Committer};
@@ -409,7 +409,7 @@ impl EventSource for Source {
         session: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Option<Vec<Event>>, StoreError> {
+    ) -> Result<Option<Vec<EventJson>>, StoreError> {
         let context = self.context();
         let error = |err: tokio_postgres::Error| pg_error(&err, &context);
         let client = connection(&self.pool, &self.schema).await?;
@@ -417,7 +417,7 @@ impl EventSource for Source {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = client
             .query(
-                "SELECT data FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                "SELECT seq, data FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                 &[&session, &after, &limit],
             )
             .await
@@ -433,7 +433,11 @@ impl EventSource for Source {
             }
         }
         rows.iter()
-            .map(|row| decode(session, row.try_get::<_, &str>(0).map_err(error)?))
+            .map(|row| {
+                let seq: i64 = row.try_get(0).map_err(error)?;
+                let json: String = row.try_get(1).map_err(error)?;
+                EventJson::stored(session, u64::try_from(seq).unwrap_or(0), json)
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }
@@ -564,15 +568,10 @@ impl EventStore for PostgresStore {
                 .map(|info| info.head_seq)
                 .ok_or_else(|| StoreError::UnknownSession(session.to_string()));
         };
-        let events = self.live.copy_for_followers(session, events);
         let (reply, outcome) = oneshot::channel();
         let stopped = || StoreError::Backend(format!("{}: the committer stopped", self.context()));
         self.appends
-            .send(Append {
-                plan,
-                events,
-                reply,
-            })
+            .send(Append { plan, reply })
             .await
             .map_err(|_| stopped())?;
         outcome.await.map_err(|_| stopped())?
@@ -587,11 +586,26 @@ impl EventStore for PostgresStore {
         self.source()
             .events_after(session, after, limit)
             .await?
-            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))
+            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))?
+            .iter()
+            .map(|event| decode(session, &event.json))
+            .collect()
     }
 
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
         live::follow(Arc::new(self.source()), &self.live, session, after)
+    }
+
+    fn follow_json(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> BoxStream<'static, Result<EventJson, StoreError>> {
+        live::follow_json(Arc::new(self.source()), &self.live, session, after)
+    }
+
+    fn observe_commits(&self, observer: CommitObserver) {
+        self.live.observe(observer);
     }
 
     async fn open_requests(&self, session: &str) -> Result<Vec<RequestOpenedEvent>, StoreError> {

@@ -13,8 +13,8 @@ use crate::lease::LeaseTable;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::{
-    Cursor, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo, SessionPage, SessionQuery,
-    StoreError, page_limit,
+    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo,
+    SessionPage, SessionQuery, StoreError, page_limit,
 };
 use async_trait::async_trait;
 use checkpoint::Checkpointer;
@@ -289,7 +289,7 @@ fn sessions(
     .collect()
 }
 
-/// The events of the session with key `key` after `after`, at most `limit`.
+/// The events of the session with key `key` after `after`, at most `limit`, as stored.
 fn events_after(
     conn: &Connection,
     readers: &Readers,
@@ -297,20 +297,25 @@ fn events_after(
     key: i64,
     after: u64,
     limit: usize,
-) -> Result<Vec<Event>, StoreError> {
+) -> Result<Vec<EventJson>, StoreError> {
     let error = |err: rusqlite::Error| readers.error(&err);
     let mut statement = conn
         .prepare_cached(
-            "SELECT data FROM events WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            "SELECT seq, data FROM events WHERE session = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
         )
         .map_err(error)?;
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement
-        .query_map(params![key, after, limit], |row| row.get::<_, String>(0))
+        .query_map(params![key, after, limit], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })
         .map_err(error)?;
-    rows.map(|json| decode(session, &json.map_err(error)?))
-        .collect()
+    rows.map(|row| {
+        let (seq, json) = row.map_err(error)?;
+        EventJson::stored(session, u64::try_from(seq).unwrap_or(0), json)
+    })
+    .collect()
 }
 
 /// The key of session `id`, if it exists.
@@ -330,7 +335,7 @@ impl EventSource for Source {
         session: &str,
         after: u64,
         limit: usize,
-    ) -> Result<Option<Vec<Event>>, StoreError> {
+    ) -> Result<Option<Vec<EventJson>>, StoreError> {
         let session = session.to_string();
         let readers = Arc::clone(&self.0);
         self.0
@@ -409,13 +414,7 @@ impl EventStore for SqliteStore {
                 .map(|info| info.head_seq)
                 .ok_or_else(|| StoreError::UnknownSession(session.to_string()));
         };
-        let events = self.live.copy_for_followers(session, events);
-        self.write(|reply| Command::Append {
-            plan,
-            events,
-            reply,
-        })
-        .await
+        self.write(|reply| Command::Append { plan, reply }).await
     }
 
     async fn read(
@@ -427,7 +426,10 @@ impl EventStore for SqliteStore {
         Source(Arc::clone(&self.readers))
             .events_after(session, after, limit)
             .await?
-            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))
+            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))?
+            .iter()
+            .map(|event| decode(session, &event.json))
+            .collect()
     }
 
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
@@ -441,6 +443,27 @@ impl EventStore for SqliteStore {
             session,
             after,
         )
+    }
+
+    fn follow_json(
+        &self,
+        session: &str,
+        after: u64,
+    ) -> BoxStream<'static, Result<EventJson, StoreError>> {
+        if self.commands.is_none() {
+            let closed = StoreError::Backend(format!("{} is closed", self.path.display()));
+            return stream::once(std::future::ready(Err(closed))).boxed();
+        }
+        live::follow_json(
+            Arc::new(Source(Arc::clone(&self.readers))),
+            &self.live,
+            session,
+            after,
+        )
+    }
+
+    fn observe_commits(&self, observer: CommitObserver) {
+        self.live.observe(observer);
     }
 
     async fn open_requests(&self, session: &str) -> Result<Vec<RequestOpenedEvent>, StoreError> {

@@ -9,7 +9,6 @@ use crate::lease::LeaseTable;
 use crate::live::LiveMap;
 use crate::plan::{AppendPlan, RequestChange, status_name};
 use crate::{NewSession, SessionInfo, StoreError};
-use qilin_protocol::Event;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,10 +36,9 @@ pub(super) enum Command {
         id: String,
         reply: oneshot::Sender<Result<(), StoreError>>,
     },
-    /// Append events; `events` are kept for the followers when someone follows the session.
+    /// Append events.
     Append {
         plan: AppendPlan,
-        events: Vec<Event>,
         reply: oneshot::Sender<Result<u64, StoreError>>,
     },
 }
@@ -207,15 +205,9 @@ fn finish(
             leases.forget(&id);
             let _ = reply.send(Ok(()));
         }
-        (
-            Command::Append {
-                plan,
-                events,
-                reply,
-            },
-            Ok(Applied::Appended(head)),
-        ) => {
-            live.publish(&plan.session, head, &events);
+        (Command::Append { plan, reply }, Ok(Applied::Appended(head))) => {
+            let session = plan.session.clone();
+            live.publish(&session, head, || plan.into_json());
             let _ = reply.send(Ok(head));
         }
         (Command::Create { reply, .. }, outcome) => {

@@ -273,6 +273,36 @@ async fn a_reopened_store_has_everything() {
 /// While another connection holds the write lock, appends fail as busy and store nothing;
 /// once it lets go, the store goes on.
 #[tokio::test]
+async fn followers_get_the_stored_json_and_a_damaged_event_is_reported_not_passed_on() {
+    use futures_util::StreamExt;
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    let stored = events(1, 3);
+    store.append("s", &stored).await.unwrap();
+    let got: Vec<_> = store.follow_json("s", 0).take(3).collect().await;
+    for (event, expected) in got.iter().zip(&stored) {
+        let event = event.as_ref().unwrap();
+        assert_eq!(event.seq, expected.seq);
+        let decoded: qilin_protocol::Event = serde_json::from_str(&event.json).unwrap();
+        assert_eq!(&decoded, expected);
+    }
+
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.execute("UPDATE events SET data = '{\"seq\": 3,' WHERE seq = 3", [])
+        .unwrap();
+    let got: Vec<_> = store.follow_json("s", 0).collect().await;
+    assert_eq!(got.len(), 1, "the follower stops at the error");
+    let err = got[0].as_ref().unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("event 3"), "{err}");
+}
+
+#[tokio::test]
 async fn a_locked_database_is_busy_then_usable() {
     let folder = tempfile::tempdir().unwrap();
     let database = folder.path().join("qilin.db");
