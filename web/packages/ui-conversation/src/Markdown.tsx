@@ -1,5 +1,9 @@
 import { memo } from 'react';
+import { HighlightedCode } from '@qilin-agent/ui-primitives';
 import ReactMarkdown, { type Components } from 'react-markdown';
+
+/** The language a fenced block names (` ```python `), from the class the renderer gives it. */
+const FENCE_LANGUAGE = /(?:^|\s)language-(\S+)/;
 
 const COMPONENTS: Components = {
   // Links leave the page in a new tab and give it no handle back to this one.
@@ -8,12 +12,27 @@ const COMPONENTS: Components = {
       {children}
     </a>
   ),
+  // A fenced block naming its language is highlighted once the highlighter chunk arrives;
+  // inline code and blocks without a language stay as they are.
+  code: ({ className, children }) => {
+    const language = className === undefined ? undefined : FENCE_LANGUAGE.exec(className)?.[1];
+    if (language === undefined || typeof children !== 'string') {
+      return <code className={className}>{children}</code>;
+    }
+    return (
+      <HighlightedCode
+        className={className}
+        code={children.endsWith('\n') ? children.slice(0, -1) : children}
+        language={language}
+      />
+    );
+  },
 };
 
 /**
  * The model's text as Markdown. Raw HTML in the text is never rendered as HTML (it shows as
  * text), and link targets with unsafe schemes (`javascript:`) are dropped by the renderer's
- * URL check.
+ * URL check. Fenced code blocks are highlighted on demand (see `HighlightedCode`).
  */
 export const MarkdownText = memo(function MarkdownText(props: { text: string }) {
   return (

@@ -36,3 +36,4 @@ export {
 export { ExitCapsule, StatusDot, isInFlight, type CallState } from './status';
 export { TerminalOutput, ansiLines, type AnsiSegment, type TerminalOutputProps } from './terminal';
 export { WebPageSummary, isWebAddress, type WebPageSummaryProps } from './web';
+export { HighlightedCode, extensionOf, useHighlightedLines } from './highlight/code';
