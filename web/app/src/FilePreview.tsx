@@ -1,3 +1,5 @@
+import type { FileLines } from '@qilin-agent/client-ui-tool';
+import { extensionOf, useHighlightedLines } from '@qilin-agent/ui-primitives';
 import { useEffect, useRef, useState } from 'react';
 import { api, type TextFile } from './api';
 import { useAppT } from './messages';
@@ -10,12 +12,22 @@ type Loaded =
   | { readonly kind: 'file'; readonly file: TextFile }
   | { readonly kind: 'failed'; readonly message: string };
 
-/** The right-hand sidebar: a read-only, line-numbered view of one workspace file. */
-export function FilePreview(props: { sessionId: string; path: string; onClose: () => void }) {
-  const { sessionId, path, onClose } = props;
+/**
+ * The right-hand sidebar: a read-only, line-numbered view of one workspace file, highlighted
+ * for its language once the highlighter chunk arrives. The lines a call touched (`lines`),
+ * when given, are marked and scrolled into view.
+ */
+export function FilePreview(props: {
+  sessionId: string;
+  path: string;
+  lines?: FileLines | undefined;
+  onClose: () => void;
+}) {
+  const { sessionId, path, lines: touched, onClose } = props;
   const t = useAppT();
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' });
   const close = useRef<HTMLButtonElement>(null);
+  const firstTouched = useRef<HTMLSpanElement>(null);
   useEffect(() => {
     let current = true;
     api.fileText(sessionId, path).then(
@@ -32,8 +44,24 @@ export function FilePreview(props: { sessionId: string; path: string; onClose: (
       current = false;
     };
   }, [sessionId, path]);
-  const lines = loaded.kind === 'file' ? loaded.file.text.split('\n') : [];
+  const text = loaded.kind === 'file' ? loaded.file.text : '';
+  const lines = text.split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const shown = lines.slice(0, MAX_LINES);
+  const language =
+    loaded.kind !== 'file'
+      ? undefined
+      : loaded.file.language !== '' && loaded.file.language !== 'text'
+        ? loaded.file.language
+        : extensionOf(loaded.file.path);
+  const highlighted = useHighlightedLines(shown.join('\n'), language);
+  const isTouched = (line: number) =>
+    touched !== undefined && line >= touched.first && line <= touched.last;
+  const fileShown = loaded.kind === 'file';
+  useEffect(() => {
+    // `block: 'center'` keeps a few lines of context above the touched ones.
+    if (fileShown) firstTouched.current?.scrollIntoView?.({ block: 'center' });
+  }, [fileShown, touched?.first]);
   return (
     <aside
       className="qc-panel"
@@ -63,13 +91,25 @@ export function FilePreview(props: { sessionId: string; path: string; onClose: (
             })}
             {lines.length > MAX_LINES ? ` ${t('file.cut', { shown: String(MAX_LINES) })}` : ''}
           </p>
-          <pre className="qa-file__text" tabIndex={0} data-language={loaded.file.language}>
-            {lines.slice(0, MAX_LINES).map((line, index) => (
-              <span key={index} className="qa-file__line">
+          <pre
+            className="qa-file__text"
+            tabIndex={0}
+            data-language={loaded.file.language}
+            data-highlighted={highlighted === undefined ? undefined : 'true'}
+          >
+            {shown.map((line, index) => (
+              <span
+                key={index}
+                ref={
+                  touched !== undefined && index + 1 === touched.first ? firstTouched : undefined
+                }
+                className="qa-file__line"
+                data-touched={isTouched(index + 1) ? 'true' : undefined}
+              >
                 <span className="qa-file__number" aria-hidden="true">
                   {index + 1}
                 </span>
-                {line}
+                {highlighted?.[index] ?? line}
                 {'\n'}
               </span>
             ))}

@@ -4,6 +4,7 @@ import {
   conversationHooks,
   type AnswerRequest,
 } from '@qilin-agent/ui-conversation';
+import type { FileLines } from '@qilin-agent/client-ui-tool';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
@@ -22,7 +23,7 @@ const TAB_ID = randomId();
 
 /** What the right-hand panel shows: a file's preview, or one call's trajectory. */
 type SidePanel =
-  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'file'; readonly path: string; readonly lines?: FileLines | undefined }
   | { readonly kind: 'call'; readonly callId: string };
 
 /** One session: its live conversation, the composer, and the file or call panel beside them. */
@@ -45,7 +46,10 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
   );
   const session = snapshot.session;
   const [side, setSide] = useState<SidePanel>();
-  const openFile = useCallback((path: string) => setSide({ kind: 'file', path }), []);
+  const openFile = useCallback(
+    (path: string, lines?: FileLines) => setSide({ kind: 'file', path, lines }),
+    [],
+  );
   const inspect = useCallback((callId: string) => setSide({ kind: 'call', callId }), []);
   const closeSide = useCallback(() => setSide(undefined), []);
   return (
@@ -78,7 +82,13 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
         <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
       </section>
       {side?.kind === 'file' ? (
-        <FilePreview key={side.path} sessionId={sessionId} path={side.path} onClose={closeSide} />
+        <FilePreview
+          key={side.path}
+          sessionId={sessionId}
+          path={side.path}
+          lines={side.lines}
+          onClose={closeSide}
+        />
       ) : null}
       {side?.kind === 'call' ? (
         <CallTrajectory

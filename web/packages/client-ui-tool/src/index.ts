@@ -16,6 +16,7 @@ export {
   type StartBlock,
   type StartedToolCallViewProps,
   type ToolCallHooks,
+  type FileLines,
   type ToolCallHost,
   type ToolCallImagesProps,
   type ToolCallRequestsProps,

@@ -27,14 +27,25 @@ export const REQUESTS_SLOT = 'tool.call.requests';
 /** The key of a view that answers for every tool in a keyed slot. */
 export const ANY_TOOL = '*';
 
+/** Lines of a file a call touched, numbered from 1, both ends included. */
+export interface FileLines {
+  /** The first line. */
+  readonly first: number;
+  /** The last line. */
+  readonly last: number;
+}
+
 /** What the host gives every view: where the session works and what it can open. */
 export interface ToolCallHost {
   /** The session's working folder; paths in summaries are shortened against it. */
   cwd?: string;
   /** The user's home folder (POSIX); a path left outside `cwd` is shortened to `~/…`. */
   home?: string;
-  /** Opens a file (the host's preview); it always gets the path as the call gave it. */
-  openFile?: (path: string) => void;
+  /**
+   * Opens a file (the host's preview); it always gets the path as the call gave it, and the
+   * lines the call read or changed when the card knows them.
+   */
+  openFile?: (path: string, lines?: FileLines) => void;
   /** Opens the host's view of a whole call (its events, its raw data). */
   inspect?: (callId: string) => void;
   /** Turns an image of a result into an address an `<img>` can show. */

@@ -2,6 +2,7 @@ import {
   ANY_TOOL,
   REQUESTS_SLOT,
   ToolCallTree,
+  type FileLines,
   type ToolCallRequestsProps,
 } from '@qilin-agent/client-ui-tool';
 import type { TurnItem, TurnNode, Usage as TokenUsage } from '@qilin-agent/protocol';
@@ -31,7 +32,7 @@ export interface ConversationHost {
   /** The user's home folder. */
   home?: string;
   /** Opens a file in the host's preview. */
-  openFile?: (path: string) => void;
+  openFile?: (path: string, lines?: FileLines) => void;
   /** Opens the host's view of one call. */
   inspect?: (callId: string) => void;
   /** Answers a request; without it, open requests show without working controls. */

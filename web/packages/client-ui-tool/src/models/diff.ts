@@ -11,6 +11,7 @@ import {
 } from '@qilin-agent/ui-primitives';
 import { structuredPatch } from 'diff';
 import { shortenPath } from '../paths';
+import type { FileLines } from '../slots';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { numberedLines, type ExcerptBody, type ReadModel } from './read';
@@ -41,6 +42,21 @@ export interface DiffModel {
   readonly stats?: DiffStatsValue;
   /** The expanded card. */
   readonly body?: DiffBody | PlainBody | ExcerptBody;
+}
+
+/**
+ * The lines of the new file a change wrote (its added lines, or its kept ones when it only
+ * removed), from the first to the last; `undefined` when the hunks carry no numbers.
+ */
+export function touchedLines(hunks: readonly DiffHunk[]): FileLines | undefined {
+  const lines = hunks.flatMap((hunk) => hunk.lines);
+  const added = lines.filter((line) => line.kind === 'added');
+  const numbers = (added.length > 0 ? added : lines)
+    .map((line) => line.newNumber)
+    .filter((n) => n !== undefined);
+  return numbers.length === 0
+    ? undefined
+    : { first: Math.min(...numbers), last: Math.max(...numbers) };
 }
 
 /** "Preparing content N KB": N counts the raw argument text so far, not the file's bytes. */

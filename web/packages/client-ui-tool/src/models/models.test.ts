@@ -4,7 +4,7 @@ import { malformedFixtures, recordedFixtures } from '../../../../test-support/fi
 import { shortenPath } from '../paths';
 import { callState, isAutoReviewDenied, type CardInput } from './common';
 import { deniedModel, normaliseReason } from './denied';
-import { editModel, editorModel, preparingSize, writeModel } from './diff';
+import { editModel, editorModel, preparingSize, touchedLines, writeModel } from './diff';
 import { genericModel } from './generic';
 import { imageModel } from './image';
 import { questionModel } from './question';
@@ -249,6 +249,12 @@ describe('write, edit and the editor', () => {
     expect(done.body.hunks[0]?.lines.find((line) => line.kind === 'removed')).toMatchObject({
       oldNumber: 9,
     });
+    // The preview opens on the line the edit wrote.
+    const added = done.body.hunks[0]?.lines.find((line) => line.kind === 'added')?.newNumber;
+    expect(added).toBeDefined();
+    expect(touchedLines(done.body.hunks)).toEqual({ first: added, last: added });
+    if (running.kind !== 'diff' || running.body?.kind !== 'diff') throw new Error('diff expected');
+    expect(touchedLines(running.body.hunks)).toBeUndefined();
     expect(editModel(inputAt(callOf('files', 'call_8')))).toMatchObject({
       state: 'error',
       body: { kind: 'plain' },

@@ -13,7 +13,14 @@ import {
 } from '@qilin-agent/ui-primitives';
 import { useMemo } from 'react';
 import { cardInput } from '../models/common';
-import { editModel, editorModel, preparingSize, writeModel, type DiffModel } from '../models/diff';
+import {
+  editModel,
+  editorModel,
+  preparingSize,
+  touchedLines,
+  writeModel,
+  type DiffModel,
+} from '../models/diff';
 import { genericModel, type GenericModel } from '../models/generic';
 import { imageModel } from '../models/image';
 import { questionModel } from '../models/question';
@@ -130,6 +137,11 @@ function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
         )
       }
       openPath={model.path}
+      openLines={
+        body?.kind === 'excerpt' && body.lines.length > 0
+          ? { first: body.firstLine, last: body.firstLine + body.lines.length - 1 }
+          : undefined
+      }
     >
       {body?.kind === 'excerpt' && (
         <FileExcerpt
@@ -176,6 +188,7 @@ function DiffCard(props: { view: ToolCallViewProps; model: DiffModel }) {
       summary={model.summary}
       suffix={model.stats === undefined ? undefined : <DiffStats stats={model.stats} />}
       openPath={model.path}
+      openLines={body?.kind === 'diff' && body.lineNumbers ? touchedLines(body.hunks) : undefined}
     >
       {body?.kind === 'diff' && model.stats !== undefined && (
         <DiffView
@@ -479,7 +492,7 @@ export function RunCodeView(props: ToolCallViewProps) {
     >
       {model.code !== undefined && (
         <>
-          <TextBlock label={t('runCode.code')} text={model.code} />
+          <TextBlock label={t('runCode.code')} text={model.code} language="python" />
           {model.progress !== undefined && model.progress !== '' && (
             <TerminalOutput text={model.progress} label={model.summary ?? title} />
           )}

@@ -1,6 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import { useSlotSharedOr } from '@qilin-agent/slots';
 import {
+  HighlightedCode,
   ImageGallery,
   RowAction,
   TerminalOutput,
@@ -12,7 +13,7 @@ import { Children, useId, useState, type ReactNode } from 'react';
 import type { DeniedModel } from '../models/denied';
 import type { GenericModel } from '../models/generic';
 import type { PlainBody } from '../models/outcome';
-import type { ToolCallHost, ToolCallShared } from '../slots';
+import type { FileLines, ToolCallHost, ToolCallShared } from '../slots';
 
 /** Hooks for a tree rendered with no conversation store: nothing streams, nothing precedes. */
 const STILL_HOOKS: ToolCallShared = {
@@ -45,6 +46,8 @@ export interface ToolCardProps {
   capsule?: string | undefined;
   /** A file the row opens through the host (the path as the call gave it). */
   openPath?: string | undefined;
+  /** The lines of that file the call read or changed, given to the host with the path. */
+  openLines?: FileLines | undefined;
   /** The details; a card without them does not expand. */
   children?: ReactNode;
 }
@@ -57,7 +60,7 @@ export function ToolCard(props: ToolCardProps) {
   const t = useT();
   const detailsId = useId();
   const [expanded, setExpanded] = useState(false);
-  const { callId, host, openPath, children } = props;
+  const { callId, host, openPath, openLines, children } = props;
   const expandable = Children.toArray(children).length > 0;
   const actions: ReactNode[] = [];
   if (openPath !== undefined && host.openFile !== undefined) {
@@ -66,7 +69,7 @@ export function ToolCard(props: ToolCardProps) {
       <RowAction
         key="open"
         label={t('row.openFile', { path: openPath })}
-        onClick={() => open(openPath)}
+        onClick={() => (openLines === undefined ? open(openPath) : open(openPath, openLines))}
       >
         {t('row.open')}
       </RowAction>,
@@ -105,14 +108,23 @@ export function ToolCard(props: ToolCardProps) {
   );
 }
 
-/** A labelled block of text inside a card (the generic input and output). */
-export function TextBlock(props: { label: string; text: string }) {
+/**
+ * A labelled block of text inside a card (the generic input and output); code in a known
+ * `language` is highlighted once the highlighter chunk arrives.
+ */
+export function TextBlock(props: { label: string; text: string; language?: string }) {
   const t = useT();
   return (
     <section className="qt-block">
       <h4 className="qt-block__label">{props.label}</h4>
       <pre className="qt-block__text" tabIndex={0}>
-        {props.text === '' ? t('generic.empty') : props.text}
+        {props.text === '' ? (
+          t('generic.empty')
+        ) : props.language === undefined ? (
+          props.text
+        ) : (
+          <HighlightedCode code={props.text} language={props.language} />
+        )}
       </pre>
     </section>
   );
