@@ -678,7 +678,7 @@ fn qilin_check_lints_the_skills_generated_from_the_servers_last_listing() {
     ]);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        listed.contains("How to call the 8 tools of MCP server `arith`"),
+        listed.contains("MCP server `arith` (qilin-mcp-test-server), 8 tools: add, echo"),
         "{listed}"
     );
     // The server's 8 tools are checked with the built-ins, and its skill with the others.

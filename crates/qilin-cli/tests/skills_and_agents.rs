@@ -178,7 +178,7 @@ fn agent_prompt_says_which_skills_the_catalog_budget_left_out() {
     write(
         ws.path(),
         "tight.agent",
-        "name: tight\ninstructions: hi\nskills:\n  catalog_tokens: 180\n  available: [cache-warmup, audit-log, billing-export]\n",
+        "name: tight\ninstructions: hi\nskills:\n  catalog_tokens: 160\n  available: [cache-warmup, audit-log, billing-export]\n",
     );
     let out = agent_prompt(home.path(), ws.path(), "tight.agent");
     let err = stderr(&out);
@@ -192,7 +192,7 @@ fn agent_prompt_says_which_skills_the_catalog_budget_left_out() {
     assert_eq!(
         err,
         "note: the catalog of available skills lists 1 of 3 (1 with a shortened description) to \
-         keep within its budget of 180 tokens; left out: audit-log, billing-export. Raise \
+         keep within its budget of 160 tokens; left out: audit-log, billing-export. Raise \
          `skills.catalog_tokens` in the agent file, or name the skills it needs under \
          `skills.available`\n"
     );

@@ -6,7 +6,7 @@ use crate::convert::json_to_monty;
 use crate::error::CodeError;
 use crate::sdk::tool_exception;
 use monty_types::{MontyException, MontyObject};
-use qilin_protocol::{CallStatus, ErrorCode};
+use qilin_protocol::{CallStatus, ContentBlock, ErrorCode};
 use qilin_tool::{CallOutcome, Caller, Executor, ToolCall, ToolContext, ToolError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -75,11 +75,13 @@ impl ToolCalls {
         }
     }
 
-    /// Runs a call and waits for it.
+    /// Runs a call and waits for it; with `text`, its result is the text the model would
+    /// read of it rather than its output.
     pub(crate) async fn call(
         &mut self,
         name: String,
         arguments: Value,
+        text: bool,
     ) -> Result<CallResult, CodeError> {
         let call = self.next_call(name, arguments)?;
         let outcome = self
@@ -89,7 +91,10 @@ impl ToolCalls {
         if outcome.status == CallStatus::Interrupted && self.cancel.is_cancelled() {
             return Err(CodeError::Interrupted);
         }
-        Ok(to_python(outcome))
+        Ok(match text {
+            true => as_text(outcome),
+            false => to_python(outcome),
+        })
     }
 
     /// Starts a call whose result the code will await as future `future_id`.
@@ -165,6 +170,22 @@ impl ToolCalls {
             }
         }
     }
+}
+
+/// The text of a call's content (what a direct call gives the model), or its error.
+fn as_text(outcome: CallOutcome) -> CallResult {
+    if outcome.status != CallStatus::Ok {
+        return to_python(outcome);
+    }
+    let text: Vec<&str> = outcome
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok(MontyObject::String(text.join("\n")))
 }
 
 fn to_python(outcome: CallOutcome) -> CallResult {

@@ -221,13 +221,17 @@ async fn drive<S: SandboxSession>(
                     name,
                     arguments,
                     asynchronous: true,
+                    ..
                 } => {
                     calls.start(call_id, name, arguments)?;
                     Answer::Pending
                 }
                 Request::Tool {
-                    name, arguments, ..
-                } => match calls.call(name, arguments).await? {
+                    name,
+                    arguments,
+                    text,
+                    ..
+                } => match calls.call(name, arguments, text).await? {
                     Ok(value) => Answer::Return(value),
                     Err(exc) => Answer::Raise(exc),
                 },

@@ -32,10 +32,10 @@ impl RunCode {
 /// The arguments of `run_code`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct RunCodeArgs {
-    /// Python source: print what you need, or end with an expression to get its value.
+    /// Python source.
     pub code: String,
-    /// Time limit in ms for the code itself, tool calls not counted; it can only shorten
-    /// the agent's limit, which applies when omitted.
+    /// A shorter time limit in ms for the code itself (tool calls not counted); the
+    /// agent's applies when omitted.
     pub timeout_ms: Option<u64>,
 }
 
@@ -57,12 +57,25 @@ A long printed output is cut, the whole saved to a file named at its end. Run ti
 recursion, tool calls and output are limited; a run past a limit ends with an error naming \
 it. Tracebacks give your code's line numbers.";
 
+/// The prompt of `run_code` in a code-only agent: the skills teach calling, results and
+/// errors (a generated MCP skill says each; the sandbox's errors name a limit reached or an
+/// output cut), so only the sandbox's Python is said here.
+const CODE_ONLY_HINT: &str = "\
+Python subset: no subclassing, generators or `match`; imports: json, re, asyncio, math, \
+collections, itertools, datetime. A failed call raises ToolError.";
+
 impl Tool for RunCode {
     type Args = RunCodeArgs;
     type Output = RunCodeOutput;
 
     fn prompt_hint(&self) -> &str {
         PROMPT_HINT
+    }
+
+    /// In a code-only agent there are no direct calls to weigh code against, and the skills
+    /// the catalog says to read first teach calling, results and errors.
+    fn code_only_prompt_hint(&self) -> Option<&str> {
+        Some(CODE_ONLY_HINT)
     }
 
     fn present(&self, args: &RunCodeArgs) -> CallPresentation {

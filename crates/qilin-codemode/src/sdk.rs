@@ -3,6 +3,8 @@
 //! `sdk` is a host object; `sdk.tool` another, whose methods suspend the interpreter:
 //! `call(name, args=None, **kwargs)` runs a tool and returns its output, `call_async(...)`
 //! returns an awaitable for `asyncio.gather`, and `error(e)` reads a caught tool error.
+//! `sdk.skill(name, file=None)` reads a skill through the `skill` tool (a nested call like
+//! any other) and returns the text a direct read gives the model.
 //! Anything else the code calls that the sandbox does not define (`eval`, `exec`,
 //! `__import__`, ...) is answered "not defined"; file, environment and clock access is
 //! refused.
@@ -86,11 +88,13 @@ fn instance(class: &str, class_id: MontyUuid, id: MontyUuid, attrs: DictPairs) -
 /// What a function call from the code asks of the host.
 #[derive(Debug)]
 pub(crate) enum Request {
-    /// Run a tool; `asynchronous` for `call_async`.
+    /// Run a tool; `asynchronous` for `call_async`; `text` to return the text the model
+    /// would read (its content) instead of its output.
     Tool {
         name: String,
         arguments: Value,
         asynchronous: bool,
+        text: bool,
     },
     /// Answer at once.
     Answer(Answer),
@@ -114,9 +118,13 @@ pub(crate) fn route(
                  call_async(name, args=None, **kwargs) and error(exc)"
             ),
         ),
+        (Some(SDK_ID), "skill") => skill_request(args, kwargs),
         (Some(SDK_ID), other) => raise(
             ExcType::AttributeError,
-            format!("'sdk' has no method '{other}'; call tools with sdk.tool.call(name, {{...}})"),
+            format!(
+                "'sdk' has no method '{other}'; call tools with sdk.tool.call(name, {{...}}) \
+                 and read skills with sdk.skill(name)"
+            ),
         ),
         _ => Request::Answer(Answer::NotFound),
     }
@@ -231,6 +239,81 @@ fn tool_request(
         name,
         arguments: Value::Object(arguments),
         asynchronous,
+        text: false,
+    }
+}
+
+/// `sdk.skill(name, file=None)`: a call of the `skill` tool whose answer is its text.
+fn skill_request(args: Vec<MontyObject>, kwargs: Vec<(MontyObject, MontyObject)>) -> Request {
+    const USAGE: &str = "sdk.skill(name, file=None)";
+    let mut positional = args.into_iter();
+    let mut name = positional.next();
+    let mut file = positional.next();
+    if positional.next().is_some() {
+        return raise(
+            ExcType::TypeError,
+            format!("{USAGE} takes at most 2 arguments: the skill's name and one of its files"),
+        );
+    }
+    for (key, value) in kwargs {
+        match key {
+            MontyObject::String(key) if key == "name" && name.is_none() => name = Some(value),
+            MontyObject::String(key) if key == "file" && file.is_none() => file = Some(value),
+            MontyObject::String(key) => {
+                return raise(
+                    ExcType::TypeError,
+                    format!("{USAGE} got an unexpected or repeated argument '{key}'"),
+                );
+            }
+            _ => {
+                return raise(
+                    ExcType::TypeError,
+                    format!("{USAGE}: keywords must be strings"),
+                );
+            }
+        }
+    }
+    let mut arguments = Map::new();
+    match name {
+        Some(MontyObject::String(name)) => {
+            arguments.insert("name".into(), Value::String(name));
+        }
+        Some(other) => {
+            return raise(
+                ExcType::TypeError,
+                format!(
+                    "{USAGE}: name must be a str (a skill's name in the catalog), got {}",
+                    other.type_name()
+                ),
+            );
+        }
+        None => {
+            return raise(
+                ExcType::TypeError,
+                format!("{USAGE}: missing the skill's name, e.g. sdk.skill(\"mcp-github\")"),
+            );
+        }
+    }
+    match file {
+        None | Some(MontyObject::None) => {}
+        Some(MontyObject::String(file)) => {
+            arguments.insert("file".into(), Value::String(file));
+        }
+        Some(other) => {
+            return raise(
+                ExcType::TypeError,
+                format!(
+                    "{USAGE}: file must be a str (a path the skill lists), got {}",
+                    other.type_name()
+                ),
+            );
+        }
+    }
+    Request::Tool {
+        name: "skill".into(),
+        arguments: Value::Object(arguments),
+        asynchronous: false,
+        text: true,
     }
 }
 
@@ -302,6 +385,7 @@ mod tests {
                 name,
                 arguments,
                 asynchronous,
+                ..
             } => {
                 assert_eq!(name, "echo");
                 assert_eq!(arguments, serde_json::json!({"a": 1, "b": true}));
@@ -319,6 +403,50 @@ mod tests {
         );
         let eval = route("eval", vec![s("1")], vec![], None);
         assert!(matches!(eval, Request::Answer(Answer::NotFound)));
+    }
+
+    #[test]
+    fn sdk_skill_reads_through_the_skill_tool_as_text() {
+        let request = route(
+            "skill",
+            vec![s("mcp-files")],
+            vec![(s("file"), s("reference/stubs.pyi"))],
+            Some(SDK_ID),
+        );
+        match request {
+            Request::Tool {
+                name,
+                arguments,
+                asynchronous,
+                text,
+            } => {
+                assert_eq!(name, "skill");
+                assert_eq!(
+                    arguments,
+                    serde_json::json!({"name": "mcp-files", "file": "reference/stubs.pyi"})
+                );
+                assert!(!asynchronous && text);
+            }
+            other => panic!("{other:?}"),
+        }
+        let repeated = route(
+            "skill",
+            vec![s("a")],
+            vec![(s("name"), s("b"))],
+            Some(SDK_ID),
+        );
+        assert!(
+            matches!(repeated, Request::Answer(Answer::Raise(e)) if e.message().unwrap().contains("unexpected or repeated argument 'name'"))
+        );
+        let bad_file = route(
+            "skill",
+            vec![s("a"), MontyObject::Int(1)],
+            vec![],
+            Some(SDK_ID),
+        );
+        assert!(
+            matches!(bad_file, Request::Answer(Answer::Raise(e)) if e.message().unwrap().contains("file must be a str"))
+        );
     }
 
     #[test]

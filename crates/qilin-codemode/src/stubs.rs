@@ -31,6 +31,8 @@ and None for any other exception:
         err = sdk.tool.error(e)
         print(err["code"], err["message"])
 
+`sdk.skill(name, file=None)` reads a skill (a call of the `skill` tool) and returns its text.
+
 Only what the code prints and the value of its last expression reach the model. There is no
 file, network or environment access except through tools; time, memory, recursion, the number
 of tool calls and the printed output are limited.
@@ -107,7 +109,10 @@ pub fn python_stubs<'a>(tools: impl IntoIterator<Item = &'a RegisteredTool>) -> 
          \"\"\"The code and message of a caught tool error; None for any other exception.\"\"\"\n        ...\n",
     );
     out.push_str(
-        "\n\nclass Sdk:\n    \"\"\"The `sdk` object every run starts with.\"\"\"\n\n    tool: Tools\n\n\nsdk: Sdk\n",
+        "\n\nclass Sdk:\n    \"\"\"The `sdk` object every run starts with.\"\"\"\n\n    tool: Tools\n\n    \
+         def skill(self, name: str, file: str | None = None) -> str:\n        \
+         \"\"\"A skill's text as the `skill` tool gives it: its instructions and the list of its \
+         files, or the one file named.\"\"\"\n        ...\n\n\nsdk: Sdk\n",
     );
     out
 }

@@ -27,8 +27,9 @@ pub struct GeneratedSkill {
     pub files: BTreeMap<String, String>,
 }
 
-/// How many tool names the catalog description lists before "and N more".
-const LISTED_IN_DESCRIPTION: usize = 12;
+/// The most characters of tool names the catalog description lists before "and N more": the
+/// first names tell what the server is for, and the line is in every request.
+const NAMES_IN_DESCRIPTION: usize = 50;
 
 /// The skill for the server `snapshot` describes.
 pub fn generate_skill(snapshot: &ServerSnapshot) -> GeneratedSkill {
@@ -74,20 +75,25 @@ fn description(snapshot: &ServerSnapshot) -> String {
         .iter()
         .map(|tool| tool.name.as_ref())
         .collect();
-    let mut listed = names
-        .iter()
-        .take(LISTED_IN_DESCRIPTION)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > LISTED_IN_DESCRIPTION {
-        let _ = write!(listed, " and {} more", names.len() - LISTED_IN_DESCRIPTION);
+    let mut listed = String::new();
+    let mut shown = 0;
+    for name in &names {
+        let separator = if shown == 0 { "" } else { ", " };
+        if shown > 0 && listed.len() + separator.len() + name.len() > NAMES_IN_DESCRIPTION {
+            break;
+        }
+        listed.push_str(separator);
+        listed.push_str(name);
+        shown += 1;
+    }
+    if names.len() > shown {
+        let _ = write!(listed, " and {} more", names.len() - shown);
     }
     let text = if names.is_empty() {
         format!("MCP server `{server}`{about}: it offers no tools now.")
     } else {
         format!(
-            "How to call the {} tools of MCP server `{server}`{about} from Python in run_code: {listed}.",
+            "MCP server `{server}`{about}, {} tools: {listed}.",
             names.len()
         )
     };

@@ -108,7 +108,7 @@ async fn main() -> anyhow::Result<()> {
         fewer(servers_direct, servers_coded)
     );
     println!(
-        "paid once by any code-mode agent: {} bytes (run_code, skill, the catalog's frame)",
+        "paid once by the code-mode agent, whatever its servers: {} bytes (its tools list and the catalog's frame)",
         coded.total() - servers_coded - coded.instructions - coded.rest
     );
     Ok(())

@@ -18,7 +18,7 @@ use qilin_protocol::{
 };
 use qilin_sandbox::Sandbox;
 use qilin_skill::{
-    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SkillSet, assemble_prompt_in,
+    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
     declared_mcp_servers,
 };
 use qilin_store::{EventStore, NewSession, StoreError};
@@ -525,7 +525,11 @@ fn mount_tools(
     let code_tools: Vec<String> = match agent.code_mode {
         true => registry
             .names()
-            .filter(|name| *name != RUN_CODE_TOOL && agent.code_tools.allows(name))
+            .filter(|name| {
+                // A code-only agent reads its skills from code, whatever `code_tools` says.
+                *name != RUN_CODE_TOOL
+                    && (agent.code_tools.allows(name) || (*name == SKILL_TOOL && agent.code_only()))
+            })
             .map(str::to_string)
             .collect(),
         false => Vec::new(),

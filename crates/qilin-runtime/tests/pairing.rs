@@ -2,7 +2,7 @@
 
 mod support;
 
-use qilin_protocol::{CallStatus, EventBody, FinishReason};
+use qilin_protocol::{CallStatus, EventBody, FinishReason, ToolResultEvent};
 use std::time::Duration;
 use support::{assert_consistent, fixture, stored};
 
@@ -26,6 +26,17 @@ fn run_code(code: &str) -> String {
     }
     script.push_str("  - say: done\n");
     script
+}
+
+/// The results of `tool`'s calls, in order.
+fn results<'a>(events: &'a [qilin_protocol::Event], tool: &str) -> Vec<&'a ToolResultEvent> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(r) if r.tool_name == tool => Some(r),
+            _ => None,
+        })
+        .collect()
 }
 
 fn statuses(events: &[qilin_protocol::Event]) -> Vec<(String, CallStatus)> {
@@ -94,13 +105,7 @@ async fn a_run_cut_by_its_deadline_ends_its_nested_calls_first() {
     let events = stored(&session).await;
     assert_consistent(&events);
     let ended = statuses(&events);
-    let run = events
-        .iter()
-        .find_map(|e| match &e.body {
-            EventBody::ToolResult(r) if r.tool_name == "run_code" => Some(r),
-            _ => None,
-        })
-        .unwrap();
+    let run = results(&events, "run_code")[0];
     assert_eq!(
         run.error_code,
         Some(qilin_protocol::ErrorCode::Timeout),
@@ -125,13 +130,7 @@ async fn an_interrupt_ends_nested_calls_with_what_they_had() {
     assert_eq!(summary.reason, FinishReason::Interrupted);
     let events = stored(&session).await;
     assert_consistent(&events);
-    let bash = events
-        .iter()
-        .find_map(|e| match &e.body {
-            EventBody::ToolResult(r) if r.tool_name == "bash" => Some(r),
-            _ => None,
-        })
-        .unwrap();
+    let bash = results(&events, "bash")[0];
     assert_eq!(bash.status, CallStatus::Interrupted);
     let shown = format!("{:?}", bash.content);
     assert!(
@@ -160,14 +159,9 @@ print(out)
     session.submit("go", None).unwrap().finished().await;
     let events = stored(&session).await;
     assert_consistent(&events);
-    let run = events
-        .iter()
-        .find_map(|e| match &e.body {
-            EventBody::ToolResult(r) if r.tool_name == "run_code" && r.parent_call_id.is_none() => {
-                Some(r)
-            }
-            _ => None,
-        })
+    let run = results(&events, "run_code")
+        .into_iter()
+        .find(|r| r.parent_call_id.is_none())
         .unwrap();
     let printed = format!("{:?}", run.content);
     assert!(
@@ -204,4 +198,77 @@ async fn only_the_mounted_tools_run_when_called_directly() {
         );
     }
     assert!(!f.workspace().join("made-by-bash").exists());
+}
+
+#[tokio::test]
+async fn a_code_only_agent_lists_run_code_alone_and_reads_skills_from_code() {
+    // `code_tools` leaves `skill` out: a code-only agent reads its skills from code anyway.
+    let f = fixture(
+        "name: coded\ninstructions: Work in code.\ntools: []\ncode_mode: true\ncode_tools: [table_query]\n",
+    );
+    let script = run_code(
+        r#"guide = sdk.skill("table-query")
+print(guide.splitlines()[0])
+print("Files in skill" in guide)
+try:
+    sdk.skill("no-such-skill")
+except ToolError as e:
+    print("missing:", sdk.tool.error(e)["code"])
+try:
+    sdk.skill(3)
+except TypeError as e:
+    print("wrong:", e)
+"#,
+    );
+    let session = f.session(&script, false).await;
+    let prompt = session.prompt();
+    let listed: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(listed, ["run_code"]);
+    assert!(
+        prompt
+            .system
+            .contains("read it in run_code: `print(sdk.skill(\"NAME\"))`"),
+        "{}",
+        prompt.system
+    );
+    assert!(
+        prompt.system.contains("- table-query: "),
+        "{}",
+        prompt.system
+    );
+    session.submit("go", None).unwrap().finished().await;
+    let events = stored(&session).await;
+    assert_consistent(&events);
+    let skill_reads = results(&events, "skill");
+    assert_eq!(
+        skill_reads.len(),
+        2,
+        "a read and a failed read, each a nested call"
+    );
+    assert!(skill_reads.iter().all(|r| r.parent_call_id.is_some()));
+    assert_eq!(skill_reads[0].status, CallStatus::Ok);
+    let run = results(&events, "run_code")[0];
+    let printed = format!("{:?}", run.content);
+    assert!(
+        printed.contains("# Aggregating CSV files with `table_query`"),
+        "{printed}"
+    );
+    assert!(printed.contains("missing: INVALID_ARGUMENTS"), "{printed}");
+    assert!(
+        printed.contains("wrong: sdk.skill(name, file=None): name must be a str"),
+        "{printed}"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_with_a_direct_tool_reads_skills_with_the_skill_tool() {
+    let f = fixture("name: mixed\ninstructions: Work.\ntools: [read]\ncode_mode: true\n");
+    let session = f.session("turns:\n  - say: done\n", false).await;
+    let prompt = session.prompt();
+    let listed: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(listed, ["read", "skill", "run_code"]);
+    assert!(prompt.system.contains("read it with the `skill` tool"));
+    let run_code = prompt.tools.iter().find(|t| t.name == "run_code").unwrap();
+    assert!(run_code.description.contains("Use it to do in one step"));
+    assert!(run_code.parameters.get("description").is_none());
 }

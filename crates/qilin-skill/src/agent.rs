@@ -275,6 +275,19 @@ fn key(name: &str) -> Segment {
 }
 
 impl Agent {
+    /// Whether every tool of the agent is reached from code: code mode is on and nothing is
+    /// mounted directly (no built-in tool, no MCP tool under `direct`). Its tools list is then
+    /// `run_code` alone, and its skills are read from code too (`sdk.skill("NAME")`), as a
+    /// nested call of `run_code` like any other.
+    pub fn code_only(&self) -> bool {
+        self.code_mode
+            && self.tools.is_empty()
+            && self
+                .mcp_servers
+                .iter()
+                .all(|server| server.direct.is_empty())
+    }
+
     /// Loads the agent file at `path`, checking its tools against `registry` and its skills
     /// against `skills`. Every error found is reported; unknown keys are warnings.
     pub fn load(

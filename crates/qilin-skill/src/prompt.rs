@@ -17,8 +17,8 @@ pub const RUN_CODE_TOOL: &str = "run_code";
 pub struct AssembledPrompt {
     /// Instructions, then the preloaded skill files, then the catalog of available skills.
     pub system: String,
-    /// The directly mounted tools in the agent's order, then `skill`, then `run_code` when
-    /// code mode is on.
+    /// The directly mounted tools in the agent's order, then `skill` (unless the agent is
+    /// code-only: it reads skills from code), then `run_code` when code mode is on.
     pub tools: Vec<DirectDefinition>,
     /// What the catalog holds and what its budget left out, for telling the user; not part
     /// of what the provider receives.
@@ -177,7 +177,12 @@ pub fn assemble_prompt_in(
             .iter()
             .map(|file| file.skill.as_str())
             .collect();
-        let (text, fitted) = catalog(&available, &preloaded, agent.catalog_tokens);
+        let (text, fitted) = catalog(
+            &available,
+            &preloaded,
+            agent.catalog_tokens,
+            SkillReading::of(agent),
+        );
         sections.push(text);
         summary = fitted;
     }
@@ -289,12 +294,15 @@ fn catalog(
     skills: &[&Skill],
     preloaded: &[&str],
     budget_tokens: usize,
+    reading: SkillReading,
 ) -> (String, CatalogSummary) {
-    let mut text = String::from(
-        "<available-skills>\nSkills teach capabilities on demand. Before a task one of them \
-         covers, read it with the `skill` tool ({\"name\": \"<skill>\"}); it also lists the \
-         skill's other files.\n",
-    );
+    let mut text = String::from("<available-skills>\n");
+    text.push_str(match reading {
+        SkillReading::Tool => "Before a task a skill covers, read it with the `skill` tool.\n",
+        SkillReading::Code => {
+            "Before a task a skill covers, read it in run_code: `print(sdk.skill(\"NAME\"))`.\n"
+        }
+    });
     let closing = "</available-skills>";
     let fixed = estimate_tokens(&text) + estimate_tokens(closing);
     let ordered: Vec<&Skill> = skills
@@ -325,7 +333,8 @@ fn catalog(
         if fixed + shortened_note + cost(&short) <= budget_tokens {
             short
         } else {
-            let mut used = fixed + estimate_tokens(&left_out_note(ordered.len(), budget_tokens));
+            let mut used =
+                fixed + estimate_tokens(&left_out_note(ordered.len(), budget_tokens, reading));
             let mut noted = false;
             short
                 .into_iter()
@@ -364,7 +373,7 @@ fn catalog(
         text.push_str(SHORTENED_NOTE);
     }
     if !left_out.is_empty() {
-        text.push_str(&left_out_note(left_out.len(), budget_tokens));
+        text.push_str(&left_out_note(left_out.len(), budget_tokens, reading));
     }
     text.push_str(closing);
     let summary = CatalogSummary {
@@ -380,13 +389,35 @@ fn catalog(
 const SHORTENED_NOTE: &str = "Descriptions ending in … were shortened to fit; read a skill for \
                               all it covers.\n";
 
-fn left_out_note(left_out: usize, budget_tokens: usize) -> String {
+fn left_out_note(left_out: usize, budget_tokens: usize, reading: SkillReading) -> String {
     format!(
         "{left_out} more skill{} not listed here, to keep this catalog within {budget_tokens} \
-         tokens. To find one, call the `skill` tool with the name you expect: when no skill has \
-         that name, the reply names every available skill.\n",
+         tokens. To find one, read the name you expect ({}): when no skill has that name, the \
+         answer names every available skill.\n",
         if left_out == 1 { " is" } else { "s are" },
+        match reading {
+            SkillReading::Tool => "with the `skill` tool",
+            SkillReading::Code => "with `sdk.skill` in run_code",
+        },
     )
+}
+
+/// How an agent reads its skills: with the `skill` tool in its tools list, or from code
+/// (`sdk.skill("NAME")` in `run_code`) when every one of its tools is reached from code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SkillReading {
+    Tool,
+    Code,
+}
+
+impl SkillReading {
+    fn of(agent: &Agent) -> Self {
+        if agent.code_only() {
+            SkillReading::Code
+        } else {
+            SkillReading::Tool
+        }
+    }
 }
 
 /// One line of the catalog.
@@ -466,7 +497,18 @@ fn tools_list(
     }
     let mut required = Vec::new();
     if reads_skills {
-        required.push((SKILL_TOOL, "it has skills to read"));
+        match SkillReading::of(agent) {
+            SkillReading::Tool => required.push((SKILL_TOOL, "it has skills to read")),
+            // Read from code: registered, never listed.
+            SkillReading::Code if registry.get(SKILL_TOOL).is_none() => {
+                return Err(PromptError::Missing {
+                    agent: agent.name.clone(),
+                    name: SKILL_TOOL.to_string(),
+                    why: "it has skills to read",
+                });
+            }
+            SkillReading::Code => {}
+        }
     }
     if agent.code_mode {
         required.push((RUN_CODE_TOOL, "`code_mode` is on"));
@@ -479,7 +521,10 @@ fn tools_list(
         };
         let definition = registry
             .get(name)
-            .and_then(|tool| tool.direct_definition())
+            .and_then(|tool| match agent.code_only() {
+                true => tool.code_only_definition(),
+                false => tool.direct_definition(),
+            })
             .ok_or_else(missing)?;
         if !tools.iter().any(|t| t.name == definition.name) {
             tools.push(definition);

@@ -110,8 +110,8 @@ impl Tool for SkillTool {
         let mut text = output.content.trim_end().to_string();
         if !output.files.is_empty() {
             text.push_str(&format!(
-                "\n\n---\nFiles in skill `{}` (read one with skill {{\"name\": \"{}\", \"file\": \"<path>\"}}):\n",
-                output.name, output.name
+                "\n\n---\nFiles in skill `{}` (read one by giving its path as `file`):\n",
+                output.name
             ));
             for file in &output.files {
                 text.push_str(&format!("- {file}\n"));

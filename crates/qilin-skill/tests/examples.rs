@@ -77,8 +77,14 @@ fn the_analyst_works_in_code_mode_with_its_skill_preloaded() {
     assert!(agent.code_mode);
     assert_eq!(agent.limits.code.max_tool_calls, 50);
     let prompt = assemble_prompt(&agent, &skills.skills, &registry).unwrap();
+    // Code-only: its skills are read from code, so `run_code` is its one tool.
     let tools: Vec<&str> = prompt.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(tools, ["skill", "run_code"]);
+    assert_eq!(tools, ["run_code"]);
+    assert!(
+        prompt
+            .system
+            .contains("read it in run_code: `print(sdk.skill(\"NAME\"))`")
+    );
     assert!(prompt.system.starts_with("You are a sales analyst."));
     assert!(prompt.system.contains(
         "<skill-file skill=\"sales-data\" path=\"SKILL.md\">\n# Sales figures with `table_query`"

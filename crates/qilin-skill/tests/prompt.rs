@@ -78,7 +78,7 @@ fn the_prompt_is_instructions_then_preloads_then_the_sorted_catalog() {
 #[test]
 fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
     let ws = workspace();
-    let prompt = ws.prompt("name: a\ninstructions: hi\nskills:\n  catalog_tokens: 60\n");
+    let prompt = ws.prompt("name: a\ninstructions: hi\nskills:\n  catalog_tokens: 50\n");
     assert!(
         !prompt.system.contains("- alpha-notes"),
         "{}",
@@ -89,7 +89,7 @@ fn the_catalog_keeps_to_its_budget_and_says_what_it_left_out() {
         "{}",
         prompt.system
     );
-    assert!(prompt.system.contains("within 60 tokens"));
+    assert!(prompt.system.contains("within 50 tokens"));
     assert_eq!(
         prompt.catalog.left_out,
         ["alpha-notes", "code-search", "sales-data"]
@@ -159,7 +159,7 @@ fn over_the_budget_descriptions_are_shortened_before_any_skill_is_left_out() {
 
 #[test]
 fn when_short_lines_still_do_not_fit_named_skills_keep_their_order_and_preloaded_go_last() {
-    let agent = "name: a\ninstructions: hi\nskills:\n  catalog_tokens: 230\n  available: [skill-09, skill-03, skill-01, skill-05, skill-07]\n  preload:\n    - name: skill-03\n";
+    let agent = "name: a\ninstructions: hi\nskills:\n  catalog_tokens: 205\n  available: [skill-09, skill-03, skill-01, skill-05, skill-07]\n  preload:\n    - name: skill-03\n";
     let prompt = prompt_with_skills(9, agent);
     assert_eq!(prompt.catalog.listed, ["skill-01", "skill-09"]);
     assert_eq!(
@@ -172,7 +172,7 @@ fn when_short_lines_still_do_not_fit_named_skills_keep_their_order_and_preloaded
         prompt.system
     );
     let catalog = &prompt.system[prompt.system.find("<available-skills>").unwrap()..];
-    assert!(qilin_skill::estimate_tokens(catalog) <= 230);
+    assert!(qilin_skill::estimate_tokens(catalog) <= 205);
 }
 
 #[test]

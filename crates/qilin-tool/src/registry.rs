@@ -136,6 +136,7 @@ pub struct RegisteredTool {
     name: String,
     description: String,
     prompt_hint: String,
+    code_only_prompt_hint: Option<String>,
     code_mode_only: bool,
     path_arguments: &'static [&'static str],
     parameters: Value,
@@ -158,6 +159,7 @@ impl RegisteredTool {
             name: T::NAME.to_string(),
             description: T::DESCRIPTION.to_string(),
             prompt_hint: tool.prompt_hint().to_string(),
+            code_only_prompt_hint: tool.code_only_prompt_hint().map(str::to_string),
             code_mode_only: T::CODE_MODE_ONLY,
             path_arguments: T::PATH_ARGUMENTS,
             parameters,
@@ -195,6 +197,7 @@ impl RegisteredTool {
             name: tool.name,
             description: tool.description,
             prompt_hint: tool.prompt_hint,
+            code_only_prompt_hint: None,
             code_mode_only: tool.code_mode_only,
             path_arguments: &[],
             parameters,
@@ -267,19 +270,46 @@ impl RegisteredTool {
     /// What a provider receives for this tool; `None` for a code-mode-only tool, which is
     /// never in a tools list.
     pub fn direct_definition(&self) -> Option<DirectDefinition> {
+        self.definition_with_hint(&self.prompt_hint)
+    }
+
+    /// What a provider receives for this tool as a code-only agent's one entry: with its
+    /// code-only prompt hint when it has one.
+    pub fn code_only_definition(&self) -> Option<DirectDefinition> {
+        let hint = self
+            .code_only_prompt_hint
+            .as_deref()
+            .unwrap_or(&self.prompt_hint);
+        self.definition_with_hint(hint)
+    }
+
+    /// The guidance used instead of the prompt hint in a code-only agent, if the tool has one.
+    pub fn code_only_prompt_hint(&self) -> Option<&str> {
+        self.code_only_prompt_hint.as_deref()
+    }
+
+    fn definition_with_hint(&self, hint: &str) -> Option<DirectDefinition> {
         if self.code_mode_only {
             return None;
         }
-        let hint = self.prompt_hint.trim();
+        let hint = hint.trim();
         let description = if hint.is_empty() {
             self.description.clone()
         } else {
             format!("{}\n\n{hint}", self.description)
         };
+        let mut parameters = self.parameters.clone();
+        if !self.dynamic
+            && let Value::Object(root) = &mut parameters
+        {
+            // The argument type's doc comment ("The arguments of `x`.") restates the tool's
+            // description; a provider gets the description once.
+            root.remove("description");
+        }
         Some(DirectDefinition {
             name: self.name.clone(),
             description,
-            parameters: self.parameters.clone(),
+            parameters,
         })
     }
 

@@ -37,6 +37,13 @@ pub trait Tool: ToolInfo + Send + Sync + 'static {
     /// what to prefer, what to avoid. Must stand on its own (the model may not see a skill).
     fn prompt_hint(&self) -> &str;
 
+    /// The guidance instead of [`Tool::prompt_hint`] when the tool is a code-only agent's one
+    /// entry (`run_code`, whose every other tool and skill is reached from code): `None` keeps
+    /// the prompt hint.
+    fn code_only_prompt_hint(&self) -> Option<&str> {
+        None
+    }
+
     /// The card's header before the call runs: a friendly action and a remark.
     fn present(&self, args: &Self::Args) -> CallPresentation;
 
