@@ -6,6 +6,7 @@ use qilin_protocol::{CallStatus, CallerKind, Event, EventBody, ToolResultEvent};
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_qilin-mcp-test-server");
 
@@ -865,4 +866,69 @@ async fn interrupting_a_call_sends_the_server_its_cancellation() {
         .unwrap();
     assert_eq!(sleep.status, CallStatus::Interrupted, "{:?}", sleep.content);
     handle.close().await.unwrap();
+}
+
+/// An MCP client that counts the `notifications/tools/list_changed` it hears.
+#[derive(Clone, Default)]
+struct ListWatcher {
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl rmcp::ClientHandler for ListWatcher {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.changed.notify_one();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qilin_mcp_serve_adds_a_server_that_comes_up_late_and_tells_the_host() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    let marker = dir.path().join("failed-once");
+    let agent = dir.path().join("calc.agent");
+    write(
+        &agent,
+        &format!(
+            "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers:\n  flaky:\n    command: {SERVER}\n    env: {{FAIL_FIRST_START: {}}}\n    direct: [add]\n",
+            marker.display()
+        ),
+    );
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_qilin"));
+    command.args(["mcp", "serve", "--agent", agent.to_str().unwrap()]);
+    command.stderr(std::process::Stdio::null());
+    let watcher = ListWatcher::default();
+    let changed = Arc::clone(&watcher.changed);
+    let client = watcher
+        .serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .expect("the MCP handshake");
+    assert!(marker.exists(), "the server's first start failed");
+    let names = |tools: &[rmcp::model::Tool]| -> Vec<String> {
+        tools.iter().map(|tool| tool.name.to_string()).collect()
+    };
+    let before = names(&client.list_all_tools().await.unwrap());
+    assert!(
+        before.contains(&"run_code".to_string()) && !before.contains(&"flaky__add".to_string()),
+        "{before:?}"
+    );
+
+    // Past the wait after its failed start, the server is tried again and comes up.
+    tokio::time::timeout(std::time::Duration::from_secs(20), changed.notified())
+        .await
+        .expect("the host is told the tool list changed");
+    let after = names(&client.list_all_tools().await.unwrap());
+    assert!(after.contains(&"flaky__add".to_string()), "{after:?}");
+    let mut add = CallToolRequestParams::new("flaky__add");
+    add.arguments = json!({"a": 20, "b": 22}).as_object().cloned();
+    let result = client.call_tool(add).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert!(format!("{result:?}").contains("42"), "{result:?}");
+    client.cancel().await.unwrap();
 }

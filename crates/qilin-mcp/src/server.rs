@@ -1,7 +1,10 @@
 //! Qilin as an MCP server: a session's directly mounted tools — and `run_code`, so an MCP host
 //! gets code mode over Qilin's tools — served over stdio, each call dispatched through the
 //! session's execution layer (validation, review, deadline, cancellation, output cap, events).
+//! The session's own MCP servers are kept up to date while it is served: one that comes up
+//! later, or changes its tools, joins, and the host is told the tool list changed.
 
+use futures_util::future::BoxFuture;
 use futures_util::stream;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream};
 use qilin_protocol::{CallStatus, ContentBlock};
@@ -16,6 +19,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How often a served session's MCP servers are looked at for a change when no host request
+/// comes (a server due for another start is tried; a changed tool list is remounted).
+const REFRESH_EVERY: Duration = Duration::from_secs(1);
 
 /// What a session serves: the executor its calls run on, the tools it offers (as a provider
 /// would receive them) and the instructions a host shows its model (the session's system
@@ -30,39 +38,72 @@ pub struct ServedTools {
     pub instructions: String,
 }
 
+/// A session served over MCP: what it offers now, and a way to bring that up to date.
+pub trait ServedSession: Send + Sync + 'static {
+    /// The tools offered now, with the executor their calls run on.
+    fn served(&self) -> ServedTools;
+
+    /// Brings the tools up to date (one of the session's MCP servers came up, or changed its
+    /// tools); resolves to true when they changed.
+    fn refresh(&self) -> BoxFuture<'_, bool>;
+}
+
+/// A session whose tools never change: serves `ServedTools` as given.
+impl ServedSession for ServedTools {
+    fn served(&self) -> ServedTools {
+        self.clone()
+    }
+
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+}
+
 /// The MCP server over a session's tools.
 #[derive(Clone)]
 pub struct QilinMcpServer {
-    served: Arc<ServedTools>,
+    session: Arc<dyn ServedSession>,
     calls: Arc<AtomicU64>,
 }
 
 impl QilinMcpServer {
-    /// A server over `served`.
-    pub fn new(served: ServedTools) -> Self {
+    /// A server over `session`.
+    pub fn new(session: Arc<dyn ServedSession>) -> Self {
         QilinMcpServer {
-            served: Arc::new(served),
+            session,
             calls: Arc::default(),
         }
     }
 
-    fn tools(&self) -> Vec<Tool> {
-        self.served
-            .tools
-            .iter()
-            .map(|definition| {
-                let schema = match &definition.parameters {
-                    Value::Object(map) => map.clone(),
-                    _ => Default::default(),
-                };
-                Tool::new(
-                    definition.name.clone(),
-                    definition.description.clone(),
-                    Arc::new(schema),
-                )
-            })
-            .collect()
+    /// The session's tools now, after bringing them up to date; the host is told when they
+    /// changed.
+    async fn current(&self, peer: &rmcp::Peer<RoleServer>) -> ServedTools {
+        if self.session.refresh().await {
+            // A host that left or ignores the notification still gets the new list when it
+            // next asks.
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        self.session.served()
     }
+}
+
+/// The MCP form of the tools a session offers.
+fn mcp_tools(served: &ServedTools) -> Vec<Tool> {
+    served
+        .tools
+        .iter()
+        .map(|definition| {
+            let schema = match &definition.parameters {
+                Value::Object(map) => map.clone(),
+                _ => Default::default(),
+            };
+            Tool::new(
+                definition.name.clone(),
+                definition.description.clone(),
+                Arc::new(schema),
+            )
+        })
+        .collect()
 }
 
 /// An MCP result from the outcome of a dispatched call: its content as text (and images), the
@@ -92,8 +133,12 @@ fn tool_result(outcome: CallOutcome) -> CallToolResult {
 
 impl ServerHandler for QilinMcpServer {
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_instructions(self.served.instructions.clone());
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut info = InitializeResult::new(capabilities)
+            .with_instructions(self.session.served().instructions);
         info.server_info = Implementation::new("qilin", env!("CARGO_PKG_VERSION"));
         info
     }
@@ -101,13 +146,16 @@ impl ServerHandler for QilinMcpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let served = self.current(&context.peer).await;
+        Ok(ListToolsResult::with_all_items(mcp_tools(&served)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().into_iter().find(|tool| tool.name == name)
+        mcp_tools(&self.session.served())
+            .into_iter()
+            .find(|tool| tool.name == name)
     }
 
     async fn call_tool(
@@ -121,8 +169,8 @@ impl ServerHandler for QilinMcpServer {
             name: request.name.to_string(),
             arguments: request.arguments.map_or(Value::Null, Value::Object),
         };
-        let outcome = self
-            .served
+        let served = self.current(&context.peer).await;
+        let outcome = served
             .executor
             .dispatch_cancellable(call, Caller::Direct, context.ct.clone())
             .await;
@@ -130,16 +178,25 @@ impl ServerHandler for QilinMcpServer {
     }
 }
 
-/// Serves `served` on standard input and output until the host closes them.
-pub async fn serve_stdio(served: ServedTools) -> Result<(), std::io::Error> {
-    let running = QilinMcpServer::new(served)
+/// Serves `session` on standard input and output until the host closes them, looking at its
+/// MCP servers every second meanwhile (the host is told when its tools change).
+pub async fn serve_stdio(session: Arc<dyn ServedSession>) -> Result<(), std::io::Error> {
+    let server = QilinMcpServer::new(session);
+    let running = server
+        .clone()
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|err| std::io::Error::other(format!("the MCP handshake failed: {err}")))?;
-    running
-        .waiting()
-        .await
-        .map_err(|err| std::io::Error::other(format!("the MCP server stopped: {err}")))?;
+    let peer = running.peer().clone();
+    let watcher = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(REFRESH_EVERY).await;
+            server.current(&peer).await;
+        }
+    });
+    let stopped = running.waiting().await;
+    watcher.abort();
+    stopped.map_err(|err| std::io::Error::other(format!("the MCP server stopped: {err}")))?;
     Ok(())
 }
 

@@ -800,6 +800,26 @@ impl SessionHandle {
         Ok(TurnHandle { turn_id, done })
     }
 
+    /// Brings the MCP servers' tools up to date now, as happens before each turn: a server
+    /// due for another start is tried, and when a server's tool list changed (or it came up)
+    /// the tools and skills are made again. For a host with no turns of its own (`qilin mcp
+    /// serve`). Returns whether the tools changed; does nothing while a turn runs, whose tools
+    /// stay fixed (the next turn brings the change).
+    pub async fn refresh_tools(&self) -> Result<bool, RuntimeError> {
+        let Some(remount) = self.inner.remount.clone() else {
+            return Ok(false);
+        };
+        if self.running_turn().is_some() {
+            return Ok(false);
+        }
+        remount.mcp.restart_due().await;
+        if !remount.mcp.take_changed() {
+            return Ok(false);
+        }
+        remount.run(&self.inner.agent).await?;
+        Ok(true)
+    }
+
     /// The turn running now, if one is.
     pub fn running_turn(&self) -> Option<String> {
         self.turns()

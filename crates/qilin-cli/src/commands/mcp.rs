@@ -3,10 +3,12 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use futures_util::future::BoxFuture;
 use qilin_mcp::{
-    McpClient, STUBS_FILE, ServedTools, ServerSnapshot, generate_skill, serve_stdio, tool_wire_name,
+    McpClient, STUBS_FILE, ServedSession, ServedTools, ServerSnapshot, generate_skill, serve_stdio,
+    tool_wire_name,
 };
-use qilin_runtime::{ModelChoice, Runtime};
+use qilin_runtime::{ModelChoice, Runtime, SessionHandle};
 use qilin_skill::{
     McpServer, McpTransport, SKILL_FILE, declared_mcp_servers, workspace_mcp_servers,
 };
@@ -274,16 +276,37 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     for note in handle.notes() {
         eprintln!("note: {note}");
     }
-    let prompt = handle.prompt();
-    let served = ServedTools {
-        executor: handle.executor(),
-        tools: prompt.tools,
-        instructions: prompt.system,
-    };
-    let served = serve_stdio(served).await;
+    let served = serve_stdio(Arc::new(Served(handle.clone()))).await;
     handle.close().await?;
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A session served over MCP: its tools as they are now; its MCP servers brought up to date
+/// on request (one down at the start joins when it comes up).
+struct Served(SessionHandle);
+
+impl ServedSession for Served {
+    fn served(&self) -> ServedTools {
+        let prompt = self.0.prompt();
+        ServedTools {
+            executor: self.0.executor(),
+            tools: prompt.tools,
+            instructions: prompt.system,
+        }
+    }
+
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async {
+            match self.0.refresh_tools().await {
+                Ok(changed) => changed,
+                Err(err) => {
+                    eprintln!("note: the MCP servers' tools could not be made again: {err}");
+                    false
+                }
+            }
+        })
+    }
 }
 
 /// An agent file mounting every dual-active built-in tool, with code mode on.
