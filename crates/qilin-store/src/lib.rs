@@ -283,6 +283,15 @@ pub trait EventStore: Send + Sync + 'static {
     async fn read(&self, session: &str, after: u64, limit: usize)
     -> Result<Vec<Event>, StoreError>;
 
+    /// The events [`read`](EventStore::read) returns, as the JSON the store keeps, for a host
+    /// that passes them on (a server's pages of history) rather than reading them.
+    async fn read_json(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventJson>, StoreError>;
+
     /// Every event after `after`: the stored ones, then each new one as it commits — each
     /// exactly once, in order, forever (until the stream is dropped or the session deleted).
     /// A follower that falls too far behind is caught up from storage, never skipped. The

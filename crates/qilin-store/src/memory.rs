@@ -190,6 +190,19 @@ impl EventStore for MemoryStore {
         Ok(state.events[start..].iter().take(limit).cloned().collect())
     }
 
+    async fn read_json(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventJson>, StoreError> {
+        self.read(session, after, limit)
+            .await?
+            .iter()
+            .map(|event| EventJson::encode(session, event))
+            .collect()
+    }
+
     fn follow_json(
         &self,
         session: &str,

@@ -583,13 +583,23 @@ impl EventStore for PostgresStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<Event>, StoreError> {
-        self.source()
-            .events_after(session, after, limit)
+        self.read_json(session, after, limit)
             .await?
-            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))?
             .iter()
             .map(|event| decode(session, &event.json))
             .collect()
+    }
+
+    async fn read_json(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EventJson>, StoreError> {
+        self.source()
+            .events_after(session, after, limit)
+            .await?
+            .ok_or_else(|| StoreError::UnknownSession(session.to_string()))
     }
 
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {

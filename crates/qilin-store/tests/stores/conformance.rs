@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use futures_util::StreamExt;
-use qilin_protocol::EventBody;
+use qilin_protocol::{Event, EventBody};
 use qilin_store::{
     EventStore, Lease, SessionQuery, SessionStatus, StoreError, TITLE_CHARS, title_from_prompt,
 };
@@ -437,6 +437,21 @@ pub async fn events_are_read_back_exactly(store: Arc<dyn EventStore>) {
     assert!(store.read("s", 99, 10).await.unwrap().is_empty());
     assert!(store.read("s", 0, 0).await.unwrap().is_empty());
     assert_eq!(store.read("other", 0, 1000).await.unwrap(), events(1, 5));
+    // The same events as the JSON kept: each one decodes to what `read` gives.
+    let kept = store.read_json("s", 3, 4).await.unwrap();
+    let decoded: Vec<Event> = kept
+        .iter()
+        .map(|event| serde_json::from_str(&event.json).unwrap())
+        .collect();
+    assert_eq!(decoded, all[3..7]);
+    assert_eq!(
+        kept.iter().map(|event| event.seq).collect::<Vec<_>>(),
+        [4, 5, 6, 7]
+    );
+    assert!(matches!(
+        store.read_json("missing", 0, 10).await,
+        Err(StoreError::UnknownSession(_))
+    ));
 }
 
 /// Followers started before, during and after a concurrent writer, from every kind of point,
