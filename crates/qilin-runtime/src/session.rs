@@ -1057,19 +1057,33 @@ impl Committer {
     }
 }
 
-/// Appends a batch, retrying a busy store a few times.
+/// How long a busy store (another process holding its write lock: a backup, a long
+/// transaction) is waited for before the session gives up storing its events. Meanwhile the
+/// events wait in order in memory; none is dropped.
+const BUSY_PATIENCE: Duration = Duration::from_secs(120);
+
+/// The longest pause between two tries of a busy store.
+const BUSY_PAUSE_CAP: Duration = Duration::from_secs(1);
+
+/// Appends a batch, trying a busy store again (pauses doubling from 20 ms to 1 s) for up to
+/// [`BUSY_PATIENCE`].
 async fn append(store: &dyn EventStore, session: &str, batch: &[Event]) -> Result<(), StoreError> {
-    let mut wait = Duration::from_millis(20);
-    for _ in 0..6 {
+    let started = tokio::time::Instant::now();
+    let mut pause = Duration::from_millis(20);
+    let mut warned = false;
+    loop {
         match store.append(session, batch).await {
-            Err(StoreError::Busy(_)) => {
-                tokio::time::sleep(wait).await;
-                wait *= 2;
+            Err(StoreError::Busy(reason)) if started.elapsed() < BUSY_PATIENCE => {
+                if !warned && started.elapsed() >= BUSY_PAUSE_CAP {
+                    tracing::warn!(session = %session, reason = %reason, "the store is busy; the session's events wait for it");
+                    warned = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(BUSY_PAUSE_CAP);
             }
             other => return other.map(|_| ()),
         }
     }
-    store.append(session, batch).await.map(|_| ())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -484,3 +484,54 @@ async fn a_stream_end_says_why() {
     stopping.await.unwrap();
     world.finish().await;
 }
+
+/// A lock held longer than a busy store's quick retries, while a turn streams: the session
+/// keeps trying, and once the lock is let go every event of the turn is stored, in order —
+/// none dropped, the session still usable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_held_mid_turn_delays_its_events_and_loses_none() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    let words: Vec<String> = (1..=60).map(|n| format!("word{n}")).collect();
+    world.script(
+        "slow.yaml",
+        &format!(
+            "chunk_delay_ms: 50\nturns:\n  - say: {}\n  - say: after the lock\n",
+            words.join(" ")
+        ),
+    );
+    let options = SqliteOptions {
+        busy_timeout: Duration::from_millis(100),
+        ..SqliteOptions::default()
+    };
+    let server = world.serve_on(sqlite(&world, options), |_| {}).await;
+    let session = server.create("slow.yaml").await;
+    server.start_turn(&session, "talk slowly").await;
+    wait_for_events(&server, &session, |events| {
+        events.iter().any(|event| event.seq > 3)
+    })
+    .await;
+
+    // Held past the quick retries (seven tries of 100 ms and their pauses, about 2 s).
+    let locker = Locker::hold(&world.sqlite_path());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    locker.release();
+
+    wait_for_events(&server, &session, |events| turns_finished(events) == 1).await;
+    let events = server.all_events(&session).await;
+    assert_consistent(&events);
+    for (index, event) in events.iter().enumerate() {
+        assert_eq!(event.seq, index as u64 + 1, "gapless");
+    }
+    let text: String = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            qilin_protocol::EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, words.join(" "), "every streamed word stored once");
+    server.start_turn(&session, "again").await;
+    wait_for_events(&server, &session, |events| turns_finished(events) == 2).await;
+    server.stop().await;
+    world.finish().await;
+}
