@@ -141,6 +141,7 @@ pub async fn snapshot(
         first_turn: u32::try_from(start).unwrap_or(u32::MAX),
         turns: folded.tree.turns[start..end].to_vec(),
         active_turn: active_turn(&folded.tree),
+        compactions: folded.tree.compactions,
         preparing_arguments: folded.tree.preparing_arguments,
     }))
 }
