@@ -206,21 +206,32 @@ interface Anchor {
 /**
  * Keeps a scroller at its bottom while content grows, only as long as the reader is there:
  * scrolling up stops it; scrolling back down (or the button) starts it again. And keeps the
- * reader's view still when what sits above the first turn changes (earlier turns put before it,
- * the control above them): the turn that was first stays where it was on screen. `above`
- * changes with every such change; between two, only scrolling moves that turn on screen.
+ * reader's view still when earlier turns are put before the first one (`above`, the session's
+ * number of the first turn, changes): the turn that was first stays where it was on screen, also
+ * while the turns put above it take their real height (an off-screen turn's height is estimated
+ * until it shows, `content-visibility`), until the reader scrolls.
  */
-function useTranscriptScroll(above: string) {
+function useTranscriptScroll(above: number) {
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
   const stuck = useRef(true);
+  /** The first turn where it was, as of the last scroll or change above it. */
   const anchor = useRef<Anchor | undefined>(undefined);
+  /** The turn held in place since the last change above it, and where on screen. */
+  const held = useRef<{ element: Element; onScreen: number } | undefined>(undefined);
+  /** The scroll offset this hook set last, to tell its own scrolls from the reader's. */
+  const own = useRef<number | undefined>(undefined);
   const [atBottom, setAtBottom] = useState(true);
   useLayoutEffect(() => {
     const element = scroller.current;
     const inner = content.current;
     if (element === null || inner === null) return;
     const onScroll = () => {
+      if (own.current === undefined || Math.abs(element.scrollTop - own.current) >= 1) {
+        // The reader scrolled: what they see now is theirs to keep.
+        held.current = undefined;
+      }
+      own.current = undefined;
       const bottom =
         element.scrollHeight - element.scrollTop - element.clientHeight <= BOTTOM_SLACK;
       stuck.current = bottom;
@@ -228,7 +239,17 @@ function useTranscriptScroll(above: string) {
       anchor.current = firstTurnAnchor(element, inner);
     };
     const follow = () => {
-      if (stuck.current) element.scrollTop = element.scrollHeight;
+      if (stuck.current) {
+        element.scrollTop = element.scrollHeight;
+        return;
+      }
+      const turn = held.current;
+      if (turn?.element.isConnected !== true) return;
+      const target = offsetIn(inner, turn.element) - turn.onScreen;
+      if (Math.abs(element.scrollTop - target) < 1) return;
+      element.scrollTop = target;
+      own.current = element.scrollTop;
+      anchor.current = firstTurnAnchor(element, inner);
     };
     follow();
     element.addEventListener('scroll', onScroll, { passive: true });
@@ -244,10 +265,14 @@ function useTranscriptScroll(above: string) {
     const inner = content.current;
     if (element === null || inner === null) return;
     const previous = anchor.current;
-    if (previous?.element.isConnected === true) {
+    if (previous?.element.isConnected === true && !stuck.current) {
       const onScreen = previous.offset - previous.scrollTop;
+      held.current = { element: previous.element, onScreen };
       const target = offsetIn(inner, previous.element) - onScreen;
-      if (Math.abs(element.scrollTop - target) >= 1) element.scrollTop = target;
+      if (Math.abs(element.scrollTop - target) >= 1) {
+        element.scrollTop = target;
+        own.current = element.scrollTop;
+      }
     }
     anchor.current = firstTurnAnchor(element, inner);
   }, [above]);
@@ -255,6 +280,7 @@ function useTranscriptScroll(above: string) {
     const element = scroller.current;
     if (element === null) return;
     stuck.current = true;
+    held.current = undefined;
     setAtBottom(true);
     element.scrollTop = element.scrollHeight;
   };
@@ -387,9 +413,9 @@ export function Conversation(props: ConversationProps) {
   const { turns, firstTurn } = snapshot.tree;
   const earlier = useEarlierTurns(loadEarlier);
   const showEarlier = firstTurn > 0 && loadEarlier !== undefined;
-  const { scroller, content, atBottom, jump } = useTranscriptScroll(
-    `${firstTurn}:${showEarlier ? earlier.state.kind : 'none'}`,
-  );
+  // The control above the turns keeps one height while it loads, so only a new first turn moves
+  // what is below it.
+  const { scroller, content, atBottom, jump } = useTranscriptScroll(firstTurn);
   return (
     <HostContext.Provider value={host}>
       <div className="qc-transcript-wrap">
