@@ -4,6 +4,7 @@ import {
   fixtureText,
   malformedFixtures,
   recordedFixtures,
+  runtimeTurns,
   untilRequest,
 } from '../../../test-support/fixtures';
 import {
@@ -11,7 +12,6 @@ import {
   TurnPageError,
   foldEvents,
   type CompactionNode,
-  type RuntimeToolNode,
   type RuntimeTurnNode,
   type ToolNode,
   type TreeSeed,
@@ -218,28 +218,6 @@ describe('requests, reasoning and usage', () => {
     expect(turn?.finished).toBe('max_tokens');
   });
 });
-
-/** A tree of this client's fold as the runtime writes it: calls flattened, empty `requests` left out. */
-function runtimeTurns(turns: readonly TurnNode[]): RuntimeTurnNode[] {
-  const node = (raw: ToolNode): RuntimeToolNode => {
-    const { requests, subCalls, ...rest } = raw;
-    return {
-      ...rest,
-      ...(requests.length === 0 ? {} : { requests }),
-      subCalls: subCalls.map(node),
-    };
-  };
-  return JSON.parse(
-    JSON.stringify(
-      turns.map((turn) => ({
-        ...turn,
-        items: turn.items.map((item) =>
-          item.type === 'tool' ? { type: 'tool', ...node(item.node) } : item,
-        ),
-      })),
-    ),
-  ) as RuntimeTurnNode[];
-}
 
 /** The server's snapshot of `fold` from its turn `from` on (as JSON: nothing shared). */
 function snapshotOf(fold: ConversationFold, from: number): TreeSeed {

@@ -1,12 +1,12 @@
 import { registerBuiltinToolViews } from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
-import type { CompactionNode, RuntimeTurnNode } from '@qilin-agent/protocol';
+import type { TurnPage } from '@qilin-agent/protocol';
 import { act, render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useSyncExternalStore, type ReactElement } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import { fixtureText } from '../../../test-support/fixtures';
+import { fixtureText, recordedSnapshot } from '../../../test-support/fixtures';
 import { Conversation, registerConversationNodes } from './Conversation';
 import { conversationHooks } from './hooks';
 import { ConversationLocale } from './messages';
@@ -221,29 +221,26 @@ describe('Conversation', () => {
 });
 
 describe('earlier turns', () => {
-  /** The runtime's recorded tree of `name`, as the server's snapshot of its turns from `from` on. */
-  function seeded(
-    name: string,
-    from: number,
-  ): { model: ConversationModel; turns: RuntimeTurnNode[] } {
-    const tree = JSON.parse(fixtureText(`${name}.tree.json`)) as {
-      turns: RuntimeTurnNode[];
-      compactions?: CompactionNode[];
-      preparingArguments: Record<string, string>;
-    };
+  /** A model started from the snapshot of a recorded log's turns from `from` on. */
+  function seeded(name: string, from: number) {
     const model = new ConversationModel();
-    model.seed(
-      {
-        headSeq: rawEvents(name).length,
-        totalTurns: tree.turns.length,
-        firstTurn: from,
-        turns: tree.turns.slice(from),
-        compactions: tree.compactions ?? [],
-        preparingArguments: tree.preparingArguments,
-      },
-      rawEvents(name)[0],
+    model.seed(recordedSnapshot(name, from), rawEvents(name)[0]);
+    return { model, turns: recordedSnapshot(name, 0).turns };
+  }
+
+  /** A load that ends when the test says, putting `page` before the turns shown. */
+  function heldLoad(model: ConversationModel, page: TurnPage) {
+    let finish = () => {};
+    const load = vi.fn(
+      () =>
+        new Promise<void>((resolve) => {
+          finish = () => {
+            model.prepend(page);
+            resolve();
+          };
+        }),
     );
-    return { model, turns: tree.turns };
+    return { load, finish: () => finish() };
   }
 
   /** The transcript live on `model`, as the app shows it. */
@@ -273,16 +270,10 @@ describe('earlier turns', () => {
 
   it('loads the previous page from the keyboard, shows it loading, keeps the turns shown', async () => {
     const { model, turns } = seeded('interrupts', 2);
-    let finish = () => {};
-    const loadEarlier = vi.fn(
-      () =>
-        new Promise<void>((resolve) => {
-          finish = () => {
-            model.prepend({ firstTurn: 0, turns: turns.slice(0, 2) });
-            resolve();
-          };
-        }),
-    );
+    const { load: loadEarlier, finish } = heldLoad(model, {
+      firstTurn: 0,
+      turns: turns.slice(0, 2),
+    });
     const { container } = renderLive(model, loadEarlier);
     const shown = [...container.querySelectorAll('[data-turn-id]')];
     expect(shown).toHaveLength(2);
@@ -348,16 +339,10 @@ describe('earlier turns', () => {
     );
     try {
       const { model, turns } = seeded('interrupts', 2);
-      let finish = () => {};
-      const loadEarlier = vi.fn(
-        () =>
-          new Promise<void>((resolve) => {
-            finish = () => {
-              model.prepend({ firstTurn: 0, turns: turns.slice(0, 2) });
-              resolve();
-            };
-          }),
-      );
+      const { load: loadEarlier, finish } = heldLoad(model, {
+        firstTurn: 0,
+        turns: turns.slice(0, 2),
+      });
       const { container } = renderLive(model, loadEarlier);
       const observer = observers.at(-1);
       expect(observer?.options?.root).toBe(container.querySelector('.qc-transcript'));

@@ -2,10 +2,9 @@ import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import { fixtureText } from '../../../test-support/fixtures';
+import { fixtureText, runtimeTurns } from '../../../test-support/fixtures';
 import { findCall, rawText } from './callPlace';
 import { ConversationLocale } from './messages';
-import type { RuntimeTurnNode } from '@qilin-agent/protocol';
 import { ConversationModel } from './model';
 import { CallTrajectory } from './Trajectory';
 
@@ -151,19 +150,7 @@ describe('CallTrajectory', () => {
     // The tree of the nested approval's log from its second turn on, as the server sends it.
     const whole = new ConversationModel();
     whole.push(nestedApproval());
-    const turns = JSON.parse(
-      JSON.stringify(
-        whole
-          .getSnapshot()
-          .tree.turns.slice(1)
-          .map((turn) => ({
-            ...turn,
-            items: turn.items.map((item) =>
-              item.type === 'tool' ? { type: 'tool', ...item.node } : item,
-            ),
-          })),
-      ),
-    ) as RuntimeTurnNode[];
+    const turns = runtimeTurns(whole.getSnapshot().tree.turns.slice(1));
     const model = new ConversationModel();
     model.seed({
       headSeq: 11,

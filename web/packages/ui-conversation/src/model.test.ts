@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureText, recordedFixtures } from '../../../test-support/fixtures';
-import type { CompactionNode, RuntimeTurnNode, ToolNode, TurnNode } from '@qilin-agent/protocol';
-import { ConversationModel, type SessionSnapshot } from './model';
+import {
+  fixtureText,
+  recordedFixtures,
+  recordedSnapshot,
+  runtimeTurns,
+} from '../../../test-support/fixtures';
+import type { ToolNode } from '@qilin-agent/protocol';
+import { ConversationModel } from './model';
 
 /** A recorded log as the server sends it: one parsed JSON value per event. */
 function rawEvents(name: string): Record<string, unknown>[] {
@@ -119,22 +124,7 @@ describe('ConversationModel', () => {
 });
 
 describe('a model started from the server snapshot', () => {
-  /** The runtime's recorded tree of a whole log, as the snapshot of its turns from `from` on. */
-  function snapshotOf(name: string, from: number): SessionSnapshot {
-    const tree = JSON.parse(fixtureText(`${name}.tree.json`)) as {
-      turns: RuntimeTurnNode[];
-      compactions?: CompactionNode[];
-      preparingArguments: Record<string, string>;
-    };
-    return {
-      headSeq: rawEvents(name).length,
-      totalTurns: tree.turns.length,
-      firstTurn: from,
-      turns: tree.turns.slice(from),
-      compactions: tree.compactions ?? [],
-      preparingArguments: tree.preparingArguments,
-    };
-  }
+  const snapshotOf = recordedSnapshot;
 
   it.each(recordedFixtures())(
     '%s: the runtime tree, the session facts, and the earlier turns',
@@ -178,7 +168,7 @@ describe('a model started from the server snapshot', () => {
           headSeq: firstOfLast,
           totalTurns: 3,
           firstTurn: 2,
-          turns: runtimeShape(headTree.turns.slice(2)),
+          turns: runtimeTurns(headTree.turns.slice(2)),
         },
         events[0],
       ),
@@ -208,21 +198,3 @@ describe('a model started from the server snapshot', () => {
     expect(model.callTiming(seededCall?.callId ?? '')).toBeUndefined();
   });
 });
-
-/** Turns of this client's shape in the runtime's JSON. */
-function runtimeShape(turns: readonly TurnNode[]): RuntimeTurnNode[] {
-  const node = (raw: ToolNode): Record<string, unknown> => ({
-    ...raw,
-    subCalls: raw.subCalls.map(node),
-  });
-  return JSON.parse(
-    JSON.stringify(
-      turns.map((turn) => ({
-        ...turn,
-        items: turn.items.map((item) =>
-          item.type === 'tool' ? { type: 'tool', ...node(item.node) } : item,
-        ),
-      })),
-    ),
-  ) as RuntimeTurnNode[];
-}
