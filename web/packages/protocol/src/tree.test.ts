@@ -236,6 +236,8 @@ describe('a fold seeded from a snapshot goes on as the whole fold', () => {
     const whole = clientShape(foldEvents(events));
     for (let cut = 0; cut <= events.length; cut += 1) {
       const head = foldEvents(events.slice(0, cut));
+      const headShape = clientShape(head);
+      const nextShape = clientShape(foldEvents(events.slice(0, cut + 1)));
       const turns = head.tree().turns.length;
       // The latest turns only (from each turn on), then the events after the cut, then the
       // earlier turns: an event for a call of a turn not loaded yet is the only one that could
@@ -244,7 +246,14 @@ describe('a fold seeded from a snapshot goes on as the whole fold', () => {
         const seeded = ConversationFold.seeded(snapshotOf(head, from));
         expect(seeded.tree().firstTurn).toBe(from);
         seeded.prepend({ firstTurn: 0, turns: runtimeTurns(head.tree().turns.slice(0, from)) });
-        seeded.applyAll(events.slice(cut));
+        // The same tree as at the cut, argument text still streaming included; the next event
+        // folds as it would have.
+        expect(clientShape(seeded), `cut ${cut}, from turn ${from}`).toEqual(headShape);
+        if (cut < events.length) {
+          seeded.applyAll(events.slice(cut, cut + 1));
+          expect(clientShape(seeded), `cut ${cut} + 1, from turn ${from}`).toEqual(nextShape);
+        }
+        seeded.applyAll(events.slice(cut + 1));
         expect(clientShape(seeded), `cut ${cut}, from turn ${from}`).toEqual(whole);
         expect(seeded.tree().firstTurn).toBe(0);
       }

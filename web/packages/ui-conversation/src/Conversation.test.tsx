@@ -299,6 +299,8 @@ describe('earlier turns', () => {
     expect(after.slice(2)).toEqual(shown);
     expect(after[2]).toBe(shown[0]);
     expect(screen.queryByRole('button', { name: /earlier turns/ })).toBeNull();
+    // The control held the focus: the transcript has it now, not the page's body.
+    expect(screen.getByRole('log')).toHaveFocus();
   });
 
   it('says why a page failed and loads it on retry', async () => {

@@ -351,6 +351,16 @@ function EarlierTurns(props: {
     observer.observe(element);
     return () => observer.disconnect();
   }, [count, state.kind, start, root]);
+  // Once the last page is in, the control goes: focus it held moves to the transcript rather
+  // than to the page's body.
+  useLayoutEffect(
+    () => () => {
+      if (marker.current?.contains(document.activeElement) === true) {
+        root.current?.focus({ preventScroll: true });
+      }
+    },
+    [root],
+  );
   return (
     <div ref={marker} className="qc-earlier" data-earlier-turns={count}>
       {state.kind === 'failed' ? (
