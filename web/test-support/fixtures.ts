@@ -2,7 +2,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readEventLog, type Event } from '@qilin-agent/protocol';
+import {
+  readEventLog,
+  type CompactionNode,
+  type Event,
+  type RuntimeToolNode,
+  type RuntimeTurnNode,
+  type ToolNode,
+  type TurnNode,
+} from '@qilin-agent/protocol';
 
 /** The folder of the fixtures (a path: jsdom's `URL` is not one Node's `fs` takes). */
 export const fixturesDir = resolve(dirname(fileURLToPath(import.meta.url)), '../fixtures');
@@ -50,4 +58,51 @@ export function untilRequest(fixture: string, toolName: string) {
   const opened = events[at];
   if (opened?.type !== 'request.opened') throw new Error(`${fixture} has no ${toolName} request`);
   return { events: events.slice(0, at + 1), opened, next: events[at + 1] as Event };
+}
+
+/** The runtime's recorded tree of a whole log (`NAME.tree.json`). */
+interface RecordedTree {
+  readonly turns: RuntimeTurnNode[];
+  readonly compactions?: CompactionNode[];
+  readonly preparingArguments: Record<string, string>;
+}
+
+/**
+ * The server's snapshot of a recorded log as of its end: the runtime's recorded tree, its turns
+ * from `from` on (the server's `SessionSnapshot`).
+ */
+export function recordedSnapshot(name: string, from: number) {
+  const tree = JSON.parse(fixtureText(`${name}.tree.json`)) as RecordedTree;
+  return {
+    headSeq: fixtureText(`${name}.jsonl`)
+      .split('\n')
+      .filter((line) => line.trim() !== '').length,
+    totalTurns: tree.turns.length,
+    firstTurn: from,
+    turns: tree.turns.slice(from),
+    compactions: tree.compactions ?? [],
+    preparingArguments: tree.preparingArguments,
+  };
+}
+
+/** Turns of the client's fold as the runtime writes them: calls flattened, empty `requests` left out. */
+export function runtimeTurns(turns: readonly TurnNode[]): RuntimeTurnNode[] {
+  const node = (raw: ToolNode): RuntimeToolNode => {
+    const { requests, subCalls, ...rest } = raw;
+    return {
+      ...rest,
+      ...(requests.length === 0 ? {} : { requests }),
+      subCalls: subCalls.map(node),
+    };
+  };
+  return JSON.parse(
+    JSON.stringify(
+      turns.map((turn) => ({
+        ...turn,
+        items: turn.items.map((item) =>
+          item.type === 'tool' ? { type: 'tool', ...node(item.node) } : item,
+        ),
+      })),
+    ),
+  ) as RuntimeTurnNode[];
 }

@@ -1,6 +1,6 @@
 //! The shapes the API takes and gives, beside the protocol's events and the store's sessions.
 
-use qilin_agent::TurnNode;
+use qilin_agent::{CompactionNode, TurnNode};
 use qilin_protocol::{Answer, Event, RequestOpenedEvent, RequestResolution, SessionGrant};
 use qilin_store::SessionInfo;
 use schemars::JsonSchema;
@@ -213,6 +213,9 @@ pub struct Snapshot {
     pub first_turn: u32,
     /// The turns, oldest first.
     pub turns: Vec<TurnNode>,
+    /// Every compaction of the session, oldest first, whichever turns are returned: each
+    /// `afterTurns` counts from the session's first turn.
+    pub compactions: Vec<CompactionNode>,
     /// Raw argument text of calls still preparing, by call id.
     pub preparing_arguments: BTreeMap<String, String>,
     /// The turn running now, if one is.

@@ -199,11 +199,13 @@ async fn resolve(
         Err(ResolveError::Unknown(_)) => {
             // Not open in this process: look at how the log says it ended.
             handle.flush().await?;
-            let folded = state
+            let request = state
                 .trees()
-                .current(state.store().as_ref(), handle.id())
+                .current(state.store().as_ref(), handle.id(), |folded| {
+                    find_request(&folded.tree, request_id).cloned()
+                })
                 .await?;
-            match find_request(&folded.tree, request_id) {
+            match request {
                 None => Err(ApiError::new(
                     StatusCode::NOT_FOUND,
                     "unknown_request",

@@ -214,8 +214,11 @@ impl ServerState {
         let active_turn = match &hosted {
             Some(handle) => handle.running_turn(),
             None if info.status == qilin_store::SessionStatus::Running => {
-                let folded = self.trees().current(store.as_ref(), id).await?;
-                trees::active_turn(&folded.tree)
+                self.trees()
+                    .current(store.as_ref(), id, |folded| {
+                        trees::active_turn(&folded.tree)
+                    })
+                    .await?
             }
             None => None,
         };

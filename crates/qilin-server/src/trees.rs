@@ -14,7 +14,7 @@ const KEPT: usize = 64;
 const PAGE: usize = 2_000;
 
 /// A session's tree and the `seq` of the last event folded into it.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct Folded {
     /// The `seq` folded up to.
     pub head_seq: u64,
@@ -29,8 +29,14 @@ pub struct Trees {
 }
 
 impl Trees {
-    /// Session `id`'s tree with every event stored now folded in.
-    pub async fn current(&self, store: &dyn EventStore, id: &str) -> Result<Folded, ApiError> {
+    /// Reads session `id`'s tree with every event stored now folded in, through `read` (the
+    /// tree stays where it is kept: a reader copies only what it needs of it).
+    pub async fn current<T>(
+        &self,
+        store: &dyn EventStore,
+        id: &str,
+        read: impl FnOnce(&Folded) -> T,
+    ) -> Result<T, ApiError> {
         let entry = {
             let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
             if kept.len() >= KEPT && !kept.contains_key(id) {
@@ -57,7 +63,7 @@ impl Trees {
                 break;
             }
         }
-        Ok(folded.clone())
+        Ok(read(&folded))
     }
 
     /// Forgets session `id`'s tree (it was deleted).

@@ -30,7 +30,7 @@ type SidePanel =
 export function SessionPage(props: { sessionId: string; registry: SlotRegistry }) {
   const { sessionId, registry } = props;
   const t = useAppT();
-  const { model, status } = useSessionStream(sessionId);
+  const { model, status, loadEarlier } = useSessionStream(sessionId);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
     () => ({
@@ -73,6 +73,7 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
         <SlotsProvider registry={registry} shared={shared}>
           <Conversation
             snapshot={snapshot}
+            loadEarlier={loadEarlier}
             answer={answer}
             openFile={openFile}
             inspect={inspect}

@@ -1,5 +1,5 @@
 import type { Answer, RequestOpenedEvent } from '@qilin-agent/protocol';
-import type { RequestReply } from '@qilin-agent/ui-conversation';
+import type { RequestReply, SessionSnapshot } from '@qilin-agent/ui-conversation';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 
 /** A session as the server lists it. */
@@ -139,6 +139,15 @@ export const api = {
   /** Up to `limit` (1 to 1000) of a session's events after `after`. */
   events: (id: string, after: number, limit: number) =>
     call<EventPage>('GET', `${session(id)}/events?after=${after}&limit=${limit}`),
+  /**
+   * The runtime's tree of up to `turns` (1 to 200) of a session's turns: the latest, or the
+   * ones before turn `before` (from 0).
+   */
+  snapshot: (id: string, turns: number, before?: number) =>
+    call<SessionSnapshot>(
+      'GET',
+      `${session(id)}/snapshot?turns=${turns}${before === undefined ? '' : `&before=${before}`}`,
+    ),
   /** Starts a turn; `clientTurnId` makes a retry safe. */
   startTurn: (id: string, prompt: string, clientTurnId: string) =>
     call<{ turnId: string }>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),

@@ -1,7 +1,8 @@
 import { ConversationModel } from '@qilin-agent/ui-conversation';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import type { SessionSnapshot } from '@qilin-agent/ui-conversation';
 import type { EventPage } from './api';
-import { SessionStream, type ReadEvents } from './stream';
+import { SessionStream, TURNS_PAGE, loadEarlierTurns, type SessionReader } from './stream';
 
 /** The browser's `EventSource` as far as the stream uses it: the URL it was opened at. */
 class RecordedSource {
@@ -27,37 +28,73 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-/** A session of `count` events: a turn, then text deltas. */
-function storedEvents(count: number): Record<string, unknown>[] {
-  return Array.from({ length: count }, (_, index) =>
-    index === 0
-      ? { type: 'turn.started', seq: 1, turnId: 't1', prompt: 'Say it.' }
-      : { type: 'step.text.delta', seq: index + 1, turnId: 't1', step: 1, text: 'x' },
-  );
+const TIME = '2026-11-30T17:05:16.123Z';
+
+/** The log of a session of `turns` turns: its `session.started`, then each turn's events. */
+function storedEvents(turns: number): Record<string, unknown>[] {
+  const events: Record<string, unknown>[] = [
+    {
+      type: 'session.started',
+      seq: 1,
+      time: TIME,
+      sessionId: 's1',
+      agent: { name: 'qilin', description: 'd' },
+      model: 'scripted:s',
+      workspace: '/w',
+      protocolVersion: 1,
+    },
+  ];
+  for (let turn = 0; turn < turns; turn += 1) {
+    const turnId = `t${turn}`;
+    const seq = () => events.length + 1;
+    events.push({ type: 'turn.started', seq: seq(), time: TIME, turnId, prompt: `prompt ${turn}` });
+    events.push({ type: 'step.text.delta', seq: seq(), time: TIME, turnId, step: 1, text: 'x' });
+    events.push({ type: 'turn.finished', seq: seq(), time: TIME, turnId, reason: 'completed' });
+  }
+  return events;
 }
 
-/** The events page route over `events`, with a hook to change what one page answers. */
-function pages(
-  events: Record<string, unknown>[],
-  change: (after: number, page: EventPage) => EventPage = (_, page) => page,
-): { read: ReadEvents; asked: number[] } {
-  const asked: number[] = [];
-  const read: ReadEvents = (_, after, limit) => {
-    asked.push(after);
-    const slice = events.slice(after, after + limit);
-    const page = { events: slice, headSeq: events.length, more: after + limit < events.length };
-    return Promise.resolve(change(after, page));
+/** The server over `events`: the snapshot the runtime folds, and the events route. */
+function server(events: Record<string, unknown>[], failSnapshot = false) {
+  const asked: string[] = [];
+  const whole = new ConversationModel();
+  whole.push(events);
+  const reader: SessionReader = {
+    snapshot: (_, turns, before) => {
+      asked.push(`snapshot ${turns} ${before ?? 'latest'}`);
+      if (failSnapshot) return Promise.reject(new Error('the server did not answer'));
+      const tree = whole.getSnapshot().tree;
+      const end = before ?? tree.turns.length;
+      const from = Math.max(0, end - turns);
+      return Promise.resolve({
+        headSeq: events.length,
+        totalTurns: tree.turns.length,
+        firstTurn: from,
+        // The runtime's shape: a call's node flattened into its item (these turns have none).
+        turns: JSON.parse(JSON.stringify(tree.turns.slice(from, end))) as SessionSnapshot['turns'],
+        compactions: [],
+        preparingArguments: {},
+      });
+    },
+    events: (_, after, limit): Promise<EventPage> => {
+      asked.push(`events ${after} ${limit}`);
+      return Promise.resolve({
+        events: events.slice(after, after + limit),
+        headSeq: events.length,
+        more: after + limit < events.length,
+      });
+    },
   };
-  return { read, asked };
+  return { reader, asked, whole };
 }
 
-async function started(read: ReadEvents, model: ConversationModel): Promise<SessionStream> {
+async function started(reader: SessionReader, model: ConversationModel): Promise<SessionStream> {
   const stream = new SessionStream(
     's1',
     model,
     () => {},
     () => Promise.resolve(true),
-    read,
+    reader,
   );
   stream.start();
   await vi.waitFor(() => expect(RecordedSource.opened).toHaveLength(1));
@@ -65,36 +102,49 @@ async function started(read: ReadEvents, model: ConversationModel): Promise<Sess
 }
 
 describe('opening a session', () => {
-  test('reads the stored history in pages, folds it in with one snapshot, streams after it', async () => {
-    const { read, asked } = pages(storedEvents(3500));
+  test('starts from the snapshot of the latest turns, with one snapshot, streams after it', async () => {
+    const events = storedEvents(50);
+    const { reader, asked } = server(events);
     const model = new ConversationModel();
     const published = vi.fn();
     model.subscribe(published);
-    const stream = await started(read, model);
-    expect(asked).toEqual([0, 1000, 2000, 3000]);
+    const stream = await started(reader, model);
+    expect(asked).toEqual([`snapshot ${TURNS_PAGE} latest`, 'events 0 1']);
     expect(published).toHaveBeenCalledTimes(1);
-    expect(model.seq).toBe(3500);
-    expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=3500');
+    expect(model.seq).toBe(events.length);
+    const snapshot = model.getSnapshot();
+    expect(snapshot.tree.turns).toHaveLength(TURNS_PAGE);
+    expect(snapshot.tree.firstTurn).toBe(50 - TURNS_PAGE);
+    expect(snapshot.session?.model).toBe('scripted:s');
+    expect(RecordedSource.opened[0]).toBe(`/api/sessions/s1/events/stream?after=${events.length}`);
     stream.close();
   });
 
-  test('stops at a gap: the stream brings the rest', async () => {
-    const { read } = pages(storedEvents(2500), (after, page) =>
-      after === 1000 ? { ...page, events: page.events.slice(1) } : page,
-    );
+  test('loads the earlier turns a page at a time until none remain', async () => {
+    const events = storedEvents(50);
+    const { reader, asked, whole } = server(events);
     const model = new ConversationModel();
-    const stream = await started(read, model);
-    expect(model.seq).toBe(1000);
-    expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=1000');
+    const stream = await started(reader, model);
+    const shown = model.getSnapshot().tree.turns;
+    expect(await loadEarlierTurns(reader, 's1', model)).toBe(50 - 2 * TURNS_PAGE);
+    expect(await loadEarlierTurns(reader, 's1', model)).toBe(0);
+    expect(await loadEarlierTurns(reader, 's1', model)).toBe(0);
+    expect(asked.slice(2)).toEqual([
+      `snapshot ${TURNS_PAGE} ${50 - TURNS_PAGE}`,
+      `snapshot ${TURNS_PAGE} ${50 - 2 * TURNS_PAGE}`,
+    ]);
+    const tree = model.getSnapshot().tree;
+    expect(tree.turns.slice(50 - TURNS_PAGE)).toEqual(shown);
+    expect(tree.turns.map((turn) => turn.turnId)).toEqual(
+      whole.getSnapshot().tree.turns.map((turn) => turn.turnId),
+    );
     stream.close();
   });
 
-  test('a page that fails leaves the history to the stream', async () => {
+  test('a snapshot that fails leaves the history to the stream', async () => {
+    const { reader } = server(storedEvents(3), true);
     const model = new ConversationModel();
-    const stream = await started(
-      () => Promise.reject(new Error('the server did not answer')),
-      model,
-    );
+    const stream = await started(reader, model);
     expect(model.seq).toBe(0);
     expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=0');
     stream.close();

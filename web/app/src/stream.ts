@@ -1,5 +1,5 @@
-import { ConversationModel } from '@qilin-agent/ui-conversation';
-import { useEffect, useState } from 'react';
+import { ConversationModel, type SessionSnapshot } from '@qilin-agent/ui-conversation';
+import { useCallback, useEffect, useState } from 'react';
 import { api, ServerError, type EventPage } from './api';
 
 /** Whether a session exists: `undefined` when the server cannot say (it is down). */
@@ -22,24 +22,40 @@ const RETRY_MS = [250, 500, 1000, 2000, 4000];
 /** How often buffered events are folded in: one render per frame, not one per event. */
 const FLUSH_MS = 16;
 
-/** Events read at once while catching up with a session's history (the server's most). */
-const HISTORY_PAGE = 1000;
+/**
+ * Turns read at once, when a session opens and for each earlier page. A turn is the unit the
+ * server's snapshot cuts at, so a page holds whole turns: 20 ordinary turns (a prompt, some text,
+ * a few calls each) fill several screens, so the reader has scrolled a while before the next page
+ * is needed, and they render in a few milliseconds. A long agent run is one turn however many
+ * calls it makes (the 5,000-call benchmark session is one turn of them): any page brings it
+ * whole, so a smaller page would not open it sooner, and a larger one would only render turns
+ * nobody scrolled to.
+ */
+export const TURNS_PAGE = 20;
 
-/** History pages read at the same time. */
-const HISTORY_PARALLEL = 4;
-
-/** Whether `page` holds the events right after `after`, with no gap. */
-function followsOn(page: EventPage, after: number): boolean {
-  return page.events.every(
-    (event, index) =>
-      typeof event === 'object' &&
-      event !== null &&
-      (event as { seq?: unknown }).seq === after + index + 1,
-  );
+/** How the stream reads what a session has stored (the server's API). */
+export interface SessionReader {
+  /** The runtime's tree of up to `turns` turns: the latest, or the ones before turn `before`. */
+  snapshot(sessionId: string, turns: number, before?: number): Promise<SessionSnapshot>;
+  /** Up to `limit` of a session's events after `after`. */
+  events(sessionId: string, after: number, limit: number): Promise<EventPage>;
 }
 
-/** Reads a page of a session's events. */
-export type ReadEvents = (sessionId: string, after: number, limit: number) => Promise<EventPage>;
+/**
+ * Loads the page of turns before the first one `model` shows; resolves with how many earlier
+ * turns remain, rejects with the server's error (or a `TurnPageError` for a page that is not a
+ * tree).
+ */
+export async function loadEarlierTurns(
+  reader: SessionReader,
+  sessionId: string,
+  model: ConversationModel,
+): Promise<number> {
+  const before = model.getSnapshot().tree.firstTurn;
+  if (before === 0) return 0;
+  const page = await reader.snapshot(sessionId, TURNS_PAGE, before);
+  return model.prepend(page);
+}
 
 /**
  * Why the server ended a stream, the `reason` of its `end` message (`StreamEnd` in the
@@ -65,12 +81,14 @@ export function endReason(data: unknown): StreamEndReason | undefined {
 
 /**
  * The one event stream of this tab: a session's events from where `model` stands, folded into
- * it a frame at a time. The history stored before the stream opens is read first, in pages a
- * few at a time, and folded in at once: a long session renders once, not a frame at a time
- * while thousands of stored events stream past. What a failed page did not bring, the stream
- * does. The browser resumes a dropped stream with `Last-Event-ID`; when it
- * gives up, the stream is opened again after the model's last `seq`. The model drops anything
- * it has already seen, so no event shows twice.
+ * it a frame at a time. A model that has nothing yet starts from the server's snapshot of the
+ * latest turns (the runtime's own fold, up to its `headSeq`; the session's first event read
+ * beside it for the facts the snapshot leaves out), and the stream opens after its `headSeq`:
+ * a long session renders its last page of turns at once, with no event replayed, and the turns
+ * before it load when the reader asks ([`loadEarlierTurns`]). When the snapshot cannot be read,
+ * the stream brings the whole history instead. The browser resumes a dropped stream with
+ * `Last-Event-ID`; when it gives up, the stream is opened again after the model's last `seq`.
+ * The model drops anything it has already seen, so no event shows twice.
  */
 export class SessionStream {
   private source: EventSource | undefined;
@@ -85,54 +103,33 @@ export class SessionStream {
     private readonly model: ConversationModel,
     private readonly onStatus: (status: StreamStatus) => void,
     private readonly exists: (sessionId: string) => Promise<boolean | undefined>,
-    private readonly readEvents?: ReadEvents,
+    private readonly reader?: SessionReader,
   ) {}
 
-  /** Catches up with the stored history, then opens the stream after it. */
+  /** Starts from the server's snapshot (unless the model has events), then opens the stream. */
   start(): void {
-    if (this.readEvents === undefined) {
-      this.open();
-      return;
-    }
-    void this.catchUp(this.readEvents).finally(() => this.open());
+    void this.connect();
   }
 
-  private async catchUp(readEvents: ReadEvents): Promise<void> {
-    const from = this.model.seq;
-    const history: unknown[] = [];
-    try {
-      // The first page says where the head is; seqs are gapless, so the pages after it are
-      // known ranges, read a few at a time.
-      const first = await readEvents(this.sessionId, from, HISTORY_PAGE);
-      if (this.closed) return;
-      let next = from;
-      if (followsOn(first, next)) {
-        history.push(...first.events);
-        next += first.events.length;
-      }
-      const starts: number[] = [];
-      if (first.more && next === from + HISTORY_PAGE) {
-        for (let after = next; after < first.headSeq; after += HISTORY_PAGE) starts.push(after);
-      }
-      for (let at = 0; at < starts.length; at += HISTORY_PARALLEL) {
-        const pages = await Promise.all(
-          starts
-            .slice(at, at + HISTORY_PARALLEL)
-            .map((after) => readEvents(this.sessionId, after, HISTORY_PAGE)),
-        );
+  /** Seeds a model that has nothing from the snapshot, then opens the stream after it. */
+  private async connect(): Promise<void> {
+    if (this.reader !== undefined && this.model.seq === 0) {
+      try {
+        const [snapshot, first] = await Promise.all([
+          this.reader.snapshot(this.sessionId, TURNS_PAGE),
+          // The session's facts are in its first event, which the snapshot leaves out.
+          this.reader.events(this.sessionId, 0, 1).then(
+            (page) => page.events[0],
+            () => undefined,
+          ),
+        ]);
         if (this.closed) return;
-        for (const page of pages) {
-          // Only what follows on without a gap: the stream brings the rest.
-          if (!followsOn(page, next)) break;
-          history.push(...page.events);
-          next += page.events.length;
-        }
-        if (next !== (starts[at + HISTORY_PARALLEL] ?? first.headSeq)) break;
+        this.model.seed(snapshot, first);
+      } catch {
+        // The stream brings the whole history instead.
       }
-    } catch {
-      // The stream brings whatever was not read.
     }
-    if (!this.closed) this.model.push(history);
+    this.open();
   }
 
   /** Opens the stream. */
@@ -189,7 +186,7 @@ export class SessionStream {
       void this.exists(this.sessionId).then((found) => {
         if (this.closed) return;
         if (found === false) this.onStatus('ended');
-        else if (found === true) this.open();
+        else if (found === true) void this.connect();
         else this.retry();
       });
     }, delay);
@@ -213,17 +210,24 @@ export class SessionStream {
   }
 }
 
-/** A session's conversation model, fed by this tab's stream while the component lives. */
+/**
+ * A session's conversation model, fed by this tab's stream while the component lives, and the
+ * loader of its earlier turns.
+ */
 export function useSessionStream(sessionId: string): {
   model: ConversationModel;
   status: StreamStatus;
+  loadEarlier: () => Promise<void>;
 } {
   const [model] = useState(() => new ConversationModel());
   const [status, setStatus] = useState<StreamStatus>('connecting');
   useEffect(() => {
-    const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api.events);
+    const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api);
     stream.start();
     return () => stream.close();
   }, [sessionId, model]);
-  return { model, status };
+  const loadEarlier = useCallback(async () => {
+    await loadEarlierTurns(api, sessionId, model);
+  }, [sessionId, model]);
+  return { model, status, loadEarlier };
 }

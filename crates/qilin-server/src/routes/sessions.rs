@@ -126,23 +126,25 @@ pub async fn snapshot(
     if state.store().session(&path.id).await?.is_none() {
         return Err(ApiError::unknown_session(&path.id));
     }
-    let folded = state
+    let before = query.before;
+    let snapshot = state
         .trees()
-        .current(state.store().as_ref(), &path.id)
+        .current(state.store().as_ref(), &path.id, |folded| {
+            let total = folded.tree.turns.len();
+            let end = before.map_or(total, |before| (before as usize).min(total));
+            let start = end.saturating_sub(wanted as usize);
+            Snapshot {
+                head_seq: folded.head_seq,
+                total_turns: u32::try_from(total).unwrap_or(u32::MAX),
+                first_turn: u32::try_from(start).unwrap_or(u32::MAX),
+                turns: folded.tree.turns[start..end].to_vec(),
+                active_turn: active_turn(&folded.tree),
+                compactions: folded.tree.compactions.clone(),
+                preparing_arguments: folded.tree.preparing_arguments.clone(),
+            }
+        })
         .await?;
-    let total = folded.tree.turns.len();
-    let end = query
-        .before
-        .map_or(total, |before| (before as usize).min(total));
-    let start = end.saturating_sub(wanted as usize);
-    Ok(Json(Snapshot {
-        head_seq: folded.head_seq,
-        total_turns: u32::try_from(total).unwrap_or(u32::MAX),
-        first_turn: u32::try_from(start).unwrap_or(u32::MAX),
-        turns: folded.tree.turns[start..end].to_vec(),
-        active_turn: active_turn(&folded.tree),
-        preparing_arguments: folded.tree.preparing_arguments,
-    }))
+    Ok(Json(snapshot))
 }
 
 /// `GET /api/info`: what this server runs.

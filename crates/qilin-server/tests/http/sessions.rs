@@ -677,7 +677,48 @@ pub async fn compact_summarises_between_turns_and_is_refused_while_one_runs(back
     };
     assert_eq!(*reason, FinishReason::Completed);
 
+    // The snapshot carries every compaction whichever turns it returns, counted from the
+    // session's first turn: the divider after turn 1 is known to a page of turn 2 alone.
+    let snapshot = format!("/api/sessions/{session}/snapshot");
+    let compacted_seq = events
+        .iter()
+        .find(|event| matches!(event.body, EventBody::ContextCompacted(_)))
+        .map(|event| event.seq);
+    let compaction = json!([{
+        "seq": compacted_seq,
+        "afterTurns": 1,
+        "summary": "**Goal**: know the notes. **Done**: two short lines.",
+        "usage": compacted.body["usage"],
+        "estimatedTokensBefore": before,
+        "estimatedTokensAfter": after,
+    }]);
+    let latest = server.get(&format!("{snapshot}?turns=1")).await;
+    assert_eq!(latest.status, 200, "{latest:?}");
+    assert_eq!(latest.body["headSeq"], json!(events.len()));
+    assert_eq!(latest.body["totalTurns"], json!(2));
+    assert_eq!(latest.body["firstTurn"], json!(1));
+    assert_eq!(latest.body["turns"][0]["prompt"], json!("And now?"));
+    assert_eq!(latest.body["turns"].as_array().map(Vec::len), Some(1));
+    assert_eq!(latest.body["compactions"], compaction);
+    let earlier = server.get(&format!("{snapshot}?turns=1&before=1")).await;
+    assert_eq!(earlier.body["firstTurn"], json!(0));
+    assert_eq!(
+        earlier.body["turns"][0]["prompt"],
+        json!("What do the notes say?")
+    );
+    assert_eq!(earlier.body["compactions"], compaction);
+    let none = server.get(&format!("{snapshot}?turns=5&before=0")).await;
+    assert_eq!(none.body["turns"], json!([]));
+    assert_eq!(none.body["compactions"], compaction);
+
     let document = server.get("/api/openapi.json").await;
+    let shape = &document.body["components"]["schemas"]["Snapshot"];
+    assert!(
+        shape["required"]
+            .as_array()
+            .is_some_and(|required| required.contains(&json!("compactions"))),
+        "the document names the snapshot's compactions: {shape}"
+    );
     assert_eq!(
         document.body["paths"]["/api/sessions/{id}/compact"]["post"]["operationId"],
         json!("compact")

@@ -16,15 +16,21 @@ export {
 } from './events';
 export {
   ConversationFold,
+  TurnPageError,
   foldEvents,
   type CompactionNode,
   type ConversationTree,
   type FoldChange,
   type Phase,
   type RequestNode,
+  type RuntimeToolNode,
+  type RuntimeTurnItem,
+  type RuntimeTurnNode,
   type ToolNode,
   type ToolOutcome,
   type TurnItem,
+  type TreeSeed,
   type TurnNode,
+  type TurnPage,
 } from './tree';
 export { ConversationStore } from './store';

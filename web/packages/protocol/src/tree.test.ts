@@ -4,9 +4,19 @@ import {
   fixtureText,
   malformedFixtures,
   recordedFixtures,
+  runtimeTurns,
   untilRequest,
 } from '../../../test-support/fixtures';
-import { ConversationFold, foldEvents, type ToolNode } from './tree';
+import {
+  ConversationFold,
+  TurnPageError,
+  foldEvents,
+  type CompactionNode,
+  type RuntimeTurnNode,
+  type ToolNode,
+  type TreeSeed,
+  type TurnNode,
+} from './tree';
 import type { Event } from './generated';
 
 type Json = Record<string, unknown>;
@@ -206,5 +216,138 @@ describe('requests, reasoning and usage', () => {
     ]);
     expect(turn?.usage).toEqual({ inputTokens: 20, outputTokens: 8, cacheReadTokens: 4 });
     expect(turn?.finished).toBe('max_tokens');
+  });
+});
+
+/** The server's snapshot of `fold` from its turn `from` on (as JSON: nothing shared). */
+function snapshotOf(fold: ConversationFold, from: number): TreeSeed {
+  const tree = fold.tree();
+  return {
+    firstTurn: from,
+    turns: runtimeTurns(tree.turns.slice(from)),
+    compactions: JSON.parse(JSON.stringify(tree.compactions)) as CompactionNode[],
+    preparingArguments: Object.fromEntries(fold.allPreparingArguments()),
+  };
+}
+
+describe('a fold seeded from a snapshot goes on as the whole fold', () => {
+  test.each(recordedFixtures())('%s: every cut point, every first turn', (name) => {
+    const events = fixtureEvents(name);
+    const whole = clientShape(foldEvents(events));
+    for (let cut = 0; cut <= events.length; cut += 1) {
+      const head = foldEvents(events.slice(0, cut));
+      const headShape = clientShape(head);
+      const nextShape = clientShape(foldEvents(events.slice(0, cut + 1)));
+      const turns = head.tree().turns.length;
+      // The latest turns only (from each turn on), then the events after the cut, then the
+      // earlier turns: an event for a call of a turn not loaded yet is the only one that could
+      // differ, so the earlier turns come first for the exact check.
+      for (let from = 0; from <= Math.max(0, turns - 1); from += 1) {
+        const seeded = ConversationFold.seeded(snapshotOf(head, from));
+        expect(seeded.tree().firstTurn).toBe(from);
+        seeded.prepend({ firstTurn: 0, turns: runtimeTurns(head.tree().turns.slice(0, from)) });
+        // The same tree as at the cut, argument text still streaming included; the next event
+        // folds as it would have.
+        expect(clientShape(seeded), `cut ${cut}, from turn ${from}`).toEqual(headShape);
+        if (cut < events.length) {
+          seeded.applyAll(events.slice(cut, cut + 1));
+          expect(clientShape(seeded), `cut ${cut} + 1, from turn ${from}`).toEqual(nextShape);
+        }
+        seeded.applyAll(events.slice(cut + 1));
+        expect(clientShape(seeded), `cut ${cut}, from turn ${from}`).toEqual(whole);
+        expect(seeded.tree().firstTurn).toBe(0);
+      }
+      // From the latest turn, the events after the cut fold before the rest is loaded.
+      const latest = ConversationFold.seeded(snapshotOf(head, Math.max(0, turns - 1)));
+      latest.applyAll(events.slice(cut));
+      latest.prepend({ firstTurn: 0, turns: runtimeTurns(head.tree().turns.slice(0, turns - 1)) });
+      expect(clientShape(latest), `cut ${cut}, latest turn first`).toEqual(whole);
+    }
+  });
+});
+
+describe('earlier turns put before the ones held', () => {
+  // Four turns, the third with a `run_code` call and its nested calls.
+  const events = fixtureEvents('interrupts');
+  const whole = foldEvents(events);
+  const all = whole.tree().turns;
+  const calls = (turns: readonly TurnNode[]) =>
+    allNodes(
+      turns.flatMap((turn) => turn.items.flatMap((i) => (i.type === 'tool' ? [i.node] : []))),
+    );
+
+  test('every node held keeps its identity; the calls of both pages are indexed', () => {
+    expect(all.length).toBe(4);
+    const fold = ConversationFold.seeded(snapshotOf(whole, 3));
+    expect(fold.prepend({ firstTurn: 1, turns: runtimeTurns(all.slice(1, 3)) })).toBe(2);
+    const before = fold.tree();
+    expect(before.turns).toHaveLength(3);
+    expect(fold.prepend({ firstTurn: 0, turns: runtimeTurns(all.slice(0, 1)) })).toBe(1);
+    const after = fold.tree();
+    expect(after).not.toBe(before);
+    expect(after.firstTurn).toBe(0);
+    before.turns.forEach((turn, at) => expect(after.turns[at + 1]).toBe(turn));
+    for (const node of calls(after.turns)) expect(fold.call(node.callId)).toBe(node);
+    expect(calls(after.turns).map((node) => node.callId)).toEqual(
+      calls(all).map((node) => node.callId),
+    );
+  });
+
+  test('an event for a call in a prepended turn lands on it, and only its turn changes', () => {
+    const fold = ConversationFold.seeded(snapshotOf(whole, all.length - 1));
+    fold.prepend({ firstTurn: 0, turns: runtimeTurns(all.slice(0, all.length - 1)) });
+    const [parent] = calls(fold.tree().turns.slice(2, 3)).filter(
+      (node) => node.subCalls.length > 0,
+    );
+    const nested = (parent as ToolNode).subCalls[0] as ToolNode;
+    const before = fold.tree();
+    fold.apply({
+      seq: 10_000,
+      time: '',
+      type: 'tool.progress',
+      callId: nested.callId,
+      text: 'late',
+    });
+    const after = fold.tree();
+    expect(fold.call(nested.callId)?.progress).toBe(`${nested.progress}late`);
+    expect(after.turns[2]).not.toBe(before.turns[2]);
+    [0, 1, 3].forEach((at) => expect(after.turns[at]).toBe(before.turns[at]));
+  });
+
+  test('turns already held are skipped; a gap or a page that is not a tree is refused', () => {
+    const fold = ConversationFold.seeded(snapshotOf(whole, all.length - 1));
+    const tree = fold.tree();
+    // A page that overlaps what is held adds only the turns before it.
+    expect(fold.prepend({ firstTurn: all.length - 1, turns: runtimeTurns(all.slice(-1)) })).toBe(0);
+    expect(fold.tree()).toBe(tree);
+    expect(() => fold.prepend({ firstTurn: 0, turns: [] })).toThrow(TurnPageError);
+    expect(() =>
+      fold.prepend({ firstTurn: 2, turns: [{ prompt: 1 } as unknown as RuntimeTurnNode] }),
+    ).toThrow(/turns\[2\] is not a turn/);
+    expect(() =>
+      ConversationFold.seeded({ ...snapshotOf(whole, 0), compactions: {} as never }),
+    ).toThrow(/`compactions` is not an array/);
+    const broken = runtimeTurns(all.slice(0, all.length - 1));
+    (broken[0]?.items as unknown[]).push({ type: 'tool', callId: 'x' });
+    expect(() => fold.prepend({ firstTurn: 0, turns: broken })).toThrow(
+      /items\[\d+\] is not a call/,
+    );
+    // Nothing changed on a refused page.
+    expect(fold.tree()).toBe(tree);
+  });
+
+  test('a compaction after the seed counts turns from the session start', () => {
+    const fold = ConversationFold.seeded(snapshotOf(whole, all.length - 1));
+    fold.apply({
+      seq: 10_000,
+      time: '',
+      type: 'context.compacted',
+      summary: 's',
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0 },
+      estimatedTokensBefore: 2,
+      estimatedTokensAfter: 1,
+      replacesThroughSeq: 9_999,
+    });
+    expect(fold.tree().compactions.at(-1)?.afterTurns).toBe(all.length);
   });
 });

@@ -126,17 +126,61 @@ export interface CompactionNode {
 
 /** The conversation as the client renders it. */
 export interface ConversationTree {
-  /** The turns, oldest first. */
+  /** The turns held, oldest first. */
   readonly turns: readonly TurnNode[];
+  /**
+   * The session's number (from 0) of the first turn held: how many earlier turns are not
+   * loaded yet (0 for a fold of the whole log).
+   */
+  readonly firstTurn: number;
   /** The compactions, oldest first (the same array until one is added). */
   readonly compactions: readonly CompactionNode[];
 }
 
-/** Where a call's node is: its turn, its item, then the sub-call indexes down from it. */
+/**
+ * Where a call's node is: its turn (the session's number, not the position among the turns
+ * held, so loading earlier turns moves no path), its item, then the sub-call indexes down from it.
+ */
 interface NodePath {
   turn: number;
   item: number;
   subs: number[];
+}
+
+/** A call in the runtime's JSON (`qilin_agent::ToolNode`): `requests` is left out when empty. */
+export type RuntimeToolNode = Omit<ToolNode, 'requests' | 'subCalls'> & {
+  readonly requests?: readonly RequestNode[];
+  readonly subCalls: readonly RuntimeToolNode[];
+};
+
+/** A turn item in the runtime's JSON: a call is flattened into its item. */
+export type RuntimeTurnItem =
+  Exclude<TurnItem, { readonly type: 'tool' }> | ({ readonly type: 'tool' } & RuntimeToolNode);
+
+/** A turn in the runtime's JSON (`qilin_agent::TurnNode`). */
+export type RuntimeTurnNode = Omit<TurnNode, 'items'> & {
+  readonly items: readonly RuntimeTurnItem[];
+};
+
+/** Consecutive turns of a session in the runtime's JSON, as the server's snapshot gives them. */
+export interface TurnPage {
+  /** The session's number (from 0) of the first turn of the page. */
+  readonly firstTurn: number;
+  /** The turns, oldest first. */
+  readonly turns: readonly RuntimeTurnNode[];
+}
+
+/** The runtime's fold of a session's latest turns, to start a fold from (the server's snapshot). */
+export interface TreeSeed extends TurnPage {
+  /** Every compaction of the session, `afterTurns` counted from its first turn. */
+  readonly compactions: readonly CompactionNode[];
+  /** Raw argument text of calls still preparing, by call id. */
+  readonly preparingArguments: Readonly<Record<string, string>>;
+}
+
+/** A turn page that is not the runtime's JSON of a tree. */
+export class TurnPageError extends Error {
+  override readonly name = 'TurnPageError';
 }
 
 /** What one event changed. */
@@ -164,11 +208,64 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  */
 export class ConversationFold {
   private turns: TurnNode[] = [];
+  /** The session's number of `turns[0]`. */
+  private first = 0;
   private compactions: readonly CompactionNode[] = [];
   private readonly index = new Map<string, NodePath>();
   private readonly preparing = new Map<string, string>();
   private drafts = new WeakSet<object>();
-  private snapshot: ConversationTree = { turns: this.turns, compactions: this.compactions };
+  private snapshot: ConversationTree = {
+    turns: this.turns,
+    firstTurn: 0,
+    compactions: this.compactions,
+  };
+
+  /**
+   * A fold that starts from the runtime's fold of a session's latest turns (the server's
+   * snapshot, folded up to its `headSeq`): the events after it then fold exactly as they would
+   * have into the whole log's fold. Throws a [`TurnPageError`] for a seed that is not a tree.
+   */
+  static seeded(seed: TreeSeed): ConversationFold {
+    const fold = new ConversationFold();
+    const turns = readPage(seed);
+    if (!Array.isArray(seed.compactions)) throw new TurnPageError('`compactions` is not an array');
+    if (!isRecord(seed.preparingArguments)) {
+      throw new TurnPageError('`preparingArguments` is not an object of call ids');
+    }
+    fold.first = seed.firstTurn;
+    fold.turns = turns;
+    turns.forEach((turn, at) => fold.indexTurn(turn, seed.firstTurn + at));
+    fold.compactions = [...seed.compactions];
+    for (const [callId, text] of Object.entries(seed.preparingArguments)) {
+      fold.preparing.set(callId, text);
+    }
+    fold.publish();
+    return fold;
+  }
+
+  /**
+   * Puts a page of earlier turns (the runtime's JSON) before the turns held and publishes a new
+   * snapshot; every node held keeps its identity. Turns the fold already holds are skipped; a
+   * page that ends before the first turn held (a gap) is refused with a [`TurnPageError`], as
+   * is one that is not a tree. Returns how many turns were added.
+   */
+  prepend(page: TurnPage): number {
+    checkPage(page);
+    if (page.firstTurn + page.turns.length < this.first) {
+      throw new TurnPageError(
+        `the page holds turns ${page.firstTurn} to ${page.firstTurn + page.turns.length - 1}, ` +
+          `but the turn before ${this.first} is needed`,
+      );
+    }
+    const missing = Math.max(0, Math.min(page.turns.length, this.first - page.firstTurn));
+    if (missing === 0) return 0;
+    const turns = readPage({ firstTurn: page.firstTurn, turns: page.turns.slice(0, missing) });
+    turns.forEach((turn, at) => this.indexTurn(turn, page.firstTurn + at));
+    this.turns = [...turns, ...this.turns];
+    this.first = page.firstTurn;
+    this.publish();
+    return missing;
+  }
 
   /** The current tree. */
   tree(): ConversationTree {
@@ -214,7 +311,7 @@ export class ConversationFold {
   }
 
   private publish(): void {
-    this.snapshot = { turns: this.turns, compactions: this.compactions };
+    this.snapshot = { turns: this.turns, firstTurn: this.first, compactions: this.compactions };
     this.drafts = new WeakSet();
   }
 
@@ -224,8 +321,8 @@ export class ConversationFold {
         this.writableTurns().push(this.draft(newTurn(event.turnId, event.prompt)));
         return { tree: true };
       case 'turn.finished': {
-        const last = this.turns.length - 1;
-        if (last < 0) return { tree: false };
+        if (this.turns.length === 0) return { tree: false };
+        const last = this.first + this.turns.length - 1;
         const turn = this.writableTurn(last);
         turn.finished = event.reason;
         if (event.message === undefined) delete turn.message;
@@ -280,7 +377,10 @@ export class ConversationFold {
       case 'tool.result':
         return { tree: true, ...this.finish(event) };
       case 'context.compacted':
-        this.compactions = [...this.compactions, compactionNode(event, this.turns.length)];
+        this.compactions = [
+          ...this.compactions,
+          compactionNode(event, this.first + this.turns.length),
+        ];
         return { tree: true };
       default:
         return { tree: false };
@@ -388,16 +488,27 @@ export class ConversationFold {
     this.index.set(node.callId, { turn: turnIndex, item: items.length - 1, subs: [] });
   }
 
-  /** The index of the turn events belong to; a log that starts mid-turn gets an unnamed one. */
+  /** The number of the turn events belong to; a log that starts mid-turn gets an unnamed one. */
   private currentTurn(): number {
     if (this.turns.length === 0) {
       this.writableTurns().push(this.draft(newTurn('', '')));
     }
-    return this.turns.length - 1;
+    return this.first + this.turns.length - 1;
+  }
+
+  /** Indexes every call of `turn` (the session's turn `number`), nested ones too. */
+  private indexTurn(turn: TurnNode, number: number): void {
+    const visit = (node: ToolNode, path: NodePath) => {
+      this.index.set(node.callId, path);
+      node.subCalls.forEach((sub, at) => visit(sub, { ...path, subs: [...path.subs, at] }));
+    };
+    turn.items.forEach((item, at) => {
+      if (item.type === 'tool') visit(item.node, { turn: number, item: at, subs: [] });
+    });
   }
 
   private nodeAt(path: NodePath): ToolNode | undefined {
-    const item = this.turns[path.turn]?.items[path.item];
+    const item = this.turns[path.turn - this.first]?.items[path.item];
     if (item?.type !== 'tool') return undefined;
     let node: ToolNode | undefined = item.node;
     for (const sub of path.subs) node = node?.subCalls[sub];
@@ -434,12 +545,13 @@ export class ConversationFold {
     return this.turns;
   }
 
-  private writableTurn(index: number): Mutable<TurnNode> {
+  /** The turn of the session's `number`, writable for this batch. */
+  private writableTurn(number: number): Mutable<TurnNode> {
     const turns = this.writableTurns();
-    const turn = turns[index] as TurnNode;
+    const turn = turns[number - this.first] as TurnNode;
     if (this.drafts.has(turn)) return turn;
     const copy = this.draft({ ...turn, items: this.draft([...turn.items]) });
-    turns[index] = copy;
+    turns[number - this.first] = copy;
     return copy;
   }
 
@@ -497,6 +609,57 @@ function setOptional<T extends object, K extends keyof T>(
 ): void {
   if (value === undefined) Reflect.deleteProperty(target, key);
   else target[key] = value;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function checkPage(page: TurnPage): void {
+  if (!Number.isSafeInteger(page.firstTurn) || page.firstTurn < 0) {
+    throw new TurnPageError(`\`firstTurn\` is ${String(page.firstTurn)}; expected a turn number`);
+  }
+  if (!Array.isArray(page.turns)) throw new TurnPageError('`turns` is not an array');
+}
+
+/** The turns of a page in this client's shape, checked as they are converted. */
+function readPage(page: TurnPage): TurnNode[] {
+  checkPage(page);
+  return page.turns.map((turn, at) => readTurn(turn, `turns[${page.firstTurn + at}]`));
+}
+
+function readTurn(raw: RuntimeTurnNode, where: string): TurnNode {
+  if (!isRecord(raw) || typeof raw.turnId !== 'string' || typeof raw.prompt !== 'string') {
+    throw new TurnPageError(`${where} is not a turn (a \`turnId\` and a \`prompt\` string)`);
+  }
+  if (!Array.isArray(raw.items) || !isRecord(raw.usage)) {
+    throw new TurnPageError(`${where} has no \`items\` array or no \`usage\``);
+  }
+  return {
+    ...raw,
+    items: raw.items.map((item: RuntimeTurnItem, at): TurnItem => {
+      const kind = isRecord(item) ? item.type : undefined;
+      if (kind === 'tool' && item.type === 'tool') {
+        return { type: 'tool', node: readNode(item, `${where}.items[${at}]`) };
+      }
+      if (kind === 'text' || kind === 'reasoning') return item as TurnItem;
+      throw new TurnPageError(`${where}.items[${at}] is not a text, reasoning or tool item`);
+    }),
+  };
+}
+
+/** A call of the runtime's JSON in this client's shape (a flattened item's `type` left out). */
+function readNode(raw: RuntimeToolNode & { readonly type?: string }, where: string): ToolNode {
+  if (typeof raw.callId !== 'string' || typeof raw.toolName !== 'string') {
+    throw new TurnPageError(`${where} is not a call (a \`callId\` and a \`toolName\` string)`);
+  }
+  if (!Array.isArray(raw.subCalls)) throw new TurnPageError(`${where} has no \`subCalls\` array`);
+  const node = { ...raw };
+  delete node.type;
+  return {
+    ...node,
+    requests: raw.requests ?? [],
+    subCalls: raw.subCalls.map((sub, at) => readNode(sub, `${where}.subCalls[${at}]`)),
+  };
 }
 
 /** Folds a whole log at once. */

@@ -1,11 +1,12 @@
 import { registerBuiltinToolViews } from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
-import { render, screen, within } from '@testing-library/react';
+import type { TurnPage } from '@qilin-agent/protocol';
+import { act, render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import type { ReactElement } from 'react';
+import { useSyncExternalStore, type ReactElement } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import { fixtureText } from '../../../test-support/fixtures';
+import { fixtureText, recordedSnapshot } from '../../../test-support/fixtures';
 import { Conversation, registerConversationNodes } from './Conversation';
 import { conversationHooks } from './hooks';
 import { ConversationLocale } from './messages';
@@ -216,5 +217,175 @@ describe('Conversation', () => {
     model.push(rawEvents('review'));
     renderModel(model, undefined, 'zh-CN');
     expect(screen.getAllByText(/本轮完成/).length).toBeGreaterThan(0);
+  });
+});
+
+describe('earlier turns', () => {
+  /** A model started from the snapshot of a recorded log's turns from `from` on. */
+  function seeded(name: string, from: number) {
+    const model = new ConversationModel();
+    model.seed(recordedSnapshot(name, from), rawEvents(name)[0]);
+    return { model, turns: recordedSnapshot(name, 0).turns };
+  }
+
+  /** A load that ends when the test says, putting `page` before the turns shown. */
+  function heldLoad(model: ConversationModel, page: TurnPage) {
+    let finish = () => {};
+    const load = vi.fn(
+      () =>
+        new Promise<void>((resolve) => {
+          finish = () => {
+            model.prepend(page);
+            resolve();
+          };
+        }),
+    );
+    return { load, finish: () => finish() };
+  }
+
+  /** The transcript live on `model`, as the app shows it. */
+  function Live(props: { model: ConversationModel; loadEarlier: () => Promise<void> }) {
+    const snapshot = useSyncExternalStore(props.model.subscribe, props.model.getSnapshot);
+    return <Conversation snapshot={snapshot} loadEarlier={props.loadEarlier} />;
+  }
+
+  function renderLive(
+    model: ConversationModel,
+    loadEarlier: () => Promise<void>,
+    locale: 'en' | 'zh-CN' = 'en',
+  ) {
+    const registry = new SlotRegistry();
+    registerBuiltinToolViews(registry);
+    registerConversationNodes(registry);
+    return render(
+      <I18nProvider locale={locale}>
+        <ConversationLocale.Provider value={locale}>
+          <SlotsProvider registry={registry} shared={{ tool: conversationHooks(model) }}>
+            <Live model={model} loadEarlier={loadEarlier} />
+          </SlotsProvider>
+        </ConversationLocale.Provider>
+      </I18nProvider>,
+    );
+  }
+
+  it('loads the previous page from the keyboard, shows it loading, keeps the turns shown', async () => {
+    const { model, turns } = seeded('interrupts', 2);
+    const { load: loadEarlier, finish } = heldLoad(model, {
+      firstTurn: 0,
+      turns: turns.slice(0, 2),
+    });
+    const { container } = renderLive(model, loadEarlier);
+    const shown = [...container.querySelectorAll('[data-turn-id]')];
+    expect(shown).toHaveLength(2);
+    const user = userEvent.setup();
+    await user.tab();
+    expect(screen.getByRole('log')).toHaveFocus();
+    await user.tab();
+    const control = screen.getByRole('button', { name: 'Show earlier turns (2)' });
+    expect(control).toHaveFocus();
+    await user.keyboard('{Enter}');
+    expect(loadEarlier).toHaveBeenCalledTimes(1);
+    const loading = screen.getByRole('button', { name: 'Loading earlier turns…' });
+    expect(loading).toHaveAttribute('aria-busy', 'true');
+    // Pressed again while it loads: still one load.
+    await user.click(loading);
+    expect(loadEarlier).toHaveBeenCalledTimes(1);
+    await act(async () => finish());
+    const after = [...container.querySelectorAll('[data-turn-id]')];
+    expect(after.map((turn) => turn.getAttribute('data-turn-id'))).toEqual(
+      turns.map((turn) => turn.turnId),
+    );
+    // The turns shown before are the same elements: nothing above them re-mounted them.
+    expect(after.slice(2)).toEqual(shown);
+    expect(after[2]).toBe(shown[0]);
+    expect(screen.queryByRole('button', { name: /earlier turns/ })).toBeNull();
+    // The control held the focus: the transcript has it now, not the page's body.
+    expect(screen.getByRole('log')).toHaveFocus();
+  });
+
+  it('says why a page failed and loads it on retry', async () => {
+    const { model, turns } = seeded('interrupts', 3);
+    const loadEarlier = vi
+      .fn<() => Promise<void>>()
+      .mockRejectedValueOnce(new Error('the server is stopping'))
+      .mockImplementationOnce(() => {
+        model.prepend({ firstTurn: 1, turns: turns.slice(1, 3) });
+        return Promise.resolve();
+      });
+    renderLive(model, loadEarlier);
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('button', { name: 'Show earlier turns (3)' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Could not load the earlier turns: the server is stopping',
+    );
+    await user.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('button', { name: 'Show earlier turns (1)' })).toBeVisible();
+    expect(screen.queryByRole('alert')).toBeNull();
+    expect(loadEarlier).toHaveBeenCalledTimes(2);
+  });
+
+  it('loads by itself when the top of the transcript comes near, once at a time', async () => {
+    const observers: {
+      callback: IntersectionObserverCallback;
+      options?: IntersectionObserverInit;
+    }[] = [];
+    vi.stubGlobal(
+      'IntersectionObserver',
+      class {
+        constructor(callback: IntersectionObserverCallback, options?: IntersectionObserverInit) {
+          observers.push({ callback, ...(options === undefined ? {} : { options }) });
+        }
+        observe() {}
+        disconnect() {}
+      },
+    );
+    try {
+      const { model, turns } = seeded('interrupts', 2);
+      const { load: loadEarlier, finish } = heldLoad(model, {
+        firstTurn: 0,
+        turns: turns.slice(0, 2),
+      });
+      const { container } = renderLive(model, loadEarlier);
+      const observer = observers.at(-1);
+      expect(observer?.options?.root).toBe(container.querySelector('.qc-transcript'));
+      expect(observer?.options?.rootMargin).toMatch(/^\d+px 0px 0px 0px$/);
+      const near = [{ isIntersecting: true } as IntersectionObserverEntry];
+      await act(async () =>
+        observer?.callback(
+          [{ isIntersecting: false } as IntersectionObserverEntry],
+          {} as IntersectionObserver,
+        ),
+      );
+      expect(loadEarlier).not.toHaveBeenCalled();
+      await act(async () => observer?.callback(near, {} as IntersectionObserver));
+      await act(async () => observer?.callback(near, {} as IntersectionObserver));
+      expect(loadEarlier).toHaveBeenCalledTimes(1);
+      await act(async () => finish());
+      expect(container.querySelectorAll('[data-turn-id]')).toHaveLength(4);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it('places a compaction after its turn once that turn is loaded, and speaks Chinese', async () => {
+    const { model, turns } = seeded('compacted', 1);
+    const loadEarlier = vi.fn(() => {
+      model.prepend({ firstTurn: 0, turns: turns.slice(0, 1) });
+      return Promise.resolve();
+    });
+    const { container } = renderLive(model, loadEarlier, 'zh-CN');
+    const compaction = model.getSnapshot().tree.compactions[0];
+    expect(compaction?.afterTurns).toBe(1);
+    expect(container.querySelector('.qc-compaction')).toBeNull();
+    await userEvent.setup().click(screen.getByRole('button', { name: '显示更早的轮次（1）' }));
+    const divider = container.querySelector('.qc-compaction');
+    expect(divider).not.toBeNull();
+    const [first, second] = [...container.querySelectorAll('[data-turn-id]')];
+    expect(first?.compareDocumentPosition(divider as Element)).toBe(
+      Node.DOCUMENT_POSITION_FOLLOWING,
+    );
+    expect(second?.compareDocumentPosition(divider as Element)).toBe(
+      Node.DOCUMENT_POSITION_PRECEDING,
+    );
   });
 });

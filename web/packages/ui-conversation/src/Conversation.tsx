@@ -11,12 +11,15 @@ import {
   Fragment,
   createContext,
   memo,
+  useCallback,
   useContext,
+  useEffect,
   useLayoutEffect,
   useMemo,
   useRef,
   useState,
   type ReactNode,
+  type RefObject,
 } from 'react';
 import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
@@ -180,27 +183,73 @@ const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
 /** Distance from the bottom, in pixels, under which the reader counts as at the bottom. */
 const BOTTOM_SLACK = 48;
 
+/** The offset of `element` from the top of `content`, in pixels. */
+function offsetIn(content: Element, element: Element): number {
+  return element.getBoundingClientRect().top - content.getBoundingClientRect().top;
+}
+
+/** Where the first turn of `content` is now. */
+function firstTurnAnchor(scroller: HTMLElement, content: HTMLElement): Anchor | undefined {
+  const first = content.querySelector('.qc-turn');
+  return first === null
+    ? undefined
+    : { element: first, offset: offsetIn(content, first), scrollTop: scroller.scrollTop };
+}
+
+/** Where the first turn was: its element, its offset in the content, and the scroll offset then. */
+interface Anchor {
+  readonly element: Element;
+  readonly offset: number;
+  readonly scrollTop: number;
+}
+
 /**
  * Keeps a scroller at its bottom while content grows, only as long as the reader is there:
- * scrolling up stops it; scrolling back down (or the button) starts it again.
+ * scrolling up stops it; scrolling back down (or the button) starts it again. And keeps the
+ * reader's view still when earlier turns are put before the first one (`above`, the session's
+ * number of the first turn, changes): the turn that was first stays where it was on screen, also
+ * while the turns put above it take their real height (an off-screen turn's height is estimated
+ * until it shows, `content-visibility`), until the reader scrolls.
  */
-function useStickToBottom() {
+function useTranscriptScroll(above: number) {
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
   const stuck = useRef(true);
+  /** The first turn where it was, as of the last scroll or change above it. */
+  const anchor = useRef<Anchor | undefined>(undefined);
+  /** The turn held in place since the last change above it, and where on screen. */
+  const held = useRef<{ element: Element; onScreen: number } | undefined>(undefined);
+  /** The scroll offset this hook set last, to tell its own scrolls from the reader's. */
+  const own = useRef<number | undefined>(undefined);
   const [atBottom, setAtBottom] = useState(true);
   useLayoutEffect(() => {
     const element = scroller.current;
     const inner = content.current;
     if (element === null || inner === null) return;
     const onScroll = () => {
+      if (own.current === undefined || Math.abs(element.scrollTop - own.current) >= 1) {
+        // The reader scrolled: what they see now is theirs to keep.
+        held.current = undefined;
+      }
+      own.current = undefined;
       const bottom =
         element.scrollHeight - element.scrollTop - element.clientHeight <= BOTTOM_SLACK;
       stuck.current = bottom;
       setAtBottom(bottom);
+      anchor.current = firstTurnAnchor(element, inner);
     };
     const follow = () => {
-      if (stuck.current) element.scrollTop = element.scrollHeight;
+      if (stuck.current) {
+        element.scrollTop = element.scrollHeight;
+        return;
+      }
+      const turn = held.current;
+      if (turn?.element.isConnected !== true) return;
+      const target = offsetIn(inner, turn.element) - turn.onScreen;
+      if (Math.abs(element.scrollTop - target) < 1) return;
+      element.scrollTop = target;
+      own.current = element.scrollTop;
+      anchor.current = firstTurnAnchor(element, inner);
     };
     follow();
     element.addEventListener('scroll', onScroll, { passive: true });
@@ -211,20 +260,140 @@ function useStickToBottom() {
       observer?.disconnect();
     };
   }, []);
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    const inner = content.current;
+    if (element === null || inner === null) return;
+    const previous = anchor.current;
+    if (previous?.element.isConnected === true && !stuck.current) {
+      const onScreen = previous.offset - previous.scrollTop;
+      held.current = { element: previous.element, onScreen };
+      const target = offsetIn(inner, previous.element) - onScreen;
+      if (Math.abs(element.scrollTop - target) >= 1) {
+        element.scrollTop = target;
+        own.current = element.scrollTop;
+      }
+    }
+    anchor.current = firstTurnAnchor(element, inner);
+  }, [above]);
   const jump = () => {
     const element = scroller.current;
     if (element === null) return;
     stuck.current = true;
+    held.current = undefined;
     setAtBottom(true);
     element.scrollTop = element.scrollHeight;
   };
   return { scroller, content, atBottom, jump };
 }
 
+/** How near the top of the transcript, in pixels, the reader must scroll to load earlier turns. */
+const NEAR_TOP = 600;
+
+/** Where loading the earlier turns stands. */
+type EarlierState =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'loading' }
+  | { readonly kind: 'failed'; readonly message: string };
+
+/** Loads the earlier turns once at a time, with its state. */
+function useEarlierTurns(load: (() => Promise<void>) | undefined) {
+  const [state, setState] = useState<EarlierState>({ kind: 'idle' });
+  const busy = useRef(false);
+  const start = useCallback(() => {
+    if (load === undefined || busy.current) return;
+    busy.current = true;
+    setState({ kind: 'loading' });
+    load().then(
+      () => {
+        busy.current = false;
+        setState({ kind: 'idle' });
+      },
+      (error: unknown) => {
+        busy.current = false;
+        setState({
+          kind: 'failed',
+          message: error instanceof Error ? error.message : String(error),
+        });
+      },
+    );
+  }, [load]);
+  return { state, start };
+}
+
+/**
+ * The control above the turns when earlier ones are not loaded yet: a button that loads the
+ * previous page (started by itself when the reader scrolls near the top), its loading state, and
+ * an error with a retry.
+ */
+function EarlierTurns(props: {
+  count: number;
+  state: EarlierState;
+  start: () => void;
+  root: RefObject<HTMLDivElement | null>;
+}) {
+  const t = useConversationT();
+  const { count, state, start, root } = props;
+  const marker = useRef<HTMLDivElement>(null);
+  // A new observer for every page and state: it reports at once whether the top is still near,
+  // so a page too short to fill the screen is followed by the next.
+  useEffect(() => {
+    const element = marker.current;
+    const area = root.current;
+    if (state.kind !== 'idle' || element === null || area === null) return;
+    if (typeof IntersectionObserver === 'undefined') return;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) start();
+      },
+      { root: area, rootMargin: `${NEAR_TOP}px 0px 0px 0px` },
+    );
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [count, state.kind, start, root]);
+  // Once the last page is in, the control goes: focus it held moves to the transcript rather
+  // than to the page's body.
+  useLayoutEffect(
+    () => () => {
+      if (marker.current?.contains(document.activeElement) === true) {
+        root.current?.focus({ preventScroll: true });
+      }
+    },
+    [root],
+  );
+  return (
+    <div ref={marker} className="qc-earlier" data-earlier-turns={count}>
+      {state.kind === 'failed' ? (
+        <div role="alert" className="qc-earlier__error">
+          <span>{t('earlier.failed', { message: state.message })}</span>{' '}
+          <button type="button" className="qc-button" onClick={start}>
+            {t('earlier.retry')}
+          </button>
+        </div>
+      ) : (
+        <button
+          type="button"
+          className="qc-button qc-earlier__show"
+          aria-disabled={state.kind === 'loading'}
+          aria-busy={state.kind === 'loading'}
+          onClick={start}
+        >
+          {state.kind === 'loading' ? t('earlier.loading') : t('earlier.show', { count })}
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** The props of [`Conversation`]. */
 export interface ConversationProps extends ConversationHost {
   /** The state to show. */
   snapshot: ConversationSnapshot;
+  /**
+   * Loads the page of turns before the first one shown (`snapshot.tree.firstTurn` of them are
+   * not loaded); rejects with an error whose message says why it could not.
+   */
+  loadEarlier?: () => Promise<void>;
   /** Rendered after the last turn (the host's own status lines). */
   footer?: ReactNode;
 }
@@ -237,7 +406,7 @@ export interface ConversationProps extends ConversationHost {
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
-  const { snapshot, footer, cwd, home, openFile, inspect, answer } = props;
+  const { snapshot, footer, cwd, home, openFile, inspect, answer, loadEarlier } = props;
   // One host object while its parts stay the same: a new context value would make React walk
   // every call view of the transcript looking for readers, on every streamed event.
   const host = useMemo(
@@ -251,8 +420,12 @@ export function Conversation(props: ConversationProps) {
     [cwd, home, openFile, inspect, answer],
   );
   const t = useConversationT();
-  const { scroller, content, atBottom, jump } = useStickToBottom();
-  const turns = snapshot.tree.turns;
+  const { turns, firstTurn } = snapshot.tree;
+  const earlier = useEarlierTurns(loadEarlier);
+  const showEarlier = firstTurn > 0 && loadEarlier !== undefined;
+  // The control above the turns keeps one height while it loads, so only a new first turn moves
+  // what is below it.
+  const { scroller, content, atBottom, jump } = useTranscriptScroll(firstTurn);
   return (
     <HostContext.Provider value={host}>
       <div className="qc-transcript-wrap">
@@ -265,13 +438,26 @@ export function Conversation(props: ConversationProps) {
           tabIndex={0}
         >
           <div ref={content} className="qc-transcript__content">
+            {showEarlier ? (
+              <EarlierTurns
+                count={firstTurn}
+                state={earlier.state}
+                start={earlier.start}
+                root={scroller}
+              />
+            ) : null}
             {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
             {turns.map((turn, index) => (
-              <Fragment key={turn.turnId === '' ? `turn-${index}` : turn.turnId}>
+              <Fragment key={turn.turnId === '' ? `turn-${firstTurn + index}` : turn.turnId}>
                 <Turn turn={turn} last={index === turns.length - 1} />
-                {compactionsAfter(snapshot.tree.compactions, index + 1).map((compaction) => (
-                  <CompactionDivider key={`compaction:${compaction.seq}`} compaction={compaction} />
-                ))}
+                {compactionsAfter(snapshot.tree.compactions, firstTurn + index + 1).map(
+                  (compaction) => (
+                    <CompactionDivider
+                      key={`compaction:${compaction.seq}`}
+                      compaction={compaction}
+                    />
+                  ),
+                )}
               </Fragment>
             ))}
             {footer}

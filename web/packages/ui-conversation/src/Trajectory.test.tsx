@@ -2,7 +2,7 @@ import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
-import { fixtureText } from '../../../test-support/fixtures';
+import { fixtureText, runtimeTurns } from '../../../test-support/fixtures';
 import { findCall, rawText } from './callPlace';
 import { ConversationLocale } from './messages';
 import { ConversationModel } from './model';
@@ -144,6 +144,35 @@ describe('CallTrajectory', () => {
     expect(requests).toHaveTextContent('Approval · Allowed by web-tab');
     expect(requests).toHaveTextContent('pushing publishes');
     expect(requests).toHaveTextContent(/opened .*:08\.250.* resolved .*:09\.250/);
+  });
+
+  it('shows what the tree has of a call loaded from the snapshot: no times, its turn number', async () => {
+    // The tree of the nested approval's log from its second turn on, as the server sends it.
+    const whole = new ConversationModel();
+    whole.push(nestedApproval());
+    const turns = runtimeTurns(whole.getSnapshot().tree.turns.slice(1));
+    const model = new ConversationModel();
+    model.seed({
+      headSeq: 11,
+      totalTurns: 2,
+      firstTurn: 1,
+      turns,
+      compactions: [],
+      preparingArguments: {},
+    });
+    render(<Host model={model} first="bash_1" />);
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Inspect' }));
+    const panel = screen.getByRole('complementary', { name: /Trajectory of bash/ });
+    const position = within(panel).getByRole('region', { name: 'Position' });
+    expect(position).toHaveTextContent('turn 2 — publish the work');
+    expect(position).toHaveTextContent(/Step\s*—/);
+    const timing = within(panel).getByRole('region', { name: 'Timing' });
+    expect(timing).toHaveTextContent('Only its duration is known');
+    expect(timing).toHaveTextContent(/Ended\s*—/);
+    expect(timing).toHaveTextContent('5 s');
+    expect(within(panel).getByRole('region', { name: 'Requests' })).toHaveTextContent(
+      'Approval · Allowed by web-tab',
+    );
   });
 
   it('walks to the parent and its nested calls, closes on Escape and gives focus back', async () => {

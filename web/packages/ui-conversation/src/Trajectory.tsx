@@ -268,13 +268,17 @@ export function CallTrajectory(props: CallTrajectoryProps) {
 
           <section aria-label={t('trajectory.timing')}>
             <h3>{t('trajectory.timing')}</h3>
+            {timing === undefined && node.phase === 'done' ? (
+              <p className="qc-trajectory__note">{t('trajectory.noTiming')}</p>
+            ) : null}
             <dl className="qc-trajectory__facts">
               {timing?.preparingAt === undefined ? null : (
                 <Fact term={t('trajectory.named')}>{times.time(timing.preparingAt)}</Fact>
               )}
               <Fact term={t('trajectory.started')}>{times.time(timing?.startedAt) ?? '—'}</Fact>
               <Fact term={t('trajectory.ended')}>
-                {times.time(timing?.endedAt) ?? t('trajectory.notYet')}
+                {times.time(timing?.endedAt) ??
+                  (node.phase === 'done' ? '—' : t('trajectory.notYet'))}
               </Fact>
               <Fact term={t('trajectory.duration')}>
                 {duration === undefined ? '—' : times.duration(duration)}

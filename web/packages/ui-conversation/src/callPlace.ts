@@ -32,7 +32,7 @@ export function findCall(
     const roots = turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : []));
     const found = search(roots, callId, []);
     if (found === undefined) continue;
-    const place = { ...found, turn, turnNumber: turnIndex + 1 };
+    const place = { ...found, turn, turnNumber: tree.firstTurn + turnIndex + 1 };
     const step = stepOf(callId);
     if (found.ancestors.length > 0 || step === undefined) return place;
     const sameStep = roots.filter((root) => stepOf(root.callId) === step);

@@ -10,6 +10,7 @@ export {
   ConversationModel,
   type ConversationSnapshot,
   type SessionFacts,
+  type SessionSnapshot,
   type SkippedEvent,
 } from './model';
 export {

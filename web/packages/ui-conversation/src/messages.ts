@@ -59,6 +59,8 @@ const EN = {
   'trajectory.ended': 'Ended',
   'trajectory.notYet': 'not yet',
   'trajectory.duration': 'Duration',
+  'trajectory.noTiming':
+    'Only its duration is known: the call was loaded from the session’s saved tree, not from its events.',
   'trajectory.arguments': 'Arguments',
   'trajectory.noArguments': 'No arguments yet: the call is still being prepared.',
   'trajectory.result': 'Result',
@@ -76,6 +78,10 @@ const EN = {
   'trajectory.request.resolved': 'resolved {at}',
   'compaction.label': 'Earlier conversation summarised',
   'compaction.size': '~{before} → ~{after} tokens a request',
+  'earlier.show': 'Show earlier turns ({count})',
+  'earlier.loading': 'Loading earlier turns…',
+  'earlier.failed': 'Could not load the earlier turns: {message}',
+  'earlier.retry': 'Try again',
 } as const;
 
 /** A key of the conversation's labels. */
@@ -138,6 +144,7 @@ const ZH: Record<ConversationMessageKey, string> = {
   'trajectory.ended': '结束',
   'trajectory.notYet': '尚未结束',
   'trajectory.duration': '耗时',
+  'trajectory.noTiming': '只知道耗时：此调用读取自会话保存的调用树，而非其事件。',
   'trajectory.arguments': '参数',
   'trajectory.noArguments': '还没有参数：调用仍在准备中。',
   'trajectory.result': '结果',
@@ -155,6 +162,10 @@ const ZH: Record<ConversationMessageKey, string> = {
   'trajectory.request.resolved': '解决于 {at}',
   'compaction.label': '之前的对话已总结',
   'compaction.size': '每次请求约 {before} → {after} token',
+  'earlier.show': '显示更早的轮次（{count}）',
+  'earlier.loading': '正在加载更早的轮次…',
+  'earlier.failed': '无法加载更早的轮次：{message}',
+  'earlier.retry': '重试',
 };
 
 /** The conversation's labels by locale. */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureText, recordedFixtures } from '../../../test-support/fixtures';
+import {
+  fixtureText,
+  recordedFixtures,
+  recordedSnapshot,
+  runtimeTurns,
+} from '../../../test-support/fixtures';
 import type { ToolNode } from '@qilin-agent/protocol';
 import { ConversationModel } from './model';
 
@@ -115,5 +120,81 @@ describe('ConversationModel', () => {
     expect(model.push([events[text]])).toBe(true);
     const after = model.getSnapshot();
     expect(after.tree.turns[0]).toBe(before.tree.turns[0]);
+  });
+});
+
+describe('a model started from the server snapshot', () => {
+  const snapshotOf = recordedSnapshot;
+
+  it.each(recordedFixtures())(
+    '%s: the runtime tree, the session facts, and the earlier turns',
+    (name) => {
+      const events = rawEvents(name);
+      const whole = new ConversationModel();
+      whole.push(events);
+      const total = whole.getSnapshot().tree.turns.length;
+      const model = new ConversationModel();
+      expect(model.seed(snapshotOf(name, total - 1), events[0])).toBe(true);
+      const seeded = model.getSnapshot();
+      expect(seeded.lastSeq).toBe(events.length);
+      expect(seeded.session).toEqual(whole.getSnapshot().session);
+      expect(seeded.tree.firstTurn).toBe(total - 1);
+      // A resume that repeats what the snapshot held changes nothing.
+      expect(model.push(events)).toBe(false);
+      expect(model.prepend(snapshotOf(name, 0))).toBe(0);
+      // The same tree, whatever order the runtime wrote each object's keys in.
+      expect(JSON.parse(JSON.stringify(model.getSnapshot().tree))).toEqual(
+        JSON.parse(JSON.stringify(whole.getSnapshot().tree)),
+      );
+      expect(model.getSnapshot().running).toBe(whole.getSnapshot().running);
+      // A seeded model takes no second seed.
+      expect(model.seed(snapshotOf(name, 0))).toBe(false);
+    },
+  );
+
+  it('folds the events after the snapshot and loads earlier turns; seeded calls have no timing', () => {
+    const events = rawEvents('interrupts');
+    const model = new ConversationModel();
+    const snapshot = snapshotOf('interrupts', 3);
+    // The snapshot as of an earlier head: the last turn's events come from the stream.
+    const firstOfLast = events.findLastIndex((event) => event.type === 'turn.started');
+    const head = new ConversationModel();
+    head.push(events.slice(0, firstOfLast));
+    const headTree = head.getSnapshot().tree;
+    expect(
+      model.seed(
+        {
+          ...snapshot,
+          headSeq: firstOfLast,
+          totalTurns: 3,
+          firstTurn: 2,
+          turns: runtimeTurns(headTree.turns.slice(2)),
+        },
+        events[0],
+      ),
+    ).toBe(true);
+    let heard = 0;
+    model.subscribe(() => (heard += 1));
+    expect(model.push(events)).toBe(true);
+    expect(heard).toBe(1);
+    expect(model.getSnapshot().tree.turns).toHaveLength(2);
+    expect(() => model.prepend({ firstTurn: 0, turns: [] })).toThrow(/turn before 2/);
+    const earlier = snapshotOf('interrupts', 0).turns;
+    expect(model.prepend({ firstTurn: 1, turns: earlier.slice(1, 2) })).toBe(1);
+    expect(heard).toBe(2);
+    expect(model.prepend({ firstTurn: 0, turns: earlier.slice(0, 2) })).toBe(0);
+    expect(heard).toBe(3);
+    const whole = new ConversationModel();
+    whole.push(events);
+    expect(JSON.parse(JSON.stringify(model.getSnapshot().tree))).toEqual(
+      JSON.parse(JSON.stringify(whole.getSnapshot().tree)),
+    );
+    const seededCall = allCalls(model).find((node) =>
+      model
+        .getSnapshot()
+        .tree.turns[0]?.items.some((item) => item.type === 'tool' && item.node === node),
+    );
+    expect(seededCall).toBeDefined();
+    expect(model.callTiming(seededCall?.callId ?? '')).toBeUndefined();
   });
 });

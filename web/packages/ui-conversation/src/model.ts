@@ -1,9 +1,11 @@
 import {
-  foldEvents,
+  ConversationFold,
   readEvent,
   type AgentInfo,
   type ConversationTree,
   type Event,
+  type TreeSeed,
+  type TurnPage,
 } from '@qilin-agent/protocol';
 import { CallTimeline, type CallTiming, type RequestTiming } from './timing';
 
@@ -31,6 +33,17 @@ export interface ConversationSnapshot {
   readonly running: boolean;
 }
 
+/**
+ * The server's snapshot of a session (`GET /api/sessions/{id}/snapshot`, `Snapshot` in the
+ * OpenAPI document): the runtime's fold of its latest turns, up to `headSeq`.
+ */
+export interface SessionSnapshot extends TreeSeed {
+  /** The `seq` of the last event folded in: the events after it follow on. */
+  readonly headSeq: number;
+  /** The number of turns in the session. */
+  readonly totalTurns: number;
+}
+
 /** Why one value given to [`ConversationModel.push`] was not folded. */
 export interface SkippedEvent {
   /** The event's `seq`, when it had one. */
@@ -54,7 +67,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * Subscribe with `useSyncExternalStore(model.subscribe, model.getSnapshot)`.
  */
 export class ConversationModel {
-  private readonly fold = foldEvents([]);
+  private fold = new ConversationFold();
   private readonly timeline = new CallTimeline();
   private readonly listeners = new Set<Listener>();
   private readonly preparingListeners = new Map<string, Set<Listener>>();
@@ -107,6 +120,36 @@ export class ConversationModel {
   }
 
   /**
+   * Starts the conversation from the server's snapshot of its latest turns, with the session's
+   * first event (its `session.started`, which the snapshot leaves out) when it was read; the
+   * events after the snapshot's `headSeq` follow with [`push`]. The timings of the calls in it
+   * are unknown (they are read from events). Only a model that has folded nothing takes a
+   * seed; returns whether it did. Throws a `TurnPageError` for a snapshot that is not a tree.
+   */
+  seed(snapshot: SessionSnapshot, first?: unknown): boolean {
+    if (this.lastSeq !== 0 || !Number.isSafeInteger(snapshot.headSeq) || snapshot.headSeq < 0) {
+      return false;
+    }
+    this.fold = ConversationFold.seeded(snapshot);
+    const started = first === undefined ? undefined : this.read(first);
+    if (started !== undefined && started.seq <= snapshot.headSeq) this.side(started);
+    this.lastSeq = snapshot.headSeq;
+    this.publish(new Set());
+    return true;
+  }
+
+  /**
+   * Puts a page of earlier turns (`GET /api/sessions/{id}/snapshot?before=N`, N the tree's
+   * `firstTurn`) before the ones shown; every node shown keeps its identity. Returns how many
+   * earlier turns remain to load (the new `tree.firstTurn`). Throws a `TurnPageError` for a page
+   * that is not a tree or leaves a gap.
+   */
+  prepend(page: TurnPage): number {
+    if (this.fold.prepend(page) > 0) this.publish(new Set());
+    return this.fold.tree().firstTurn;
+  }
+
+  /**
    * Folds events (parsed JSON values, in `seq` order) and publishes one snapshot; returns
    * whether anything changed. Values already seen (by `seq`) are dropped.
    */
@@ -128,13 +171,18 @@ export class ConversationModel {
       this.fold.applyAll(fresh, (change) => {
         if (change.preparing !== undefined) preparing.add(change.preparing);
       });
-      this.snapshot = this.build();
-      this.listeners.forEach((listener) => listener());
-      for (const callId of preparing) {
-        this.preparingListeners.get(callId)?.forEach((listener) => listener());
-      }
+      this.publish(preparing);
     }
     return changed;
+  }
+
+  /** Publishes a new snapshot; the listeners of the calls in `preparing` hear it too. */
+  private publish(preparing: ReadonlySet<string>): void {
+    this.snapshot = this.build();
+    this.listeners.forEach((listener) => listener());
+    for (const callId of preparing) {
+      this.preparingListeners.get(callId)?.forEach((listener) => listener());
+    }
   }
 
   private read(value: unknown): Event | undefined {
