@@ -3,7 +3,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { screenshot } from './support/screens';
-import { startServer, type QilinServer } from './support/server';
+import { startScriptedServer, type QilinServer } from './support/server';
 
 // The agent asks before every `bash` call that echoes "approved", and code mode is on.
 const AGENT = `name: e2e
@@ -69,15 +69,10 @@ const SHOT_PNG =
 let server: QilinServer;
 
 test.beforeAll(async () => {
-  server = await startServer(
-    {
-      'e2e.agent': AGENT,
-      'script.yaml': SCRIPT,
-      'notes.md': '# Notes\n\nSome notes.\n',
-      'shot.png': Buffer.from(SHOT_PNG, 'base64'),
-    },
-    ['--agent', 'e2e.agent', '--model', 'scripted:script.yaml'],
-  );
+  server = await startScriptedServer(AGENT, SCRIPT, {
+    'notes.md': '# Notes\n\nSome notes.\n',
+    'shot.png': Buffer.from(SHOT_PNG, 'base64'),
+  });
 });
 
 test.afterAll(async () => {

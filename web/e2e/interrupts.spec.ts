@@ -1,6 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { startServer, type QilinServer } from './support/server';
+import { startScriptedServer, type QilinServer } from './support/server';
 
 const AGENT = `name: e2e-stop
 description: Runs long commands for the interrupt and restart test.
@@ -27,12 +27,7 @@ const SCRIPT = `turns:
 let server: QilinServer;
 
 test.beforeAll(async () => {
-  server = await startServer({ 'e2e.agent': AGENT, 'script.yaml': SCRIPT }, [
-    '--agent',
-    'e2e.agent',
-    '--model',
-    'scripted:script.yaml',
-  ]);
+  server = await startScriptedServer(AGENT, SCRIPT);
 });
 
 test.afterAll(async () => {

@@ -1,7 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import { screenshot } from './support/screens';
-import { startServer, type QilinServer } from './support/server';
+import { startScriptedServer, type QilinServer } from './support/server';
 
 // The page opens a session from the server's snapshot of its latest turns (20) and loads the
 // earlier ones as the reader scrolls up.
@@ -49,13 +49,8 @@ async function serverCall<T>(method: string, path: string, body?: unknown): Prom
 }
 
 test.beforeAll(async () => {
-  server = await startServer({ 'e2e.agent': AGENT, 'script.yaml': SCRIPT }, [
-    '--agent',
-    'e2e.agent',
-    '--model',
-    'scripted:script.yaml',
-  ]);
-  token = new URLSearchParams(new URL(server.url).hash.slice(1)).get('token') ?? '';
+  server = await startScriptedServer(AGENT, SCRIPT);
+  token = server.token;
   // A session of many turns, recorded before the page opens it.
   ({ id: sessionId } = await serverCall<{ id: string }>('POST', '/api/sessions', {}));
   for (let turn = 0; turn < TURNS; turn += 1) {

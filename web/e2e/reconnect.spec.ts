@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { startStreamCutter, type StreamCutter } from './support/proxy';
-import { startServer, type QilinServer } from './support/server';
+import { startScriptedServer, type QilinServer } from './support/server';
 
 const AGENT = `name: e2e-reconnect
 description: Runs a slow turn while the page's event stream is cut.
@@ -52,13 +52,8 @@ let cutter: StreamCutter;
 let token: string;
 
 test.beforeAll(async () => {
-  server = await startServer({ 'e2e.agent': AGENT, 'script.yaml': SCRIPT }, [
-    '--agent',
-    'e2e.agent',
-    '--model',
-    'scripted:script.yaml',
-  ]);
-  token = new URLSearchParams(new URL(server.url).hash.slice(1)).get('token') ?? '';
+  server = await startScriptedServer(AGENT, SCRIPT);
+  token = server.token;
   cutter = await startStreamCutter(server.origin);
 });
 

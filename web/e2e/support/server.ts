@@ -10,6 +10,8 @@ export interface QilinServer {
   readonly url: string;
   /** The server's origin (`http://127.0.0.1:PORT`). */
   readonly origin: string;
+  /** The access token (from the URL's fragment), for requests made outside the page. */
+  readonly token: string;
   /** The temp workspace. */
   readonly workspace: string;
   /** Stops the server the way Ctrl-C does, and starts it again on the same port and store. */
@@ -77,7 +79,7 @@ async function halt(child: ChildProcess): Promise<void> {
 }
 
 /** Starts `qilin serve` on a workspace holding `files` (text or bytes), with `args`. */
-export async function startServer(
+async function startServer(
   files: Record<string, string | Uint8Array>,
   args: readonly string[],
 ): Promise<QilinServer> {
@@ -90,6 +92,7 @@ export async function startServer(
   return {
     url,
     origin,
+    token,
     workspace,
     restart: async () => {
       await halt(running.child);
@@ -100,4 +103,21 @@ export async function startServer(
       rmSync(workspace, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Starts `qilin serve` running `agent` on the scripted model's `script` (as `e2e.agent` and
+ * `script.yaml` in the workspace, beside any other `files`).
+ */
+export function startScriptedServer(
+  agent: string,
+  script: string,
+  files: Record<string, string | Uint8Array> = {},
+): Promise<QilinServer> {
+  return startServer({ 'e2e.agent': agent, 'script.yaml': script, ...files }, [
+    '--agent',
+    'e2e.agent',
+    '--model',
+    'scripted:script.yaml',
+  ]);
 }
