@@ -566,6 +566,17 @@ struct Remount {
 }
 
 impl Remount {
+    /// Tries the servers due for another start, and makes the tools again when a server's tool
+    /// list changed (or it came up); returns whether it did.
+    async fn refresh(&self, agent: &Agent) -> Result<bool, RuntimeError> {
+        self.mcp.restart_due().await;
+        if !self.mcp.take_changed() {
+            return Ok(false);
+        }
+        self.run(agent).await?;
+        Ok(true)
+    }
+
     async fn run(&self, agent: &Agent) -> Result<(), RuntimeError> {
         let (snapshots, _) = self.mcp.snapshots().await;
         let found = discover_skills_with(
@@ -775,11 +786,7 @@ impl SessionHandle {
                     // Between turns, never within one: the prompt of a turn stays byte-stable.
                     // A server down since its last failed start is tried again first.
                     if let Some(remount) = remount
-                        && {
-                            remount.mcp.restart_due().await;
-                            remount.mcp.take_changed()
-                        }
-                        && let Err(err) = remount.run(&agent).await
+                        && let Err(err) = remount.refresh(&agent).await
                     {
                         tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
                     }
@@ -812,12 +819,7 @@ impl SessionHandle {
         if self.running_turn().is_some() {
             return Ok(false);
         }
-        remount.mcp.restart_due().await;
-        if !remount.mcp.take_changed() {
-            return Ok(false);
-        }
-        remount.run(&self.inner.agent).await?;
-        Ok(true)
+        remount.refresh(&self.inner.agent).await
     }
 
     /// The turn running now, if one is.

@@ -279,9 +279,20 @@ pub trait EventStore: Send + Sync + 'static {
     /// hands them to the session's followers. Returns the new head `seq`.
     async fn append(&self, session: &str, events: &[Event]) -> Result<u64, StoreError>;
 
-    /// Up to `limit` events after `after`, in order.
-    async fn read(&self, session: &str, after: u64, limit: usize)
-    -> Result<Vec<Event>, StoreError>;
+    /// Up to `limit` events after `after`, in order: [`read_json`](EventStore::read_json)'s,
+    /// decoded.
+    async fn read(
+        &self,
+        session: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        self.read_json(session, after, limit)
+            .await?
+            .iter()
+            .map(|event| plan::decode(session, &event.json))
+            .collect()
+    }
 
     /// The events [`read`](EventStore::read) returns, as the JSON the store keeps, for a host
     /// that passes them on (a server's pages of history) rather than reading them.

@@ -283,11 +283,6 @@ impl RegisteredTool {
         self.definition_with_hint(hint)
     }
 
-    /// The guidance used instead of the prompt hint in a code-only agent, if the tool has one.
-    pub fn code_only_prompt_hint(&self) -> Option<&str> {
-        self.code_only_prompt_hint.as_deref()
-    }
-
     fn definition_with_hint(&self, hint: &str) -> Option<DirectDefinition> {
         if self.code_mode_only {
             return None;

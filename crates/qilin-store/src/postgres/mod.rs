@@ -577,19 +577,6 @@ impl EventStore for PostgresStore {
         outcome.await.map_err(|_| stopped())?
     }
 
-    async fn read(
-        &self,
-        session: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.read_json(session, after, limit)
-            .await?
-            .iter()
-            .map(|event| decode(session, &event.json))
-            .collect()
-    }
-
     async fn read_json(
         &self,
         session: &str,

@@ -417,19 +417,6 @@ impl EventStore for SqliteStore {
         self.write(|reply| Command::Append { plan, reply }).await
     }
 
-    async fn read(
-        &self,
-        session: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        self.read_json(session, after, limit)
-            .await?
-            .iter()
-            .map(|event| decode(session, &event.json))
-            .collect()
-    }
-
     async fn read_json(
         &self,
         session: &str,
