@@ -10,7 +10,7 @@ use qilin_model::{
     Message, ModelEvent, ModelProvider, ModelRequest, Reasoning, ReasoningSetting, StopReason,
 };
 use qilin_protocol::{ErrorCode, Event, EventBody, FinishReason, ToolPreparingEvent, Usage};
-use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolError};
+use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolEffect, ToolError};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
@@ -97,6 +97,36 @@ struct StepCall {
     /// The model finished the call's arguments.
     ended: bool,
     running: Option<JoinHandle<CallOutcome>>,
+}
+
+/// Keeps the calls of one step in the model's order where order matters, as a read/write
+/// lock taken in turn: calls of read-only tools run side by side, a call that may change
+/// something waits for every call dispatched before it, and the calls after it wait for it.
+#[derive(Default)]
+struct CallOrder {
+    /// Cancelled when the last changing call dispatched so far has ended.
+    last_change: Option<CancellationToken>,
+    /// Cancelled as each read-only call dispatched since that one ends.
+    reads_since: Vec<CancellationToken>,
+}
+
+impl CallOrder {
+    /// Places the next call: the ends it must wait for, and its own end, to be cancelled
+    /// (dropped as a guard) when it has ended.
+    fn place(&mut self, read_only: bool) -> (Vec<CancellationToken>, CancellationToken) {
+        let ended = CancellationToken::new();
+        let waits = if read_only {
+            self.reads_since.push(ended.clone());
+            self.last_change.iter().cloned().collect()
+        } else {
+            self.last_change
+                .replace(ended.clone())
+                .into_iter()
+                .chain(self.reads_since.drain(..))
+                .collect()
+        };
+        (waits, ended)
+    }
 }
 
 impl Agent {
@@ -282,6 +312,7 @@ impl Agent {
         let mut stream = self.provider.stream(request);
         let mut text = String::new();
         let mut calls: Vec<StepCall> = Vec::new();
+        let mut order = CallOrder::default();
         let mut usage = Usage::default();
         let mut failure: Option<String> = None;
         let mut stop_reason: Option<StopReason> = None;
@@ -322,7 +353,7 @@ impl Agent {
                 Some(Ok(ModelEvent::ToolCallEnd { id })) => {
                     if let Some(call) = calls.iter_mut().find(|c| c.id == id && !c.ended) {
                         call.ended = true;
-                        call.running = self.start_call(call, cancel);
+                        call.running = self.start_call(call, &mut order, cancel);
                     }
                 }
                 Some(Ok(ModelEvent::Usage(reported))) => usage = reported,
@@ -385,15 +416,22 @@ impl Agent {
         StepOutcome { end, text, usage }
     }
 
-    /// Dispatches a call whose arguments are complete JSON. Argument text that is not JSON is
-    /// judged once the step's stop reason is known (cut by the token limit, or malformed).
+    /// Dispatches a call whose arguments are complete JSON, once the calls `order` says it
+    /// follows have ended. Argument text that is not JSON is judged once the step's stop
+    /// reason is known (cut by the token limit, or malformed).
     fn start_call(
         &self,
         call: &StepCall,
+        order: &mut CallOrder,
         cancel: &CancellationToken,
     ) -> Option<JoinHandle<CallOutcome>> {
         let arguments = parse_arguments(&call.arguments).ok()?;
         let executor = self.executor();
+        let read_only = executor
+            .registry()
+            .get(&call.name)
+            .is_some_and(|tool| tool.effect() == Some(ToolEffect::ReadOnly));
+        let (earlier, ended) = order.place(read_only);
         let cancel = cancel.clone();
         let tool_call = qilin_tool::ToolCall {
             call_id: call.id.clone(),
@@ -403,6 +441,10 @@ impl Agent {
         let span = tracing::info_span!("call", call = %call.id, tool = %call.name);
         Some(tokio::spawn(
             async move {
+                let _ended = ended.drop_guard();
+                for call in earlier {
+                    call.cancelled().await;
+                }
                 executor
                     .dispatch_cancellable(tool_call, Caller::Direct, cancel)
                     .await

@@ -24,7 +24,7 @@ struct MeetArgs {
 
 /// Waits until a second call arrives at the same meeting point; fails after two seconds alone.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "meet")]
+#[tool(name = "meet", read_only)]
 struct Meet(Arc<Barrier>);
 
 impl Tool for Meet {
@@ -243,6 +243,52 @@ turns:
 }
 
 #[tokio::test]
+async fn a_call_that_may_change_things_runs_after_the_calls_before_it_and_before_those_after() {
+    let mut f = fixture(
+        r#"
+turns:
+  - calls:
+      - tool: meet
+        args: {name: "a"}
+      - tool: echo
+        args: {text: "between"}
+      - tool: meet
+        args: {name: "b"}
+  - say: "Done."
+"#,
+        10,
+    );
+    f.agent.run_turn("go", CancellationToken::new()).await;
+    let events = drain(&mut f.events);
+    assert_consistent(&events);
+    let order: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolStart(s) => Some(format!("start {}", s.tool_name)),
+            EventBody::ToolResult(r) => Some(format!("end {}", r.tool_name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "start meet",
+            "end meet",
+            "start echo",
+            "end echo",
+            "start meet",
+            "end meet"
+        ]
+    );
+    // The first read-only call ran alone: the second waited behind the call between them.
+    let history = f.agent.history();
+    let Message::ToolResults { results } = &history[2] else {
+        panic!("{history:?}")
+    };
+    assert!(results[0].is_error && !results[1].is_error, "{results:?}");
+}
+
+#[tokio::test]
 async fn arguments_that_are_not_json_are_told_to_the_model_and_the_loop_goes_on() {
     let mut f = fixture(
         r#"
@@ -334,7 +380,13 @@ turns:
             _ => None,
         })
         .collect();
-    assert!(statuses.contains(&CallStatus::Interrupted), "{statuses:?}");
+    // `echo` may change things, so it waits for the call before it: the interrupt reaches it
+    // before it runs.
+    assert_eq!(
+        statuses,
+        [CallStatus::Interrupted, CallStatus::Interrupted],
+        "{events:?}"
+    );
     let EventBody::TurnFinished { reason, .. } = &events.last().unwrap().body else {
         panic!()
     };

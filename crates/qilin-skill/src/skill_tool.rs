@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// Read a skill of the catalog: its instructions and the list of its other files, or one of
 /// those files.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "skill")]
+#[tool(name = "skill", read_only)]
 pub struct SkillTool {
     skills: Arc<SkillSet>,
 }

@@ -3,21 +3,23 @@
 //! ```ignore
 //! /// Search file contents with a regular expression.
 //! #[derive(Tool)]
-//! #[tool(name = "grep", paths = ["path"])]  // or #[tool(name = "crm_lookup", code_mode_only)]
+//! #[tool(name = "grep", read_only, paths = ["path"])]  // or #[tool(name = "crm_lookup", code_mode_only)]
 //! pub struct Grep;
 //! ```
 //!
 //! The doc comment becomes the tool's description; the macro implements
 //! `qilin_tool::ToolInfo`, and the author implements `qilin_tool::Tool`. `paths` names the
 //! arguments that hold workspace paths (dotted for nested ones, `edits.path`): the execution
-//! layer replaces each by its canonical workspace-relative form before review.
+//! layer replaces each by its canonical workspace-relative form before review. `read_only`
+//! declares that the tool changes nothing: its calls may run beside the other read-only calls
+//! of a step, and review rules naming `effect: read_only` match it.
 
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::{Attribute, DeriveInput, Expr, Lit, LitStr, Meta, parse_macro_input};
 
-/// Implements `qilin_tool::ToolInfo` from `#[tool(name = "...", code_mode_only, paths = [...])]`
-/// and the doc comment.
+/// Implements `qilin_tool::ToolInfo` from
+/// `#[tool(name = "...", code_mode_only, read_only, paths = [...])]` and the doc comment.
 #[proc_macro_derive(Tool, attributes(tool))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -30,6 +32,7 @@ pub fn derive_tool(input: TokenStream) -> TokenStream {
 fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let mut name: Option<LitStr> = None;
     let mut code_mode_only = false;
+    let mut read_only = false;
     let mut paths: Vec<LitStr> = Vec::new();
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("tool")) {
         attr.parse_nested_meta(|meta| {
@@ -37,11 +40,10 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                 name = Some(meta.value()?.parse()?);
                 Ok(())
             } else if meta.path.is_ident("code_mode_only") {
-                code_mode_only = if meta.input.peek(syn::Token![=]) {
-                    meta.value()?.parse::<syn::LitBool>()?.value
-                } else {
-                    true
-                };
+                code_mode_only = flag(&meta)?;
+                Ok(())
+            } else if meta.path.is_ident("read_only") {
+                read_only = flag(&meta)?;
                 Ok(())
             } else if meta.path.is_ident("paths") {
                 let list: syn::ExprArray = meta.value()?.parse()?;
@@ -61,8 +63,9 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                 }
                 Ok(())
             } else {
-                Err(meta
-                    .error("expected `name = \"...\"`, `code_mode_only` or `paths = [\"...\"]`"))
+                Err(meta.error(
+                    "expected `name = \"...\"`, `code_mode_only`, `read_only` or `paths = [\"...\"]`",
+                ))
             }
         })?;
     }
@@ -87,9 +90,19 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             const NAME: &'static str = #name;
             const DESCRIPTION: &'static str = #description;
             const CODE_MODE_ONLY: bool = #code_mode_only;
+            const READ_ONLY: bool = #read_only;
             const PATH_ARGUMENTS: &'static [&'static str] = &[#(#paths),*];
         }
     })
+}
+
+/// A flag's value: `true` when written alone, else the `= true` or `= false` after it.
+fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) {
+        Ok(meta.value()?.parse::<syn::LitBool>()?.value)
+    } else {
+        Ok(true)
+    }
 }
 
 fn check_wire_name(name: &LitStr) -> syn::Result<()> {

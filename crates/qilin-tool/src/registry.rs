@@ -164,7 +164,7 @@ impl RegisteredTool {
             path_arguments: T::PATH_ARGUMENTS,
             parameters,
             output_schema: output_schema_for::<T::Output>(),
-            effect: None,
+            effect: T::READ_ONLY.then_some(ToolEffect::ReadOnly),
             dynamic: false,
             validator,
             erased: Box::new(Erased(Arc::new(tool))),
@@ -222,7 +222,8 @@ impl RegisteredTool {
         &self.description
     }
 
-    /// What the tool declares about its effects (an MCP server's annotations), if anything.
+    /// What the tool declares about its effects (a built-in's `read_only`, an MCP server's
+    /// annotations), if anything.
     pub fn effect(&self) -> Option<ToolEffect> {
         self.effect
     }

@@ -16,12 +16,14 @@ pub struct ReviewRequest<'a> {
     pub arguments: &'a Value,
     /// Which entry the call came through.
     pub caller: &'a Caller,
-    /// What the tool says of its effects (an MCP server's annotations), when it says.
+    /// What the tool says of its effects (a built-in's `read_only`, an MCP server's
+    /// annotations), when it says.
     pub effect: Option<ToolEffect>,
 }
 
-/// What a tool declares about its effects on the world, from an MCP server's annotations
-/// (`readOnlyHint`, `destructiveHint`); review rules can match on it with `effect:`.
+/// What a tool declares about its effects on the world: a built-in tool's `read_only`, or an
+/// MCP server's annotations (`readOnlyHint`, `destructiveHint`); review rules can match on it
+/// with `effect:`, and the calls of one step run side by side only when they are read-only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolEffect {
@@ -111,8 +113,9 @@ pub struct PolicyRule {
     /// values must match; every entry must match for the rule to apply.
     #[serde(default)]
     pub when: BTreeMap<String, String>,
-    /// The effect the tool declares (`read_only`, `additive`, `destructive`, from an MCP
-    /// server's annotations); a tool that declares none never matches a rule that names one.
+    /// The effect the tool declares (`read_only`, `additive`, `destructive`: a built-in's
+    /// `read_only` or an MCP server's annotations); a tool that declares none never matches a
+    /// rule that names one.
     #[serde(default)]
     pub effect: Option<ToolEffect>,
     /// What to do with a matching call.

@@ -14,6 +14,9 @@ pub trait ToolInfo {
     const DESCRIPTION: &'static str;
     /// True when the tool is reached only from code mode and never sits in a tools list.
     const CODE_MODE_ONLY: bool;
+    /// True when the tool changes nothing (its effect is [`crate::ToolEffect::ReadOnly`]): its
+    /// calls may run beside the other read-only calls of a step.
+    const READ_ONLY: bool = false;
     /// The arguments holding workspace paths (dotted for nested ones: `edits.path`); the
     /// execution layer gives review and the tool their canonical workspace-relative form.
     const PATH_ARGUMENTS: &'static [&'static str] = &[];

@@ -18,7 +18,7 @@ pub const MAX_RESULTS: usize = 100;
 /// `src/**/test_*.py`, most recently modified first. Files ignored by `.gitignore` and hidden
 /// files are skipped.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "glob", paths = ["path"])]
+#[tool(name = "glob", read_only, paths = ["path"])]
 pub struct Glob;
 
 /// Arguments of `glob`.

@@ -22,7 +22,7 @@ pub const MAX_CONTEXT: usize = 20;
 /// matching files, the matching lines with their numbers, or the count of matching lines per
 /// file.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "grep", paths = ["path"])]
+#[tool(name = "grep", read_only, paths = ["path"])]
 pub struct Grep;
 
 /// What `grep` returns.

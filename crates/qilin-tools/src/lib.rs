@@ -142,3 +142,32 @@ pub fn session_services() -> Services {
     services.insert(Arc::new(EditHistory::new()));
     services
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qilin_tool::ToolEffect;
+
+    #[test]
+    fn only_the_tools_that_change_nothing_declare_it() {
+        let mut registry = ToolRegistry::new();
+        register_builtins(&mut registry).unwrap();
+        let mut read_only: Vec<&str> = registry
+            .names()
+            .filter(|name| registry.get(name).unwrap().effect() == Some(ToolEffect::ReadOnly))
+            .collect();
+        read_only.sort_unstable();
+        assert_eq!(
+            read_only,
+            [
+                "glob",
+                "grep",
+                "read",
+                "read_image",
+                "table_query",
+                "terminal_list",
+                "web_fetch"
+            ]
+        );
+    }
+}

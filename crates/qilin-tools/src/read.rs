@@ -16,7 +16,7 @@ pub const DEFAULT_LINE_LIMIT: usize = 2000;
 /// the start unless `offset`/`limit` say otherwise; lines longer than 2000 characters are cut
 /// with a note.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "read", paths = ["path"])]
+#[tool(name = "read", read_only, paths = ["path"])]
 pub struct Read;
 
 /// Arguments of `read`.

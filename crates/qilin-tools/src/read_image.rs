@@ -30,7 +30,7 @@ const MAX_DECODER_BYTES: u64 = 256 * 1024 * 1024;
 /// Shows a PNG, JPEG, GIF or WebP file from the workspace. Images larger than 1568 pixels on
 /// a side, or than about 3.75 MB, are downscaled. A GIF shows its first frame.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "read_image", paths = ["path"])]
+#[tool(name = "read_image", read_only, paths = ["path"])]
 pub struct ReadImage;
 
 /// Arguments of `read_image`.

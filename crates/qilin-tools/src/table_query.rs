@@ -33,7 +33,7 @@ const DETAIL_ROWS: usize = 20;
 /// surrounding spaces are ignored. The file is read as a stream, up to 256 MiB and 100000
 /// distinct groups.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "table_query", code_mode_only, paths = ["path"])]
+#[tool(name = "table_query", code_mode_only, read_only, paths = ["path"])]
 pub struct TableQuery;
 
 /// How the cells of a group are combined.

@@ -473,7 +473,7 @@ impl Tool for TerminalKill {
 /// Every terminal `terminal_start` opened, with its command and whether its program still
 /// runs, and every persistent shell `bash` (or `pwsh`) keeps, with its last command.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "terminal_list")]
+#[tool(name = "terminal_list", read_only)]
 pub struct TerminalList;
 
 /// Arguments of `terminal_list` (none).

@@ -43,7 +43,7 @@ impl Default for WebFetchConfig {
 /// text, source code) as it is. Follows redirects. Binary content (images, PDFs, archives)
 /// and addresses on private networks are refused.
 #[derive(qilin_tool::Tool)]
-#[tool(name = "web_fetch")]
+#[tool(name = "web_fetch", read_only)]
 pub struct WebFetch;
 
 /// Arguments of `web_fetch`.
