@@ -7,7 +7,8 @@
 //! directory. The call's output is exactly what came before the marker. A task reads the
 //! shell's output as it comes, calls or not, so a process left writing never blocks; output
 //! that arrives between calls is handed to the next call as earlier output, apart from its
-//! own (the newest 1 MiB of it, the rest counted).
+//! own (the newest 1 MiB of it, the rest counted). While a call reads, nothing is dropped: a
+//! flood waits for the call, so its output and its marker always arrive.
 //!
 //! An interrupt or a timeout ends the command, not the shell: the processes the shell
 //! started since the command began get SIGINT (and bash returns from the script, as Ctrl-C
@@ -237,6 +238,7 @@ impl PersistentShell {
                 reset_reason = Some(ResetReason::Ended(ended));
             } else if let Some(in_flight) = shell.in_flight.take() {
                 // A call ended before its command did: stop that command now.
+                let _reading = shell.output.reading();
                 let mut scanner = MarkerScanner::new(in_flight.marker.clone());
                 match self
                     .finish_interrupted(shell, &mut scanner, &in_flight, &mut earlier)
@@ -263,6 +265,7 @@ impl PersistentShell {
             *live = Some(self.start(cx.sandbox, cx.workspace)?);
         }
         let shell = live.as_mut().expect("a shell was just started");
+        let _reading = shell.output.reading();
         {
             let mut summary = crate::jobs::lock(&self.summary);
             summary.last_command = command.to_string();
@@ -580,8 +583,10 @@ impl LiveShell {
     }
 }
 
-/// Unread output kept between calls at most, in bytes; older unread output is dropped (and
-/// counted) so a process left writing in the shell never blocks on a full pipe.
+/// Unread output kept at most, in bytes. Between calls older unread output is dropped (and
+/// counted) so a process left writing in the shell never blocks on a full pipe; while a call
+/// reads, the reading waits for the call instead, so no byte of its output and never its
+/// end marker is lost, however fast the output comes.
 const MAX_UNREAD_OUTPUT: usize = 1024 * 1024;
 
 /// The shell's stdout and stderr, read as they come by a task of their own into a bounded
@@ -589,6 +594,8 @@ const MAX_UNREAD_OUTPUT: usize = 1024 * 1024;
 struct ShellOutput {
     state: Mutex<UnreadOutput>,
     arrived: tokio::sync::Notify,
+    /// Told when unread output was taken, or a call stopped reading.
+    taken: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -596,6 +603,18 @@ struct UnreadOutput {
     bytes: std::collections::VecDeque<u8>,
     dropped: u64,
     closed: bool,
+    /// A call is reading: a full buffer waits for it rather than dropping output.
+    call_reading: bool,
+}
+
+/// Marks a call as reading a shell's output until dropped.
+struct CallReading(Arc<ShellOutput>);
+
+impl Drop for CallReading {
+    fn drop(&mut self) {
+        crate::jobs::lock(&self.0.state).call_reading = false;
+        self.0.taken.notify_waiters();
+    }
 }
 
 impl ShellOutput {
@@ -604,18 +623,20 @@ impl ShellOutput {
         let output = Arc::new(ShellOutput {
             state: Mutex::new(UnreadOutput::default()),
             arrived: tokio::sync::Notify::new(),
+            taken: tokio::sync::Notify::new(),
         });
         let reader = Arc::clone(&output);
         tokio::spawn(async move {
             let mut buf = vec![0u8; 16 * 1024];
             loop {
+                reader.room_for_a_call().await;
                 let read = pipe.read(&mut buf).await;
                 let mut state = crate::jobs::lock(&reader.state);
                 match read {
                     Ok(n) if n > 0 => {
                         state.bytes.extend(&buf[..n]);
                         let excess = state.bytes.len().saturating_sub(MAX_UNREAD_OUTPUT);
-                        if excess > 0 {
+                        if excess > 0 && !state.call_reading {
                             state.bytes.drain(..excess);
                             state.dropped += excess as u64;
                         }
@@ -633,6 +654,29 @@ impl ShellOutput {
         output
     }
 
+    /// Marks a call as reading until the mark is dropped: meanwhile no output is dropped.
+    fn reading(self: &Arc<Self>) -> CallReading {
+        crate::jobs::lock(&self.state).call_reading = true;
+        CallReading(Arc::clone(self))
+    }
+
+    /// Returns once the buffer may take more output: at once between calls, and while a call
+    /// reads, once the buffer is below its bound.
+    async fn room_for_a_call(&self) {
+        loop {
+            let taken = self.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            {
+                let state = crate::jobs::lock(&self.state);
+                if !state.call_reading || state.bytes.len() < MAX_UNREAD_OUTPUT {
+                    return;
+                }
+            }
+            taken.await;
+        }
+    }
+
     /// Moves unread output into `buf` without waiting: `Ok(0)` at the end of the output,
     /// `WouldBlock` when nothing is unread yet.
     fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -648,6 +692,8 @@ impl ShellOutput {
         for (slot, byte) in buf.iter_mut().zip(state.bytes.drain(..n)) {
             *slot = byte;
         }
+        drop(state);
+        self.taken.notify_waiters();
         Ok(n)
     }
 
