@@ -6,9 +6,15 @@ mod support;
 use qilin_codemode::{CodeLimits, CodeMode};
 use support::Harness;
 
+/// Limits small enough to reach quickly, with room in the wall time for a loaded machine (the
+/// endless loop has its own, shorter one).
 fn harness() -> Harness {
+    harness_with_wall_time(30_000)
+}
+
+fn harness_with_wall_time(wall_time_ms: u64) -> Harness {
     Harness::new(CodeMode::in_process(CodeLimits {
-        wall_time_ms: 1_000,
+        wall_time_ms,
         memory_mb: 64,
         max_output_bytes: 2_000,
         max_tool_calls: 1_000,
@@ -87,7 +93,7 @@ async fn dynamic_code_and_dunder_tricks_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_loop_ends_at_the_wall_time() {
-    let h = harness();
+    let h = harness_with_wall_time(1_000);
     refused(
         &h,
         "while True:\n    pass",
