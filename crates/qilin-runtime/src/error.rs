@@ -79,8 +79,10 @@ pub enum SubmitError {
     /// The session is being compacted; a turn may start once the summary is recorded.
     #[error("the conversation is being compacted; wait for the summary or interrupt it")]
     Compacting,
-    /// The session's events can no longer be stored, so no turn may start.
-    #[error("the session can no longer record its events: {0}")]
+    /// The session's events cannot be stored, so no turn may start: for now (the store is
+    /// full or unreachable; they wait in memory and the session goes on once they are
+    /// stored), or for good.
+    #[error("the session cannot record its events: {0}")]
     Broken(String),
 }
 
@@ -99,7 +101,7 @@ pub enum CompactError {
     /// Nothing to compact, interrupted, or the model gave no summary.
     #[error("{0}")]
     Failed(#[from] qilin_agent::CompactionError),
-    /// The session's events can no longer be stored.
-    #[error("the session can no longer record its events: {0}")]
+    /// The session's events cannot be stored, for now or for good.
+    #[error("the session cannot record its events: {0}")]
     Broken(String),
 }

@@ -917,6 +917,12 @@ impl SessionHandle {
         *self.inner.committer.committed.borrow()
     }
 
+    /// The `seq` of the latest event recorded: past [`SessionHandle::committed_head`] while
+    /// events wait for the store.
+    pub fn recorded_head(&self) -> u64 {
+        self.inner.session.events().head()
+    }
+
     /// Every event after `after`, stored then live, each exactly once and in order.
     pub fn subscribe_from(&self, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
         self.inner.store.follow(&self.inner.id, after)
@@ -955,8 +961,7 @@ impl SessionHandle {
 
     /// Returns once every event recorded so far is in the store.
     pub async fn flush(&self) -> Result<(), RuntimeError> {
-        let head = self.inner.session.events().head();
-        self.inner.committer.committed(head).await
+        self.inner.committer.committed(self.recorded_head()).await
     }
 
     /// Interrupts the running turn (and a compaction), waits for the turn to end, ends the
@@ -990,6 +995,12 @@ impl SessionHandle {
 }
 
 /// Writes a session's events to the store in order, in batches, and says how far it got.
+///
+/// A store that cannot take them for now (busy, full, unreachable) is tried again, the events
+/// waiting in order in memory, until it takes them; meanwhile [`Committer::failure`] says why,
+/// so no turn starts, and once they are stored the session goes on as before. Only a refusal
+/// that no retry can mend (another writer's events in their place, the session deleted) ends
+/// the storing for good.
 struct Committer {
     committed: watch::Receiver<u64>,
     failure: Arc<Mutex<Option<String>>>,
@@ -1006,25 +1017,61 @@ impl Committer {
         let failure: Arc<Mutex<Option<String>>> = Arc::default();
         let failed = Arc::clone(&failure);
         tokio::spawn(async move {
-            while let Some(first) = events.recv().await {
-                let mut batch = vec![first];
-                while batch.len() < MAX_BATCH {
+            let mut pending: Vec<Event> = Vec::new();
+            let mut trouble: Option<Trouble> = None;
+            let mut given_up = false;
+            loop {
+                if pending.is_empty() {
+                    match events.recv().await {
+                        Some(event) => pending.push(event),
+                        None => return,
+                    }
+                }
+                while pending.len() < MAX_BATCH {
                     match events.try_recv() {
-                        Ok(event) => batch.push(event),
+                        Ok(event) => pending.push(event),
                         Err(_) => break,
                     }
                 }
-                if lock(&failed).is_some() {
+                if given_up {
+                    pending.clear();
                     continue;
                 }
-                let last = batch.last().map_or(0, |event| event.seq);
-                match append(store.as_ref(), &session, &batch).await {
-                    Ok(()) => {
+                let last = pending.last().map_or(0, |event| event.seq);
+                match store.append(&session, &pending).await {
+                    Ok(_) => {
+                        pending.clear();
+                        if trouble.take().is_some_and(|trouble| trouble.reported) {
+                            tracing::info!(session = %session, "the store takes the session's events again; none was lost");
+                            *lock(&failed) = None;
+                        }
                         committed.send_replace(last);
+                    }
+                    Err(
+                        err @ (StoreError::Busy(_) | StoreError::Full(_) | StoreError::Backend(_)),
+                    ) => {
+                        let trouble = trouble.get_or_insert_with(Trouble::new);
+                        let patient = matches!(err, StoreError::Busy(_))
+                            && trouble.since.elapsed() < BUSY_PATIENCE;
+                        if !trouble.reported && !patient {
+                            tracing::error!(session = %session, error = %err, "the session's events cannot be stored now; they wait in memory and are tried again");
+                            *lock(&failed) = Some(format!(
+                                "{err}; its unstored events wait in memory and are stored once the store takes them again"
+                            ));
+                            trouble.reported = true;
+                            committed.send_modify(|_| {});
+                        } else if !trouble.warned && trouble.since.elapsed() >= RETRY_PAUSE_CAP {
+                            tracing::warn!(session = %session, error = %err, "the store refuses the session's events for now; they wait for it");
+                            trouble.warned = true;
+                        }
+                        tokio::time::sleep(trouble.pause).await;
+                        trouble.pause = (trouble.pause * 2).min(RETRY_PAUSE_CAP);
                     }
                     Err(err) => {
                         tracing::error!(session = %session, error = %err, "the session's events can no longer be stored");
                         *lock(&failed) = Some(err.to_string());
+                        given_up = true;
+                        pending.clear();
                         committed.send_modify(|_| {});
                     }
                 }
@@ -1040,7 +1087,8 @@ impl Committer {
         lock(&self.failure).clone()
     }
 
-    /// Waits until the events up to `seq` are stored.
+    /// Waits until the events up to `seq` are stored; an error while the store cannot take
+    /// them.
     async fn committed(&self, seq: u64) -> Result<(), RuntimeError> {
         let mut committed = self.committed.clone();
         loop {
@@ -1059,34 +1107,35 @@ impl Committer {
     }
 }
 
-/// How long a busy store (another process holding its write lock: a backup, a long
-/// transaction) is waited for before the session gives up storing its events. Meanwhile the
-/// events wait in order in memory; none is dropped.
-const BUSY_PATIENCE: Duration = Duration::from_secs(120);
+/// A store refusing a session's events for now, since when, and what was said of it.
+struct Trouble {
+    since: tokio::time::Instant,
+    /// The pause before the next try: doubling from 20 ms to [`RETRY_PAUSE_CAP`].
+    pause: Duration,
+    /// A warning was logged.
+    warned: bool,
+    /// The failure was reported to the session's host.
+    reported: bool,
+}
 
-/// The longest pause between two tries of a busy store.
-const BUSY_PAUSE_CAP: Duration = Duration::from_secs(1);
-
-/// Appends a batch, trying a busy store again (pauses doubling from 20 ms to 1 s) for up to
-/// [`BUSY_PATIENCE`].
-async fn append(store: &dyn EventStore, session: &str, batch: &[Event]) -> Result<(), StoreError> {
-    let started = tokio::time::Instant::now();
-    let mut pause = Duration::from_millis(20);
-    let mut warned = false;
-    loop {
-        match store.append(session, batch).await {
-            Err(StoreError::Busy(reason)) if started.elapsed() < BUSY_PATIENCE => {
-                if !warned && started.elapsed() >= BUSY_PAUSE_CAP {
-                    tracing::warn!(session = %session, reason = %reason, "the store is busy; the session's events wait for it");
-                    warned = true;
-                }
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(BUSY_PAUSE_CAP);
-            }
-            other => return other.map(|_| ()),
+impl Trouble {
+    fn new() -> Self {
+        Trouble {
+            since: tokio::time::Instant::now(),
+            pause: Duration::from_millis(20),
+            warned: false,
+            reported: false,
         }
     }
 }
+
+/// How long a busy store (another process holding its write lock: a backup, a long
+/// transaction) is waited for before the session reports it; a full or unreachable store is
+/// reported at once. Either way the events wait in order in memory and are tried again.
+const BUSY_PATIENCE: Duration = Duration::from_secs(120);
+
+/// The longest pause between two tries of a store that refuses the events for now.
+const RETRY_PAUSE_CAP: Duration = Duration::from_secs(1);
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())

@@ -240,7 +240,7 @@ pub(crate) fn describe(status: u16) -> &'static str {
         }
         500 => "The server failed; the message says where.",
         502 => "The model failed or gave no usable answer; nothing was changed.",
-        503 => "The store is busy, or the session can no longer record events: try again.",
+        503 => "The store is busy, or the session cannot record events now: try again.",
         504 => "The process that runs the session did not answer in time.",
         507 => "The store is full: nothing was changed.",
         _ => "An error.",

@@ -423,7 +423,10 @@ async fn keep(inner: Weak<Inner>, handle: SessionHandle) {
             }
         }
         let head = handle.committed_head();
-        let busy = handle.running_turn().is_some() || !handle.open_requests().is_empty();
+        // Events waiting for the store keep the session here until they are stored.
+        let busy = handle.running_turn().is_some()
+            || !handle.open_requests().is_empty()
+            || handle.recorded_head() > head;
         if busy || head != last_head {
             last_head = head;
             idle_since = Instant::now();

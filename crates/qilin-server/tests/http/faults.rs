@@ -18,6 +18,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// Two short turns.
 const TWO_TURNS: &str = "turns:\n  - say: hello there\n  - say: hello again\n";
 
+/// The words said by the turn that takes half of a 1 MiB database (each word is streamed as
+/// an event of its own, about 130 bytes stored), and by the one that then fills it but fits
+/// once the first is deleted.
+const BALLAST_WORDS: usize = 4_000;
+const FLOOD_WORDS: usize = 5_500;
+
 /// The database the lock-holding child locks.
 const LOCK_DB_ENV: &str = "QILIN_TEST_LOCK_DB";
 
@@ -240,6 +246,98 @@ async fn a_full_database_is_507_reads_go_on_and_writes_resume_with_room() {
     let keeper_events = server.all_events(&keeper).await;
     assert_eq!(keeper_events[..kept.len()], kept[..]);
     assert_consistent(&keeper_events);
+    server.stop().await;
+    world.finish().await;
+}
+
+/// A session whose turn fills the database keeps the events the store refused, in order, in
+/// memory: a new turn is refused meanwhile with 503 saying so, and once there is room (another
+/// session deleted) every one of them is stored and the session goes on, without reopening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_refused_by_a_full_database_are_stored_once_there_is_room() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    world.script("two.yaml", TWO_TURNS);
+    let said = |word: &str, count: usize| {
+        format!(
+            "turns:\n  - say: {}\n  - say: after\n",
+            format!("{word} ").repeat(count).trim_end()
+        )
+    };
+    world.script("ballast.yaml", &said("ballast", BALLAST_WORDS));
+    // Streamed slowly enough that its events meet the full store while the turn still runs.
+    world.script(
+        "flood.yaml",
+        &format!("chunk_delay_ms: 1\n{}", said("flood", FLOOD_WORDS)),
+    );
+    let options = SqliteOptions {
+        max_size_bytes: Some(1024 * 1024),
+        ..SqliteOptions::default()
+    };
+    let server = world.serve_on(sqlite(&world, options), |_| {}).await;
+    let ballast = server.create("ballast.yaml").await;
+    server.start_turn(&ballast, "weigh").await;
+    wait_for_events(&server, &ballast, |events| turns_finished(events) == 1).await;
+
+    let flood = server.create("flood.yaml").await;
+    server.start_turn(&flood, "flood").await;
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let refused = loop {
+        // Once the flood's events meet a full store, the session refuses turns; until then
+        // its turn runs (409) and its events are stored.
+        let again = server
+            .post(
+                &format!("/api/sessions/{flood}/turns"),
+                json!({"prompt": "again"}),
+            )
+            .await;
+        if again.status != 409 {
+            break again;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the flood's turn never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.code(), "session_broken");
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("full") && message.contains("wait in memory"),
+        "{message}"
+    );
+    let stored_while_full = server.all_events(&flood).await;
+    assert_eq!(
+        turns_finished(&stored_while_full),
+        0,
+        "the store was full before the turn's end"
+    );
+
+    let deleted = crate::support::Server::send(
+        server.request(reqwest::Method::DELETE, &format!("/api/sessions/{ballast}")),
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{deleted:?}");
+    wait_for_events(&server, &flood, |events| turns_finished(events) == 1).await;
+    let stored = server.all_events(&flood).await;
+    assert_eq!(stored[..stored_while_full.len()], stored_while_full[..]);
+    assert_consistent(&stored);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let again = server
+            .post(
+                &format!("/api/sessions/{flood}/turns"),
+                json!({"prompt": "again"}),
+            )
+            .await;
+        if again.status == 202 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{again:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_for_events(&server, &flood, |events| turns_finished(events) == 2).await;
+    assert_consistent(&server.all_events(&flood).await);
     server.stop().await;
     world.finish().await;
 }
