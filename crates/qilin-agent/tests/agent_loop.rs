@@ -220,7 +220,7 @@ turns:
 }
 
 #[tokio::test]
-async fn the_calls_of_one_step_run_concurrently() {
+async fn the_read_only_calls_of_one_step_run_concurrently() {
     let mut f = fixture(
         r#"
 turns:
