@@ -276,6 +276,14 @@ pub(crate) async fn run_foreground(
         })?;
     let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path(tool));
     let mut live = Utf8Chunks::default();
+    // Every byte read is kept and shown live, also what is read after the command exited.
+    let mut take = |bytes: &[u8], capture: &mut OutputCapture| {
+        capture.push(bytes);
+        let text = live.push(bytes);
+        if !text.is_empty() {
+            cx.progress(text);
+        }
+    };
     let mut buf = vec![0u8; 16 * 1024];
     let mut open = true;
     let deadline = tokio::time::sleep(timeout);
@@ -284,13 +292,7 @@ pub(crate) async fn run_foreground(
         tokio::select! {
             read = process.output.read(&mut buf), if open => match read {
                 Ok(0) | Err(_) => open = false,
-                Ok(n) => {
-                    capture.push(&buf[..n]);
-                    let text = live.push(&buf[..n]);
-                    if !text.is_empty() {
-                        cx.progress(text);
-                    }
-                }
+                Ok(n) => take(&buf[..n], &mut capture),
             },
             exit = process.child.wait() => break Ending::Exited(exit),
             () = &mut deadline => break Ending::TimedOut,
@@ -303,7 +305,7 @@ pub(crate) async fn run_foreground(
     let drain_until = Instant::now() + DRAIN_GRACE;
     while open {
         match tokio::time::timeout_at(drain_until, process.output.read(&mut buf)).await {
-            Ok(Ok(n)) if n > 0 => capture.push(&buf[..n]),
+            Ok(Ok(n)) if n > 0 => take(&buf[..n], &mut capture),
             _ => open = false,
         }
     }
