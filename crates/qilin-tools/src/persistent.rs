@@ -234,7 +234,15 @@ impl PersistentShell {
             reset_reason = Some(ResetReason::Ended(how));
         }
         if let Some(shell) = live.as_mut() {
-            if let Some(ended) = shell.ended() {
+            // Ended from outside ([`PersistentShell::end`]) since the last call: it is dying or
+            // dead, so its end is waited for rather than looked at too early.
+            let ended_outside = crate::jobs::lock(&self.group).is_none();
+            let ended = if ended_outside {
+                Some(shell.wait_ended().await)
+            } else {
+                shell.ended()
+            };
+            if let Some(ended) = ended {
                 reset_reason = Some(ResetReason::Ended(ended));
             } else if let Some(in_flight) = shell.in_flight.take() {
                 // A call ended before its command did: stop that command now.
@@ -331,7 +339,7 @@ impl PersistentShell {
                     _ => break shell.exited().await,
                 },
                 status = shell.child.wait() => {
-                    break describe_exit(status);
+                    break Ending::Exited(exit_description(status));
                 }
                 () = tokio::time::sleep_until(deadline) => {
                     timed_out = true;
@@ -515,7 +523,7 @@ impl PersistentShell {
                     }
                     _ => return shell.exited().await,
                 },
-                status = shell.child.wait() => return describe_exit(status),
+                status = shell.child.wait() => return Ending::Exited(exit_description(status)),
                 () = tokio::time::sleep_until(next_round) => {}
             }
         }
@@ -526,19 +534,25 @@ impl LiveShell {
     /// How the shell ended, if it has.
     fn ended(&mut self) -> Option<String> {
         match self.child.try_wait() {
-            Ok(Some(status)) => match describe_exit(Ok(status)) {
-                Ending::Exited(how) => Some(how),
-                _ => None,
-            },
+            Ok(Some(status)) => Some(exit_description(Ok(status))),
             Ok(None) => None,
             Err(err) => Some(format!("its status could not be read: {err}")),
+        }
+    }
+
+    /// How the shell ended, once it has, after it was killed (given the time an interrupted
+    /// command gets).
+    async fn wait_ended(&mut self) -> String {
+        match tokio::time::timeout(STOP_LIMIT, self.child.wait()).await {
+            Ok(status) => exit_description(status),
+            Err(_) => "the shell was ended and did not exit".into(),
         }
     }
 
     /// Waits for the shell to end once its output closed.
     async fn exited(&mut self) -> Ending {
         match tokio::time::timeout(EXIT_DRAIN, self.child.wait()).await {
-            Ok(status) => describe_exit(status),
+            Ok(status) => Ending::Exited(exit_description(status)),
             Err(_) => Ending::Exited("its output closed".into()),
         }
     }
@@ -717,9 +731,9 @@ impl ShellOutput {
 }
 
 /// How the shell's exit reads in a result.
-fn describe_exit(status: std::io::Result<std::process::ExitStatus>) -> Ending {
+fn exit_description(status: std::io::Result<std::process::ExitStatus>) -> String {
     use std::os::unix::process::ExitStatusExt;
-    Ending::Exited(match status {
+    match status {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => format!("the shell exited with status {code}"),
             (None, Some(signal)) => {
@@ -731,5 +745,5 @@ fn describe_exit(status: std::io::Result<std::process::ExitStatus>) -> Ending {
             _ => "the shell ended".to_string(),
         },
         Err(err) => format!("the shell's status could not be read: {err}"),
-    })
+    }
 }
