@@ -1,10 +1,12 @@
 //! Coverage rules: a skill covers a tool when one of its Python examples calls it. A covered
 //! tool has every parameter (Q201) and every top-level output field (Q202) named in the
 //! skill's text; a tool the skill mentions has an example (Q203); a code-mode-only tool is
-//! covered by some skill (Q111).
+//! covered by some skill (Q111); a skill covering a code-mode-only tool states its purpose,
+//! return shape, boundary conditions and common errors (Q204).
 
 use crate::examples::CoveredCall;
 use crate::skill_docs::SkillDocs;
+use crate::statements::SkillStatements;
 use crate::{Finding, Location, Rule};
 use qilin_skill::{SKILL_FILE, Skill};
 use qilin_tool::{RegisteredTool, ToolRegistry};
@@ -91,7 +93,66 @@ pub fn check_skill(
             }
         }
     }
+    statements_missing(skill, docs, covered, registry, findings);
     example_missing(skill, docs, &seen, registry, findings);
+}
+
+/// Q204: for each code-mode-only tool the skill covers, the skill states its purpose, return
+/// shape, boundary conditions and common errors.
+fn statements_missing(
+    skill: &Skill,
+    docs: &SkillDocs,
+    covered: &[CoveredCall],
+    registry: &ToolRegistry,
+    findings: &mut Vec<Finding>,
+) {
+    let mut code_only: Vec<&CoveredCall> = Vec::new();
+    for call in covered {
+        let code_mode_only = registry
+            .get(&call.tool)
+            .is_some_and(RegisteredTool::code_mode_only);
+        if code_mode_only && !code_only.iter().any(|seen| seen.tool == call.tool) {
+            code_only.push(call);
+        }
+    }
+    if code_only.is_empty() {
+        return;
+    }
+    let statements = SkillStatements::read(&docs.texts);
+    let alone = code_only.len() == 1;
+    for call in code_only {
+        let missing = statements.missing(&call.tool, alone);
+        if missing.is_empty() {
+            continue;
+        }
+        let listed: Vec<&str> = missing.iter().map(|aspect| aspect.describe()).collect();
+        findings.push(Finding::new(
+            Rule::SkillStatementMissing,
+            call.location.clone(),
+            format!(
+                "skill `{}` covers code-mode-only tool `{}` but states no {} for it",
+                skill.name,
+                call.tool,
+                listed.join(", ")
+            ),
+            format!(
+                "the skill is the only entry a code-mode-only tool has: add a section or a labelled paragraph for each ({}){}",
+                missing
+                    .iter()
+                    .map(|aspect| aspect.heading_example())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if alone {
+                    String::new()
+                } else {
+                    format!(
+                        ", under a heading naming `{}` or naming it in the text, since the skill covers several code-mode-only tools",
+                        call.tool
+                    )
+                }
+            ),
+        ));
+    }
 }
 
 fn example_missing(

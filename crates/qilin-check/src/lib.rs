@@ -21,6 +21,7 @@ mod render;
 mod report;
 mod rule;
 mod skill_docs;
+mod statements;
 mod target;
 mod tool_prompt;
 
@@ -31,5 +32,6 @@ pub use python::{CompileError, Position, ToolCallSite, calls_sdk, compile, parse
 pub use render::{render_json, render_text};
 pub use report::{Report, check};
 pub use rule::Rule;
+pub use statements::Aspect;
 pub use target::{AGENT_EXTENSION, Scope, Target, TargetError, agent_files};
 pub use tool_prompt::deferral;

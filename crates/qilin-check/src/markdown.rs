@@ -116,6 +116,31 @@ pub fn fences(markdown: &str) -> Vec<Fence> {
     found
 }
 
+/// Every line of `markdown`, or `None` for a line of a fenced block (its fences included), so
+/// prose rules never read code as headings or labels.
+pub(crate) fn outside_fences(markdown: &str) -> Vec<Option<&str>> {
+    let mut open: Option<Opening> = None;
+    markdown
+        .lines()
+        .enumerate()
+        .map(|(index, line)| match &open {
+            None => match opening(line, index + 1) {
+                Some(start) => {
+                    open = Some(start);
+                    None
+                }
+                None => Some(line),
+            },
+            Some(start) => {
+                if closes(line, start) {
+                    open = None;
+                }
+                None
+            }
+        })
+        .collect()
+}
+
 fn finish(start: Opening, lines: &[&str]) -> Fence {
     let mut code = lines.join("\n");
     code.push('\n');

@@ -15,6 +15,8 @@ pub enum Rule {
     PromptHintMissing,
     /// A dual-active tool's prompt hint defers to a skill the mounted model cannot see.
     PromptHintDefers,
+    /// A dual-active tool's description defers to a skill instead of saying what it does.
+    DescriptionDefers,
     /// A code-mode-only tool is covered by no skill, so no model can learn it.
     CodeModeOnlyUncovered,
     /// An agent mounts a code-mode-only tool under `tools:`.
@@ -25,6 +27,9 @@ pub enum Rule {
     OutputFieldUndocumented,
     /// A skill mentions a tool but shows no Python example calling it.
     ExampleMissing,
+    /// A skill covers a code-mode-only tool but does not state its purpose, return shape,
+    /// boundary conditions or common errors.
+    SkillStatementMissing,
     /// A Python example does not compile: with Monty when it is meant for `run_code` (it
     /// calls `sdk.tool.call`, or is marked ```` ```python run_code ````), else as CPython.
     ExampleSyntaxError,
@@ -52,16 +57,18 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 22] = [
         Rule::ToolDescriptionMissing,
         Rule::ParameterDescriptionMissing,
         Rule::PromptHintMissing,
         Rule::PromptHintDefers,
+        Rule::DescriptionDefers,
         Rule::CodeModeOnlyUncovered,
         Rule::CodeModeOnlyMounted,
         Rule::ParameterUndocumented,
         Rule::OutputFieldUndocumented,
         Rule::ExampleMissing,
+        Rule::SkillStatementMissing,
         Rule::ExampleSyntaxError,
         Rule::ExampleUnknownTool,
         Rule::ExampleArgumentsInvalid,
@@ -83,11 +90,13 @@ impl Rule {
             Rule::ParameterDescriptionMissing => "Q102",
             Rule::PromptHintMissing => "Q103",
             Rule::PromptHintDefers => "Q104",
+            Rule::DescriptionDefers => "Q105",
             Rule::CodeModeOnlyUncovered => "Q111",
             Rule::CodeModeOnlyMounted => "Q112",
             Rule::ParameterUndocumented => "Q201",
             Rule::OutputFieldUndocumented => "Q202",
             Rule::ExampleMissing => "Q203",
+            Rule::SkillStatementMissing => "Q204",
             Rule::ExampleSyntaxError => "Q301",
             Rule::ExampleUnknownTool => "Q302",
             Rule::ExampleArgumentsInvalid => "Q303",
@@ -109,11 +118,13 @@ impl Rule {
             Rule::ParameterDescriptionMissing => "parameter-description-missing",
             Rule::PromptHintMissing => "prompt-hint-missing",
             Rule::PromptHintDefers => "prompt-hint-defers",
+            Rule::DescriptionDefers => "description-defers",
             Rule::CodeModeOnlyUncovered => "code-mode-only-uncovered",
             Rule::CodeModeOnlyMounted => "code-mode-only-mounted",
             Rule::ParameterUndocumented => "parameter-undocumented",
             Rule::OutputFieldUndocumented => "output-field-undocumented",
             Rule::ExampleMissing => "example-missing",
+            Rule::SkillStatementMissing => "skill-statement-missing",
             Rule::ExampleSyntaxError => "example-syntax-error",
             Rule::ExampleUnknownTool => "example-unknown-tool",
             Rule::ExampleArgumentsInvalid => "example-arguments-invalid",
@@ -131,7 +142,9 @@ impl Rule {
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
         match self {
-            Rule::AgentWarning | Rule::SkillWarning => Severity::Warning,
+            Rule::AgentWarning | Rule::SkillWarning | Rule::SkillStatementMissing => {
+                Severity::Warning
+            }
             _ => Severity::Error,
         }
     }

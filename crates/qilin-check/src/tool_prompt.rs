@@ -1,6 +1,7 @@
 //! Rules on a dual-active tool's own prompt, what a model sees when the tool is mounted:
-//! a description (Q101), a description on every parameter, nested ones too (Q102), and a
-//! prompt hint (Q103) that stands on its own rather than deferring to a skill (Q104).
+//! a description (Q101) that does not defer to a skill (Q105), a description on every
+//! parameter, nested ones too (Q102), and a prompt hint (Q103) that stands on its own rather
+//! than deferring to a skill (Q104).
 
 use crate::{Finding, Location, Rule};
 use qilin_tool::{RegisteredTool, ToolRegistry};
@@ -8,23 +9,34 @@ use regex::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
 
-/// Phrases that send the model to a skill: a mounted tool's model may never see one.
+/// Phrases that send the model to a skill, or that say the tool needs no explanation of its
+/// own: a model with the tool mounted may never see the skill. English and Chinese, with or
+/// without spaces (`详见SKILL.md`), with or without the file's name (`详见技能说明`). Chinese
+/// has no word boundaries, so its phrases are matched as they are written.
 static DEFERRAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?ix)
-        \bskill\.md\b
+        skill\.md
         | \b(?:see|read|consult|check|follow|open|load)\s+(?:the|its|this|that)\s+(?:`?[\w-]+`?\s+)?skills?\b
         | \bsee\s+(?:`?[\w-]+`?\s+)?skills?\b
         | \b(?:refer|according)\s+to\s+(?:the\s+|its\s+|a\s+)?(?:`?[\w-]+`?\s+)?skills?\b
         | \b(?:described|documented|explained|covered|detailed|taught)\s+in\s+(?:the\s+|its\s+|a\s+)?(?:`?[\w-]+`?\s+)?skills?\b
-        | \bthe\s+(?:`?[\w-]+`?\s+)?skill\s+(?:explains|describes|documents|covers|teaches)\b",
+        | \bthe\s+(?:`?[\w-]+`?\s+)?skill\s+(?:explains|describes|documents|covers|teaches)\b
+        | \b(?:called|used|invoked)\s+(?:only\s+)?(?:by|from|through|via)\s+(?:the\s+|a\s+)?(?:`?[\w-]+`?\s+)?skills?\b
+        | \b(?:needs|requires)\s+no\s+(?:explanation|description|documentation)\b
+        | \bno\s+(?:explanation|description|documentation)\s+(?:is\s+)?(?:needed|required|necessary)\b
+        | (?:详见|参见|参阅|请见|另见|请参考|参考|请查看|请阅读|请看|根据)\s*[「『《“`]?\s*(?:[\w-]+\s*)?[`”》』」]?\s*(?:skill|技能)
+        | (?:写在|记录在|说明在|见于|参见于)\s*\S{0,12}?(?:skill|技能)
+        | (?:skill|技能)\s*(?:中|里|内)\s*(?:已|有)?\s*(?:说明|写明|介绍|描述|讲解|解释)
+        | 由\s*(?:[\w-]+\s*)?(?:skill|技能)\s*调用
+        | (?:不需要|无需|不用|不必|无须)\s*(?:额外)?\s*(?:说明|解释|描述|介绍)",
     )
     .expect("the deferral pattern is a valid regex")
 });
 
-/// The phrase of `hint` that defers to a skill, if any.
-pub fn deferral(hint: &str) -> Option<&str> {
-    DEFERRAL.find(hint).map(|found| found.as_str())
+/// The phrase of `text` (a prompt hint or a description) that defers to a skill, if any.
+pub fn deferral(text: &str) -> Option<&str> {
+    DEFERRAL.find(text).map(|found| found.as_str())
 }
 
 /// Checks the prompt of every dual-active tool.
@@ -36,12 +48,22 @@ pub fn check(registry: &ToolRegistry, findings: &mut Vec<Finding>) {
 
 fn check_tool(tool: &RegisteredTool, findings: &mut Vec<Finding>) {
     let name = tool.name();
-    if tool.description().trim().is_empty() {
+    let description = tool.description().trim();
+    if description.is_empty() {
         findings.push(Finding::new(
             Rule::ToolDescriptionMissing,
             Location::tool(name, "description"),
             format!("dual-active tool `{name}` has no description"),
             "write a doc comment on the tool type saying what it does; it is the first thing a model reads",
+        ));
+    } else if let Some(phrase) = deferral(description) {
+        findings.push(Finding::new(
+            Rule::DescriptionDefers,
+            Location::tool(name, "description"),
+            format!(
+                "the description of dual-active tool `{name}` defers to a skill (\"{phrase}\"), which a model that has the tool mounted may never see"
+            ),
+            "say in the description what the tool does and when to use it, as if no skill existed",
         ));
     }
     let mut missing = Vec::new();
@@ -131,6 +153,20 @@ mod tests {
             "The skill explains the modes.",
             "consult the sales-data skill",
             "see `code-search` skill",
+            "详见 SKILL.md",
+            "详见SKILL.md",
+            "用法详见skill.md。",
+            "详见技能说明",
+            "请阅读 code-search 技能",
+            "参考《code-search》技能",
+            "参数说明写在技能文档里",
+            "技能中已说明",
+            "由 Skill 调用，不需要说明",
+            "由技能调用",
+            "无需说明",
+            "Called by the skill, no explanation needed.",
+            "Used only from the code-search skill.",
+            "This tool needs no description.",
         ] {
             assert!(deferral(hint).is_some(), "{hint}");
         }
@@ -139,6 +175,10 @@ mod tests {
             "Use it to read a skill's files when code mode is on.",
             "A skill is the complete guide to the tools it teaches.",
             "Skill names are listed in the catalog.",
+            "读取技能的文件（代码模式开启时使用）。",
+            "技能名称列在目录中。",
+            "常见技能都在目录里。",
+            "Explain the change in one sentence before you make it.",
         ] {
             assert!(deferral(hint).is_none(), "{hint}");
         }

@@ -9,7 +9,9 @@ use qilin_check::{Location, Rule};
 /// The fixtures of the code-mode-only rules need the code-mode-only `tally`.
 fn fails_then_passes(rule: Rule) -> qilin_check::Report {
     let registry = match rule {
-        Rule::CodeModeOnlyUncovered | Rule::CodeModeOnlyMounted => registry_with_tally(),
+        Rule::CodeModeOnlyUncovered | Rule::CodeModeOnlyMounted | Rule::SkillStatementMissing => {
+            registry_with_tally()
+        }
         _ => registry(),
     };
     let failing = check_path(&registry, &fixture(rule.name()).join("fail"));
@@ -56,6 +58,23 @@ fn q202_a_covered_tool_has_every_output_field_named() {
 fn q203_a_mentioned_tool_has_an_example() {
     let report = fails_then_passes(Rule::ExampleMissing);
     assert!(place(&report).ends_with("SKILL.md:8"), "{}", place(&report));
+}
+
+#[test]
+fn q204_a_code_mode_only_tools_skill_states_purpose_returns_bounds_and_errors() {
+    let report = fails_then_passes(Rule::SkillStatementMissing);
+    let finding = &report.findings[0];
+    assert_eq!(
+        finding.message,
+        "skill `tallying` covers code-mode-only tool `tally` but states no purpose, boundary conditions, common errors for it"
+    );
+    assert!(
+        place(&report).ends_with("tallying/SKILL.md:13:10"),
+        "{}",
+        place(&report)
+    );
+    assert_eq!(report.errors(), 0, "a warning by default");
+    assert!(report.fails(true), "an error under --strict");
 }
 
 #[test]

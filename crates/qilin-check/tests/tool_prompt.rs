@@ -5,8 +5,10 @@
 mod common;
 
 use common::{
-    Lookup, LookupDeferringHint, LookupNestedDescribed, LookupNestedUndescribed,
-    LookupWithoutDescription, LookupWithoutHint, check_path, codes, fixture, listing, registry_of,
+    Lookup, LookupDeferringDescription, LookupDeferringDescriptionChinese, LookupDeferringHint,
+    LookupDeferringHintChineseNoFile, LookupDeferringHintChineseNoSpace, LookupDescribedInChinese,
+    LookupNestedDescribed, LookupNestedUndescribed, LookupWithoutDescription, LookupWithoutHint,
+    check_path, codes, fixture, listing, registry_of,
 };
 use qilin_check::{Location, Rule};
 use qilin_tool::ToolRegistry;
@@ -72,6 +74,51 @@ fn q104_the_prompt_hint_does_not_defer_to_a_skill() {
     let report = fails_with(registry_of(LookupDeferringHint), Rule::PromptHintDefers);
     assert!(
         report.findings[0].message.contains("(\"see SKILL\")"),
+        "{}",
+        report.findings[0].message
+    );
+}
+
+#[test]
+fn q104_chinese_deferrals_with_or_without_a_space_or_the_file_name_are_found() {
+    let report = fails_with(
+        registry_of(LookupDeferringHintChineseNoSpace),
+        Rule::PromptHintDefers,
+    );
+    assert!(
+        report.findings[0].message.contains("详见SKILL"),
+        "{}",
+        report.findings[0].message
+    );
+    let report = fails_with(
+        registry_of(LookupDeferringHintChineseNoFile),
+        Rule::PromptHintDefers,
+    );
+    assert!(
+        report.findings[0].message.contains("详见技能"),
+        "{}",
+        report.findings[0].message
+    );
+    let fixed = findings_with(registry_of(LookupDescribedInChinese));
+    assert!(fixed.findings.is_empty(), "{}", listing(&fixed));
+}
+
+#[test]
+fn q105_the_description_does_not_defer_to_a_skill() {
+    let report = fails_with(
+        registry_of(LookupDeferringDescription),
+        Rule::DescriptionDefers,
+    );
+    assert_eq!(
+        report.findings[0].location.to_string(),
+        "tool lookup: description"
+    );
+    let report = fails_with(
+        registry_of(LookupDeferringDescriptionChinese),
+        Rule::DescriptionDefers,
+    );
+    assert!(
+        report.findings[0].message.contains("由 Skill 调用"),
         "{}",
         report.findings[0].message
     );

@@ -77,13 +77,20 @@ fn warnings_pass_unless_denied() {
         "{}",
         stdout(&output)
     );
-    let output = qilin(ws.path(), &["check", "--deny", "warnings", "helper.agent"]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stdout(&output).starts_with("error[Q406]"),
-        "{}",
-        stdout(&output)
-    );
+    for denied in [&["--deny", "warnings"][..], &["--strict"]] {
+        let args: Vec<&str> = ["check"]
+            .into_iter()
+            .chain(denied.iter().copied())
+            .chain(["helper.agent"])
+            .collect();
+        let output = qilin(ws.path(), &args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(
+            stdout(&output).starts_with("error[Q406]"),
+            "{}",
+            stdout(&output)
+        );
+    }
 }
 
 #[test]

@@ -172,13 +172,15 @@ fn tool_section(out: &mut String, server: &str, tool: &Tool) {
     } else {
         let _ = writeln!(out, "## `{wire}` — {title}\n");
     }
-    match tool.description.as_deref().map(str::trim) {
-        Some(description) if !description.is_empty() => {
-            let _ = writeln!(out, "{description}\n");
-        }
-        _ => {
-            let _ = writeln!(out, "The server gives no description of this tool.\n");
-        }
+    // The description opens the section, as its statement of purpose; without one the
+    // section says so after the parameters, so no sentence stands in for a purpose it lacks.
+    let description = tool
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|description| !description.is_empty());
+    if let Some(description) = description {
+        let _ = writeln!(out, "{description}\n");
     }
     let schema = Value::Object((*tool.input_schema).clone());
     let properties = schema.get("properties").and_then(Value::as_object);
@@ -250,11 +252,73 @@ fn tool_section(out: &mut String, server: &str, tool: &Tool) {
             ToolEffect::Destructive => "may change or delete things (destructive)",
         }
     );
+    let _ = writeln!(out, "Limits: {}\n", limits(&schema));
+    let _ = writeln!(
+        out,
+        "Errors: a failed call raises `ToolError`. `INVALID_ARGUMENTS` when the arguments do not \
+         fit the parameters above (Qilin checks them before the server sees them); `TOOL_FAILED` \
+         when the server reports that the call failed (its error text is the message) or has \
+         stopped; `TIMEOUT` when it does not answer within the call's time limit.\n"
+    );
+    if description.is_none() {
+        let _ = writeln!(out, "The server gives no description of this tool.\n");
+    }
     let _ = writeln!(
         out,
         "```python\nresult = sdk.tool.call(\"{wire}\", {})\nprint(result)\n```\n",
         python_literal(&example_arguments(&schema))
     );
+}
+
+/// The constraints a tool's input schema declares, in words: what the server refuses.
+fn limits(schema: &Value) -> String {
+    let mut said = Vec::new();
+    let required = required_names(schema);
+    if !required.is_empty() {
+        let names: Vec<String> = required.iter().map(|name| format!("`{name}`")).collect();
+        said.push(format!("{} must be given", names.join(", ")));
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            let bounds = property_bounds(property);
+            if !bounds.is_empty() {
+                said.push(format!("`{name}` {}", bounds.join(", ")));
+            }
+        }
+    }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        said.push("other keys are refused".to_string());
+    }
+    if said.is_empty() {
+        "the server declares none beyond the parameters' types.".to_string()
+    } else {
+        format!("{}.", said.join("; "))
+    }
+}
+
+/// The bounds one property's schema sets: ranges, lengths, counts, a pattern, a format.
+fn property_bounds(property: &Value) -> Vec<String> {
+    const BOUNDS: [(&str, &str); 10] = [
+        ("minimum", "at least"),
+        ("exclusiveMinimum", "more than"),
+        ("maximum", "at most"),
+        ("exclusiveMaximum", "less than"),
+        ("minLength", "at least this many characters:"),
+        ("maxLength", "at most this many characters:"),
+        ("minItems", "at least this many items:"),
+        ("maxItems", "at most this many items:"),
+        ("pattern", "matching the pattern"),
+        ("format", "in the format"),
+    ];
+    BOUNDS
+        .iter()
+        .filter_map(|(key, words)| {
+            property.get(*key).map(|value| match value {
+                Value::String(text) => format!("{words} `{text}`"),
+                other => format!("{words} {other}"),
+            })
+        })
+        .collect()
 }
 
 fn one_line(text: &str) -> String {
@@ -514,6 +578,30 @@ mod tests {
         assert_eq!(
             python_literal(&json!({"a": [true, null, 1.5, "x\"y"]})),
             r#"{"a": [True, None, 1.5, "x\"y"]}"#
+        );
+    }
+
+    #[test]
+    fn limits_state_what_the_schema_refuses() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "minLength": 1, "pattern": "^/"},
+                "n": {"type": "integer", "minimum": 5, "maximum": 9},
+                "tags": {"type": "array", "maxItems": 3}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            limits(&schema),
+            "`path` must be given; `n` at least 5, at most 9; `path` at least this many \
+             characters: 1, matching the pattern `^/`; `tags` at most this many items: 3; other \
+             keys are refused."
+        );
+        assert_eq!(
+            limits(&json!({"type": "object", "properties": {"x": {"type": "string"}}})),
+            "the server declares none beyond the parameters' types."
         );
     }
 }

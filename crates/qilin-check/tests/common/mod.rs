@@ -181,6 +181,52 @@ test_tool!(
     "Lookup has many options; see SKILL.md of the lookup-guide skill for how to use them."
 );
 
+test_tool!(
+    LookupDeferringHintChineseNoSpace,
+    "lookup",
+    "Find entries by name.",
+    false,
+    LookupArgs,
+    LookupOutput,
+    "参数很多，详见SKILL.md。"
+);
+test_tool!(
+    LookupDeferringHintChineseNoFile,
+    "lookup",
+    "Find entries by name.",
+    false,
+    LookupArgs,
+    LookupOutput,
+    "用法详见技能说明"
+);
+test_tool!(
+    LookupDeferringDescriptionChinese,
+    "lookup",
+    "由 Skill 调用，不需要说明",
+    false,
+    LookupArgs,
+    LookupOutput,
+    GOOD_HINT
+);
+test_tool!(
+    LookupDeferringDescription,
+    "lookup",
+    "Called by the lookup-guide skill; needs no explanation.",
+    false,
+    LookupArgs,
+    LookupOutput,
+    GOOD_HINT
+);
+test_tool!(
+    LookupDescribedInChinese,
+    "lookup",
+    "按名称查找条目，返回最匹配的结果。",
+    false,
+    LookupArgs,
+    LookupOutput,
+    "用 lookup 按名称查找条目；`limit` 尽量小。技能目录列出的技能与此无关。"
+);
+
 /// A registry holding exactly `tool`.
 pub fn registry_of<T: Tool>(tool: T) -> ToolRegistry {
     let mut registry = ToolRegistry::new();

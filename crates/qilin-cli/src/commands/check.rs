@@ -30,6 +30,9 @@ pub struct CheckArgs {
     /// Treat warnings as errors: `--deny warnings`.
     #[arg(long, value_enum, value_name = "LINTS")]
     pub deny: Vec<Deny>,
+    /// Treat warnings as errors (the same as `--deny warnings`).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs the check; exit code 1 when an error (or, with `--deny warnings`, a warning) is found.
@@ -77,7 +80,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         }
     }
     let mut report = check(&registry, &targets);
-    let deny_warnings = args.deny.contains(&Deny::Warnings);
+    let deny_warnings = args.strict || args.deny.contains(&Deny::Warnings);
     if deny_warnings {
         report.deny_warnings();
     }
