@@ -84,7 +84,7 @@ impl CodeMode {
     }
 
     /// The same, type-checking code against the tools' stubs before it runs (off by
-    /// default: see the README for its cost).
+    /// default: see docs/benchmarks.md for its cost).
     pub fn with_type_check(mut self, on: bool) -> Self {
         self.type_check = on;
         self
