@@ -135,6 +135,22 @@ mod tests {
         assert_eq!(view.tail, "glimpse two goes on");
     }
 
+    /// The same case the web client's fold is tested with (`tree.test.ts`): both count UTF-8
+    /// bytes and cut on the same boundaries.
+    #[test]
+    fn wide_characters_and_a_gap_fold_to_the_same_figures_as_the_web_client() {
+        let mut view = LiveView::default();
+        view.push(&"界".repeat(87_382), 0);
+        assert_eq!((view.head.len(), view.tail.as_str()), (262_143, "界"));
+        view.push(&"é".repeat(200_000), 0);
+        assert_eq!(view.omitted_bytes, 137_859);
+        assert_eq!(view.tail, "é".repeat(131_072));
+        view.push("😀 end\n", 1_000);
+        assert_eq!(view.head.len(), 262_143);
+        assert_eq!(view.omitted_bytes, 401_003);
+        assert_eq!(view.tail, "😀 end\n");
+    }
+
     #[test]
     fn cuts_fall_on_character_boundaries() {
         let mut view = LiveView::default();
