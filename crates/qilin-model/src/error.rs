@@ -23,7 +23,7 @@ pub enum ModelError {
     #[error(
         "{provider} answered HTTP {status} and asked to be retried after a wait ({asked}) longer \
          than the {} s Qilin waits; try again later. The provider said: {message}",
-        limit.as_secs()
+        limit.as_secs_f64()
     )]
     RetryAfterTooLong {
         /// The provider.

@@ -41,11 +41,9 @@ impl RetryPolicy {
             .initial_backoff
             .saturating_mul(1u32 << exponent)
             .min(self.max_backoff);
-        // Between half and all of `full`, in whole nanoseconds (`full` fits in a u64 of them
-        // unless it is centuries long, and then it is kept whole).
+        // Between half and all of `full`, in whole nanoseconds.
         let nanos = u64::try_from(full.as_nanos()).unwrap_or(u64::MAX);
-        let half = nanos / 2;
-        full.min(Duration::from_nanos(half + fastrand::u64(0..=nanos - half)))
+        Duration::from_nanos(fastrand::u64(nanos / 2..=nanos))
     }
 
     /// The wait before the next retry: the provider's `Retry-After` when it sent one, the
