@@ -7,8 +7,8 @@
 
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
-    ErrorCode, Event, EventBody, FinishReason, RequestAsk, RequestResolution, ToolResultEvent,
-    ToolStartEvent, Usage,
+    ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestResolution,
+    ToolResultEvent, ToolStartEvent, Usage,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -74,8 +74,16 @@ pub struct ToolNode {
     /// The detail shown while running.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before_detail: Option<Detail>,
-    /// Live output received so far.
+    /// Live output received so far: all of it, or its start when it outgrew the live bound
+    /// (see [`qilin_protocol::live`]; the result holds the whole output).
     pub progress: String,
+    /// Bytes of live output not shown between `progress` and `progress_tail`; 0 when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub progress_omitted_bytes: u64,
+    /// The latest live output, past what `progress` holds and what was left out; empty while
+    /// `progress` holds all of it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub progress_tail: String,
     /// How the call ended, once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<ToolOutcome>,
@@ -285,7 +293,7 @@ impl ConversationTree {
             EventBody::ToolStart(start) => self.start(start),
             EventBody::ToolProgress(progress) => {
                 if let Some(node) = self.node_mut(&progress.call_id) {
-                    node.progress.push_str(&progress.text);
+                    node.push_progress(&progress.text, progress.omitted_bytes.unwrap_or(0));
                 }
             }
             EventBody::ToolResult(result) => self.finish(result),
@@ -446,9 +454,28 @@ impl ToolNode {
             presentation: None,
             before_detail: None,
             progress: String::new(),
+            progress_omitted_bytes: 0,
+            progress_tail: String::new(),
             outcome: None,
             requests: Vec::new(),
             sub_calls: Vec::new(),
         }
     }
+
+    /// Folds live output into the node, within the live bound.
+    fn push_progress(&mut self, text: &str, omitted_bytes: u64) {
+        let mut view = LiveView {
+            head: std::mem::take(&mut self.progress),
+            omitted_bytes: self.progress_omitted_bytes,
+            tail: std::mem::take(&mut self.progress_tail),
+        };
+        view.push(text, omitted_bytes);
+        self.progress = view.head;
+        self.progress_omitted_bytes = view.omitted_bytes;
+        self.progress_tail = view.tail;
+    }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }

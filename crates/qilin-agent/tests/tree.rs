@@ -148,3 +148,86 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
         Some(qilin_protocol::FinishReason::Completed)
     );
 }
+
+/// A turn with one `bash` call whose live output comes as the given progress events.
+fn flooding_turn(progress: impl IntoIterator<Item = (String, Option<u64>)>) -> Vec<Event> {
+    use qilin_protocol::{CallPresentation, EventBody, ToolProgressEvent, ToolStartEvent};
+    let mut bodies = vec![
+        EventBody::TurnStarted {
+            turn_id: "turn-1".into(),
+            prompt: "print a lot".into(),
+            client_turn_id: None,
+        },
+        EventBody::ToolStart(ToolStartEvent {
+            call_id: "c1".into(),
+            tool_name: "bash".into(),
+            caller: CallerKind::Direct,
+            parent_call_id: None,
+            arguments: serde_json::json!({"command": "yes"}),
+            presentation: CallPresentation::new("Run", "yes"),
+            before_detail: None,
+        }),
+    ];
+    bodies.extend(progress.into_iter().map(|(text, omitted_bytes)| {
+        EventBody::ToolProgress(ToolProgressEvent {
+            call_id: "c1".into(),
+            parent_call_id: None,
+            omitted_bytes,
+            text,
+        })
+    }));
+    bodies
+        .into_iter()
+        .enumerate()
+        .map(|(at, body)| Event {
+            seq: at as u64 + 1,
+            time: "2026-01-01T00:00:00.000Z".into(),
+            body,
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_with_every_byte_of_a_flood_live_folds_within_the_live_bound() {
+    // As a log recorded before live output was bounded holds it: 50 MB, every byte live.
+    let chunk = "y\n".repeat(8 * 1024);
+    let events = flooding_turn((0..3_200).map(|_| (chunk.clone(), None)));
+    let tree = ConversationTree::from_events(&events);
+    let node = tree.call("c1").unwrap();
+    assert_eq!(node.progress.len(), qilin_protocol::LIVE_HEAD_BYTES);
+    assert_eq!(node.progress_tail.len(), qilin_protocol::LIVE_TAIL_BYTES);
+    assert_eq!(
+        node.progress.len() as u64 + node.progress_omitted_bytes + node.progress_tail.len() as u64,
+        3_200 * chunk.len() as u64
+    );
+    let json = serde_json::to_string(&tree).unwrap();
+    assert!(
+        json.len() < 2 * qilin_protocol::LIVE_MAX_BYTES,
+        "{} bytes",
+        json.len()
+    );
+}
+
+#[test]
+fn a_gap_in_live_output_shows_as_the_bytes_left_out_before_the_latest_output() {
+    let events = flooding_turn([
+        ("start\n".to_string(), None),
+        ("a glimpse\n".to_string(), Some(1_000)),
+        ("the end\n".to_string(), Some(500)),
+    ]);
+    let tree = ConversationTree::from_events(&events);
+    let node = tree.call("c1").unwrap();
+    assert_eq!(node.progress, "start\n");
+    assert_eq!(
+        node.progress_omitted_bytes,
+        1_000 + "a glimpse\n".len() as u64 + 500
+    );
+    assert_eq!(node.progress_tail, "the end\n");
+    let json = serde_json::to_value(node).unwrap();
+    assert_eq!(json["progressOmittedBytes"], 1_510);
+    assert_eq!(json["progressTail"], "the end\n");
+    // A call with nothing left out carries neither field.
+    let whole = ConversationTree::from_events(&flooding_turn([("all\n".to_string(), None)]));
+    let json = serde_json::to_value(whole.call("c1").unwrap()).unwrap();
+    assert!(json.get("progressOmittedBytes").is_none() && json.get("progressTail").is_none());
+}

@@ -18,6 +18,25 @@ pub enum ModelError {
         /// How many requests were sent.
         attempts: u32,
     },
+    /// The provider answered HTTP 429 or 5xx asking to be retried later than Qilin waits
+    /// ([`crate::RetryPolicy::max_retry_after`]).
+    #[error(
+        "{provider} answered HTTP {status} and asked to be retried after a wait ({asked}) longer \
+         than the {} s Qilin waits; try again later. The provider said: {message}",
+        limit.as_secs_f64()
+    )]
+    RetryAfterTooLong {
+        /// The provider.
+        provider: &'static str,
+        /// The HTTP status code.
+        status: u16,
+        /// The header that asked for the wait, as the provider sent it.
+        asked: String,
+        /// The longest wait honoured.
+        limit: Duration,
+        /// The provider's error message from the response body (or the body itself).
+        message: String,
+    },
     /// The provider could not be reached (connection refused, DNS, TLS, connect timeout).
     #[error("could not reach {provider} at {url}{}: {reason}", attempts_note(*attempts))]
     Connect {

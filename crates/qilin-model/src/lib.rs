@@ -15,7 +15,9 @@
 //! - [`ScriptedProvider`]: answers from a YAML script, offline (format in `SCRIPTED.md`).
 //!
 //! The network providers retry HTTP 429, 5xx and connection failures with jittered
-//! exponential backoff honouring `Retry-After`, only before any of the answer streamed; they
+//! exponential backoff honouring `Retry-After` (seconds or an HTTP date, up to
+//! [`DEFAULT_MAX_RETRY_AFTER`]: a longer wait fails the request at once, saying what the
+//! provider asked), only before any of the answer streamed; they
 //! time out an idle stream; a stream that ends before its end marker is
 //! [`ModelError::TruncatedStream`], never a silently short answer, and a stream that fails
 //! after announcing usage yields that usage before its error. Chunk and block kinds a
@@ -52,7 +54,7 @@ pub use request::{
     Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCall, ToolCallResult,
 };
 pub use response::ModelResponse;
-pub use retry::RetryPolicy;
+pub use retry::{DEFAULT_MAX_RETRY_AFTER, RetryPolicy};
 pub use scripted::{
     CHUNK_BYTES, SCRIPT_EXHAUSTED, Script, ScriptError, ScriptTurn, ScriptedCall, ScriptedProvider,
 };

@@ -1,5 +1,5 @@
 use reqwest::header::HeaderMap;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// How a network provider retries a request that failed before any of the answer streamed:
 /// HTTP 429, HTTP 5xx and connection failures. A request is never sent again once part of
@@ -10,9 +10,15 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
     /// The wait before the first retry; each retry after doubles it.
     pub initial_backoff: Duration,
-    /// The longest computed wait (a `Retry-After` from the provider is honoured as given).
+    /// The longest computed wait.
     pub max_backoff: Duration,
+    /// The longest wait a provider's `Retry-After` may ask for: one asking for longer fails the
+    /// request at once, saying what the provider asked.
+    pub max_retry_after: Duration,
 }
+
+/// The longest `Retry-After` honoured by default.
+pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl Default for RetryPolicy {
     fn default() -> Self {
@@ -20,6 +26,7 @@ impl Default for RetryPolicy {
             max_attempts: 4,
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(30),
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
         }
     }
 }
@@ -34,30 +41,74 @@ impl RetryPolicy {
             .initial_backoff
             .saturating_mul(1u32 << exponent)
             .min(self.max_backoff);
-        full.mul_f64(0.5 + fastrand::f64() / 2.0)
+        // Between half and all of `full`, in whole nanoseconds.
+        let nanos = u64::try_from(full.as_nanos()).unwrap_or(u64::MAX);
+        Duration::from_nanos(fastrand::u64(nanos / 2..=nanos))
     }
 
     /// The wait before the next retry: the provider's `Retry-After` when it sent one, the
-    /// jittered backoff otherwise.
-    pub(crate) fn delay(&self, retry: u32, headers: &HeaderMap) -> Duration {
-        retry_after(headers).unwrap_or_else(|| self.backoff(retry))
+    /// jittered backoff otherwise; an `Err` with what the provider asked when that is longer
+    /// than [`RetryPolicy::max_retry_after`].
+    pub(crate) fn delay(&self, retry: u32, headers: &HeaderMap) -> Result<Duration, String> {
+        match retry_after(headers, SystemTime::now()) {
+            None => Ok(self.backoff(retry)),
+            Some(RetryAfter {
+                wait: Some(wait), ..
+            }) if wait <= self.max_retry_after => Ok(wait),
+            Some(RetryAfter { asked, .. }) => Err(asked),
+        }
     }
 }
 
-/// The wait a response asks for: `retry-after-ms` (milliseconds) or `retry-after` (seconds).
-/// An HTTP-date `retry-after` is not honoured (the backoff applies).
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|text| text.trim().parse::<f64>().ok())
-            .filter(|value| value.is_finite() && *value >= 0.0)
+/// The wait a response asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RetryAfter {
+    /// How long; `None` when longer than any duration (`Retry-After: 1e20`).
+    pub(crate) wait: Option<Duration>,
+    /// The header as the provider sent it, to quote.
+    pub(crate) asked: String,
+}
+
+/// The wait a response asks for, as of `now`: `retry-after-ms` (milliseconds) or
+/// `retry-after` (seconds, or an HTTP date; a date past is no wait). A value that is neither
+/// (negative, not a number) asks for nothing: the backoff applies.
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<RetryAfter> {
+    let header = |name: &str| {
+        let text = headers.get(name)?.to_str().ok()?.trim();
+        Some((text, format!("`{name}: {text}`")))
     };
-    if let Some(millis) = number("retry-after-ms") {
-        return Some(Duration::from_secs_f64(millis / 1000.0));
+    if let Some((text, asked)) = header("retry-after-ms")
+        && let Some(millis) = non_negative(text)
+    {
+        return Some(RetryAfter {
+            wait: seconds(millis / 1000.0),
+            asked,
+        });
     }
-    number("retry-after").map(Duration::from_secs_f64)
+    let (text, asked) = header("retry-after")?;
+    if let Some(secs) = non_negative(text) {
+        return Some(RetryAfter {
+            wait: seconds(secs),
+            asked,
+        });
+    }
+    let date = httpdate::parse_http_date(text).ok()?;
+    Some(RetryAfter {
+        wait: Some(date.duration_since(now).unwrap_or(Duration::ZERO)),
+        asked,
+    })
+}
+
+/// A number of at least zero (infinity included).
+fn non_negative(text: &str) -> Option<f64> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|value| *value >= 0.0 && !value.is_nan())
+}
+
+/// `secs` seconds as a duration; `None` when no duration is that long.
+fn seconds(secs: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 #[cfg(test)]
@@ -71,6 +122,7 @@ mod tests {
             max_attempts: 6,
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
+            ..RetryPolicy::default()
         };
         for _ in 0..50 {
             let first = policy.backoff(1);
@@ -82,21 +134,74 @@ mod tests {
         }
     }
 
-    #[test]
-    fn retry_after_reads_seconds_and_milliseconds() {
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        assert_eq!(retry_after(&headers), None);
-        headers.insert("retry-after", HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
-        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
-        let mut dated = HeaderMap::new();
-        dated.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    fn wait(pairs: &[(&'static str, &'static str)]) -> Option<Option<Duration>> {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        retry_after(&headers(pairs), now).map(|asked| asked.wait)
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_milliseconds_and_dates() {
+        assert_eq!(wait(&[]), None);
+        assert_eq!(
+            wait(&[("retry-after", "2")]),
+            Some(Some(Duration::from_secs(2)))
         );
-        assert_eq!(retry_after(&dated), None);
+        assert_eq!(
+            wait(&[("retry-after", "2"), ("retry-after-ms", "250")]),
+            Some(Some(Duration::from_millis(250)))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "Wed, 21 Oct 2015 07:29:30 GMT")]),
+            Some(Some(Duration::from_secs(90)))
+        );
+        // The two older date forms HTTP allows, and a date already past.
+        assert_eq!(
+            wait(&[("retry-after", "Wednesday, 21-Oct-15 07:28:05 GMT")]),
+            Some(Some(Duration::from_secs(5)))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "Wed Oct 21 07:28:07 2015")]),
+            Some(Some(Duration::from_secs(7)))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "Tue, 20 Oct 2015 07:28:00 GMT")]),
+            Some(Some(Duration::ZERO))
+        );
+        // Nothing a duration can hold, or nothing at all.
+        assert_eq!(wait(&[("retry-after", "1e20")]), Some(None));
+        assert_eq!(wait(&[("retry-after", "inf")]), Some(None));
+        assert_eq!(wait(&[("retry-after-ms", "1e300")]), Some(None));
+        assert_eq!(wait(&[("retry-after", "-5")]), None);
+        assert_eq!(wait(&[("retry-after", "NaN")]), None);
+        assert_eq!(wait(&[("retry-after", "soon")]), None);
+    }
+
+    #[test]
+    fn a_wait_longer_than_the_cap_is_refused_quoting_what_was_asked() {
         let policy = RetryPolicy::default();
-        assert!(policy.delay(1, &dated) <= policy.initial_backoff);
+        assert_eq!(
+            policy.delay(1, &headers(&[("retry-after", "60")])),
+            Ok(Duration::from_secs(60))
+        );
+        assert_eq!(
+            policy.delay(1, &headers(&[("retry-after", "61")])),
+            Err("`retry-after: 61`".to_string())
+        );
+        assert_eq!(
+            policy.delay(1, &headers(&[("retry-after", "1e20")])),
+            Err("`retry-after: 1e20`".to_string())
+        );
+        let backoff = policy
+            .delay(1, &headers(&[("retry-after", "soon")]))
+            .unwrap();
+        assert!(backoff <= policy.initial_backoff);
     }
 }

@@ -107,7 +107,22 @@ impl HttpTransport {
                     if !retryable || attempt >= max_attempts {
                         return Err(self.http_error(response, attempt).await);
                     }
-                    policy.delay(attempt, response.headers())
+                    match policy.delay(attempt, response.headers()) {
+                        Ok(delay) => delay,
+                        Err(asked) => {
+                            let said = self.http_error(response, attempt).await;
+                            return Err(ModelError::RetryAfterTooLong {
+                                provider: self.provider,
+                                status,
+                                asked,
+                                limit: policy.max_retry_after,
+                                message: match said {
+                                    ModelError::Http { message, .. } => message,
+                                    other => other.to_string(),
+                                },
+                            });
+                        }
+                    }
                 }
             };
             tokio::time::sleep(delay).await;

@@ -320,6 +320,10 @@ pub struct ToolStartEvent {
 }
 
 /// The `tool.progress` event: live output of a running call.
+///
+/// Live output is bounded per call (see [`crate::live`]): the start of the output, then now
+/// and then its latest part, then its last part when the call ends; what is left out between
+/// is counted in `omittedBytes`. The call's result holds the whole output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolProgressEvent {
@@ -329,6 +333,12 @@ pub struct ToolProgressEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub parent_call_id: Option<String>,
+    /// Bytes of output the call printed after the previous progress event's text and before
+    /// this one's that are not shown live (the live view is bounded; the result holds them).
+    /// Absent when `text` follows on from the previous progress event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub omitted_bytes: Option<u64>,
     /// New output since the previous progress event.
     pub text: String,
 }

@@ -8,6 +8,7 @@ mod content;
 mod context;
 mod error;
 mod event;
+pub mod live;
 mod presentation;
 mod question;
 mod spill;
@@ -21,6 +22,10 @@ pub use event::{
     PROTOCOL_VERSION, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
     SessionStartedEvent, StopReason, ToolPreparingEvent, ToolProgressEvent, ToolResultEvent,
     ToolStartEvent, Usage,
+};
+pub use live::{
+    LIVE_GLIMPSE_BUDGET, LIVE_GLIMPSE_BYTES, LIVE_HEAD_BYTES, LIVE_MAX_BYTES, LIVE_TAIL_BYTES,
+    LiveView,
 };
 pub use presentation::{CallPresentation, Detail};
 pub use question::{Answer, Question, check_answers};

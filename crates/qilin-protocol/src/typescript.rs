@@ -49,6 +49,21 @@ pub fn bindings() -> String {
         out.push_str(&decl);
         out.push('\n');
     }
+    let bounds = [
+        (
+            "The most bytes of a call's output shown live from its start.",
+            "LIVE_HEAD_BYTES",
+            crate::LIVE_HEAD_BYTES,
+        ),
+        (
+            "The most bytes of a call's latest output shown live after its start.",
+            "LIVE_TAIL_BYTES",
+            crate::LIVE_TAIL_BYTES,
+        ),
+    ];
+    for (doc, name, value) in bounds {
+        out.push_str(&format!("\n/** {doc} */\nexport const {name} = {value};\n"));
+    }
     out
 }
 

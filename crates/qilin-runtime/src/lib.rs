@@ -38,7 +38,7 @@ pub use assembly::{
 pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
-pub use recovery::Dangling;
+pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};
 pub use session::{
     AgentSource, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder,

@@ -175,13 +175,22 @@ impl Runtime {
 
 /// Every stored event of session `id`.
 pub(crate) async fn read_all(store: &dyn EventStore, id: &str) -> Result<Vec<Event>, RuntimeError> {
+    read_after(store, id, 0).await
+}
+
+/// Every stored event of session `id` after `seq`.
+pub(crate) async fn read_after(
+    store: &dyn EventStore,
+    id: &str,
+    seq: u64,
+) -> Result<Vec<Event>, RuntimeError> {
     const PAGE: usize = 10_000;
     if store.session(id).await?.is_none() {
         return Err(RuntimeError::UnknownSession(id.to_string()));
     }
     let mut events = Vec::new();
     loop {
-        let after = events.last().map_or(0, |event: &Event| event.seq);
+        let after = events.last().map_or(seq, |event: &Event| event.seq);
         let page = match store.read(id, after, PAGE).await {
             Ok(page) => page,
             Err(StoreError::UnknownSession(_)) => {

@@ -3,8 +3,10 @@
 //! requests, take a snapshot.
 
 use crate::assembly::{agent_registry, discover_skills_with, full_registry};
-use crate::runtime::read_all;
+use crate::recovery::{Closing, Dangling};
+use crate::runtime::{read_after, read_all};
 use crate::{CompactError, Runtime, RuntimeError, SubmitError};
+use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
 use qilin_codemode::CodeMode;
@@ -29,6 +31,7 @@ use qilin_tool::{
 use qilin_tools::{JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -781,17 +784,35 @@ impl SessionHandle {
             let cancel = cancel.clone();
             let client_turn_id = client_turn_id.clone();
             let remount = self.inner.remount.clone();
+            let report = TurnReport(finished);
+            let crashed = CrashedTurn {
+                handle: self.clone(),
+                turn_id: turn_id.clone(),
+                prompt: prompt.clone(),
+                client_turn_id: client_turn_id.clone(),
+                recorded_before: self.recorded_head(),
+                cancel: cancel.clone(),
+            };
             tokio::spawn(
                 async move {
-                    // Between turns, never within one: the prompt of a turn stays byte-stable.
-                    // A server down since its last failed start is tried again first.
-                    if let Some(remount) = remount
-                        && let Err(err) = remount.refresh(&agent).await
-                    {
-                        tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
-                    }
-                    let summary = agent.run_turn_as(&prompt, client_turn_id, cancel).await;
-                    finished.send_replace(Some(summary));
+                    let turn = async {
+                        // Between turns, never within one: the prompt of a turn stays
+                        // byte-stable. A server down since its last failed start is tried
+                        // again first.
+                        if let Some(remount) = remount
+                            && let Err(err) = remount.refresh(&agent).await
+                        {
+                            tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
+                        }
+                        agent.run_turn_as(&prompt, client_turn_id, cancel).await
+                    };
+                    // A panic anywhere in the turn (the loop, a provider) must not leave the
+                    // session running for good: it ends the turn like an error.
+                    let summary = match AssertUnwindSafe(turn).catch_unwind().await {
+                        Ok(summary) => summary,
+                        Err(panic) => crashed.close(&panic_text(panic.as_ref())).await,
+                    };
+                    report.send(summary);
                 }
                 .instrument(span),
             );
@@ -991,6 +1012,149 @@ impl SessionHandle {
         }
         self.inner.mcp.close().await;
         self.flush().await
+    }
+}
+
+/// Sends a turn's summary to whoever waits for the turn: the summary it is given, or, when the
+/// turn's task ends without one (it panicked past every guard), an error summary, so the
+/// session is never left running.
+struct TurnReport(watch::Sender<Option<TurnSummary>>);
+
+impl TurnReport {
+    fn send(self, summary: TurnSummary) {
+        self.0.send_replace(Some(summary));
+    }
+}
+
+impl Drop for TurnReport {
+    fn drop(&mut self) {
+        if self.0.borrow().is_none() {
+            self.0.send_replace(Some(error_summary(
+                "the turn's task ended abnormally without a summary".to_string(),
+            )));
+        }
+    }
+}
+
+fn error_summary(error: String) -> TurnSummary {
+    TurnSummary {
+        reason: qilin_protocol::FinishReason::Error,
+        steps: 0,
+        usage: Default::default(),
+        final_text: String::new(),
+        error: Some(error),
+    }
+}
+
+/// How long the calls of a crashed turn may take to end by themselves, once interrupted,
+/// before the turn closes them as interrupted itself.
+const CRASH_GRACE: Duration = Duration::from_secs(10);
+
+/// What is needed to end a turn whose task panicked.
+struct CrashedTurn {
+    handle: SessionHandle,
+    turn_id: String,
+    prompt: String,
+    client_turn_id: Option<String>,
+    /// The `seq` of the last event recorded before the turn started.
+    recorded_before: u64,
+    cancel: CancellationToken,
+}
+
+impl CrashedTurn {
+    /// Ends the turn after a panic: interrupts its calls and waits (a while) for them to end
+    /// with their own results, closes what stays open (requests cancelled, calls interrupted,
+    /// the step), and records `turn.finished` with the error — so every `tool.start` has its
+    /// `tool.result` and the session takes the next prompt.
+    async fn close(self, panic: &str) -> TurnSummary {
+        tracing::error!(turn = %self.turn_id, panic, "the turn crashed; it ends as an error and the session goes on");
+        let message = format!(
+            "the turn stopped on an internal error (a panic: {panic}); its running calls were \
+             interrupted. This is a bug in Qilin or in the model provider's code; the session \
+             takes the next prompt"
+        );
+        self.cancel.cancel();
+        let session = &self.handle.inner.session;
+        let mut later = session.events().subscribe();
+        let mut open = Dangling::default();
+        let stored = tokio::time::timeout(CRASH_GRACE, async {
+            self.handle.flush().await?;
+            read_after(
+                self.handle.inner.store.as_ref(),
+                &self.handle.inner.id,
+                self.recorded_before,
+            )
+            .await
+        })
+        .await;
+        // Without the turn's events (the store cannot give them) only the turn is closed.
+        let (mut turn_recorded, mut turn_finished) = (true, false);
+        if let Ok(Ok(stored)) = stored {
+            turn_recorded = false;
+            for event in &stored {
+                self.note(event, &mut turn_recorded, &mut turn_finished);
+                open.apply(event);
+            }
+            let deadline = tokio::time::Instant::now() + CRASH_GRACE;
+            while open.calls_or_requests_open() {
+                match tokio::time::timeout_at(deadline, later.recv()).await {
+                    Ok(Some(event)) => {
+                        self.note(&event, &mut turn_recorded, &mut turn_finished);
+                        open.apply(&event);
+                    }
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+        drop(later);
+        if !turn_recorded {
+            let started = EventBody::TurnStarted {
+                turn_id: self.turn_id.clone(),
+                prompt: self.prompt.clone(),
+                client_turn_id: self.client_turn_id.clone(),
+            };
+            session.events().emit(started);
+        }
+        let closing = Closing {
+            call_message: "The call was interrupted: the turn it belonged to stopped on an \
+                           internal error. Its work may be incomplete.",
+            turn_reason: qilin_protocol::FinishReason::Error,
+            turn_message: &message,
+        };
+        let mut events = open.closing_events_because(&closing);
+        if open.open_turn().is_none() && !turn_finished {
+            events.push(EventBody::TurnFinished {
+                turn_id: self.turn_id.clone(),
+                reason: qilin_protocol::FinishReason::Error,
+                message: Some(message.clone()),
+            });
+        }
+        for event in events {
+            session.events().emit(event);
+        }
+        error_summary(message)
+    }
+
+    /// Notes whether `event` starts or finishes this turn.
+    fn note(&self, event: &Event, started: &mut bool, finished: &mut bool) {
+        match &event.body {
+            EventBody::TurnStarted { turn_id, .. } if *turn_id == self.turn_id => *started = true,
+            EventBody::TurnFinished { turn_id, .. } if *turn_id == self.turn_id => {
+                *finished = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The message of a panic's payload.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }
 

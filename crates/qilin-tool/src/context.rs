@@ -1,5 +1,6 @@
+use crate::live::LiveOutput;
 use crate::{EventLog, Executor, RequestOutcome, Requests, WaitingCall};
-use qilin_protocol::{EventBody, RequestAsk, ToolProgressEvent};
+use qilin_protocol::RequestAsk;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -223,6 +224,7 @@ pub struct ToolContext {
     pub(crate) cancel: CancellationToken,
     pub(crate) clock: Arc<CallClock>,
     pub(crate) executor: Executor,
+    pub(crate) live: Arc<LiveOutput>,
 }
 
 impl ToolContext {
@@ -295,14 +297,12 @@ impl ToolContext {
         &self.executor
     }
 
-    /// Reports live output of this call as a `tool.progress` event.
-    pub fn progress(&self, text: impl Into<String>) {
-        self.session()
-            .events()
-            .emit(EventBody::ToolProgress(ToolProgressEvent {
-                call_id: self.call_id.clone(),
-                parent_call_id: self.parent_call_id.clone(),
-                text: text.into(),
-            }));
+    /// Reports live output of this call. It reaches the log as `tool.progress` events,
+    /// gathered into few events and bounded per call (see [`qilin_protocol::live`]): a call
+    /// may report every byte it prints, however much; the log keeps its start, glimpses of
+    /// its latest output and its end, and counts what it leaves out. Output reported after
+    /// the call ended is dropped.
+    pub fn progress(&self, text: impl AsRef<str>) {
+        self.live.push(self.session().events(), text.as_ref());
     }
 }

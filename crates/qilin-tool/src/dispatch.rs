@@ -12,6 +12,7 @@
 //! dropped half-way records `interrupted` as it goes.
 
 use crate::context::CallClock;
+use crate::live::LiveOutput;
 use crate::path_arguments::canonical_paths;
 use crate::registry::{PreparedCall, Ran, RegisteredTool, RunResult};
 use crate::{AllowAll, OutputCap, RequestOutcome, RequestReply, WaitingCall, closest_names};
@@ -452,6 +453,16 @@ impl Executor {
     ) -> (Ended, Option<Detail>) {
         let call_cancel = cancel.child_token();
         let clock = Arc::new(CallClock::start(self.inner.config.timeout));
+        let live = Arc::new(LiveOutput::new(
+            record.call_id.clone(),
+            record.caller.parent_call_id(),
+        ));
+        // Whichever way the run ends (even dropped half-way), the live output's end is sent
+        // before the call's result.
+        let _live_ends = LiveEnds {
+            live: Arc::clone(&live),
+            session: self.session(),
+        };
         let cx = ToolContext {
             call_id: record.call_id.clone(),
             parent_call_id: record.caller.parent_call_id(),
@@ -459,6 +470,7 @@ impl Executor {
             cancel: call_cancel.clone(),
             clock: Arc::clone(&clock),
             executor: self.clone(),
+            live: Arc::clone(&live),
         };
         let running = match catch_panic(|| prepared.run(cx)) {
             Ok(running) => running,
@@ -467,20 +479,23 @@ impl Executor {
             }
         };
         let mut running = AssertUnwindSafe(running).catch_unwind();
-        let stopped = tokio::select! {
-            biased;
-            finished = &mut running => return ran(finished, &record.tool_name),
-            () = call_cancel.cancelled() => interrupted_error(),
-            () = clock.expired() => {
-                let limit = clock.limit().unwrap_or_default();
-                ToolError::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "The call did not finish within its {} s limit and was stopped. \
-                         Narrow the request or split the work into smaller calls.",
-                        limit.as_secs_f64()
-                    ),
-                )
+        let stopped = loop {
+            tokio::select! {
+                biased;
+                finished = &mut running => return ran(finished, &record.tool_name),
+                () = call_cancel.cancelled() => break interrupted_error(),
+                () = clock.expired() => {
+                    let limit = clock.limit().unwrap_or_default();
+                    break ToolError::new(
+                        ErrorCode::Timeout,
+                        format!(
+                            "The call did not finish within its {} s limit and was stopped. \
+                             Narrow the request or split the work into smaller calls.",
+                            limit.as_secs_f64()
+                        ),
+                    );
+                }
+                () = live.due() => live.send_waiting(self.session().events()),
             }
         };
         // Stop the tool, and give it a moment to hand back what it had produced.
@@ -502,6 +517,18 @@ impl Executor {
             },
             detail,
         )
+    }
+}
+
+/// Sends the end of a call's live output when dropped: when its run ends, before its result.
+struct LiveEnds<'s> {
+    live: Arc<LiveOutput>,
+    session: &'s Session,
+}
+
+impl Drop for LiveEnds<'_> {
+    fn drop(&mut self) {
+        self.live.finish(self.session.events());
     }
 }
 

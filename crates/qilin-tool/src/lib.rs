@@ -13,6 +13,7 @@ mod context;
 mod definition;
 mod dispatch;
 mod events;
+mod live;
 mod output_cap;
 mod path_arguments;
 mod registry;
@@ -31,6 +32,7 @@ pub use dispatch::{
     ToolCall,
 };
 pub use events::{EventLog, now};
+pub use live::{COALESCE_BYTES, COALESCE_INTERVAL, GLIMPSE_INTERVAL};
 pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
 pub use qilin_tool_macros::Tool;
 pub use registry::{

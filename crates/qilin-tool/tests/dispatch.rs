@@ -51,7 +51,7 @@ impl Tool for CrmLookup {
 
 #[derive(Clone, Deserialize, JsonSchema)]
 struct BehaveArgs {
-    /// What to do: `sleep`, `panic`, `fail`, `flood`.
+    /// What to do: `sleep`, `panic`, `fail`, `flood`, `print`.
     mode: String,
     /// Milliseconds to sleep, or bytes to print.
     amount: u64,
@@ -94,6 +94,18 @@ impl Tool for Behave {
             }
             "panic" => panic!("the tool broke on purpose"),
             "fail" => Err(ToolError::failed("the disk is full")),
+            "print" => {
+                // A command printing `amount` bytes as it runs, every byte reported live.
+                let chunk = "y\n".repeat(8 * 1024);
+                let mut left = args.amount as usize;
+                while left > 0 {
+                    let part = &chunk[..left.min(chunk.len())];
+                    cx.progress(part);
+                    left -= part.len();
+                    tokio::task::yield_now().await;
+                }
+                Ok("printed".into())
+            }
             "flood" => {
                 cx.progress("flooding");
                 Ok((0..args.amount)
@@ -509,6 +521,60 @@ async fn the_event_log_keeps_a_large_output_cut_with_a_reference_never_whole() {
     );
     let whole: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(Some(whole), outcome.output);
+}
+
+#[tokio::test]
+async fn a_call_printing_50_mb_live_leaves_its_start_and_end_in_the_log_within_the_bound() {
+    let mut h = harness(ExecConfig::default(), None);
+    let printed = 50_000_000u64;
+    let outcome = h
+        .executor
+        .dispatch(
+            call("c3", "behave", json!({"mode": "print", "amount": printed})),
+            Caller::Direct,
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok);
+    let events = drain(&mut h.events);
+    let progress: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolProgress(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let shown: usize = progress.iter().map(|p| p.text.len()).sum();
+    assert!(
+        shown <= qilin_protocol::LIVE_MAX_BYTES,
+        "{shown} bytes of live output in the log"
+    );
+    let logged: usize = events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap().len())
+        .sum();
+    assert!(
+        logged < 2 * qilin_protocol::LIVE_MAX_BYTES,
+        "the log holds {logged} bytes for one call"
+    );
+    // Every byte is shown or counted, the start comes whole and the end is the last output.
+    let counted: u64 = progress
+        .iter()
+        .map(|p| p.text.len() as u64 + p.omitted_bytes.unwrap_or(0))
+        .sum();
+    assert_eq!(counted, printed);
+    assert!(progress[0].text.starts_with("y\ny\n"));
+    let last = progress.last().unwrap();
+    assert!(last.omitted_bytes.unwrap_or(0) > 0 && last.text.ends_with("y\n"));
+    // The live output ends before the result.
+    let last_progress = events
+        .iter()
+        .rposition(|e| matches!(e.body, EventBody::ToolProgress(_)))
+        .unwrap();
+    let result = events
+        .iter()
+        .position(|e| matches!(e.body, EventBody::ToolResult(_)))
+        .unwrap();
+    assert!(last_progress < result);
 }
 
 #[test]

@@ -14,7 +14,8 @@ pub struct FakeProvider {
     pub raw: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
-/// Starts a server on 127.0.0.1 answering request N with `answers[N]` as `text/event-stream`.
+/// Starts a server on 127.0.0.1 answering request N with `answers[N]` as `text/event-stream`;
+/// an answer that starts with `HTTP/` is sent as it is (a whole response, status line first).
 pub async fn serve(answers: Vec<String>) -> FakeProvider {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base_url = format!("http://{}", listener.local_addr().unwrap());
@@ -32,9 +33,10 @@ pub async fn serve(answers: Vec<String>) -> FakeProvider {
                 .unwrap()
                 .push(serde_json::from_slice(&body).unwrap());
             seen_raw.lock().unwrap().push(body);
-            let head =
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
-            socket.write_all(head.as_bytes()).await.unwrap();
+            if !answer.starts_with("HTTP/") {
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                socket.write_all(head.as_bytes()).await.unwrap();
+            }
             socket.write_all(answer.as_bytes()).await.unwrap();
             socket.shutdown().await.unwrap();
         }

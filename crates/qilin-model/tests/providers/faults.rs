@@ -50,6 +50,59 @@ async fn a_429_is_retried_after_its_retry_after() {
 }
 
 #[tokio::test]
+async fn a_retry_after_beyond_the_cap_fails_at_once_saying_what_was_asked() {
+    for asked in ["1e20", "61", "Fri, 31 Dec 9999 23:59:59 GMT"] {
+        let server = FakeServer::start(vec![
+            Reply::status(429, &[("retry-after", asked)], RATE_LIMITED),
+            Reply::sse(pieces(&fixture("openai_final_text.sse"), 80)),
+        ])
+        .await;
+        let items = drain(openai(&server, quick_settings()).stream(first_request("gpt-4.1"))).await;
+        let [Err(err)] = &items[..] else {
+            panic!("{asked}: expected one error, got {items:?}")
+        };
+        assert!(
+            matches!(err, ModelError::RetryAfterTooLong { status: 429, .. }),
+            "{asked}: {err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "OpenAI-compatible answered HTTP 429 and asked to be retried after a wait \
+                 (`retry-after: {asked}`) longer than the 60 s Qilin waits; try again later. The \
+                 provider said: tokens: Rate limit reached for gpt-4.1 on tokens per min (TPM): \
+                 Limit 30000, Used 30000, Requested 412."
+            )
+        );
+        assert_eq!(server.requests().len(), 1, "{asked}: not sent again");
+    }
+}
+
+#[tokio::test]
+async fn a_retry_after_date_is_honoured() {
+    // A date two to three seconds ahead (HTTP dates have whole seconds): the retry waits
+    // past the mark, which the computed backoff (at most 20 ms) never would.
+    let when = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3));
+    let server = FakeServer::start(vec![
+        Reply::status(429, &[("retry-after", &when)], RATE_LIMITED)
+            .mark_after(Duration::from_millis(400), "0.4 s after the 429"),
+        Reply::sse(pieces(&fixture("openai_final_text.sse"), 80)),
+    ])
+    .await;
+    let answer = response(openai(&server, quick_settings()).stream(first_request("gpt-4.1"))).await;
+    assert_eq!(answer.text, "Both files are fine.");
+    let order: Vec<String> = server
+        .log()
+        .iter()
+        .map(|entry| match entry {
+            Entry::Request(_) => "request".to_string(),
+            Entry::Mark(label) => label.clone(),
+        })
+        .collect();
+    assert_eq!(order, ["request", "0.4 s after the 429", "request"]);
+}
+
+#[tokio::test]
 async fn a_500_then_success_streams_the_answer_once() {
     let server = FakeServer::start(vec![
         Reply::status(

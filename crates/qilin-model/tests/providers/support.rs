@@ -253,6 +253,7 @@ pub fn quick_settings() -> HttpSettings {
             max_attempts: 4,
             initial_backoff: Duration::from_millis(5),
             max_backoff: Duration::from_millis(20),
+            ..RetryPolicy::default()
         },
     }
 }

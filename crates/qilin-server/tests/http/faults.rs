@@ -633,3 +633,72 @@ async fn a_lock_held_mid_turn_delays_its_events_and_loses_none() {
     server.stop().await;
     world.finish().await;
 }
+
+/// A command printing 50 MB as it runs leaves its start, a few glimpses and its end in the
+/// store, the event stream and the server's tree, each far under what it printed: the live
+/// output of one call is bounded whatever it prints.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_flooding_its_output_leaves_the_store_the_stream_and_the_tree_bounded() {
+    let world = World::new(
+        Backend::Sqlite,
+        "name: runner\ninstructions: Run what you are asked to.\ntools: [bash]\n\
+         skills:\n  available: []\n",
+    );
+    world.script(
+        "flood.yaml",
+        "turns:\n  - calls:\n      - tool: bash\n        args: {command: \"yes | head -c 50000000\"}\n  - say: done\n",
+    );
+    let server = world.serve().await;
+    let session = server.create("flood.yaml").await;
+    server.start_turn(&session, "flood").await;
+    let mut stream = server
+        .stream(&format!("/api/sessions/{session}/events/stream"), None)
+        .await;
+    let mut streamed = 0usize;
+    loop {
+        let (message, event) = tokio::time::timeout(PATIENCE, stream.next_event())
+            .await
+            .expect("the turn goes on")
+            .expect("the stream goes on");
+        streamed += message.data.len();
+        if finishes_turn(&event) {
+            break;
+        }
+    }
+    // What the call's live output may take, at most: its text, written as JSON (`y\n` takes
+    // four bytes there), plus the call's capped result.
+    let bound = 2 * qilin_protocol::LIVE_MAX_BYTES + 256 * 1024;
+    assert!(streamed < bound, "the stream carried {streamed} bytes");
+    let stored = server.all_events(&session).await;
+    assert_consistent(&stored);
+    let stored_bytes: usize = stored
+        .iter()
+        .map(|event| serde_json::to_string(event).unwrap().len())
+        .sum();
+    assert!(stored_bytes < bound, "the store holds {stored_bytes} bytes");
+    let live: u64 = stored
+        .iter()
+        .filter_map(|event| match &event.body {
+            qilin_protocol::EventBody::ToolProgress(p) => {
+                Some(p.text.len() as u64 + p.omitted_bytes.unwrap_or(0))
+            }
+            _ => None,
+        })
+        .sum();
+    assert_eq!(
+        live, 50_000_000,
+        "every byte printed is shown live or counted"
+    );
+    let snapshot = server
+        .get(&format!("/api/sessions/{session}/snapshot"))
+        .await;
+    assert_eq!(snapshot.status, 200);
+    let tree_bytes = snapshot.body.to_string().len();
+    assert!(tree_bytes < bound, "the tree takes {tree_bytes} bytes");
+    let call = &snapshot.body["turns"][0]["items"][0];
+    assert_eq!(call["toolName"], "bash");
+    assert!(call["progressOmittedBytes"].as_u64().unwrap() > 40_000_000);
+    assert!(call["progressTail"].as_str().unwrap().ends_with("y\n"));
+    server.stop().await;
+    world.finish().await;
+}

@@ -64,12 +64,22 @@ export interface StartBlock {
   readonly presentation?: CallPresentation;
   /** The detail the tool presented at dispatch. */
   readonly beforeDetail?: Detail;
-  /** Live output so far. */
+  /** Live output so far: all of it, or its start when `progressGap` follows. */
   readonly progress: string;
+  /** Live output the runtime left out after `progress` (it bounds a call's live output), and the latest output after it. */
+  readonly progressGap?: LiveGap;
   /** The requests the call opened (an approval, questions), in order, answered or not. */
   readonly requests: readonly RequestNode[];
   /** The request the call waits on, while a person has not answered it. */
   readonly pending?: RequestNode;
+}
+
+/** Live output left out of a call's live view, and the latest output after it. */
+export interface LiveGap {
+  /** Bytes of output not shown live (the call's result holds them). */
+  readonly omittedBytes: number;
+  /** The latest live output after them. */
+  readonly tail: string;
 }
 
 /** How a call ended, as `tool.result` recorded it. */

@@ -60,6 +60,7 @@ export const en = {
   'terminal.label': 'Output of {{command}}',
   'terminal.moreLines_one': '… {{count}} more line',
   'terminal.moreLines_other': '… {{count}} more lines',
+  'terminal.notShownLive': '… {{size}} not shown live; the result holds the output',
   'terminal.showAll': 'Show all output',
   'terminal.showLess': 'Show less',
   'terminal.copy': 'Copy output',

@@ -62,6 +62,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
 
   'terminal.label': '{{command}} 的输出',
   'terminal.moreLines_other': '… 还有 {{count}} 行',
+  'terminal.notShownLive': '… 有 {{size}} 未实时显示；结果中有完整输出',
   'terminal.showAll': '显示全部输出',
   'terminal.showLess': '收起',
   'terminal.copy': '复制输出',

@@ -187,6 +187,7 @@ test('readEvent never throws on odd values', () => {
     { type: 'request.resolved', seq: 1, requestId: 'r', callId: 'c', resolution: null },
     { type: 'session.started', seq: 1, agent: {} },
     { type: 'step.finished', seq: 1, time: 5 },
+    { type: 'tool.progress', seq: 1, time: '', callId: 'c', text: 'y', omittedBytes: 'many' },
   ]) {
     expect(readEvent(value).kind).toBe('invalid');
   }
@@ -195,4 +196,26 @@ test('readEvent never throws on odd values', () => {
     type: 'future.event',
   });
   expect(malformedFixtures().length).toBe(5);
+});
+
+test('a progress event keeps the bytes left out before its text', () => {
+  const read = readEvent({
+    seq: 4,
+    time: '2026-11-30T17:05:16.123Z',
+    type: 'tool.progress',
+    callId: 'c1',
+    omittedBytes: 4096,
+    text: 'latest\n',
+  });
+  expect(read).toEqual({
+    kind: 'event',
+    event: {
+      seq: 4,
+      time: '2026-11-30T17:05:16.123Z',
+      type: 'tool.progress',
+      callId: 'c1',
+      omittedBytes: 4096,
+      text: 'latest\n',
+    },
+  });
 });

@@ -324,9 +324,14 @@ function start(fields: Fields): ToolStartEvent {
 
 function progress(fields: Fields): ToolProgressEvent {
   const parentCallId = optionalText(fields, 'parentCallId');
+  const omittedBytes =
+    fields.omittedBytes === undefined || fields.omittedBytes === null
+      ? undefined
+      : count(fields, 'omittedBytes');
   return {
     callId: text(fields, 'callId'),
     ...(parentCallId === undefined ? {} : { parentCallId }),
+    ...(omittedBytes === undefined ? {} : { omittedBytes }),
     text: text(fields, 'text'),
   };
 }

@@ -312,6 +312,12 @@ callId: string,
  */
 parentCallId?: string, 
 /**
+ * Bytes of output the call printed after the previous progress event's text and before
+ * this one's that are not shown live (the live view is bounded; the result holds them).
+ * Absent when `text` follows on from the previous progress event.
+ */
+omittedBytes?: number, 
+/**
  * New output since the previous progress event.
  */
 text: string, };
@@ -625,3 +631,9 @@ tool: string,
  * followed by a space, and that chain no other command.
  */
 commandPrefix?: string, };
+
+/** The most bytes of a call's output shown live from its start. */
+export const LIVE_HEAD_BYTES = 262144;
+
+/** The most bytes of a call's latest output shown live after its start. */
+export const LIVE_TAIL_BYTES = 262144;

@@ -4,6 +4,7 @@
  * and a store that publishes it to views.
  */
 export type * from './generated';
+export { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
 export {
   KNOWN_EVENT_TYPES,
   describe,
@@ -18,6 +19,7 @@ export {
   ConversationFold,
   TurnPageError,
   foldEvents,
+  utf8Length,
   type CompactionNode,
   type ConversationTree,
   type FoldChange,

@@ -11,6 +11,7 @@ import {
   ConversationFold,
   TurnPageError,
   foldEvents,
+  utf8Length,
   type CompactionNode,
   type RuntimeTurnNode,
   type ToolNode,
@@ -18,6 +19,7 @@ import {
   type TurnNode,
 } from './tree';
 import type { Event } from './generated';
+import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
 
 type Json = Record<string, unknown>;
 
@@ -351,3 +353,86 @@ describe('earlier turns put before the ones held', () => {
     expect(fold.tree().compactions.at(-1)?.afterTurns).toBe(all.length);
   });
 });
+
+describe('live output is kept within the live bound, as the runtime keeps it', () => {
+  const at = { time: '2026-11-30T17:05:16.123Z' };
+  const started: Event[] = [
+    { ...at, seq: 1, type: 'turn.started', turnId: 't', prompt: 'print' },
+    {
+      ...at,
+      seq: 2,
+      type: 'tool.start',
+      callId: 'c1',
+      toolName: 'bash',
+      caller: 'direct',
+      arguments: { command: 'yes' },
+      presentation: { action: 'Run', remark: 'yes' },
+    },
+  ];
+  const progress = (seq: number, text: string, omittedBytes?: number): Event => ({
+    ...at,
+    seq,
+    type: 'tool.progress',
+    callId: 'c1',
+    text,
+    ...(omittedBytes === undefined ? {} : { omittedBytes }),
+  });
+
+  test('wide characters and a gap fold to the same figures as the runtime', () => {
+    // The case of `qilin_protocol::live`'s test of the same name.
+    const fold = foldEvents(started);
+    fold.apply(progress(3, '界'.repeat(87_382)));
+    let node = fold.call('c1');
+    expect(utf8Length(node?.progress ?? '')).toBe(262_143);
+    expect(node?.progressTail).toBe('界');
+    expect(node?.progressOmittedBytes).toBeUndefined();
+    fold.apply(progress(4, 'é'.repeat(200_000)));
+    node = fold.call('c1');
+    expect(node?.progressOmittedBytes).toBe(137_859);
+    expect(node?.progressTail).toBe('é'.repeat(131_072));
+    fold.apply(progress(5, '😀 end\n', 1_000));
+    node = fold.call('c1');
+    expect(utf8Length(node?.progress ?? '')).toBe(262_143);
+    expect(node?.progressOmittedBytes).toBe(401_003);
+    expect(node?.progressTail).toBe('😀 end\n');
+  });
+
+  test('a flood recorded every byte live folds to its start, a count and its latest output', () => {
+    const chunk = 'y\n'.repeat(8 * 1024);
+    const events = [...started];
+    for (let n = 0; n < 100; n++) events.push(progress(3 + n, chunk));
+    const node = foldEvents(events).call('c1');
+    expect(node?.progress.length).toBe(LIVE_HEAD_BYTES);
+    expect(node?.progressTail?.length).toBe(LIVE_TAIL_BYTES);
+    expect(node?.progressOmittedBytes).toBe(100 * chunk.length - LIVE_HEAD_BYTES - LIVE_TAIL_BYTES);
+  });
+
+  test('a fold seeded with a cut call goes on counting from it', () => {
+    const events = [...started, progress(3, 'x'.repeat(LIVE_HEAD_BYTES)), progress(4, 'tail', 10)];
+    const whole = foldEvents([...events, progress(5, ' more')]);
+    const seeded = ConversationFold.seeded({
+      firstTurn: 0,
+      turns: runtimeTurnsOf(foldEvents(events)),
+      compactions: [],
+      preparingArguments: {},
+    });
+    seeded.apply(progress(5, ' more'));
+    expect(seeded.call('c1')).toEqual(whole.call('c1'));
+    expect(seeded.call('c1')?.progressTail).toBe('tail more');
+    expect(seeded.call('c1')?.progressOmittedBytes).toBe(10);
+  });
+});
+
+/** A fold's turns in the runtime's JSON shape (a call flattened into its item). */
+function runtimeTurnsOf(fold: ConversationFold): RuntimeTurnNode[] {
+  return JSON.parse(
+    JSON.stringify(
+      fold.tree().turns.map((turn) => ({
+        ...turn,
+        items: turn.items.map((item) =>
+          item.type === 'tool' ? { type: 'tool', ...item.node } : item,
+        ),
+      })),
+    ),
+  ) as RuntimeTurnNode[];
+}

@@ -16,6 +16,7 @@ import type {
   ToolStartEvent,
   Usage,
 } from './generated';
+import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
 
 /**
  * Where a call is in its life: arguments streaming, dispatched and running, dispatched and
@@ -73,8 +74,16 @@ export interface ToolNode {
   readonly presentation?: CallPresentation;
   /** The detail the tool presented while running. */
   readonly beforeDetail?: Detail;
-  /** Live output received so far. */
+  /**
+   * Live output received so far: all of it, or its start once it outgrew the live bound (the
+   * runtime shows at most the first and last few hundred KB of a call's output live; the result
+   * holds the whole of it).
+   */
   readonly progress: string;
+  /** Bytes of live output not shown between `progress` and `progressTail`; absent when none. */
+  readonly progressOmittedBytes?: number;
+  /** The latest live output, past `progress` and what was left out; absent while `progress` holds it all. */
+  readonly progressTail?: string;
   /** How the call ended, once it did. */
   readonly outcome?: ToolOutcome;
   /** The requests the call opened, in order (the last may still wait for an answer). */
@@ -213,6 +222,8 @@ export class ConversationFold {
   private compactions: readonly CompactionNode[] = [];
   private readonly index = new Map<string, NodePath>();
   private readonly preparing = new Map<string, string>();
+  /** The UTF-8 sizes of each call's `progress` and `progressTail`, once live output came. */
+  private readonly liveBytes = new Map<string, LiveBytes>();
   private drafts = new WeakSet<object>();
   private snapshot: ConversationTree = {
     turns: this.turns,
@@ -370,7 +381,12 @@ export class ConversationFold {
         const path = this.index.get(event.callId);
         if (path === undefined) return { tree: false };
         this.update(path, (node) => {
-          node.progress += event.text;
+          const bytes = this.liveBytes.get(event.callId) ?? {
+            head: utf8Length(node.progress),
+            tail: utf8Length(node.progressTail ?? ''),
+          };
+          this.liveBytes.set(event.callId, bytes);
+          pushProgress(node, bytes, event.text, event.omittedBytes ?? 0);
         });
         return { tree: true };
       }
@@ -559,6 +575,96 @@ export class ConversationFold {
     if (this.drafts.has(node)) return node;
     return this.draft({ ...node, subCalls: this.draft([...node.subCalls]) });
   }
+}
+
+/** The UTF-8 sizes of a node's live output: its start and its latest part. */
+interface LiveBytes {
+  head: number;
+  tail: number;
+}
+
+/**
+ * Folds one progress event into a node within the live bound, as the runtime's fold does
+ * (`qilin_protocol::LiveView::push`), counting in UTF-8 bytes as it does: after a gap the tail
+ * shown before and the gap are counted together and `text` starts the tail again; text that
+ * overflows the head goes to the tail; a tail longer than its bound loses its start to the
+ * count, cut on a character boundary.
+ */
+function pushProgress(
+  node: Mutable<ToolNode>,
+  bytes: LiveBytes,
+  text: string,
+  omittedBytes: number,
+): void {
+  const textBytes = utf8Length(text);
+  let omitted = node.progressOmittedBytes ?? 0;
+  let tail = node.progressTail ?? '';
+  if (omittedBytes > 0) {
+    omitted += bytes.tail + omittedBytes;
+    tail = text;
+    bytes.tail = textBytes;
+  } else if (omitted === 0 && tail === '') {
+    const fits = utf8Prefix(text, Math.max(0, LIVE_HEAD_BYTES - bytes.head), 'at most');
+    node.progress += text.slice(0, fits.units);
+    bytes.head += fits.bytes;
+    tail = text.slice(fits.units);
+    bytes.tail = textBytes - fits.bytes;
+  } else {
+    tail += text;
+    bytes.tail += textBytes;
+  }
+  if (bytes.tail > LIVE_TAIL_BYTES) {
+    const cut = utf8Prefix(tail, bytes.tail - LIVE_TAIL_BYTES, 'at least');
+    tail = tail.slice(cut.units);
+    bytes.tail -= cut.bytes;
+    omitted += cut.bytes;
+  }
+  setOptional(node, 'progressOmittedBytes', omitted === 0 ? undefined : omitted);
+  setOptional(node, 'progressTail', tail === '' ? undefined : tail);
+}
+
+/** The UTF-8 size of the character starting at UTF-16 index `at` of `text`, and its length there. */
+function utf8Char(text: string, at: number): { bytes: number; units: number } {
+  const code = text.charCodeAt(at);
+  if (code < 0x80) return { bytes: 1, units: 1 };
+  if (code < 0x800) return { bytes: 2, units: 1 };
+  if (code >= 0xd800 && code <= 0xdbff) {
+    const next = text.charCodeAt(at + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) return { bytes: 4, units: 2 };
+  }
+  return { bytes: 3, units: 1 };
+}
+
+/** The size of `text` in UTF-8, as the runtime counts live output. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let at = 0; at < text.length;) {
+    const char = utf8Char(text, at);
+    bytes += char.bytes;
+    at += char.units;
+  }
+  return bytes;
+}
+
+/**
+ * The prefix of `text` ending on a character boundary that is the longest of `at most` `limit`
+ * UTF-8 bytes, or the shortest of `at least` `limit`: its length in UTF-16 units and in bytes.
+ */
+function utf8Prefix(
+  text: string,
+  limit: number,
+  kind: 'at most' | 'at least',
+): { units: number; bytes: number } {
+  let bytes = 0;
+  let units = 0;
+  while (units < text.length) {
+    if (kind === 'at least' && bytes >= limit) break;
+    const char = utf8Char(text, units);
+    if (kind === 'at most' && bytes + char.bytes > limit) break;
+    bytes += char.bytes;
+    units += char.units;
+  }
+  return { units, bytes };
 }
 
 function compactionNode(

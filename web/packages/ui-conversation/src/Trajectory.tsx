@@ -303,6 +303,14 @@ export function CallTrajectory(props: CallTrajectoryProps) {
                 {node.progress === '' ? null : (
                   <Raw value={node.progress} label={t('trajectory.progress')} />
                 )}
+                {node.progressTail === undefined ? null : (
+                  <>
+                    <p className="qc-trajectory__note">
+                      {t('trajectory.progressTail', { bytes: node.progressOmittedBytes ?? 0 })}
+                    </p>
+                    <Raw value={node.progressTail} label={t('trajectory.progress')} />
+                  </>
+                )}
               </>
             ) : (
               <>

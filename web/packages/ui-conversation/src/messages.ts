@@ -66,6 +66,8 @@ const EN = {
   'trajectory.result': 'Result',
   'trajectory.noResult': 'No result yet.',
   'trajectory.progress': 'Live output',
+  'trajectory.progressTail':
+    'Latest live output, after {bytes} bytes not shown live (the result holds the whole output)',
   'trajectory.output': 'Structured output',
   'trajectory.block': 'Block {n} ({type})',
   'trajectory.image': 'An image ({type}, about {kb} KB)',
@@ -150,6 +152,7 @@ const ZH: Record<ConversationMessageKey, string> = {
   'trajectory.result': '结果',
   'trajectory.noResult': '还没有结果。',
   'trajectory.progress': '实时输出',
+  'trajectory.progressTail': '最新的实时输出，此前有 {bytes} 字节未实时显示（结果中有完整输出）',
   'trajectory.output': '结构化输出',
   'trajectory.block': '第 {n} 块（{type}）',
   'trajectory.image': '一张图片（{type}，约 {kb} KB）',

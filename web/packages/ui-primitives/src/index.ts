@@ -25,7 +25,7 @@ export {
   type ImageLoader,
   type ImageSource,
 } from './images';
-export { fold, splitLines, stripAnsi, type Folded } from './lines';
+export { fold, formatBytes, splitLines, stripAnsi, type Folded } from './lines';
 export { RowAction, ToolRowChrome, type ToolRowChromeProps } from './row';
 export {
   SearchResults,
@@ -34,6 +34,12 @@ export {
   type SearchResultsProps,
 } from './search';
 export { ExitCapsule, StatusDot, isInFlight, type CallState } from './status';
-export { TerminalOutput, ansiLines, type AnsiSegment, type TerminalOutputProps } from './terminal';
+export {
+  TerminalOutput,
+  ansiLines,
+  type AnsiSegment,
+  type TerminalGap,
+  type TerminalOutputProps,
+} from './terminal';
 export { WebPageSummary, isWebAddress, type WebPageSummaryProps } from './web';
 export { HighlightedCode, extensionOf, useHighlightedLines } from './highlight/code';

@@ -4,7 +4,7 @@ import { renderWithI18n } from '../../../test-support/render';
 import { DiffView, addedFile, countHunks, parseUnifiedDiff } from './diff';
 import { FileExcerpt } from './excerpt';
 import { ImageGallery, inlineImageLoader, type ImageLoader } from './images';
-import { fold, splitLines, stripAnsi } from './lines';
+import { fold, formatBytes, splitLines, stripAnsi } from './lines';
 import { ToolRowChrome } from './row';
 import { SearchResults } from './search';
 import { ExitCapsule, StatusDot } from './status';
@@ -50,6 +50,29 @@ describe('TerminalOutput', () => {
       'aria-expanded',
       'true',
     );
+  });
+
+  test('output left out of a live view shows as a note that folding never hides', () => {
+    const start = Array.from({ length: 20 }, (_, i) => `start ${i + 1}`).join('\n');
+    const tail = Array.from({ length: 20 }, (_, i) => `latest ${i + 1}`).join('\n');
+    renderWithI18n(
+      <TerminalOutput
+        text={`${start}\n`}
+        gap={{ omittedBytes: 50 * 1024 * 1024, tail }}
+        label="yes"
+      />,
+    );
+    const region = screen.getByRole('group', { name: 'Output of yes' });
+    expect(region).toHaveTextContent('start 8');
+    expect(region).toHaveTextContent('… 24 more lines');
+    expect(region).toHaveTextContent('… 50.0 MB not shown live; the result holds the output');
+    expect(region).toHaveTextContent('latest 20');
+    fireEvent.click(screen.getByRole('button', { name: 'Show all output' }));
+    const text = region.textContent ?? '';
+    expect(text.indexOf('start 20')).toBeLessThan(text.indexOf('not shown live'));
+    expect(text.indexOf('not shown live')).toBeLessThan(text.indexOf('latest 1\n'));
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.5 KB');
   });
 
   test('an empty output says so, in Chinese too', () => {

@@ -2,7 +2,7 @@ import Anser from 'anser';
 import { useT } from '@qilin-agent/i18n';
 import { useMemo, useState, type CSSProperties } from 'react';
 import { CopyButton } from './copy';
-import { fold, stripAnsi } from './lines';
+import { fold, formatBytes, stripAnsi } from './lines';
 
 /** A run of terminal text in one style. */
 export interface AnsiSegment {
@@ -76,10 +76,20 @@ function Line(props: { segments: AnsiSegment[] }) {
   );
 }
 
+/** Output a live view left out, and the latest output after it. */
+export interface TerminalGap {
+  /** Bytes of output not shown (the call's result holds them). */
+  omittedBytes: number;
+  /** The latest output, shown after the gap. */
+  tail: string;
+}
+
 /** The props of [`TerminalOutput`]. */
 export interface TerminalOutputProps {
-  /** The output, ANSI colours and all. */
+  /** The output, ANSI colours and all (its start, when `gap` follows it). */
   text: string;
+  /** Output left out of a live view after `text`, and the latest output after it. */
+  gap?: TerminalGap;
   /** What produced it (the command), for the region's name. */
   label: string;
   /** Lines kept at the top while folded (default 8). */
@@ -88,36 +98,59 @@ export interface TerminalOutputProps {
   tailLines?: number;
 }
 
+/** A row of the terminal: a line of output, or the note of output left out. */
+type Row = { kind: 'line'; segments: AnsiSegment[] } | { kind: 'gap' };
+
 /**
  * A command's output as a terminal shows it. A long output shows its head and tail with
  * "… N more lines" between them; one button shows it all, another copies it (without the
- * colour codes).
+ * colour codes). Output left out of a live view (`gap`) shows as a note between the start and
+ * the latest output, never folded away.
  */
 export function TerminalOutput(props: TerminalOutputProps) {
   const t = useT();
-  const { text, label, headLines = 8, tailLines = 8 } = props;
+  const { text, gap, label, headLines = 8, tailLines = 8 } = props;
+  const tail = gap?.tail;
   const [expanded, setExpanded] = useState(false);
-  const lines = useMemo(() => ansiLines(text), [text]);
-  const folded = fold(lines, headLines, tailLines);
+  const rows = useMemo((): Row[] => {
+    const lines = (source: string) =>
+      ansiLines(source).map((segments): Row => ({ kind: 'line', segments }));
+    return tail === undefined ? lines(text) : [...lines(text), { kind: 'gap' }, ...lines(tail)];
+  }, [text, tail]);
+  const folded = fold(rows, headLines, tailLines);
+  const gapNote =
+    gap === undefined ? '' : t('terminal.notShownLive', { size: formatBytes(gap.omittedBytes) });
+  const gapHidden =
+    folded.kind === 'folded' &&
+    gap !== undefined &&
+    !folded.head.some((row) => row.kind === 'gap') &&
+    !folded.tail.some((row) => row.kind === 'gap');
+  const row = (item: Row, key: string) =>
+    item.kind === 'line' ? (
+      <Line key={key} segments={item.segments} />
+    ) : (
+      <span key={key} className="qp-terminal__more qp-terminal__gap">
+        {gapNote}
+        {'\n'}
+      </span>
+    );
+  const copied = gap === undefined ? text : `${text}${gapNote}\n${gap.tail}`;
   return (
     <div className="qp-terminal" role="group" aria-label={t('terminal.label', { command: label })}>
       {/* Focusable, so that a keyboard can scroll a wide or long output. */}
       <pre className="qp-terminal__text" tabIndex={0}>
-        {lines.length === 0 && <span className="qp-terminal__empty">{t('terminal.empty')}</span>}
+        {rows.length === 0 && <span className="qp-terminal__empty">{t('terminal.empty')}</span>}
         {folded.kind === 'all' || expanded ? (
-          lines.map((segments, index) => <Line key={index} segments={segments} />)
+          rows.map((item, index) => row(item, String(index)))
         ) : (
           <>
-            {folded.head.map((segments, index) => (
-              <Line key={`h${index}`} segments={segments} />
-            ))}
+            {folded.head.map((item, index) => row(item, `h${index}`))}
             <span className="qp-terminal__more">
-              {t('terminal.moreLines', { count: folded.hidden })}
+              {t('terminal.moreLines', { count: folded.hidden - (gapHidden ? 1 : 0) })}
             </span>
             {'\n'}
-            {folded.tail.map((segments, index) => (
-              <Line key={`t${index}`} segments={segments} />
-            ))}
+            {gapHidden && row({ kind: 'gap' }, 'gap')}
+            {folded.tail.map((item, index) => row(item, `t${index}`))}
           </>
         )}
       </pre>
@@ -132,7 +165,7 @@ export function TerminalOutput(props: TerminalOutputProps) {
             {expanded ? t('terminal.showLess') : t('terminal.showAll')}
           </button>
         )}
-        {lines.length > 0 && <CopyButton text={stripAnsi(text)} />}
+        {rows.length > 0 && <CopyButton text={stripAnsi(copied)} />}
       </div>
     </div>
   );

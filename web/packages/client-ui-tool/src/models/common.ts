@@ -2,7 +2,7 @@ import type { Message } from '@qilin-agent/i18n';
 import { message } from '@qilin-agent/i18n';
 import type { ContentBlock, RequestNode } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
-import type { ResultBlock, ToolCallViewProps } from '../slots';
+import type { LiveGap, ResultBlock, ToolCallViewProps } from '../slots';
 
 /** What a card model reads: the raw event fields of one call, and where the session works. */
 export interface CardInput {
@@ -12,8 +12,10 @@ export interface CardInput {
   readonly phase: 'preparing' | 'start' | 'result';
   /** The recorded arguments (absent while preparing, or for a result with no start). */
   readonly arguments?: unknown;
-  /** Live output so far. */
+  /** Live output so far (its start, when `progressGap` follows). */
   readonly progress?: string;
+  /** Live output left out after `progress`, and the latest output after it. */
+  readonly progressGap?: LiveGap;
   /** How the call ended. */
   readonly result?: ResultBlock;
   /** The `run_code` call that made it. */
@@ -34,9 +36,21 @@ export function cardInput(props: ToolCallViewProps): CardInput {
     ...base,
     arguments: props.start.arguments,
     progress: props.start.progress,
+    ...(props.start.progressGap === undefined ? {} : { progressGap: props.start.progressGap }),
     parentCallId: props.start.parentCallId,
     ...(props.start.pending === undefined ? {} : { pending: props.start.pending }),
     ...(props.phase === 'result' ? { result: props.result } : {}),
+  };
+}
+
+/** The live output of a running call, for a model: `progress`, and `progressGap` after it. */
+export function liveOutput(input: CardInput): { progress?: string; progressGap?: LiveGap } {
+  if (input.result !== undefined || (!input.progress && input.progressGap === undefined)) {
+    return {};
+  }
+  return {
+    progress: input.progress ?? '',
+    ...(input.progressGap === undefined ? {} : { progressGap: input.progressGap }),
   };
 }
 

@@ -2,6 +2,7 @@ import { message, type Message } from '@qilin-agent/i18n';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import {
   callState,
+  liveOutput,
   flattenArguments,
   flattenContent,
   summariseArguments,
@@ -9,6 +10,7 @@ import {
 } from './common';
 import type { CallPresentation, ContentBlock } from '@qilin-agent/protocol';
 import type { CardImage } from './image';
+import type { LiveGap } from '../slots';
 
 /** The generic card: "Tool call · name", a summary, and the flattened input and output. */
 export interface GenericModel {
@@ -23,6 +25,8 @@ export interface GenericModel {
   readonly input?: string;
   /** Live output so far, while running. */
   readonly progress?: string;
+  /** Live output left out after `progress`, and the latest output after it. */
+  readonly progressGap?: LiveGap;
   /** What the model saw, flattened, once ended. */
   readonly output?: string;
   /** A note in place of the output (such as "interrupted"). */
@@ -70,7 +74,7 @@ export function genericModel(input: CardInput, presentation?: CallPresentation):
     toolName: input.toolName,
     summary: recorded ?? summariseArguments(input.arguments),
     ...(flattened === undefined ? {} : { input: flattened }),
-    ...(input.result === undefined && input.progress ? { progress: input.progress } : {}),
+    ...liveOutput(input),
     ...(output === undefined ? {} : { output }),
     ...(state === 'interrupted' ? { note: message('status.interrupted') } : {}),
     ...(images.length === 0 ? {} : { images }),

@@ -79,6 +79,24 @@ describe('shell', () => {
     expect(model).not.toHaveProperty('capsule');
   });
 
+  test('a running command whose live output was cut shows the gap and the latest output', () => {
+    const input = {
+      ...inputAt(callOf('interrupts', 'call_1'), 'start'),
+      progressGap: { omittedBytes: 1_000_000, tail: 'latest\n' },
+    };
+    expect(shellModel(input)).toMatchObject({
+      body: {
+        kind: 'terminal',
+        output: 'started\n',
+        gap: { omittedBytes: 1_000_000, tail: 'latest\n' },
+      },
+    });
+    expect(genericModel(input)).toMatchObject({
+      progress: 'started\n',
+      progressGap: { omittedBytes: 1_000_000, tail: 'latest\n' },
+    });
+  });
+
   test('success: the terminal and no capsule', () => {
     expect(shell('shell', 'call_1')).toMatchObject({
       state: 'ok',

@@ -1,4 +1,5 @@
-import { callState, flattenArguments, flattenContent, type CardInput } from './common';
+import { callState, flattenArguments, flattenContent, liveOutput, type CardInput } from './common';
+import type { LiveGap } from '../slots';
 import type { CallState } from '@qilin-agent/ui-primitives';
 
 /** The flattened input and output a card shows when its own display does not apply. */
@@ -8,6 +9,8 @@ export interface PlainBody {
   readonly input?: string;
   /** Live output so far. */
   readonly progress?: string;
+  /** Live output left out after `progress`, and the latest output after it. */
+  readonly progressGap?: LiveGap;
   /** What the model saw. */
   readonly output?: string;
 }
@@ -18,7 +21,7 @@ export function plainBody(input: CardInput, options: { withInput?: boolean } = {
   return {
     kind: 'plain',
     ...(flattened === undefined ? {} : { input: flattened }),
-    ...(input.result === undefined && input.progress ? { progress: input.progress } : {}),
+    ...liveOutput(input),
     ...(input.result === undefined ? {} : { output: flattenContent(input.result.content) }),
   };
 }

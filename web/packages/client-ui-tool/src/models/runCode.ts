@@ -2,6 +2,7 @@ import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, firstLine, flattenContent, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { stateOf } from './outcome';
+import type { LiveGap } from '../slots';
 
 /** The card of a `run_code` call: the dispatch card its nested calls render under. */
 export interface RunCodeModel {
@@ -15,6 +16,8 @@ export interface RunCodeModel {
   readonly output?: string;
   /** Live output so far. */
   readonly progress?: string;
+  /** Live output left out after `progress`, and the latest output after it. */
+  readonly progressGap?: LiveGap;
 }
 
 /** The dispatch card of `run_code`: the code, then what it printed or the error it raised. */
@@ -31,7 +34,10 @@ export function runCodeModel(input: CardInput): RunCodeModel | GenericModel {
       summary: firstLine(code),
       code,
       ...(input.result === undefined
-        ? { progress: input.progress ?? '' }
+        ? {
+            progress: input.progress ?? '',
+            ...(input.progressGap === undefined ? {} : { progressGap: input.progressGap }),
+          }
         : { output: flattenContent(input.result.content) }),
     };
   } catch (error) {

@@ -1,6 +1,7 @@
 import { message, type Message } from '@qilin-agent/i18n';
 import { hasSpillNotice } from '@qilin-agent/spill-policy/notice';
 import type { CallState } from '@qilin-agent/ui-primitives';
+import type { LiveGap } from '../slots';
 import { Fields, Unsupported, firstLine, flattenContent, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
@@ -12,6 +13,8 @@ export type ShellBody =
       readonly command: string;
       /** The output so far; absent for a command that waits for approval and has not run. */
       readonly output?: string;
+      /** Live output left out after `output`, and the latest output after it. */
+      readonly gap?: LiveGap;
     }
   | { readonly kind: 'receipt'; readonly command: string; readonly cwd: string }
   | PlainBody;
@@ -71,9 +74,15 @@ export function shellModel(input: CardInput): ShellModel | GenericModel {
     const base = { kind: 'shell' as const, state, summary: firstLine(command), background };
     if (input.result === undefined) {
       const notRun = input.pending !== undefined && !input.progress;
+      const gap = notRun ? undefined : input.progressGap;
       return {
         ...base,
-        body: { kind: 'terminal', command, ...(notRun ? {} : { output: input.progress ?? '' }) },
+        body: {
+          kind: 'terminal',
+          command,
+          ...(notRun ? {} : { output: input.progress ?? '' }),
+          ...(gap === undefined ? {} : { gap }),
+        },
       };
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };

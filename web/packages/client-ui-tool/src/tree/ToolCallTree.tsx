@@ -97,10 +97,12 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     parentCallId,
     presentation,
     beforeDetail,
-    progress,
     outcome,
     requests,
   } = node;
+  const { progressOmittedBytes: omittedBytes, progressTail: tail } = node;
+  // Output past the live start with nothing left out follows on from it.
+  const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
   const args = node.arguments;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallViewProps => {
@@ -111,6 +113,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
       arguments: args,
       caller,
       progress,
+      ...(omittedBytes === undefined ? {} : { progressGap: { omittedBytes, tail: tail ?? '' } }),
       requests,
       ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
@@ -130,6 +133,8 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     presentation,
     beforeDetail,
     progress,
+    omittedBytes,
+    tail,
     outcome,
     requests,
     args,

@@ -377,6 +377,30 @@ describe('phases', () => {
   });
 });
 
+describe('live output the runtime left out', () => {
+  test('a running command shows its start, what was not shown live, and its latest output', () => {
+    const store = new ConversationStore([
+      event(1, { type: 'turn.started', turnId: 't', prompt: 'flood', time: '' }),
+      event(2, {
+        type: 'tool.start',
+        callId: 'y1',
+        toolName: 'bash',
+        caller: 'direct',
+        arguments: { command: 'yes' },
+        presentation: { action: 'Run command', remark: 'yes' },
+      }),
+      event(3, { type: 'tool.progress', callId: 'y1', text: 'y\ny\n' }),
+      event(4, { type: 'tool.progress', callId: 'y1', text: 'last y\n', omittedBytes: 3_145_728 }),
+    ]);
+    renderSession(store);
+    fireEvent.click(screen.getByRole('button', { name: /yes/ }));
+    const output = screen.getByRole('group', { name: 'Output of yes' });
+    expect(output).toHaveTextContent(
+      /y y … 3\.0 MB not shown live; the result holds the output last y/,
+    );
+  });
+});
+
 describe('the tree', () => {
   test('nests two levels deep, each call through its own view', () => {
     const registry = new SlotRegistry();

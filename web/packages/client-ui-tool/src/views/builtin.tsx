@@ -98,7 +98,11 @@ export function ShellView(props: ToolCallViewProps) {
             {body.command}
           </pre>
           {body.output !== undefined && (
-            <TerminalOutput text={body.output} label={model.summary ?? title} />
+            <TerminalOutput
+              text={body.output}
+              {...(body.gap === undefined ? {} : { gap: body.gap })}
+              label={model.summary ?? title}
+            />
           )}
         </>
       )}
@@ -493,9 +497,14 @@ export function RunCodeView(props: ToolCallViewProps) {
       {model.code !== undefined && (
         <>
           <TextBlock label={t('runCode.code')} text={model.code} language="python" />
-          {model.progress !== undefined && model.progress !== '' && (
-            <TerminalOutput text={model.progress} label={model.summary ?? title} />
-          )}
+          {model.progress !== undefined &&
+            (model.progress !== '' || model.progressGap !== undefined) && (
+              <TerminalOutput
+                text={model.progress}
+                {...(model.progressGap === undefined ? {} : { gap: model.progressGap })}
+                label={model.summary ?? title}
+              />
+            )}
           {model.output !== undefined && (
             <TextBlock label={t('runCode.printed')} text={model.output} />
           )}

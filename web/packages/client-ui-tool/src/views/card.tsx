@@ -140,7 +140,11 @@ export function PlainDetails(props: { body: PlainBody; label: string }) {
       {body.progress !== undefined && (
         <section className="qt-block">
           <h4 className="qt-block__label">{t('generic.progress')}</h4>
-          <TerminalOutput text={body.progress} label={props.label} />
+          <TerminalOutput
+            text={body.progress}
+            {...(body.progressGap === undefined ? {} : { gap: body.progressGap })}
+            label={props.label}
+          />
         </section>
       )}
       {body.output !== undefined && <TextBlock label={t('generic.output')} text={body.output} />}
@@ -174,6 +178,7 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
               kind: 'plain',
               ...(model.input === undefined ? {} : { input: model.input }),
               ...(model.progress === undefined ? {} : { progress: model.progress }),
+              ...(model.progressGap === undefined ? {} : { progressGap: model.progressGap }),
               ...(model.output === undefined ? {} : { output: model.output }),
             }}
             label={title}
