@@ -324,9 +324,13 @@ async fn main() {
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: qilin_server::DEFAULT_MAX_BODY,
+        connections: qilin_server::ConnectionLimits::default(),
     });
-    let app = qilin_server::app(state.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(qilin_server::serve(
+        listener,
+        state.clone(),
+        std::future::pending(),
+    ));
     let bench = Arc::new(Bench {
         base: format!("http://127.0.0.1:{}", bound.port()),
         token,

@@ -10,8 +10,8 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use qilin_runtime::Runtime;
 use qilin_server::{
-    Access, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig, ServerState,
-    SessionDefaults, Sessions, StreamOptions,
+    Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig,
+    ServerState, SessionDefaults, Sessions, StreamOptions,
 };
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -183,6 +183,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: DEFAULT_MAX_BODY,
+        connections: ConnectionLimits::default(),
     });
     if let Some(url) = args
         .database
@@ -230,7 +231,6 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .and_then(|()| stdout.flush());
     drop(stdout);
 
-    let app = qilin_server::app(state.clone());
     let stopping = {
         let state = state.clone();
         let sessions = sessions.clone();
@@ -244,13 +244,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             state.end_streams();
         }
     };
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stopping)
-        .await;
+    qilin_server::serve(listener, state.clone(), stopping).await;
     let _ = std::fs::remove_file(&token_file);
     sessions.shutdown().await;
     drop(temporary);
-    served.context("the server failed")?;
     Ok(ExitCode::SUCCESS)
 }
 
