@@ -313,6 +313,7 @@ async fn main() {
             agent_file: Some(workspace.join("agent.agent")),
             model: None,
             no_sandbox: true,
+            allowed_roots: Vec::new(),
         },
         LeaseTiming::default(),
     );

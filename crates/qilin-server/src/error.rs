@@ -225,7 +225,9 @@ pub(crate) fn describe(status: u16) -> &'static str {
     match status {
         400 => "The request is malformed or does not fit: the message says what is expected.",
         401 => "No token, or a wrong one: send `Authorization: Bearer TOKEN` or the cookie.",
-        403 => "Refused: a foreign `Host` or `Origin`, or a path outside the workspace.",
+        403 => {
+            "Refused: a foreign `Host` or `Origin`, a path outside the workspace, or a session's workspace, agent file or script outside the folders the server lets clients use."
+        }
         404 => "No such session, request or file.",
         409 => {
             "Conflicts with the session's state: a turn running, an answer given first, a session another process runs."

@@ -26,6 +26,7 @@ mod error;
 mod extract;
 mod manager;
 mod relay;
+mod roots;
 mod routes;
 mod serve;
 mod trees;
@@ -41,6 +42,7 @@ pub use commands::Command;
 pub use error::{ApiError, ErrorBody};
 pub use manager::{LeaseTiming, Owner, SessionDefaults, Sessions};
 pub use relay::{Relay, RelayError};
+pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
 pub use serve::{ConnectionLimits, serve};
 

@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// A folder, besides the workspace, under which a client may put a session's workspace,
+    /// agent file and scripted model (repeatable); anything a client names elsewhere is
+    /// refused.
+    #[arg(long = "allow-root", value_name = "DIR")]
+    pub allow_roots: Vec<PathBuf>,
 }
 
 /// Runs `qilin serve`.
@@ -145,6 +150,14 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         (None, false) => None,
     };
 
+    let allowed_roots = args
+        .allow_roots
+        .iter()
+        .map(|root| {
+            root.canonicalize()
+                .with_context(|| format!("--allow-root {}: no such folder", root.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let store = qilin_store::open_database(args.database.as_deref(), &workspace)
         .await
         .context("cannot open the session store")?;
@@ -158,6 +171,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             agent_file: agent,
             model: args.model.clone(),
             no_sandbox: args.no_sandbox,
+            allowed_roots,
         },
         LeaseTiming::default(),
     );

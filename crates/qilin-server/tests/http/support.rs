@@ -61,6 +61,8 @@ pub struct World {
     pub database: String,
     /// The PostgreSQL schema to drop at the end, if any.
     schema: Option<String>,
+    /// Folders besides the workspace a client may put sessions under (`--allow-root`).
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 impl World {
@@ -85,6 +87,7 @@ impl World {
             dir,
             database,
             schema,
+            allowed_roots: Vec::new(),
         }
     }
 
@@ -156,6 +159,7 @@ impl World {
                 agent_file: Some(self.workspace().join("agent.agent")),
                 model: None,
                 no_sandbox: true,
+                allowed_roots: self.allowed_roots.clone(),
             },
             LeaseTiming::default(),
         );
