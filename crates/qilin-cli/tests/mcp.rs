@@ -932,3 +932,187 @@ async fn qilin_mcp_serve_adds_a_server_that_comes_up_late_and_tells_the_host() {
     assert!(format!("{result:?}").contains("42"), "{result:?}");
     client.cancel().await.unwrap();
 }
+
+/// The longest a test waits on something that must not hang, before it calls it hung.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The fixture as a hostile server (`--hostile MODE`), with a startup timeout of `startup_ms`.
+fn hostile(mode: &str, startup_ms: u64, workspace: &Path) -> qilin_skill::McpServer {
+    qilin_skill::McpServer {
+        name: "hostile".to_string(),
+        transport: qilin_skill::McpTransport::Stdio {
+            command: SERVER.to_string(),
+            args: vec!["--hostile".to_string(), mode.to_string()],
+            env: Default::default(),
+            cwd: workspace.to_path_buf(),
+        },
+        direct: Vec::new(),
+        startup_timeout: std::time::Duration::from_millis(startup_ms),
+        declared_in: workspace.join("a.agent"),
+        workspace: workspace.to_path_buf(),
+    }
+}
+
+/// A server that completes the handshake and then never answers `tools/list` fails its listing
+/// at its startup timeout (the listing is part of starting), and is stopped and left alone a
+/// while, so nothing that lists it hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_lists_its_tools_fails_the_listing_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("never-lists", 1500, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let listed = tokio::time::timeout(PATIENCE, client.list())
+        .await
+        .expect("the listing ends");
+    let error = listed.unwrap_err().to_string();
+    assert!(
+        error.contains("did not list its tools within 1500 ms")
+            && error.contains("startup_timeout_ms")
+            && error.contains("started again in 1 s"),
+        "{error}"
+    );
+    let down = client.ensure_started().await.unwrap_err();
+    assert!(
+        matches!(down, qilin_mcp::McpError::Down { .. }),
+        "stopped and left alone: {down:?}"
+    );
+    client.close().await;
+}
+
+/// A server whose `tools/list` always offers another page is read up to the bound of pages,
+/// then fails its listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_pages_forever_fails_the_listing_after_the_last_page_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("pages-forever", 30_000, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let listed = tokio::time::timeout(PATIENCE, client.list())
+        .await
+        .expect("the listing ends");
+    let error = listed.unwrap_err().to_string();
+    assert!(
+        error.contains(&format!(
+            "more than {} pages of tools",
+            qilin_mcp::MAX_TOOL_PAGES
+        )),
+        "{error}"
+    );
+    client.close().await;
+}
+
+/// An answer over the limit of one message (which the line codec drops) fails its call at
+/// once, naming the limit, whether its `id` comes before the result or after it; the
+/// connection stays usable for the next call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_message_limit_fails_its_call_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("huge-answers", 30_000, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    for tool in ["big_id_first", "big_id_last"] {
+        // No deadline: before, such a call waited for the call's time limit (20 minutes).
+        let called = tokio::time::timeout(
+            PATIENCE,
+            client.call(tool, serde_json::Map::new(), &cancel, None),
+        )
+        .await
+        .expect("the call ends without waiting for its time limit");
+        let error = called.unwrap_err().to_string();
+        assert!(
+            error.contains("the call of `")
+                && error.contains(
+                    "larger than the 16 MiB Qilin takes from an MCP server in one message"
+                ),
+            "{tool}: {error}"
+        );
+    }
+    let small = client
+        .call("small", serde_json::Map::new(), &cancel, None)
+        .await
+        .expect("the connection goes on");
+    assert!(format!("{small:?}").contains("small answered"), "{small:?}");
+    client.close().await;
+}
+
+/// A session whose server says its tool list changed and then never lists again is not
+/// wedged: the next turn starts once the listing's deadline has passed, with the tools of the
+/// server's last listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_hangs_after_its_tool_list_changed_does_not_wedge_the_session() {
+    let script = "turns:\n  - say: \"First.\"\n  - say: \"Second.\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Talk.\ncode_mode: true\nmcp_servers:\n  hostile:\n    command: {SERVER}\n    args: [--hostile, lists-once]\n    startup_timeout_ms: 1000\n"
+        ),
+    );
+    let handle = session(dir.path(), script, None).await;
+    assert!(
+        handle.prompt().system.contains("mcp-hostile"),
+        "listed once"
+    );
+    let first = tokio::time::timeout(PATIENCE, handle.submit("one", None).unwrap().finished())
+        .await
+        .expect("the turn after the list changed starts and ends");
+    assert_eq!(first.final_text, "First.", "{first:?}");
+    let second = tokio::time::timeout(PATIENCE, handle.submit("two", None).unwrap().finished())
+        .await
+        .expect("the next turn too");
+    assert_eq!(second.final_text, "Second.", "{second:?}");
+    assert!(
+        handle.prompt().system.contains("mcp-hostile"),
+        "its skill, from its last listing, stays"
+    );
+    handle.close().await.unwrap();
+}
+
+/// `qilin run` with a server that never lists its tools starts anyway, once the listing's
+/// deadline has passed, and says why the server's tools are missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qilin_run_starts_past_a_server_that_never_lists_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Talk.\ncode_mode: true\nmcp_servers:\n  hostile:\n    command: {SERVER}\n    args: [--hostile, never-lists]\n    startup_timeout_ms: 1000\n"
+        ),
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        "turns:\n  - say: \"Hello.\"\n",
+    );
+    let model = format!("scripted:{}", dir.path().join("script.yaml").display());
+    let running = tokio::process::Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("run")
+        .arg("--workspace")
+        .arg(dir.path())
+        .arg("--agent")
+        .arg(dir.path().join("calc.agent"))
+        .args(["--model", &model, "--json", "hello"])
+        .env("NO_COLOR", "1")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, running)
+        .await
+        .expect("qilin run starts and ends")
+        .unwrap();
+    let events = events_of(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("did not list its tools within 1000 ms"),
+        "{stderr}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.body, EventBody::TurnFinished { .. })),
+        "{events:?}"
+    );
+}

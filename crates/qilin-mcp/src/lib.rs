@@ -21,9 +21,10 @@ mod result;
 mod server;
 mod skill;
 mod snapshot;
+mod stdio;
 mod tools;
 
-pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, McpClient, retry_delay};
+pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, MAX_TOOL_PAGES, McpClient, retry_delay};
 pub use connections::{McpConnections, add_direct_tools, add_server_skills, generated_skills};
 pub use error::McpError;
 pub use names::tool_wire_name;
@@ -31,4 +32,5 @@ pub use result::map_call_result;
 pub use server::{NoModel, QilinMcpServer, ServedSession, ServedTools, serve_stdio};
 pub use skill::{GeneratedSkill, STUBS_FILE, example_arguments, generate_skill};
 pub use snapshot::{ServerSnapshot, snapshot_path, workspace_snapshots};
+pub use stdio::MAX_MESSAGE_BYTES;
 pub use tools::{McpTools, dynamic_tools, register_server_tools};
