@@ -322,18 +322,42 @@ async fn qilin_mcp_serve_is_listed_and_called_by_the_official_sdks_client() {
     client.cancel().await.unwrap();
 }
 
+/// `qilin` with its answers about trusted workspaces kept in `data` (its `XDG_DATA_HOME`).
+fn qilin_in(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .expect("the qilin binary runs")
+}
+
+/// A workspace's `.qilin/mcp.yaml` declaring `arith` (the test server, started through `sh`
+/// so that a start leaves the file `started` behind) and `gone` (a program that does not
+/// exist); returns the path of `started`.
+fn declare_servers(dir: &Path) -> std::path::PathBuf {
+    let started = dir.join("started");
+    write(
+        &dir.join(".qilin/mcp.yaml"),
+        &format!(
+            "mcp_servers:\n  arith:\n    command: sh\n    args: [-c, 'touch {} && exec {SERVER}']\n    direct: [echo]\n  gone:\n    command: ./no-such-server\n",
+            started.display()
+        ),
+    );
+    started
+}
+
 #[test]
 fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join(".qilin/mcp.yaml"),
-        &format!(
-            "mcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [echo]\n  gone:\n    command: ./no-such-server\n"
-        ),
-    );
+    let data = tempfile::tempdir().unwrap();
+    declare_servers(dir.path());
     let workspace = dir.path().to_str().unwrap();
 
-    let list = qilin(&["mcp", "list", "--workspace", workspace]);
+    let list = qilin_in(
+        data.path(),
+        &["mcp", "list", "--workspace", workspace, "--trust"],
+    );
     let text = String::from_utf8_lossy(&list.stdout);
     assert_eq!(
         list.status.code(),
@@ -346,7 +370,10 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "{text}"
     );
 
-    let tools = qilin(&["mcp", "tools", "arith", "--workspace", workspace]);
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
     let text = String::from_utf8_lossy(&tools.stdout);
     assert!(text.contains("arith__add  [code only, ReadOnly]"), "{text}");
     assert!(
@@ -354,7 +381,10 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "{text}"
     );
 
-    let skill = qilin(&["mcp", "skill", "arith", "--workspace", workspace]);
+    let skill = qilin_in(
+        data.path(),
+        &["mcp", "skill", "arith", "--workspace", workspace],
+    );
     let text = String::from_utf8_lossy(&skill.stdout);
     assert!(text.starts_with("---\nname: mcp-arith\n"), "{text}");
     assert!(
@@ -366,11 +396,159 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "the result shape: {text}"
     );
 
-    let unknown = qilin(&["mcp", "tools", "nope", "--workspace", workspace]);
+    let unknown = qilin_in(
+        data.path(),
+        &["mcp", "tools", "nope", "--workspace", workspace],
+    );
     let stderr = String::from_utf8_lossy(&unknown.stderr);
     assert!(
         stderr.contains("no MCP server `nope`; the servers declared are `arith`, `gone`"),
         "{stderr}"
+    );
+}
+
+/// A cloned repository's `.qilin/mcp.yaml` runs nothing when looked at: `qilin mcp list` and
+/// `qilin mcp tools` without a terminal and without `--trust` show its servers as declared and
+/// start none, saying how to trust them. Once trusted (`qilin mcp trust`), they start without
+/// asking, until the file changes.
+#[test]
+fn a_repositorys_servers_start_only_once_its_file_is_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let started = declare_servers(dir.path());
+    let workspace = dir.path().to_str().unwrap();
+
+    let list = qilin_in(data.path(), &["mcp", "list", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    let stderr = String::from_utf8_lossy(&list.stderr);
+    assert_eq!(list.status.code(), Some(1), "{text}{stderr}");
+    assert!(
+        text.contains("arith  unavailable")
+            && text.contains("not started: its file is not trusted"),
+        "{text}"
+    );
+    assert!(
+        stderr.contains("declares MCP servers that would run on this machine")
+            && stderr.contains(&format!(
+                "qilin mcp trust --workspace {}",
+                dir.path().canonicalize().unwrap().display()
+            ))
+            && stderr.contains("--trust"),
+        "{stderr}"
+    );
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    assert!(!tools.status.success());
+    assert!(
+        String::from_utf8_lossy(&tools.stderr).contains("are not trusted yet"),
+        "{}",
+        String::from_utf8_lossy(&tools.stderr)
+    );
+    assert!(
+        !started.exists(),
+        "nothing the repository declares was started"
+    );
+
+    let trust = qilin_in(data.path(), &["mcp", "trust", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&trust.stdout);
+    assert!(trust.status.success(), "{text}");
+    assert!(
+        text.contains("Trusted the MCP servers of") && text.contains("arith: sh -c"),
+        "{text}"
+    );
+    assert!(!started.exists(), "trusting starts nothing");
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    assert!(
+        String::from_utf8_lossy(&tools.stdout).contains("arith__add"),
+        "{}",
+        String::from_utf8_lossy(&tools.stderr)
+    );
+    assert!(started.exists());
+
+    // A changed file is asked about again.
+    std::fs::remove_file(&started).unwrap();
+    let yaml = dir.path().join(".qilin/mcp.yaml");
+    let changed = format!("{}# changed\n", std::fs::read_to_string(&yaml).unwrap());
+    std::fs::write(&yaml, changed).unwrap();
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    let stderr = String::from_utf8_lossy(&tools.stderr);
+    assert!(!tools.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("it changed since its servers were trusted"),
+        "{stderr}"
+    );
+    assert!(!started.exists());
+}
+
+/// `qilin run` with an agent using a repository's servers refuses without a terminal or
+/// `--trust`, starting nothing; with `--trust` it trusts them (remembered) and runs.
+#[test]
+fn qilin_run_starts_a_repositorys_servers_only_once_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let started = declare_servers(dir.path());
+    write(
+        &dir.path().join("calc.agent"),
+        "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers: [arith]\n",
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        "turns:\n  - say: \"Hello.\"\n",
+    );
+    let model = format!("scripted:{}", dir.path().join("script.yaml").display());
+    let agent = dir.path().join("calc.agent");
+    let args = |trust: bool| {
+        let mut args = vec![
+            "run",
+            "--workspace",
+            dir.path().to_str().unwrap(),
+            "--agent",
+            agent.to_str().unwrap(),
+            "--model",
+            &model,
+            "--json",
+        ];
+        if trust {
+            args.push("--trust");
+        }
+        args.push("hello");
+        args.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |trust: bool| {
+        let args = args(trust);
+        qilin_in(
+            data.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+
+    let refused = run(false);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("are not trusted yet") && stderr.contains("arith: sh -c"),
+        "{stderr}"
+    );
+    assert!(!started.exists(), "nothing was started");
+
+    let trusted = run(true);
+    let stderr = String::from_utf8_lossy(&trusted.stderr);
+    assert!(trusted.status.success(), "{stderr}");
+    assert!(stderr.contains("Trusted the MCP servers of"), "{stderr}");
+    assert!(started.exists());
+    let again = run(false);
+    assert!(
+        again.status.success(),
+        "remembered: {}",
+        String::from_utf8_lossy(&again.stderr)
     );
 }
 

@@ -223,6 +223,8 @@ impl SessionBuilder {
             // The built-in agents declare no MCP servers.
             Some(AgentSource::Builtin(_)) | None => Vec::new(),
         };
+        // A repository's own servers run only once the user trusted its file.
+        qilin_mcp::check_trust(self.runtime.trust_file(), &mcp_servers)?;
         let mut notes = Vec::new();
         let mcp = McpConnections::start(&mcp_servers).await;
         let (mcp_snapshots, listed_notes) = mcp.snapshots().await;

@@ -13,6 +13,7 @@ use qilin_server::{
     Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig,
     ServerState, SessionDefaults, Sessions, StreamOptions,
 };
+use qilin_skill::{declared_mcp_servers, workspace_mcp_servers};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -60,6 +61,11 @@ pub struct ServeArgs {
     /// refused.
     #[arg(long = "allow-root", value_name = "DIR")]
     pub allow_roots: Vec<PathBuf>,
+    /// Trust the MCP servers the workspace's `.qilin/mcp.yaml` declares, without asking
+    /// (remembered until the file changes). Without it a terminal asks at start; sessions
+    /// using servers not trusted are refused.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// Runs `qilin serve`.
@@ -161,7 +167,19 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let store = qilin_store::open_database(args.database.as_deref(), &workspace)
         .await
         .context("cannot open the session store")?;
-    let runtime = Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?);
+    // The workspace's own MCP servers (and the default agent's) are trusted now or never
+    // started: asked about on a terminal, trusted with `--trust`, else each session using them
+    // is refused, saying how to trust them.
+    let mut declared = workspace_mcp_servers(&workspace).0;
+    if let Some(agent) = &agent {
+        declared.extend(declared_mcp_servers(agent).unwrap_or_default());
+    }
+    if let Err(err) = crate::trust::ensure_trusted(&declared, args.trust) {
+        eprintln!("note: {err:#}. Until then, sessions using these servers are refused.");
+    }
+    let runtime = crate::trust::trusting(
+        Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?),
+    );
     let owner = owner_name()?;
     let sessions = Sessions::new(
         runtime,

@@ -390,3 +390,45 @@ async fn sessions_are_confined_to_the_servers_folders() {
     server.stop().await;
     world.finish().await;
 }
+
+/// A session whose agent uses the MCP servers of a workspace's `.qilin/mcp.yaml` the user has
+/// not trusted (this server keeps no answers: none is trusted) is refused with 403 before any
+/// server starts.
+#[tokio::test]
+async fn a_session_using_untrusted_workspace_servers_is_refused() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    world.script("tour.yaml", "turns:\n  - say: hello\n");
+    let workspace = world.workspace();
+    let started = world.dir.path().join("started");
+    std::fs::create_dir_all(workspace.join(".qilin")).unwrap();
+    std::fs::write(
+        workspace.join(".qilin/mcp.yaml"),
+        format!(
+            "mcp_servers:\n  probe:\n    command: sh\n    args: [-c, 'touch {}']\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.join("probe.agent"),
+        "name: probe\ninstructions: Probe.\nmcp_servers: [probe]\n",
+    )
+    .unwrap();
+    let server = world.serve().await;
+    let refused = server
+        .post(
+            "/api/sessions",
+            json!({"agentFile": "probe.agent", "model": "scripted:tour.yaml"}),
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(refused.code(), "untrusted_mcp_servers");
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains(".qilin/mcp.yaml declares MCP servers") && message.contains("probe: sh"),
+        "{message}"
+    );
+    assert!(!started.exists(), "the server was never started");
+    server.stop().await;
+    world.finish().await;
+}
