@@ -6,6 +6,7 @@ mod config;
 mod input;
 mod keys;
 mod render;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -322,18 +322,42 @@ async fn qilin_mcp_serve_is_listed_and_called_by_the_official_sdks_client() {
     client.cancel().await.unwrap();
 }
 
+/// `qilin` with its answers about trusted workspaces kept in `data` (its `XDG_DATA_HOME`).
+fn qilin_in(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .expect("the qilin binary runs")
+}
+
+/// A workspace's `.qilin/mcp.yaml` declaring `arith` (the test server, started through `sh`
+/// so that a start leaves the file `started` behind) and `gone` (a program that does not
+/// exist); returns the path of `started`.
+fn declare_servers(dir: &Path) -> std::path::PathBuf {
+    let started = dir.join("started");
+    write(
+        &dir.join(".qilin/mcp.yaml"),
+        &format!(
+            "mcp_servers:\n  arith:\n    command: sh\n    args: [-c, 'touch {} && exec {SERVER}']\n    direct: [echo]\n  gone:\n    command: ./no-such-server\n",
+            started.display()
+        ),
+    );
+    started
+}
+
 #[test]
 fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        &dir.path().join(".qilin/mcp.yaml"),
-        &format!(
-            "mcp_servers:\n  arith:\n    command: {SERVER}\n    direct: [echo]\n  gone:\n    command: ./no-such-server\n"
-        ),
-    );
+    let data = tempfile::tempdir().unwrap();
+    declare_servers(dir.path());
     let workspace = dir.path().to_str().unwrap();
 
-    let list = qilin(&["mcp", "list", "--workspace", workspace]);
+    let list = qilin_in(
+        data.path(),
+        &["mcp", "list", "--workspace", workspace, "--trust"],
+    );
     let text = String::from_utf8_lossy(&list.stdout);
     assert_eq!(
         list.status.code(),
@@ -346,7 +370,10 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "{text}"
     );
 
-    let tools = qilin(&["mcp", "tools", "arith", "--workspace", workspace]);
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
     let text = String::from_utf8_lossy(&tools.stdout);
     assert!(text.contains("arith__add  [code only, ReadOnly]"), "{text}");
     assert!(
@@ -354,7 +381,10 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "{text}"
     );
 
-    let skill = qilin(&["mcp", "skill", "arith", "--workspace", workspace]);
+    let skill = qilin_in(
+        data.path(),
+        &["mcp", "skill", "arith", "--workspace", workspace],
+    );
     let text = String::from_utf8_lossy(&skill.stdout);
     assert!(text.starts_with("---\nname: mcp-arith\n"), "{text}");
     assert!(
@@ -366,11 +396,159 @@ fn qilin_mcp_lists_servers_their_tools_and_the_generated_skill() {
         "the result shape: {text}"
     );
 
-    let unknown = qilin(&["mcp", "tools", "nope", "--workspace", workspace]);
+    let unknown = qilin_in(
+        data.path(),
+        &["mcp", "tools", "nope", "--workspace", workspace],
+    );
     let stderr = String::from_utf8_lossy(&unknown.stderr);
     assert!(
         stderr.contains("no MCP server `nope`; the servers declared are `arith`, `gone`"),
         "{stderr}"
+    );
+}
+
+/// A cloned repository's `.qilin/mcp.yaml` runs nothing when looked at: `qilin mcp list` and
+/// `qilin mcp tools` without a terminal and without `--trust` show its servers as declared and
+/// start none, saying how to trust them. Once trusted (`qilin mcp trust`), they start without
+/// asking, until the file changes.
+#[test]
+fn a_repositorys_servers_start_only_once_its_file_is_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let started = declare_servers(dir.path());
+    let workspace = dir.path().to_str().unwrap();
+
+    let list = qilin_in(data.path(), &["mcp", "list", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&list.stdout);
+    let stderr = String::from_utf8_lossy(&list.stderr);
+    assert_eq!(list.status.code(), Some(1), "{text}{stderr}");
+    assert!(
+        text.contains("arith  unavailable")
+            && text.contains("not started: its file is not trusted"),
+        "{text}"
+    );
+    assert!(
+        stderr.contains("declares MCP servers that would run on this machine")
+            && stderr.contains(&format!(
+                "qilin mcp trust --workspace {}",
+                dir.path().canonicalize().unwrap().display()
+            ))
+            && stderr.contains("--trust"),
+        "{stderr}"
+    );
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    assert!(!tools.status.success());
+    assert!(
+        String::from_utf8_lossy(&tools.stderr).contains("are not trusted yet"),
+        "{}",
+        String::from_utf8_lossy(&tools.stderr)
+    );
+    assert!(
+        !started.exists(),
+        "nothing the repository declares was started"
+    );
+
+    let trust = qilin_in(data.path(), &["mcp", "trust", "--workspace", workspace]);
+    let text = String::from_utf8_lossy(&trust.stdout);
+    assert!(trust.status.success(), "{text}");
+    assert!(
+        text.contains("Trusted the MCP servers of") && text.contains("arith: sh -c"),
+        "{text}"
+    );
+    assert!(!started.exists(), "trusting starts nothing");
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    assert!(
+        String::from_utf8_lossy(&tools.stdout).contains("arith__add"),
+        "{}",
+        String::from_utf8_lossy(&tools.stderr)
+    );
+    assert!(started.exists());
+
+    // A changed file is asked about again.
+    std::fs::remove_file(&started).unwrap();
+    let yaml = dir.path().join(".qilin/mcp.yaml");
+    let changed = format!("{}# changed\n", std::fs::read_to_string(&yaml).unwrap());
+    std::fs::write(&yaml, changed).unwrap();
+    let tools = qilin_in(
+        data.path(),
+        &["mcp", "tools", "arith", "--workspace", workspace],
+    );
+    let stderr = String::from_utf8_lossy(&tools.stderr);
+    assert!(!tools.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("it changed since its servers were trusted"),
+        "{stderr}"
+    );
+    assert!(!started.exists());
+}
+
+/// `qilin run` with an agent using a repository's servers refuses without a terminal or
+/// `--trust`, starting nothing; with `--trust` it trusts them (remembered) and runs.
+#[test]
+fn qilin_run_starts_a_repositorys_servers_only_once_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let started = declare_servers(dir.path());
+    write(
+        &dir.path().join("calc.agent"),
+        "name: calc\ninstructions: Compute.\ncode_mode: true\nmcp_servers: [arith]\n",
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        "turns:\n  - say: \"Hello.\"\n",
+    );
+    let model = format!("scripted:{}", dir.path().join("script.yaml").display());
+    let agent = dir.path().join("calc.agent");
+    let args = |trust: bool| {
+        let mut args = vec![
+            "run",
+            "--workspace",
+            dir.path().to_str().unwrap(),
+            "--agent",
+            agent.to_str().unwrap(),
+            "--model",
+            &model,
+            "--json",
+        ];
+        if trust {
+            args.push("--trust");
+        }
+        args.push("hello");
+        args.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |trust: bool| {
+        let args = args(trust);
+        qilin_in(
+            data.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+
+    let refused = run(false);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("are not trusted yet") && stderr.contains("arith: sh -c"),
+        "{stderr}"
+    );
+    assert!(!started.exists(), "nothing was started");
+
+    let trusted = run(true);
+    let stderr = String::from_utf8_lossy(&trusted.stderr);
+    assert!(trusted.status.success(), "{stderr}");
+    assert!(stderr.contains("Trusted the MCP servers of"), "{stderr}");
+    assert!(started.exists());
+    let again = run(false);
+    assert!(
+        again.status.success(),
+        "remembered: {}",
+        String::from_utf8_lossy(&again.stderr)
     );
 }
 
@@ -931,4 +1109,188 @@ async fn qilin_mcp_serve_adds_a_server_that_comes_up_late_and_tells_the_host() {
     assert_ne!(result.is_error, Some(true), "{result:?}");
     assert!(format!("{result:?}").contains("42"), "{result:?}");
     client.cancel().await.unwrap();
+}
+
+/// The longest a test waits on something that must not hang, before it calls it hung.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The fixture as a hostile server (`--hostile MODE`), with a startup timeout of `startup_ms`.
+fn hostile(mode: &str, startup_ms: u64, workspace: &Path) -> qilin_skill::McpServer {
+    qilin_skill::McpServer {
+        name: "hostile".to_string(),
+        transport: qilin_skill::McpTransport::Stdio {
+            command: SERVER.to_string(),
+            args: vec!["--hostile".to_string(), mode.to_string()],
+            env: Default::default(),
+            cwd: workspace.to_path_buf(),
+        },
+        direct: Vec::new(),
+        startup_timeout: std::time::Duration::from_millis(startup_ms),
+        declared_in: workspace.join("a.agent"),
+        workspace: workspace.to_path_buf(),
+    }
+}
+
+/// A server that completes the handshake and then never answers `tools/list` fails its listing
+/// at its startup timeout (the listing is part of starting), and is stopped and left alone a
+/// while, so nothing that lists it hangs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_lists_its_tools_fails_the_listing_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("never-lists", 1500, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let listed = tokio::time::timeout(PATIENCE, client.list())
+        .await
+        .expect("the listing ends");
+    let error = listed.unwrap_err().to_string();
+    assert!(
+        error.contains("did not list its tools within 1500 ms")
+            && error.contains("startup_timeout_ms")
+            && error.contains("started again in 1 s"),
+        "{error}"
+    );
+    let down = client.ensure_started().await.unwrap_err();
+    assert!(
+        matches!(down, qilin_mcp::McpError::Down { .. }),
+        "stopped and left alone: {down:?}"
+    );
+    client.close().await;
+}
+
+/// A server whose `tools/list` always offers another page is read up to the bound of pages,
+/// then fails its listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_pages_forever_fails_the_listing_after_the_last_page_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("pages-forever", 30_000, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let listed = tokio::time::timeout(PATIENCE, client.list())
+        .await
+        .expect("the listing ends");
+    let error = listed.unwrap_err().to_string();
+    assert!(
+        error.contains(&format!(
+            "more than {} pages of tools",
+            qilin_mcp::MAX_TOOL_PAGES
+        )),
+        "{error}"
+    );
+    client.close().await;
+}
+
+/// An answer over the limit of one message (which the line codec drops) fails its call at
+/// once, naming the limit, whether its `id` comes before the result or after it; the
+/// connection stays usable for the next call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_message_limit_fails_its_call_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = qilin_mcp::McpClient::connect(hostile("huge-answers", 30_000, dir.path()))
+        .await
+        .expect("the handshake completes");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    for tool in ["big_id_first", "big_id_last"] {
+        // No deadline: before, such a call waited for the call's time limit (20 minutes).
+        let called = tokio::time::timeout(
+            PATIENCE,
+            client.call(tool, serde_json::Map::new(), &cancel, None),
+        )
+        .await
+        .expect("the call ends without waiting for its time limit");
+        let error = called.unwrap_err().to_string();
+        assert!(
+            error.contains("the call of `")
+                && error.contains(
+                    "larger than the 16 MiB Qilin takes from an MCP server in one message"
+                ),
+            "{tool}: {error}"
+        );
+    }
+    let small = client
+        .call("small", serde_json::Map::new(), &cancel, None)
+        .await
+        .expect("the connection goes on");
+    assert!(format!("{small:?}").contains("small answered"), "{small:?}");
+    client.close().await;
+}
+
+/// A session whose server says its tool list changed and then never lists again is not
+/// wedged: the next turn starts once the listing's deadline has passed, with the tools of the
+/// server's last listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_hangs_after_its_tool_list_changed_does_not_wedge_the_session() {
+    let script = "turns:\n  - say: \"First.\"\n  - say: \"Second.\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Talk.\ncode_mode: true\nmcp_servers:\n  hostile:\n    command: {SERVER}\n    args: [--hostile, lists-once]\n    startup_timeout_ms: 1000\n"
+        ),
+    );
+    let handle = session(dir.path(), script, None).await;
+    assert!(
+        handle.prompt().system.contains("mcp-hostile"),
+        "listed once"
+    );
+    let first = tokio::time::timeout(PATIENCE, handle.submit("one", None).unwrap().finished())
+        .await
+        .expect("the turn after the list changed starts and ends");
+    assert_eq!(first.final_text, "First.", "{first:?}");
+    let second = tokio::time::timeout(PATIENCE, handle.submit("two", None).unwrap().finished())
+        .await
+        .expect("the next turn too");
+    assert_eq!(second.final_text, "Second.", "{second:?}");
+    assert!(
+        handle.prompt().system.contains("mcp-hostile"),
+        "its skill, from its last listing, stays"
+    );
+    handle.close().await.unwrap();
+}
+
+/// `qilin run` with a server that never lists its tools starts anyway, once the listing's
+/// deadline has passed, and says why the server's tools are missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qilin_run_starts_past_a_server_that_never_lists_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".qilin")).unwrap();
+    write(
+        &dir.path().join("calc.agent"),
+        &format!(
+            "name: calc\ninstructions: Talk.\ncode_mode: true\nmcp_servers:\n  hostile:\n    command: {SERVER}\n    args: [--hostile, never-lists]\n    startup_timeout_ms: 1000\n"
+        ),
+    );
+    write(
+        &dir.path().join("script.yaml"),
+        "turns:\n  - say: \"Hello.\"\n",
+    );
+    let model = format!("scripted:{}", dir.path().join("script.yaml").display());
+    let running = tokio::process::Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("run")
+        .arg("--workspace")
+        .arg(dir.path())
+        .arg("--agent")
+        .arg(dir.path().join("calc.agent"))
+        .args(["--model", &model, "--json", "hello"])
+        .env("NO_COLOR", "1")
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(PATIENCE, running)
+        .await
+        .expect("qilin run starts and ends")
+        .unwrap();
+    let events = events_of(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("did not list its tools within 1000 ms"),
+        "{stderr}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.body, EventBody::TurnFinished { .. })),
+        "{events:?}"
+    );
 }

@@ -605,3 +605,51 @@ fn compact_summarises_the_conversation_and_says_how_much_smaller_it_became() {
     terminal.type_keys("/exit\r");
     assert_eq!(terminal.exit_code(), 0);
 }
+
+/// On a terminal, `qilin mcp list` in a repository whose `.qilin/mcp.yaml` is not trusted asks
+/// first, showing what each server would run: no starts nothing; yes trusts the file
+/// (remembered: the next list does not ask) and lists the servers.
+#[test]
+fn a_repositorys_mcp_servers_are_asked_about_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let started = dir.path().join("started");
+    std::fs::create_dir_all(repo.join(".qilin")).unwrap();
+    std::fs::write(
+        repo.join(".qilin/mcp.yaml"),
+        format!(
+            "mcp_servers:\n  probe:\n    command: sh\n    args: [-c, 'touch {}']\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    let envs = [
+        (
+            "XDG_DATA_HOME",
+            dir.path().join("data").display().to_string(),
+        ),
+        ("HOME", dir.path().display().to_string()),
+    ];
+    let refusing = Terminal::start(&repo, &["mcp", "list"], &envs, 100);
+    let asked = refusing.wait_for("[y/N]");
+    assert!(
+        asked.contains(".qilin/mcp.yaml declares MCP servers that Qilin would start")
+            && asked.contains("probe: sh -c touch"),
+        "{asked}"
+    );
+    refusing.type_keys("n\r");
+    refusing.wait_for("not started: its file is not trusted");
+    assert!(!started.exists(), "no starts nothing");
+
+    let trusting = Terminal::start(&repo, &["mcp", "list"], &envs, 100);
+    trusting.wait_for("[y/N]");
+    trusting.type_keys("y\r");
+    trusting.wait_for("probe  unavailable");
+    let trusted = trusting.rows();
+    assert!(!trusted.contains("not trusted"), "{trusted}");
+    assert!(started.exists(), "yes starts it");
+
+    let remembered = Terminal::start(&repo, &["mcp", "list"], &envs, 100);
+    let shown = remembered.wait_for("probe  unavailable");
+    assert!(!shown.contains("[y/N]"), "remembered: {shown}");
+}

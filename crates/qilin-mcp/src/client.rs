@@ -3,12 +3,15 @@
 //! A server that fails to start is tried again later, waiting longer after each failure
 //! ([`retry_delay`]), so a server down when the session starts joins it once it comes up.
 
+use crate::stdio::{MAX_MESSAGE_BYTES, OVERSIZED};
 use crate::{McpError, ServerSnapshot};
 use qilin_skill::{McpServer, McpTransport};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, Implementation, PaginatedRequestParams,
+};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -33,6 +36,10 @@ const STDERR_LINES: usize = 20;
 
 /// The longest wait between two attempts to start a server that keeps failing to start.
 pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+/// The most pages of a server's `tools/list` Qilin reads; a server offering more (one paging
+/// forever) fails its listing.
+pub const MAX_TOOL_PAGES: usize = 100;
 
 /// How long a server that failed to start `failures` times in a row (at least once) is left
 /// alone before it is tried again: 1 s, then twice as long after each further failure, up to
@@ -155,6 +162,9 @@ struct Inner {
     state: tokio::sync::Mutex<State>,
     tools_changed: Arc<AtomicBool>,
     starts: AtomicU32,
+    /// Listings that failed in a row (the server hung on `tools/list`, or paged forever): it
+    /// is left alone longer after each, as after failed starts.
+    listing_failures: AtomicU32,
 }
 
 impl McpClient {
@@ -177,6 +187,7 @@ impl McpClient {
                 ))),
                 tools_changed: Arc::new(AtomicBool::new(false)),
                 starts: AtomicU32::new(0),
+                listing_failures: AtomicU32::new(0),
             }),
         }
     }
@@ -289,20 +300,89 @@ impl McpClient {
         }
     }
 
-    /// What the server offers now: its identity, instructions and every tool.
+    /// Takes a running server that failed its listing for hung: it is stopped, and left alone
+    /// for [`retry_delay`] of the listings failed in a row before it is started again, so a
+    /// server that never lists does not hold up every turn. Returns the error to report.
+    async fn listing_failed(&self, connection: &Arc<Connection>, why: String) -> McpError {
+        let failures = self.inner.listing_failures.fetch_add(1, Ordering::SeqCst) + 1;
+        let why = format!("{why}{}", connection.stderr_tail());
+        let mut state = self.inner.state.lock().await;
+        if let State::Running(running) = &*state
+            && Arc::ptr_eq(running, connection)
+        {
+            tracing::warn!(server = %self.name(), reason = %why, "MCP server stopped");
+            *state = State::Down(Down {
+                reason: why.clone(),
+                failures,
+                since: Instant::now(),
+            });
+        }
+        McpError::Request {
+            server: self.name().to_string(),
+            reason: format!(
+                "{why}; it was stopped, and is started again in {} s",
+                retry_delay(failures).as_secs()
+            ),
+        }
+    }
+
+    /// What the server offers now: its identity, instructions and every tool. The listing,
+    /// every page of it, must end within the server's startup timeout (listing its tools is
+    /// part of starting it) and within [`MAX_TOOL_PAGES`] pages; a server that does neither is
+    /// stopped and started again later.
     pub async fn list(&self) -> Result<ServerSnapshot, McpError> {
         let connection = self.running().await?;
         let peer = connection.peer();
-        let tools = peer
-            .list_all_tools()
-            .await
-            .map_err(|err| McpError::Request {
+        let limit = self.inner.server.startup_timeout;
+        let deadline = Instant::now() + limit;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for page in 1.. {
+            if page > MAX_TOOL_PAGES {
+                return Err(self
+                    .listing_failed(
+                        &connection,
+                        format!(
+                            "it offered more than {MAX_TOOL_PAGES} pages of tools (Qilin reads at \
+                             most {MAX_TOOL_PAGES}; a server that pages forever never ends its list)"
+                        ),
+                    )
+                    .await);
+            }
+            let params = cursor
+                .take()
+                .map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            let listed = tokio::time::timeout_at(deadline, peer.list_tools(params)).await;
+            let listed = match listed {
+                Ok(listed) => listed,
+                Err(_late) => {
+                    return Err(self
+                        .listing_failed(
+                            &connection,
+                            format!(
+                                "it did not list its tools within {} ms (page {page} unanswered; \
+                                 listing counts toward the server's `startup_timeout_ms`)",
+                                limit.as_millis()
+                            ),
+                        )
+                        .await);
+                }
+            };
+            let listed = listed.map_err(|err| McpError::Request {
                 server: self.name().to_string(),
                 reason: format!(
-                    "listing its tools failed: {err}{}",
+                    "listing its tools failed: {}{}",
+                    service_error(&err),
                     connection.stderr_tail()
                 ),
             })?;
+            tools.extend(listed.tools);
+            match listed.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        self.inner.listing_failures.store(0, Ordering::SeqCst);
         let info = peer.peer_info();
         let implementation = info.as_ref().and_then(|info| info.server_info.clone());
         Ok(ServerSnapshot {
@@ -360,7 +440,7 @@ impl McpClient {
                 } else {
                     Err(McpError::Request {
                         server: self.name().to_string(),
-                        reason: format!("the call of `{tool}` failed: {err}"),
+                        reason: format!("the call of `{tool}` failed: {}", service_error(&err)),
                     })
                 }
             }
@@ -392,6 +472,21 @@ impl McpClient {
                 .await;
         }
     }
+}
+
+/// What a failed request says: an answer over the limit of one message told as such, any
+/// other error as rmcp words it.
+fn service_error(err: &ServiceError) -> String {
+    if let ServiceError::McpError(data) = err
+        && data
+            .data
+            .as_ref()
+            .and_then(|data| data.get("qilin"))
+            .is_some_and(|kind| kind == OVERSIZED)
+    {
+        return data.message.to_string();
+    }
+    err.to_string()
 }
 
 /// `${NAME}` in `value` replaced by the variable from Qilin's environment.
@@ -466,12 +561,11 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
                 }
             }
             cmd.envs(expanded(env, &server.name, "env")?);
-            let (transport, err) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
+            cmd.stderr(Stdio::piped());
+            let started = crate::stdio::start(cmd, MAX_MESSAGE_BYTES)
                 .map_err(|err| failed(format!("`{command}` could not be run: {err}")))?;
-            let process_id = transport.id();
-            if let Some(err) = err {
+            let (transport, process_id) = (started.transport, started.process_id);
+            if let Some(err) = started.stderr {
                 let lines = Arc::clone(&stderr);
                 tokio::spawn(async move {
                     let mut reader = tokio::io::BufReader::new(err).lines();

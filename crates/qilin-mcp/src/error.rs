@@ -1,5 +1,7 @@
 //! What can go wrong between Qilin and an MCP server.
 
+use crate::UntrustedServers;
+
 /// Why an MCP server could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum McpError {
@@ -48,6 +50,20 @@ pub enum McpError {
     /// server's, or like a built-in tool), or a tool name is not usable.
     #[error("{0}")]
     Tools(String),
+    /// A workspace's `.qilin/mcp.yaml` declares servers the user has not trusted (as the file
+    /// is now), so they are not started.
+    #[error("{0}")]
+    Untrusted(UntrustedServers),
+    /// The user's answers about trusting workspaces could not be read or written.
+    #[error("the trusted workspaces at {path} could not be {what}: {reason}")]
+    Trust {
+        /// The file.
+        path: String,
+        /// `written` or `read`.
+        what: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
     /// The snapshot of a server's tools could not be written or read.
     #[error("MCP server `{server}`: its tool list at {path} could not be {what}: {reason}")]
     Snapshot {

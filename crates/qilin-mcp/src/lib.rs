@@ -8,7 +8,9 @@
 //! model learns the tools there and calls them from `run_code` with `sdk.tool.call`. Every call
 //! passes Qilin's execution layer; a server that crashes or hangs fails its calls with a clear
 //! error and is started again. [`McpConnections`] holds a session's clients and says when a
-//! server's tool list changed, so the session regenerates its prompt between turns.
+//! server's tool list changed, so the session regenerates its prompt between turns. The
+//! servers a workspace's `.qilin/mcp.yaml` declares start only once the user trusted that file
+//! ([`check_trust`]).
 //!
 //! **As a server**: [`QilinMcpServer`] serves a session's directly mounted tools (and
 //! `run_code`) to an MCP host, each call through the same execution layer.
@@ -21,9 +23,11 @@ mod result;
 mod server;
 mod skill;
 mod snapshot;
+mod stdio;
 mod tools;
+mod trust;
 
-pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, McpClient, retry_delay};
+pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, MAX_TOOL_PAGES, McpClient, retry_delay};
 pub use connections::{McpConnections, add_direct_tools, add_server_skills, generated_skills};
 pub use error::McpError;
 pub use names::tool_wire_name;
@@ -31,4 +35,6 @@ pub use result::map_call_result;
 pub use server::{NoModel, QilinMcpServer, ServedSession, ServedTools, serve_stdio};
 pub use skill::{GeneratedSkill, STUBS_FILE, example_arguments, generate_skill};
 pub use snapshot::{ServerSnapshot, snapshot_path, workspace_snapshots};
+pub use stdio::MAX_MESSAGE_BYTES;
 pub use tools::{McpTools, dynamic_tools, register_server_tools};
+pub use trust::{TrustFile, TrustState, UntrustedServers, check_trust, describe};

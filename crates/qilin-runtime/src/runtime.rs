@@ -4,6 +4,7 @@ use crate::RuntimeError;
 use crate::recovery::Dangling;
 use crate::session::{ModelChoice, Resumed, SessionBuilder};
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
+use qilin_mcp::TrustFile;
 use qilin_protocol::{Event, EventBody};
 use qilin_sandbox::SandboxHelper;
 use qilin_store::{EventStore, StoreError};
@@ -50,6 +51,7 @@ struct RuntimeInner {
     store: Arc<dyn EventStore>,
     code: CodeSandbox,
     sandbox_helper: SandboxHelper,
+    trust: Option<TrustFile>,
 }
 
 impl Runtime {
@@ -62,6 +64,7 @@ impl Runtime {
                 store,
                 code,
                 sandbox_helper: SandboxHelper::new("qilin", SANDBOX_HELPER_ARGS.iter().copied()),
+                trust: None,
             }),
         }
     }
@@ -72,10 +75,31 @@ impl Runtime {
             store: Arc::clone(&self.inner.store),
             code: self.inner.code.clone(),
             sandbox_helper: helper,
+            trust: self.inner.trust.clone(),
         };
         Runtime {
             inner: Arc::new(inner),
         }
+    }
+
+    /// The same runtime starting the MCP servers of the workspaces `trust` says the user
+    /// trusted. Without one, a session whose agent uses servers of a workspace's
+    /// `.qilin/mcp.yaml` is refused ([`qilin_mcp::McpError::Untrusted`]).
+    pub fn with_trust_file(self, trust: TrustFile) -> Self {
+        let inner = RuntimeInner {
+            store: Arc::clone(&self.inner.store),
+            code: self.inner.code.clone(),
+            sandbox_helper: self.inner.sandbox_helper.clone(),
+            trust: Some(trust),
+        };
+        Runtime {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The user's answers about trusting workspaces' MCP servers, when the host keeps them.
+    pub fn trust_file(&self) -> Option<&TrustFile> {
+        self.inner.trust.as_ref()
     }
 
     /// The helper that confines bash commands.

@@ -226,6 +226,8 @@ impl SessionBuilder {
             // The built-in agents declare no MCP servers.
             Some(AgentSource::Builtin(_)) | None => Vec::new(),
         };
+        // A repository's own servers run only once the user trusted its file.
+        qilin_mcp::check_trust(self.runtime.trust_file(), &mcp_servers)?;
         let mut notes = Vec::new();
         let mcp = McpConnections::start(&mcp_servers).await;
         let (mcp_snapshots, listed_notes) = mcp.snapshots().await;
@@ -347,7 +349,7 @@ impl SessionBuilder {
             (None, None) => new_session_id(),
         };
         let data_dir = workspace.join(".qilin").join("sessions").join(&id);
-        std::fs::create_dir_all(&data_dir).map_err(|source| RuntimeError::Io {
+        private_folder(&data_dir).map_err(|source| RuntimeError::Io {
             what: format!("creating the session folder {}", data_dir.display()),
             source,
         })?;
@@ -1303,6 +1305,28 @@ const RETRY_PAUSE_CAP: Duration = Duration::from_secs(1);
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+/// Creates the session folder `data_dir` (`.qilin/sessions/ID`: spilled outputs, job logs)
+/// and the folders above it that are missing, owner-only (0700); `.qilin/sessions` itself, when
+/// an older Qilin left it open to others, is made owner-only too (when the user owns it).
+fn private_folder(data_dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(data_dir)?;
+    for folder in [Some(data_dir), data_dir.parent()].into_iter().flatten() {
+        let mode = std::fs::metadata(folder)?.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            match std::fs::set_permissions(folder, std::fs::Permissions::from_mode(mode & 0o700)) {
+                // Another user's folder: only its owner may change its mode.
+                Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {}
+                other => other?,
+            }
+        }
+    }
+    Ok(())
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -412,3 +412,26 @@ turns:
         .count();
     assert_eq!(fetched, 2);
 }
+
+/// The permission bits of `path`, in octal.
+fn mode_of(path: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    format!(
+        "{:o}",
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    )
+}
+
+/// A session's folder (its spilled outputs, its job logs) is the user's alone, and so is the
+/// folder of every session's, even one an older Qilin left open to others.
+#[tokio::test]
+async fn the_session_folders_are_readable_by_their_owner_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture("name: a\ninstructions: Talk.\ntools: [read]\nskills:\n  available: []\n");
+    let sessions = f.workspace().join(".qilin/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let session = f.session("turns:\n  - say: hi\n", false).await;
+    assert_eq!(mode_of(&sessions), "700");
+    assert_eq!(mode_of(&sessions.join(session.id())), "700");
+}

@@ -313,6 +313,7 @@ async fn main() {
             agent_file: Some(workspace.join("agent.agent")),
             model: None,
             no_sandbox: true,
+            allowed_roots: Vec::new(),
         },
         LeaseTiming::default(),
     );
@@ -324,9 +325,13 @@ async fn main() {
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: qilin_server::DEFAULT_MAX_BODY,
+        connections: qilin_server::ConnectionLimits::default(),
     });
-    let app = qilin_server::app(state.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(qilin_server::serve(
+        listener,
+        state.clone(),
+        std::future::pending(),
+    ));
     let bench = Arc::new(Bench {
         base: format!("http://127.0.0.1:{}", bound.port()),
         token,

@@ -31,15 +31,18 @@ pub struct RequestPath {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateSession {
-    /// The folder the tools work in; the server's workspace when omitted.
+    /// The folder the tools work in, relative to the server's workspace or absolute; the
+    /// server's workspace when omitted. It must lie under the server's workspace or a folder
+    /// the server was started with `--allow-root` (links resolved), else 403 `outside_roots`.
     #[serde(default)]
     pub workspace: Option<String>,
     /// The `.agent` file, relative to the workspace or absolute; the server's agent when
-    /// omitted.
+    /// omitted. It must lie under the same folders as `workspace`.
     #[serde(default)]
     pub agent_file: Option<String>,
     /// The model (`openai:NAME`, `anthropic:NAME`, `scripted:FILE`); the server's, else the
-    /// agent file's, when omitted.
+    /// agent file's, when omitted. A `scripted:` file must lie under the same folders as
+    /// `workspace`.
     #[serde(default)]
     pub model: Option<String>,
     /// A title (1 to 200 characters, not only spaces); the first prompt gives one when

@@ -136,6 +136,11 @@ impl From<RuntimeError> for ApiError {
             RuntimeError::NotResumable { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "not_resumable", err.to_string())
             }
+            RuntimeError::Mcp(qilin_mcp::McpError::Untrusted(_)) => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "untrusted_mcp_servers",
+                err.to_string(),
+            ),
             RuntimeError::Workspace { .. }
             | RuntimeError::Agent(_)
             | RuntimeError::Prompt(_)
@@ -225,7 +230,9 @@ pub(crate) fn describe(status: u16) -> &'static str {
     match status {
         400 => "The request is malformed or does not fit: the message says what is expected.",
         401 => "No token, or a wrong one: send `Authorization: Bearer TOKEN` or the cookie.",
-        403 => "Refused: a foreign `Host` or `Origin`, or a path outside the workspace.",
+        403 => {
+            "Refused: a foreign `Host` or `Origin`, a path outside the workspace, a session's workspace, agent file or script outside the folders the server lets clients use, or MCP servers of a workspace's `.qilin/mcp.yaml` the user has not trusted."
+        }
         404 => "No such session, request or file.",
         409 => {
             "Conflicts with the session's state: a turn running, an answer given first, a session another process runs."

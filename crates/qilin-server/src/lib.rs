@@ -12,6 +12,9 @@
 //! server processes share the sessions, and a command that reaches a process not running the
 //! session is relayed to the one that does ([`Relay`]).
 //!
+//! [`serve`] runs the router on the connections a listener accepts, closing those that keep
+//! the server waiting (headers or a body that do not arrive, a connection left idle).
+//!
 //! Every request passes [`Access`]: its `Host` must name the server, its `Origin` (when
 //! present) must be the server's own, and every API request must carry the token.
 
@@ -23,7 +26,9 @@ mod error;
 mod extract;
 mod manager;
 mod relay;
+mod roots;
 mod routes;
+mod serve;
 mod trees;
 
 pub use api::{
@@ -37,7 +42,9 @@ pub use commands::Command;
 pub use error::{ApiError, ErrorBody};
 pub use manager::{LeaseTiming, Owner, SessionDefaults, Sessions};
 pub use relay::{Relay, RelayError};
+pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
+pub use serve::{ConnectionLimits, serve};
 
 use qilin_store::EventStore;
 use std::collections::HashMap;
@@ -57,6 +64,8 @@ pub struct ServerConfig {
     pub stream: StreamOptions,
     /// The largest request body accepted.
     pub max_body: usize,
+    /// How long a connection may keep the server waiting ([`serve`]).
+    pub connections: ConnectionLimits,
 }
 
 /// The state every route shares. Cheap to clone.
@@ -70,6 +79,7 @@ struct StateInner {
     access: Arc<Access>,
     stream: StreamOptions,
     max_body: usize,
+    connections: ConnectionLimits,
     trees: Trees,
     relay: OnceLock<Relay>,
     /// Prompts to start when a client first watches their session (the demo's).
@@ -88,6 +98,7 @@ impl ServerState {
                 access: Arc::new(config.access),
                 stream: config.stream,
                 max_body: config.max_body,
+                connections: config.connections,
                 trees: Trees::default(),
                 relay: OnceLock::new(),
                 on_watch: Mutex::new(HashMap::new()),

@@ -10,6 +10,7 @@
 
 use crate::api::CreateSession;
 use crate::error::ApiError;
+use crate::roots::{Named, Roots};
 use axum::http::StatusCode;
 use qilin_runtime::{ModelChoice, Runtime, SessionBuilder, SessionHandle};
 use qilin_store::{EventStore, Lease};
@@ -30,6 +31,10 @@ pub struct SessionDefaults {
     pub model: Option<String>,
     /// Run bash commands without the sandbox (the server's `--no-sandbox`).
     pub no_sandbox: bool,
+    /// Folders besides `workspace` under which a request may put a session's workspace, agent
+    /// file and scripted model (`qilin serve --allow-root DIR`); a path a request names
+    /// anywhere else is refused with 403.
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 /// How long leases last and hosted sessions stay.
@@ -69,6 +74,7 @@ struct Inner {
     runtime: Runtime,
     owner: String,
     defaults: SessionDefaults,
+    roots: Roots,
     timing: LeaseTiming,
     hosted: Mutex<HashMap<String, Hosted>>,
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -92,10 +98,14 @@ impl Sessions {
         defaults: SessionDefaults,
         timing: LeaseTiming,
     ) -> Self {
+        let roots = Roots::new(
+            std::iter::once(defaults.workspace.clone()).chain(defaults.allowed_roots.clone()),
+        );
         Sessions {
             inner: Arc::new(Inner {
                 runtime,
                 owner: owner.into(),
+                roots,
                 defaults,
                 timing,
                 hosted: Mutex::new(HashMap::new()),
@@ -139,8 +149,10 @@ impl Sessions {
         model: Option<ModelChoice>,
     ) -> Result<SessionHandle, ApiError> {
         let defaults = &self.inner.defaults;
+        let roots = &self.inner.roots;
+        // What the request names must lie under the roots; the defaults are the server's own.
         let workspace = match &request.workspace {
-            Some(dir) => defaults.workspace.join(dir),
+            Some(dir) => roots.confine(&defaults.workspace.join(dir), Named::Workspace)?,
             None => defaults.workspace.clone(),
         };
         if !workspace.is_dir() {
@@ -151,7 +163,7 @@ impl Sessions {
             ));
         }
         let agent = match (&request.agent_file, &defaults.agent_file) {
-            (Some(file), _) => workspace.join(file),
+            (Some(file), _) => roots.confine(&workspace.join(file), Named::AgentFile)?,
             (None, Some(file)) => file.clone(),
             (None, None) => {
                 return Err(ApiError::new(
@@ -169,10 +181,13 @@ impl Sessions {
             .agent_file(agent)
             .attended(true)
             .no_sandbox(defaults.no_sandbox);
-        match (model, request.model.as_ref().or(defaults.model.as_ref())) {
-            (Some(model), _) => builder = builder.model(model),
-            (None, Some(spec)) => builder = builder.model(model_in(&workspace, spec)),
-            (None, None) => {}
+        match (model, &request.model, &defaults.model) {
+            (Some(model), _, _) => builder = builder.model(model),
+            (None, Some(spec), _) => {
+                builder = builder.model(requested_model(roots, &workspace, spec)?)
+            }
+            (None, None, Some(spec)) => builder = builder.model(model_in(&workspace, spec)),
+            (None, None, None) => {}
         }
         let handle = builder.build().await?;
         let id = handle.id().to_string();
@@ -443,14 +458,33 @@ async fn keep(inner: Weak<Inner>, handle: SessionHandle) {
 /// The model a spec names for a session in `workspace`: a script path relative to the
 /// workspace when the file is there (as the demo records `scripted:demo.script.yaml`).
 fn model_in(workspace: &Path, spec: &str) -> ModelChoice {
-    if let Some(path) = spec.strip_prefix("scripted:")
-        && Path::new(path).is_relative()
-        && !Path::new(path).exists()
-        && workspace.join(path).is_file()
-    {
-        return ModelChoice::Spec(format!("scripted:{}", workspace.join(path).display()));
+    match spec.strip_prefix("scripted:") {
+        Some(path) => {
+            ModelChoice::Spec(format!("scripted:{}", script_in(workspace, path).display()))
+        }
+        None => ModelChoice::Spec(spec.to_string()),
     }
-    ModelChoice::Spec(spec.to_string())
+}
+
+/// The file of a `scripted:PATH` model of a session in `workspace`: `PATH` relative to the
+/// workspace when it is relative, missing as given, and there; else `PATH` as given.
+fn script_in(workspace: &Path, path: &str) -> PathBuf {
+    let given = Path::new(path);
+    if given.is_relative() && !given.exists() && workspace.join(given).is_file() {
+        return workspace.join(given);
+    }
+    given.to_path_buf()
+}
+
+/// The model a request names for a session in `workspace`: a `scripted:FILE` one's file (found
+/// as [`script_in`] finds it) must lie under `roots`, and the session reads it by its resolved
+/// path.
+fn requested_model(roots: &Roots, workspace: &Path, spec: &str) -> Result<ModelChoice, ApiError> {
+    let Some(path) = spec.strip_prefix("scripted:") else {
+        return Ok(ModelChoice::Spec(spec.to_string()));
+    };
+    let script = roots.confine(&script_in(workspace, path), Named::Script)?;
+    Ok(ModelChoice::Spec(format!("scripted:{}", script.display())))
 }
 
 /// 409: another server process runs the session.

@@ -96,6 +96,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         continue_latest: false,
         json: args.json,
         no_sandbox: args.no_sandbox,
+        trust: false,
         prompt: Some(DEMO_PROMPT.to_string()),
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

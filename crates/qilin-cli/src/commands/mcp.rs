@@ -1,16 +1,18 @@
 //! `qilin mcp list|tools|skill`: what the declared MCP servers offer, and the skill Qilin
 //! generates for each; `qilin mcp serve`: Qilin's own tools served over MCP on stdio.
 
+use crate::render::visible;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use futures_util::future::BoxFuture;
 use qilin_mcp::{
-    McpClient, STUBS_FILE, ServedSession, ServedTools, ServerSnapshot, generate_skill, serve_stdio,
-    tool_wire_name,
+    McpClient, STUBS_FILE, ServedSession, ServedTools, ServerSnapshot, describe, generate_skill,
+    serve_stdio, tool_wire_name,
 };
 use qilin_runtime::{ModelChoice, Runtime, SessionHandle};
 use qilin_skill::{
-    McpServer, McpTransport, SKILL_FILE, declared_mcp_servers, workspace_mcp_servers,
+    MCP_WORKSPACE_FILE, McpServer, McpTransport, SKILL_FILE, declared_mcp_servers,
+    workspace_mcp_servers,
 };
 use qilin_tool::ToolEffect;
 use serde::Serialize;
@@ -27,6 +29,11 @@ pub struct ServerSources {
     /// The workspace whose `.qilin/mcp.yaml` to use (default: the current folder).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Trust the servers the workspace's `.qilin/mcp.yaml` declares, without asking
+    /// (remembered until the file changes); without it a terminal asks, and no terminal
+    /// refuses to start them.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 impl ServerSources {
@@ -55,6 +62,13 @@ impl ServerSources {
             bail!("the MCP servers file has errors");
         }
         Ok(servers)
+    }
+
+    /// Server `name`, once trusted when a workspace's file declares it.
+    fn trusted_server(&self, name: &str) -> Result<McpServer> {
+        let server = self.server(name)?;
+        crate::trust::ensure_trusted(std::slice::from_ref(&server), self.trust)?;
+        Ok(server)
     }
 
     fn server(&self, name: &str) -> Result<McpServer> {
@@ -109,6 +123,14 @@ pub enum McpCommand {
     /// (and `run_code` when its code mode is on), each call through Qilin's execution layer
     /// and review policy.
     Serve(ServeArgs),
+    /// Trust the MCP servers a workspace's `.qilin/mcp.yaml` declares, as the file is now: they
+    /// start without asking until it changes. Read the file first: each server runs with your
+    /// rights, outside the sandbox.
+    Trust {
+        /// The workspace (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+    },
 }
 
 /// The arguments of `qilin mcp serve`.
@@ -128,18 +150,21 @@ pub fn run(command: McpCommand) -> Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         match command {
-            McpCommand::List { json, sources } => list(&sources.servers()?, json).await,
+            McpCommand::List { json, sources } => {
+                list(&sources.servers()?, sources.trust, json).await
+            }
             McpCommand::Tools {
                 server,
                 json,
                 sources,
-            } => tools(sources.server(&server)?, json).await,
+            } => tools(sources.trusted_server(&server)?, json).await,
             McpCommand::Skill {
                 server,
                 stubs,
                 sources,
-            } => skill(sources.server(&server)?, stubs).await,
+            } => skill(sources.trusted_server(&server)?, stubs).await,
             McpCommand::Serve(args) => serve(args).await,
+            McpCommand::Trust { workspace } => trust(workspace),
         }
     })
 }
@@ -173,21 +198,43 @@ struct ServerLine {
     error: Option<String>,
 }
 
-async fn list(servers: &[McpServer], json: bool) -> Result<ExitCode> {
-    let listed = futures_util::future::join_all(servers.iter().cloned().map(|server| async move {
-        let line = |tools, error| ServerLine {
-            name: server.name.clone(),
-            reached: reached(&server),
-            declared_in: server.declared_in.display().to_string(),
-            tools,
-            error,
-        };
-        match snapshot(server.clone()).await {
-            Ok(snapshot) => line(Some(snapshot.tools.len()), None),
-            Err(err) => line(None, Some(format!("{err:#}"))),
-        }
-    }))
+async fn list(servers: &[McpServer], trust: bool, json: bool) -> Result<ExitCode> {
+    // Servers of a workspace file not trusted are shown as declared, never started.
+    let refused = crate::trust::ensure_trusted(servers, trust).err();
+    let trust_file = crate::trust::trust_file().ok();
+    let untrusted: Vec<bool> = servers
+        .iter()
+        .map(|server| {
+            refused.is_some()
+                && qilin_mcp::check_trust(trust_file.as_ref(), std::slice::from_ref(server))
+                    .is_err()
+        })
+        .collect();
+    let listed = futures_util::future::join_all(servers.iter().cloned().zip(untrusted).map(
+        |(server, untrusted)| async move {
+            let line = |tools, error| ServerLine {
+                name: server.name.clone(),
+                reached: reached(&server),
+                declared_in: server.declared_in.display().to_string(),
+                tools,
+                error,
+            };
+            if untrusted {
+                return line(
+                    None,
+                    Some("not started: its file is not trusted".to_string()),
+                );
+            }
+            match snapshot(server.clone()).await {
+                Ok(snapshot) => line(Some(snapshot.tools.len()), None),
+                Err(err) => line(None, Some(format!("{err:#}"))),
+            }
+        },
+    ))
     .await;
+    if let Some(refused) = &refused {
+        eprintln!("{}", visible(&format!("{refused:#}")));
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&listed)?);
     } else if listed.is_empty() {
@@ -195,10 +242,18 @@ async fn list(servers: &[McpServer], json: bool) -> Result<ExitCode> {
     } else {
         for line in &listed {
             match (&line.tools, &line.error) {
-                (Some(count), _) => println!("{}  {} tool(s)  {}", line.name, count, line.reached),
-                (None, Some(error)) => {
-                    println!("{}  unavailable  {}\n    {error}", line.name, line.reached)
-                }
+                (Some(count), _) => println!(
+                    "{}  {} tool(s)  {}",
+                    line.name,
+                    count,
+                    visible(&line.reached)
+                ),
+                (None, Some(error)) => println!(
+                    "{}  unavailable  {}\n    {}",
+                    line.name,
+                    visible(&line.reached),
+                    visible(error)
+                ),
                 (None, None) => {}
             }
         }
@@ -254,8 +309,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         (None, None) => std::env::current_dir()?,
     };
     let store = super::open_store(&workspace)?;
-    let runtime =
-        Runtime::new(store, super::worker_sandbox()?).with_sandbox_helper(super::sandbox_helper()?);
+    let runtime = crate::trust::trusting(
+        Runtime::new(store, super::worker_sandbox()?).with_sandbox_helper(super::sandbox_helper()?),
+    );
     let builder = runtime.session(&workspace).model(ModelChoice::Provider {
         provider: Arc::new(qilin_mcp::NoModel),
         model: "none".to_string(),
@@ -307,6 +363,41 @@ impl ServedSession for Served {
             }
         })
     }
+}
+
+/// `qilin mcp trust`: trusts the workspace's `.qilin/mcp.yaml` as it is now, listing its
+/// servers.
+fn trust(workspace: Option<PathBuf>) -> Result<ExitCode> {
+    let workspace = match workspace {
+        Some(dir) => dir,
+        None => std::env::current_dir()?,
+    };
+    let (servers, diagnostics) = workspace_mcp_servers(&workspace);
+    for diagnostic in &diagnostics {
+        eprintln!("{diagnostic}");
+    }
+    if diagnostics.iter().any(|d| d.is_error()) {
+        bail!("the MCP servers file has errors; nothing was trusted");
+    }
+    let file = workspace.join(MCP_WORKSPACE_FILE);
+    if servers.is_empty() {
+        println!(
+            "{} declares no MCP servers; nothing to trust",
+            file.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let trusted = crate::trust::trust_file()?;
+    trusted.trust(&workspace)?;
+    println!(
+        "Trusted the MCP servers of {} until it changes (remembered in {}):",
+        visible(&file.display().to_string()),
+        trusted.path().display()
+    );
+    for server in &servers {
+        println!("  {}", visible(&describe(server)));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// An agent file mounting every dual-active built-in tool, with code mode on.

@@ -14,8 +14,9 @@ use crate::render::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
+use qilin_mcp::{McpError, UntrustedServers};
 use qilin_protocol::{Event, EventBody, FinishReason};
-use qilin_runtime::{DEFAULT_AGENT, ModelChoice, Runtime, SessionHandle};
+use qilin_runtime::{DEFAULT_AGENT, ModelChoice, Runtime, RuntimeError, SessionHandle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,6 +53,11 @@ pub struct RunArgs {
     /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Trust the MCP servers the workspace's `.qilin/mcp.yaml` declares, without asking
+    /// (remembered until the file changes); without it a terminal asks, and no terminal
+    /// refuses.
+    #[arg(long)]
+    pub trust: bool,
     /// What to ask the agent. Without it, a terminal gets a conversation (`/help` lists its
     /// commands, Ctrl-D leaves) and piped input is read whole as the prompt.
     pub prompt: Option<String>,
@@ -81,10 +87,33 @@ struct Opener<'a> {
 }
 
 impl Opener<'_> {
-    /// Builds the session (new or resumed) and prints its diagnostics and notes.
+    /// Builds the session (new or resumed) and prints its diagnostics and notes. When its
+    /// agent uses MCP servers of a workspace's `.qilin/mcp.yaml` not trusted yet, the user
+    /// trusts them first (`--trust`, or yes on a terminal), or nothing starts.
     async fn open(&self, origin: Origin) -> Result<SessionHandle> {
+        loop {
+            match self.build(&origin).await {
+                Err(BuildError::Untrusted(untrusted)) => {
+                    crate::trust::settle(&untrusted, self.args.trust)?;
+                }
+                Err(BuildError::Other(err)) => return Err(err),
+                Ok(handle) => {
+                    for diagnostic in handle.diagnostics() {
+                        eprintln!("{diagnostic}");
+                    }
+                    for note in handle.notes() {
+                        eprintln!("note: {note}");
+                    }
+                    return Ok(handle);
+                }
+            }
+        }
+    }
+
+    /// Builds the session once.
+    async fn build(&self, origin: &Origin) -> Result<SessionHandle, BuildError> {
         let mut builder = match origin {
-            Origin::Resume(id) => self.runtime.resume(&id).await?,
+            Origin::Resume(id) => self.runtime.resume(id).await?,
             Origin::New => match &self.args.agent {
                 Some(agent) => self.runtime.session(&self.workspace).agent_file(agent),
                 None => self
@@ -107,16 +136,27 @@ impl Opener<'_> {
         } else if let Some(default) = self.settings.default_model() {
             builder = builder.default_model(ModelChoice::Spec(default.spec));
         } else if !resuming && self.args.agent.is_none() {
-            bail!("{}", no_model_help(&self.settings));
+            return Err(BuildError::Other(anyhow::anyhow!(
+                "{}",
+                no_model_help(&self.settings)
+            )));
         }
-        let handle = builder.build().await?;
-        for diagnostic in handle.diagnostics() {
-            eprintln!("{diagnostic}");
+        Ok(builder.build().await?)
+    }
+}
+
+/// Why a session was not built: MCP servers not trusted yet, or anything else.
+enum BuildError {
+    Untrusted(UntrustedServers),
+    Other(anyhow::Error),
+}
+
+impl From<RuntimeError> for BuildError {
+    fn from(err: RuntimeError) -> Self {
+        match err {
+            RuntimeError::Mcp(McpError::Untrusted(untrusted)) => BuildError::Untrusted(untrusted),
+            other => BuildError::Other(other.into()),
         }
-        for note in handle.notes() {
-            eprintln!("note: {note}");
-        }
-        Ok(handle)
     }
 }
 
@@ -133,8 +173,10 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     }
     let interactive = !args.json && std::io::stdin().is_terminal();
     let opener = Opener {
-        runtime: Runtime::new(open_store(&workspace)?, worker_sandbox()?)
-            .with_sandbox_helper(sandbox_helper()?),
+        runtime: crate::trust::trusting(
+            Runtime::new(open_store(&workspace)?, worker_sandbox()?)
+                .with_sandbox_helper(sandbox_helper()?),
+        ),
         workspace: workspace.clone(),
         args: &args,
         settings: Settings::load()?,
@@ -295,6 +337,7 @@ async fn conversation(
                     continue_latest: false,
                     json: false,
                     no_sandbox: opener.args.no_sandbox,
+                    trust: opener.args.trust,
                     prompt: None,
                 };
                 let other = Opener {

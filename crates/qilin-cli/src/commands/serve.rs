@@ -10,9 +10,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use qilin_runtime::Runtime;
 use qilin_server::{
-    Access, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig, ServerState,
-    SessionDefaults, Sessions, StreamOptions,
+    Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig,
+    ServerState, SessionDefaults, Sessions, StreamOptions,
 };
+use qilin_skill::{declared_mcp_servers, workspace_mcp_servers};
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -55,6 +56,16 @@ pub struct ServeArgs {
     /// Run bash commands without the sandbox (as the agent file's `sandbox: {mode: off}`).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// A folder, besides the workspace, under which a client may put a session's workspace,
+    /// agent file and scripted model (repeatable); anything a client names elsewhere is
+    /// refused.
+    #[arg(long = "allow-root", value_name = "DIR")]
+    pub allow_roots: Vec<PathBuf>,
+    /// Trust the MCP servers the workspace's `.qilin/mcp.yaml` declares, without asking
+    /// (remembered until the file changes). Without it a terminal asks at start; sessions
+    /// using servers not trusted are refused.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// Runs `qilin serve`.
@@ -145,10 +156,30 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         (None, false) => None,
     };
 
+    let allowed_roots = args
+        .allow_roots
+        .iter()
+        .map(|root| {
+            root.canonicalize()
+                .with_context(|| format!("--allow-root {}: no such folder", root.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let store = qilin_store::open_database(args.database.as_deref(), &workspace)
         .await
         .context("cannot open the session store")?;
-    let runtime = Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?);
+    // The workspace's own MCP servers (and the default agent's) are trusted now or never
+    // started: asked about on a terminal, trusted with `--trust`, else each session using them
+    // is refused, saying how to trust them.
+    let mut declared = workspace_mcp_servers(&workspace).0;
+    if let Some(agent) = &agent {
+        declared.extend(declared_mcp_servers(agent).unwrap_or_default());
+    }
+    if let Err(err) = crate::trust::ensure_trusted(&declared, args.trust) {
+        eprintln!("note: {err:#}. Until then, sessions using these servers are refused.");
+    }
+    let runtime = crate::trust::trusting(
+        Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?),
+    );
     let owner = owner_name()?;
     let sessions = Sessions::new(
         runtime,
@@ -158,6 +189,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             agent_file: agent,
             model: args.model.clone(),
             no_sandbox: args.no_sandbox,
+            allowed_roots,
         },
         LeaseTiming::default(),
     );
@@ -183,6 +215,7 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: DEFAULT_MAX_BODY,
+        connections: ConnectionLimits::default(),
     });
     if let Some(url) = args
         .database
@@ -230,7 +263,6 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .and_then(|()| stdout.flush());
     drop(stdout);
 
-    let app = qilin_server::app(state.clone());
     let stopping = {
         let state = state.clone();
         let sessions = sessions.clone();
@@ -244,13 +276,10 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
             state.end_streams();
         }
     };
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(stopping)
-        .await;
+    qilin_server::serve(listener, state.clone(), stopping).await;
     let _ = std::fs::remove_file(&token_file);
     sessions.shutdown().await;
     drop(temporary);
-    served.context("the server failed")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -75,6 +75,12 @@ pub fn app(state: ServerState) -> Router {
                 authed(errors!(
                     op.id("createSession")
                         .summary("Create a session, running here")
+                        .description(
+                            "The workspace, agent file and `scripted:` model a request names \
+                             must lie, links resolved, under the server's workspace or a folder \
+                             it was started with `--allow-root`; anything else is refused with \
+                             403 `outside_roots`.",
+                        )
                         .response_with::<201, Json<SessionView>, _>(|r| {
                             r.description("The session, created.")
                         }),

@@ -2,6 +2,7 @@
 //! read by a real SSE parser, a real store (a SQLite file; the same suite on PostgreSQL), and
 //! the scripted model.
 
+mod connections;
 mod faults;
 mod security;
 mod sessions;

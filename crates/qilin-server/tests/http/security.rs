@@ -316,3 +316,119 @@ async fn the_page_is_served_at_the_root_and_on_client_routes() {
     server.stop().await;
     world.finish().await;
 }
+
+/// A session's workspace, agent file and scripted model must lie under the server's workspace
+/// or a folder it allows (`--allow-root`), links resolved: `/etc`, `..`, a link leading out and
+/// a file beside the workspace are refused with 403 before anything runs, so no session serves
+/// their files. Under the workspace, or an allowed folder, sessions are created as before.
+#[tokio::test]
+async fn sessions_are_confined_to_the_servers_folders() {
+    let mut world = World::new(Backend::Sqlite, ASKING_AGENT);
+    world.script("tour.yaml", "turns:\n  - say: hello\n");
+    let outside = world.dir.path().join("outside");
+    let allowed = world.dir.path().join("allowed");
+    for folder in [&outside, &allowed] {
+        std::fs::create_dir_all(folder).unwrap();
+        std::fs::write(folder.join("agent.agent"), ASKING_AGENT).unwrap();
+        std::fs::write(folder.join("tour.yaml"), "turns:\n  - say: hello\n").unwrap();
+        std::fs::write(folder.join("secret.txt"), "not for clients").unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, world.workspace().join("link-out")).unwrap();
+    std::fs::create_dir_all(world.workspace().join("sub")).unwrap();
+    world.allowed_roots = vec![allowed.clone()];
+    let server = world.serve().await;
+    let script = format!("scripted:{}", world.workspace().join("tour.yaml").display());
+
+    let refused = [
+        json!({"workspace": "/etc", "model": script}),
+        json!({"workspace": "..", "model": script}),
+        json!({"workspace": "link-out", "model": script}),
+        json!({"workspace": outside.to_str().unwrap(), "model": script}),
+        json!({"agentFile": outside.join("agent.agent").to_str().unwrap(), "model": script}),
+        json!({"agentFile": "link-out/agent.agent", "model": script}),
+        json!({"model": format!("scripted:{}", outside.join("tour.yaml").display())}),
+        json!({"model": "scripted:../outside/tour.yaml"}),
+        json!({"model": "scripted:link-out/tour.yaml"}),
+    ];
+    for body in refused {
+        let answer = server.post("/api/sessions", body.clone()).await;
+        assert_eq!(answer.status, 403, "{body}: {answer:?}");
+        assert_eq!(answer.code(), "outside_roots", "{body}");
+        let message = answer.body["message"].as_str().unwrap();
+        assert!(
+            message.contains("lies outside the folders this server lets a client use")
+                && message.contains("--allow-root"),
+            "{body}: {message}"
+        );
+    }
+    let listed = server.get("/api/sessions").await;
+    assert_eq!(listed.body["sessions"], json!([]), "nothing was created");
+
+    let inside = server
+        .post(
+            "/api/sessions",
+            json!({"workspace": "sub", "model": script}),
+        )
+        .await;
+    assert_eq!(inside.status, 201, "{inside:?}");
+    let elsewhere = server
+        .post(
+            "/api/sessions",
+            json!({
+                "workspace": allowed.to_str().unwrap(),
+                "agentFile": "agent.agent",
+                "model": "scripted:tour.yaml",
+            }),
+        )
+        .await;
+    assert_eq!(elsewhere.status, 201, "an allowed folder: {elsewhere:?}");
+    let id = elsewhere.body["id"].as_str().unwrap();
+    let file = server
+        .get(&format!("/api/sessions/{id}/files/text?path=secret.txt"))
+        .await;
+    assert_eq!(file.status, 200, "{file:?}");
+    server.stop().await;
+    world.finish().await;
+}
+
+/// A session whose agent uses the MCP servers of a workspace's `.qilin/mcp.yaml` the user has
+/// not trusted (this server keeps no answers: none is trusted) is refused with 403 before any
+/// server starts.
+#[tokio::test]
+async fn a_session_using_untrusted_workspace_servers_is_refused() {
+    let world = World::new(Backend::Sqlite, ASKING_AGENT);
+    world.script("tour.yaml", "turns:\n  - say: hello\n");
+    let workspace = world.workspace();
+    let started = world.dir.path().join("started");
+    std::fs::create_dir_all(workspace.join(".qilin")).unwrap();
+    std::fs::write(
+        workspace.join(".qilin/mcp.yaml"),
+        format!(
+            "mcp_servers:\n  probe:\n    command: sh\n    args: [-c, 'touch {}']\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        workspace.join("probe.agent"),
+        "name: probe\ninstructions: Probe.\nmcp_servers: [probe]\n",
+    )
+    .unwrap();
+    let server = world.serve().await;
+    let refused = server
+        .post(
+            "/api/sessions",
+            json!({"agentFile": "probe.agent", "model": "scripted:tour.yaml"}),
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(refused.code(), "untrusted_mcp_servers");
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains(".qilin/mcp.yaml declares MCP servers") && message.contains("probe: sh"),
+        "{message}"
+    );
+    assert!(!started.exists(), "the server was never started");
+    server.stop().await;
+    world.finish().await;
+}

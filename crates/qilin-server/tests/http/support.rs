@@ -7,7 +7,8 @@ use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, EventBody};
 use qilin_runtime::{CodeSandbox, Runtime};
 use qilin_server::{
-    Access, LeaseTiming, ServerConfig, ServerState, SessionDefaults, Sessions, StreamOptions,
+    Access, ConnectionLimits, LeaseTiming, ServerConfig, ServerState, SessionDefaults, Sessions,
+    StreamOptions,
 };
 use qilin_store::{EventStore, StoreError};
 use serde_json::{Value, json};
@@ -60,6 +61,8 @@ pub struct World {
     pub database: String,
     /// The PostgreSQL schema to drop at the end, if any.
     schema: Option<String>,
+    /// Folders besides the workspace a client may put sessions under (`--allow-root`).
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 impl World {
@@ -84,6 +87,7 @@ impl World {
             dir,
             database,
             schema,
+            allowed_roots: Vec::new(),
         }
     }
 
@@ -155,6 +159,7 @@ impl World {
                 agent_file: Some(self.workspace().join("agent.agent")),
                 model: None,
                 no_sandbox: true,
+                allowed_roots: self.allowed_roots.clone(),
             },
             LeaseTiming::default(),
         );
@@ -166,6 +171,7 @@ impl World {
             access: Access::new(token.clone(), bound),
             stream: StreamOptions::default(),
             max_body: qilin_server::DEFAULT_MAX_BODY,
+            connections: ConnectionLimits::default(),
         };
         adjust(&mut config);
         let state = ServerState::new(config);
@@ -174,15 +180,9 @@ impl World {
             state.connect_relay(&url, schema).await.unwrap();
         }
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let app = qilin_server::app(state.clone());
-        let serving = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let serving = tokio::spawn(qilin_server::serve(listener, state.clone(), async move {
+            let _ = stopped.await;
+        }));
         Server {
             base: format!("http://127.0.0.1:{}", bound.port()),
             token,

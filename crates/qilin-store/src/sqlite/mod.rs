@@ -3,9 +3,11 @@
 //! One thread owns the only writing connection and batches the operations of every session
 //! into few transactions ([`writer`]); reads run on their own connections from a small pool,
 //! off the async threads. An exclusive lock on `DB.lock`, beside the database, keeps a second
-//! process from writing it at all, and names the process that holds it.
+//! process from writing it at all, and names the process that holds it. The files are the
+//! user's alone (0600, in a folder created 0700): see [`private`].
 
 mod checkpoint;
+mod private;
 mod schema;
 mod writer;
 
@@ -107,14 +109,7 @@ impl SqliteStore {
     /// wrote it.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, StoreError> {
         let path = path.as_ref().to_path_buf();
-        if let Some(folder) = path
-            .parent()
-            .filter(|folder| !folder.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(folder).map_err(|err| {
-                StoreError::Backend(format!("cannot create {}: {err}", folder.display()))
-            })?;
-        }
+        private::prepare(&path)?;
         let lock = ProcessLock::acquire(&path, options.shared)?;
         let context = path.display().to_string();
         let error = |err: rusqlite::Error| sqlite_error(&err, &context);

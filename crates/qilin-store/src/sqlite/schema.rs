@@ -6,6 +6,7 @@ use crate::StoreError;
 use rusqlite::Connection;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -76,8 +77,10 @@ impl ProcessLock {
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(super::private::FILE_MODE)
             .open(&lock_path)
             .map_err(io_error)?;
+        super::private::restrict(&lock_path)?;
         let locked = match shared {
             true => file.try_lock_shared(),
             false => file.try_lock(),

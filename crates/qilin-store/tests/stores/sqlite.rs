@@ -462,3 +462,68 @@ async fn open_database_reads_the_database_value() {
         .expect("refused");
     assert!(err.to_string().contains("postgres://"), "{err}");
 }
+
+/// The permission bits of `path`, in octal.
+fn mode_of(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    format!(
+        "{:o}",
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    )
+}
+
+/// The database, its folder, log, index and lock are the user's alone, whatever the umask
+/// lets other files be: they hold every prompt, file read and output.
+#[tokio::test]
+async fn a_new_database_and_its_folder_are_readable_by_their_owner_alone() {
+    let workspace = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_in_workspace(workspace.path()).unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store.append("s", &events(1, 20)).await.unwrap();
+    let database = workspace.path().join(".qilin/qilin.db");
+    let files = ["qilin.db", "qilin.db-wal", "qilin.db-shm", "qilin.db.lock"];
+    for name in files {
+        let path = database.with_file_name(name);
+        assert_eq!(mode_of(&path), "600", "{name}");
+    }
+    assert_eq!(mode_of(database.parent().unwrap()), "700");
+    drop(store);
+}
+
+/// A database an older Qilin left readable by everyone is made the user's alone when opened,
+/// its log and index with it.
+#[tokio::test]
+async fn an_existing_readable_database_is_made_private_when_opened() {
+    use std::os::unix::fs::PermissionsExt;
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("s", "/w", 0))
+        .await
+        .unwrap();
+    store.append("s", &events(1, 20)).await.unwrap();
+    drop(store);
+    let mut names = vec!["qilin.db", "qilin.db.lock"];
+    // A closed database may have folded its log back; make both files as an older Qilin would.
+    for name in ["qilin.db-wal", "qilin.db-shm"] {
+        let path = database.with_file_name(name);
+        if !path.exists() {
+            std::fs::write(&path, b"").unwrap();
+        }
+        names.push(name);
+    }
+    for name in &names {
+        let path = database.with_file_name(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+
+    let store = SqliteStore::open(&database).unwrap();
+    for name in &names {
+        assert_eq!(mode_of(&database.with_file_name(name)), "600", "{name}");
+    }
+    assert_eq!(store.read("s", 0, 100).await.unwrap().len(), 20);
+}
