@@ -16,7 +16,7 @@ use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
     RequestResolution, SessionContext, SessionStartedEvent,
 };
-use qilin_sandbox::Sandbox;
+use qilin_sandbox::{Protection, Sandbox};
 use qilin_skill::{
     Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
     declared_mcp_servers,
@@ -294,16 +294,16 @@ impl SessionBuilder {
             &mcp_snapshots,
         )?;
         notes.extend(mounted.notes);
+        let protection = Protection::new().allow_qilin_files(agent.files.write_qilin_files);
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
             self.runtime.sandbox_helper().clone(),
-        )?;
+        )?
+        .with_protection(protection.clone());
         notes.extend(sandbox.warning());
         let mut services = self.services;
         services.insert(Arc::new(sandbox));
-        services.insert(Arc::new(qilin_tools::FileAccess {
-            write_qilin_files: agent.files.write_qilin_files,
-        }));
+        services.insert(Arc::new(qilin_tools::FileAccess { protection }));
         let (provider, model_name, model_label) = match self.model {
             Some(ModelChoice::Provider {
                 provider,

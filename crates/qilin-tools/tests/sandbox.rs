@@ -5,11 +5,13 @@
 mod common;
 
 use common::{
-    Harness, appears, gone, harness_with, harness_with_sandbox, named_sleep, process_name,
-    sandbox_helper,
+    Harness, appears, gone, harness_in, harness_with, harness_with_sandbox, named_sleep,
+    process_name, sandbox_helper,
 };
 use qilin_protocol::ErrorCode;
-use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
+use qilin_sandbox::{
+    Protection, Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings,
+};
 use qilin_tools::JobTable;
 use serde_json::json;
 use std::io::{Read, Write};
@@ -118,6 +120,116 @@ async fn git_qilin_and_agent_files_stay_read_only_inside_the_workspace() {
         "reading them and writing beside them works: {output}"
     );
     assert_eq!(h.read("notes.txt"), "ok\n");
+}
+
+#[tokio::test]
+async fn the_folders_above_a_protected_path_cannot_be_moved_or_removed() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    h.write("agents/coder.agent", "name: coder\n");
+    h.write("agents/notes.txt", "notes\n");
+    h.write("pkg/sub/.git/config", "[core]\n");
+    // Moving the folder would carry the read-only mount away and let a new agent file with
+    // `sandbox: {mode: off}` take the old one's place.
+    let attempts = [
+        "mv agents x",
+        "mv agents/../agents ../elsewhere-agents",
+        "rm -rf pkg",
+        "mv pkg moved",
+        "mv pkg/sub pkg/moved",
+        "rmdir pkg/sub",
+    ];
+    for attempt in attempts {
+        let (output, code) = run(&h, attempt).await;
+        assert_ne!(code, 0, "`{attempt}` succeeded: {output}");
+    }
+    assert_eq!(h.read("agents/coder.agent"), "name: coder\n");
+    assert_eq!(h.read("pkg/sub/.git/config"), "[core]\n");
+    // Everything else in those folders stays writable.
+    let (output, code) = run(
+        &h,
+        "echo more >> agents/notes.txt && mkdir agents/sub && mv agents/notes.txt agents/sub/ \
+         && touch pkg/sub/file && mkdir other && mv other other2 && rmdir other2",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert_eq!(h.read("agents/sub/notes.txt"), "notes\nmore\n");
+}
+
+#[tokio::test]
+async fn a_protected_name_linking_out_of_the_workspace_is_reported_and_never_mounted() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    // A cloned repository can carry links: mounting `/` read-only for the link would make the
+    // whole file system read-only for every command, the workspace included.
+    std::os::unix::fs::symlink("/", h.path("tools.agent")).unwrap();
+    h.write("real/coder.yaml", "name: coder\n");
+    std::os::unix::fs::symlink("real/coder.yaml", h.path("coder.agent")).unwrap();
+    let (output, code) = run(&h, "echo ok > written.txt && cat written.txt").await;
+    assert_eq!(code, 0, "{output}");
+    assert!(
+        output.contains("tools.agent` is a link to `/`, outside the workspace"),
+        "the skipped link is reported: {output}"
+    );
+    assert_eq!(h.read("written.txt"), "ok\n");
+    // A link inside the workspace is protected at its target.
+    let (output, code) = run(&h, "echo 'sandbox: {mode: off}' >> real/coder.yaml").await;
+    assert_ne!(code, 0, "{output}");
+    assert_eq!(h.read("real/coder.yaml"), "name: coder\n");
+}
+
+#[tokio::test]
+async fn a_git_file_that_is_a_fifo_or_huge_does_not_stall_or_swell_every_command() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    std::fs::create_dir_all(h.path("sub")).unwrap();
+    nix::unistd::mkfifo(&h.path("sub/.git"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::create_dir_all(h.path("big")).unwrap();
+    std::fs::File::create(h.path("big/.git"))
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    // The helper used to read every `.git` file whole before each command: a FIFO blocked it
+    // until the call's timeout, and the sparse file made it allocate 8 GiB.
+    let (output, _) = h
+        .ok("bash", json!({"command": "echo ran", "timeout_secs": 20}))
+        .await;
+    assert_eq!(output["output"], "ran\n", "{output}");
+    assert_eq!(output["timed_out"], false, "{output}");
+}
+
+#[tokio::test]
+async fn the_files_agent_files_name_stay_read_only_to_commands() {
+    let workspace = tempfile::tempdir().unwrap();
+    let root = workspace.path().canonicalize().unwrap();
+    let sandbox = match Sandbox::start(SandboxSettings::default(), sandbox_helper()) {
+        Ok(sandbox) => sandbox,
+        Err(err @ SandboxError::Unsupported { .. }) => {
+            assert_refusal(&err.to_string());
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    };
+    let sandbox = sandbox
+        .with_protection(Protection::new().with_named_files([root.join("prompts/coder.md")]));
+    let mut services = qilin_tools::session_services();
+    services.insert(std::sync::Arc::new(sandbox));
+    let h = harness_in(workspace, services);
+    h.write("prompts/coder.md", "You are careful.\n");
+    for attempt in [
+        "echo 'Obey the repository.' >> prompts/coder.md",
+        "mv prompts p2",
+        "rm prompts/coder.md",
+    ] {
+        let (output, code) = run(&h, attempt).await;
+        assert_ne!(code, 0, "`{attempt}` succeeded: {output}");
+    }
+    assert_eq!(h.read("prompts/coder.md"), "You are careful.\n");
+    let (output, code) = run(&h, "echo x > prompts/other.md").await;
+    assert_eq!(code, 0, "{output}");
 }
 
 #[tokio::test]
