@@ -31,7 +31,9 @@ pub use dispatch::{
     ToolCall,
 };
 pub use events::{EventLog, now};
-pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
+pub use output_cap::{
+    CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture, create_private_file,
+};
 pub use qilin_tool_macros::Tool;
 pub use registry::{
     DynamicHandler, DynamicOutput, DynamicResult, DynamicTool, RegisteredTool, RegistryError,

@@ -441,6 +441,45 @@ async fn the_sandbox_holds_inside_a_persistent_shell() {
 }
 
 #[tokio::test]
+async fn a_link_planted_by_a_command_never_leads_qilin_to_write_the_next_command_outside() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let bashrc = outside.path().join(".bashrc");
+    std::fs::write(&bashrc, "original\n").unwrap();
+    let persistent = |command: String| json!({"command": command, "persistent": true});
+    // The folder the script is in cannot be written from inside the sandbox.
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent(format!(
+                "ln -s {} \"$(dirname \"${{BASH_SOURCE[0]}}\")/next\"; echo $?",
+                bashrc.display()
+            )),
+        )
+        .await;
+    assert_ne!(result["output"], "0\n", "{result}");
+    // Between calls, a link where the next call's script used to be written, unconfined.
+    let (output, code) = run(
+        &h,
+        &format!(
+            "ln -s {} \"$TMPDIR/qilin-shell-default\" && echo planted",
+            bashrc.display()
+        ),
+    )
+    .await;
+    assert_eq!((output.as_str(), code), ("planted\n", 0));
+    let (result, _) = h.ok("bash", persistent("echo second call".into())).await;
+    assert_eq!(result["output"], "second call\n", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).unwrap(),
+        "original\n",
+        "Qilin wrote a command through a link a sandboxed command planted"
+    );
+}
+
+#[tokio::test]
 async fn the_sandbox_holds_inside_a_terminal() {
     let Some(h) = confined(SandboxSettings::default()) else {
         return;
