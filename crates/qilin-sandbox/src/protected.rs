@@ -110,6 +110,9 @@ pub struct Scan {
     pub skipped: Vec<SkippedPath>,
     /// Every `.git` entry in the workspace, opted in or not, sorted.
     pub git_entries: Vec<PathBuf>,
+    /// Every agent file in the workspace (outside `.qilin`), opted in or not, sorted: the
+    /// files they name are protected too ([`Protection::with_named_files`]).
+    pub agent_files: Vec<PathBuf>,
 }
 
 impl Protection {
@@ -243,6 +246,7 @@ impl Protection {
                     candidates.push((path.to_path_buf(), ProtectedKind::Qilin));
                 }
             } else if !kind.is_dir() && is_agent_name(name) {
+                scan.agent_files.push(path.to_path_buf());
                 candidates.push((path.to_path_buf(), ProtectedKind::AgentFile));
             }
         }
@@ -297,6 +301,7 @@ impl Protection {
         pinned.dedup();
         scan.pinned = pinned;
         scan.git_entries.sort();
+        scan.agent_files.sort();
         scan
     }
 }
@@ -367,6 +372,10 @@ mod tests {
         assert_eq!(
             relative(&root, &scan.git_entries),
             [".git", "sub/.git", "worktree/.git"]
+        );
+        assert_eq!(
+            relative(&root, &scan.agent_files),
+            ["a.agent", "sub/deep/b.agent"]
         );
         assert!(scan.skipped.is_empty());
     }
