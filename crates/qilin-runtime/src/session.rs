@@ -26,7 +26,7 @@ use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services,
     Session, ToolRegistry,
 };
-use qilin_tools::{JobTable, ShellTable, TerminalTable};
+use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -1001,6 +1001,20 @@ impl SessionHandle {
         }
         if let Some(terminals) = self.inner.session.services().get::<TerminalTable>() {
             terminals.end_all();
+        }
+        // A repository created by a process the session just ended is moved aside too.
+        let services = self.inner.session.services();
+        if let (Some(guard), Some(sandbox)) =
+            (services.get::<GitGuard>(), services.get::<Sandbox>())
+        {
+            let workspace = self.inner.session.workspace().to_path_buf();
+            let found =
+                tokio::task::spawn_blocking(move || guard.after_command(&workspace, &sandbox))
+                    .await
+                    .unwrap_or_default();
+            if let Some(note) = qilin_tools::quarantine_note(&found) {
+                tracing::warn!(session = %self.inner.session.id(), "{}", note.trim_end());
+            }
         }
         self.inner.mcp.close().await;
         self.flush().await

@@ -31,6 +31,7 @@ mod bash;
 mod diff;
 mod edit;
 mod file_access;
+mod git_guard;
 mod glob;
 mod grep;
 mod grep_search;
@@ -67,6 +68,7 @@ pub use bash::{
 };
 pub use edit::{Edit, EditArgs, EditOutput};
 pub use file_access::FileAccess;
+pub use git_guard::{GitGuard, QUARANTINE, Quarantined, quarantine_note};
 pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
@@ -131,13 +133,14 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
 }
 
 /// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
-/// [`TerminalTable`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// [`TerminalTable`], a [`GitGuard`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
 /// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));
     services.insert(Arc::new(ShellTable::new()));
     services.insert(Arc::new(TerminalTable::new()));
+    services.insert(Arc::new(GitGuard::new()));
     services.insert(Arc::new(TodoStore::new()));
     services.insert(Arc::new(EditHistory::new()));
     services

@@ -233,6 +233,76 @@ async fn the_files_agent_files_name_stay_read_only_to_commands() {
 }
 
 #[tokio::test]
+async fn a_repository_a_command_creates_is_moved_aside_and_reported() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    h.write(".git/HEAD", "ref: refs/heads/main\n");
+    h.write("vendored/.git/HEAD", "ref: refs/heads/main\n");
+    // A package folder of a larger repository: a new `.git` with a `core.fsmonitor` would run
+    // its command at the user's next `git status` there, unconfined.
+    let (output, code) = run(
+        &h,
+        "mkdir -p pkg/.git && printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > pkg/.git/config \
+         && echo made",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert!(
+        output.starts_with("made\n")
+            && output.contains("a command created `pkg/.git`, a git repository")
+            && output.contains("moved to `.qilin/quarantine/"),
+        "{output}"
+    );
+    assert!(!h.path("pkg/.git").exists(), "the new repository is gone");
+    let quarantined: Vec<_> = std::fs::read_dir(h.path(".qilin/quarantine"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
+    assert!(quarantined[0].join("config").is_file());
+    // The repositories that were there before stay.
+    assert_eq!(h.read(".git/HEAD"), "ref: refs/heads/main\n");
+    assert_eq!(h.read("vendored/.git/HEAD"), "ref: refs/heads/main\n");
+
+    // Created between calls by a process left running in a persistent shell: moved aside at
+    // the end of the next call.
+    let persistent = |command: &str| json!({"command": command, "persistent": true});
+    h.ok(
+        "bash",
+        persistent("(while [ ! -e go ]; do sleep 0.05; done; mkdir -p later/.git; touch done) &"),
+    )
+    .await;
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent("touch go; while [ ! -e done ]; do sleep 0.05; done; echo waited"),
+        )
+        .await;
+    let output = result["output"].as_str().unwrap();
+    assert!(
+        output.contains("a command created `later/.git`"),
+        "{output}"
+    );
+    assert!(!h.path("later/.git").exists());
+
+    // By a background job: told when its output is read.
+    let (receipt, _) = h
+        .ok(
+            "bash",
+            json!({"command": "mkdir -p job/.git", "background": true}),
+        )
+        .await;
+    let job_id = receipt["job_id"].as_str().unwrap().to_string();
+    let (report, _) = h
+        .ok("job_output", json!({"job_id": job_id, "wait_secs": 10}))
+        .await;
+    let output = report["new_output"].as_str().unwrap();
+    assert!(output.contains("a command created `job/.git`"), "{report}");
+    assert!(!h.path("job/.git").exists());
+}
+
+#[tokio::test]
 async fn read_only_mode_refuses_writes_in_the_workspace_but_not_in_the_temp_folder() {
     let Some(h) = confined(settings(SandboxMode::ReadOnly, false, &[])) else {
         return;
