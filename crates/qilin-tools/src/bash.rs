@@ -145,7 +145,8 @@ impl Tool for Bash {
          running when the command ends are killed: start servers and watchers with \
          `background: true`, then poll them with `job_output` and stop them with `job_kill`. \
          Commands normally run in a sandbox: they may write only in the workspace and \
-         `$TMPDIR` (never in `.git`, `.qilin` or `*.agent` files), have no network unless the \
+         `$TMPDIR` (never in `.git`, `.qilin`, `*.agent` files or the files agent files name, \
+         and a `.git` a command creates is moved aside), have no network unless the \
          agent allows it, and see few environment variables; `Permission denied` or \
          `Read-only file system` there comes from the sandbox, so say what you need rather \
          than working around it. Prefer the read, grep, glob, edit and write tools over cat, \

@@ -6,7 +6,8 @@
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
 //! Every path a file tool takes is resolved once beneath the workspace handle (no link leads
-//! out, no check-then-use window), Qilin's own files (`.qilin/`, `*.agent`) are not written
+//! out, no check-then-use window), the protected set (`.git`, `.qilin/`, `*.agent` and the files
+//! agent files name, [`qilin_sandbox::Protection`]) is not written
 //! unless the session's [`FileAccess`] allows it, and writes are atomic.
 //! Host services the tools look up in the session's [`qilin_tool::Services`]:
 //!
@@ -19,7 +20,8 @@
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
-//! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | `.qilin/` and `*.agent` are not written |
+//! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | nothing of the protected set is written |
+//! | [`GitGuard`] | `bash`, `job_output` | a `.git` a command creates stays in place |
 //!
 //! [`session_services`] gives a session a fresh [`JobTable`], [`TodoStore`] and
 //! [`EditHistory`]; the host adds the [`Sandbox`] its settings ask for
