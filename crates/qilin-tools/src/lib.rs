@@ -21,7 +21,7 @@
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
 //! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | nothing of the protected set is written |
-//! | [`GitGuard`] | `bash`, `job_output` | a `.git` a command creates stays in place |
+//! | [`GitGuard`] | `bash`, `job_output`, `terminal_start` | a `.git` a command creates stays in place |
 //!
 //! [`session_services`] gives a session a fresh [`JobTable`], [`TodoStore`] and
 //! [`EditHistory`]; the host adds the [`Sandbox`] its settings ask for
