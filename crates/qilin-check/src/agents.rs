@@ -3,6 +3,7 @@
 //! of that, an agent with code mode on must be able to read a skill (Q404).
 
 use crate::{Finding, Location, Rule};
+use qilin_sandbox::{CONFIG_FILE_LIMIT, read_own_text};
 use qilin_skill::{Agent, AvailableSkills, Diagnostic, DiagnosticKind, SkillSet};
 use qilin_tool::ToolRegistry;
 use std::path::Path;
@@ -74,11 +75,13 @@ fn no_readable_skill(agent: &Agent, skills: &SkillSet) -> Option<Finding> {
     if readable {
         return None;
     }
-    let line = std::fs::read_to_string(&agent.path).ok().and_then(|text| {
-        text.lines()
-            .position(|line| line.starts_with("code_mode"))
-            .map(|index| index + 1)
-    });
+    let line = read_own_text(&agent.path, CONFIG_FILE_LIMIT)
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .position(|line| line.starts_with("code_mode"))
+                .map(|index| index + 1)
+        });
     Some(Finding::new(
         Rule::AgentNoReadableSkill,
         Location::file(&agent.path, line, line.map(|_| 1)),

@@ -3,9 +3,14 @@
 //! whose server is down see the same tools and the same generated skill without starting it.
 
 use crate::McpError;
+use qilin_sandbox::read_own_text;
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// The most bytes of a kept snapshot read back (a server with hundreds of tools stays far
+/// below it).
+const MAX_SNAPSHOT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A server's offer as listed: who it is, what it says about itself, its tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,9 +81,9 @@ impl ServerSnapshot {
             what: "read",
             reason,
         };
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_own_text(&path, MAX_SNAPSHOT_BYTES) {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) if err.is_not_found() => return Ok(None),
             Err(err) => return Err(failed(err.to_string())),
         };
         let snapshot: ServerSnapshot =
@@ -98,7 +103,7 @@ impl ServerSnapshot {
         };
         let mut text = serde_json::to_string_pretty(self).map_err(|err| failed(err.to_string()))?;
         text.push('\n');
-        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+        if read_own_text(&path, MAX_SNAPSHOT_BYTES).is_ok_and(|old| old == text) {
             return Ok(());
         }
         let folder = path.parent().unwrap_or(workspace);

@@ -4,6 +4,7 @@
 //! its `session.started`, so that a resumed session's prompt is byte-identical.
 
 use qilin_protocol::{Environment, MemoryFile, SessionContext};
+use qilin_sandbox::{SMALL_FILE_LIMIT, read_own_text};
 use qilin_tool::Workspace;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -40,17 +41,19 @@ pub fn repository_root(workspace: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The branch checked out in the repository at `root`, or `detached at SHA`.
+/// The branch checked out in the repository at `root`, or `detached at SHA`. The `.git` file
+/// and `HEAD` are read as Qilin reads its own files ([`read_own_text`]): a link, a FIFO, a
+/// device or a large file gives no branch, never a hang or an allocation of its size.
 fn git_branch(root: &Path) -> Option<String> {
     let dot_git = root.join(".git");
     let git_dir = if dot_git.is_file() {
-        let pointer = std::fs::read_to_string(&dot_git).ok()?;
+        let pointer = read_own_text(&dot_git, SMALL_FILE_LIMIT).ok()?;
         let target = pointer.trim().strip_prefix("gitdir:")?.trim();
         root.join(target)
     } else {
         dot_git
     };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = read_own_text(&git_dir.join("HEAD"), SMALL_FILE_LIMIT).ok()?;
     let head = head.trim();
     match head.strip_prefix("ref:") {
         Some(reference) => {
@@ -217,6 +220,40 @@ mod tests {
         assert_eq!(
             context.environment.git_branch.as_deref(),
             Some("detached at 0123456")
+        );
+    }
+
+    #[test]
+    fn a_head_that_is_a_fifo_a_device_link_or_huge_gives_no_branch_and_never_hangs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        // A FIFO: a plain read waits for a writer forever.
+        std::fs::create_dir_all(root.join("fifo/.git")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo/.git/HEAD"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(
+            project_context(&root.join("fifo")).environment.git_branch,
+            None
+        );
+        // A link to an endless device: a plain read exhausts memory.
+        std::fs::create_dir_all(root.join("zero/.git")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("zero/.git/HEAD")).unwrap();
+        assert_eq!(
+            project_context(&root.join("zero")).environment.git_branch,
+            None
+        );
+        // A sparse 8 GB `.git` file: refused from its size.
+        std::fs::create_dir_all(root.join("big")).unwrap();
+        std::fs::File::create(root.join("big/.git"))
+            .unwrap()
+            .set_len(8 << 30)
+            .unwrap();
+        assert_eq!(
+            project_context(&root.join("big")).environment.git_branch,
+            None
         );
     }
 }

@@ -42,6 +42,23 @@ pub enum RuntimeError {
         /// What is missing.
         reason: String,
     },
+    /// A stored session's agent file is not the one it began with.
+    #[error(
+        "session `{id}` cannot be resumed: its agent file {file} changed since the session \
+         began ({now}; it was {recorded}). A changed agent file can give the session other \
+         tools, review rules or sandbox settings than it began with, so Qilin will not load it \
+         into this session: restore the file, or start a new session with it as it is."
+    )]
+    AgentChanged {
+        /// The session.
+        id: String,
+        /// The agent file.
+        file: String,
+        /// The SHA-256 recorded when the session began.
+        recorded: String,
+        /// What the file is now: its SHA-256, or why it cannot be read.
+        now: String,
+    },
     /// The tools of the session's MCP servers could not be registered (two with one name).
     #[error("{0}")]
     Mcp(#[from] qilin_mcp::McpError),

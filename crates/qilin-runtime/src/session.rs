@@ -18,17 +18,17 @@ use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
     RequestResolution, SessionContext, SessionStartedEvent,
 };
-use qilin_sandbox::Sandbox;
+use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
 use qilin_skill::{
-    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
-    declared_mcp_servers,
+    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, agent_named_files,
+    assemble_prompt_in, declared_mcp_servers,
 };
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services,
     Session, ToolRegistry,
 };
-use qilin_tools::{JobTable, ShellTable, TerminalTable};
+use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -218,6 +218,24 @@ impl SessionBuilder {
                     path: self.workspace.display().to_string(),
                     source,
                 })?;
+        // A resumed session runs the agent file it began with, or nothing: checked before any
+        // of the file's settings (its MCP servers first) take effect.
+        if let (Some(resumed), Some(AgentSource::File(path))) = (&self.resumed, &self.agent)
+            && let Some(recorded) = &resumed.agent_hash
+        {
+            let now = agent_file_hash(path);
+            if now.as_ref().ok() != Some(recorded) {
+                return Err(RuntimeError::AgentChanged {
+                    id: resumed.id.clone(),
+                    file: path.display().to_string(),
+                    recorded: format!("SHA-256 {recorded}"),
+                    now: match now {
+                        Ok(hash) => format!("SHA-256 {hash} now"),
+                        Err(err) => format!("it cannot be read now: {err}"),
+                    },
+                });
+            }
+        }
         // The agent's MCP servers are reached first: their tools are checked with the agent
         // file's, and the skills generated for them are found with the others.
         let mcp_servers = match &self.agent {
@@ -299,16 +317,16 @@ impl SessionBuilder {
             &mcp_snapshots,
         )?;
         notes.extend(mounted.notes);
+        let protection = session_protection(&agent, &workspace);
         let sandbox = Sandbox::start(
             agent.sandbox.clone().opted_out(self.no_sandbox),
             self.runtime.sandbox_helper().clone(),
-        )?;
+        )?
+        .with_protection(protection.clone());
         notes.extend(sandbox.warning());
         let mut services = self.services;
         services.insert(Arc::new(sandbox));
-        services.insert(Arc::new(qilin_tools::FileAccess {
-            write_qilin_files: agent.files.write_qilin_files,
-        }));
+        services.insert(Arc::new(qilin_tools::FileAccess { protection }));
         let (provider, model_name, model_label) = match self.model {
             Some(ModelChoice::Provider {
                 provider,
@@ -337,9 +355,7 @@ impl SessionBuilder {
         };
         let agent_hash = match builtin {
             true => None,
-            false => std::fs::read(&agent.path)
-                .ok()
-                .map(|bytes| hex(&Sha256::digest(&bytes))),
+            false => agent_file_hash(&agent.path).ok(),
         };
         let store = Arc::clone(self.runtime.store());
 
@@ -375,9 +391,6 @@ impl SessionBuilder {
             .with_requests(requests);
         let stored = match self.resumed {
             Some(resumed) => {
-                if resumed.agent_hash.is_some() && resumed.agent_hash != agent_hash {
-                    tracing::warn!(session = %id, "the agent file changed since the session began");
-                }
                 session = session.continuing_after(resumed.events.last().map_or(0, |e| e.seq));
                 resumed.events
             }
@@ -1012,6 +1025,20 @@ impl SessionHandle {
         if let Some(terminals) = self.inner.session.services().get::<TerminalTable>() {
             terminals.end_all();
         }
+        // A repository created by a process the session just ended is moved aside too.
+        let services = self.inner.session.services();
+        if let (Some(guard), Some(sandbox)) =
+            (services.get::<GitGuard>(), services.get::<Sandbox>())
+        {
+            let workspace = self.inner.session.workspace().to_path_buf();
+            let found =
+                tokio::task::spawn_blocking(move || guard.after_command(&workspace, &sandbox))
+                    .await
+                    .unwrap_or_default();
+            if let Some(note) = qilin_tools::quarantine_note(&found) {
+                tracing::warn!(session = %self.inner.session.id(), "{}", note.trim_end());
+            }
+        }
         self.inner.mcp.close().await;
         self.flush().await
     }
@@ -1327,6 +1354,27 @@ fn private_folder(data_dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What stays read-only to the model in a session of `agent` in `workspace`: the protected
+/// set with the agent file's opt-ins, and the files named by the agent's file and by every
+/// agent file in the workspace now (a later session may run any of them).
+fn session_protection(agent: &AgentFile, workspace: &Path) -> Protection {
+    let in_workspace = Protection::new().scan(workspace).agent_files;
+    let named = agent
+        .named_files
+        .iter()
+        .cloned()
+        .chain(in_workspace.iter().flat_map(|file| agent_named_files(file)));
+    Protection::new()
+        .allow_git(agent.files.write_git)
+        .allow_qilin_files(agent.files.write_qilin_files)
+        .with_named_files(named)
+}
+
+/// The SHA-256 of the agent file at `path`, in hex, read as Qilin reads its own files.
+fn agent_file_hash(path: &Path) -> Result<String, qilin_sandbox::OwnFileError> {
+    read_own_file(path, CONFIG_FILE_LIMIT).map(|bytes| hex(&Sha256::digest(&bytes)))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -302,3 +302,68 @@ async fn a_resumed_session_keeps_the_project_context_its_start_recorded() {
         "the system prompt is the one the session began with"
     );
 }
+
+#[tokio::test]
+async fn a_session_whose_agent_file_changed_is_not_resumed() {
+    let f = fixture(READER);
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+    let first_process = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let before = serve(vec![says("Hello.")]).await;
+    let first = session(&first_process, &f, openai(&before)).await;
+    first.submit("Hi.", None).unwrap().finished().await;
+    first.close().await.unwrap();
+    let id = first.id().to_string();
+    drop(first);
+
+    // A command of the session (or anyone) changed the agent file in between: a resumed
+    // session would run with other tools and sandbox settings than it began with.
+    std::fs::write(
+        f.agent(),
+        format!("{READER}sandbox:\n  mode: off\ntools: [read, bash]\n")
+            .replace("tools: [read]\n", ""),
+    )
+    .unwrap();
+    let second_process = Runtime::new(Arc::clone(&store), CodeSandbox::InProcess);
+    let after = serve(vec![says("Hello again.")]).await;
+    let refused = second_process
+        .resume(&id)
+        .await
+        .unwrap()
+        .no_sandbox(true)
+        .model(openai(&after))
+        .build()
+        .await;
+    let message = match refused {
+        Ok(_) => panic!("a session resumed with a changed agent file"),
+        Err(err) => err.to_string(),
+    };
+    assert!(
+        message.contains(&format!("session `{id}` cannot be resumed"))
+            && message.contains("changed since the session began")
+            && message.contains("agent.agent"),
+        "{message}"
+    );
+    assert!(after.requests.lock().unwrap().is_empty());
+
+    // Restored, it resumes.
+    std::fs::write(f.agent(), READER).unwrap();
+    let resumed = second_process
+        .resume(&id)
+        .await
+        .unwrap()
+        .no_sandbox(true)
+        .model(openai(&after))
+        .build()
+        .await
+        .unwrap();
+    resumed.submit("Again.", None).unwrap().finished().await;
+    assert_eq!(after.requests.lock().unwrap().len(), 1);
+
+    // Gone, it is refused too, saying why.
+    resumed.close().await.unwrap();
+    drop(resumed);
+    std::fs::remove_file(f.agent()).unwrap();
+    let gone = second_process.resume(&id).await.unwrap().build().await;
+    let message = gone.err().map(|err| err.to_string()).unwrap_or_default();
+    assert!(message.contains("cannot be read now"), "{message}");
+}

@@ -435,3 +435,51 @@ async fn the_session_folders_are_readable_by_their_owner_alone() {
     assert_eq!(mode_of(&sessions), "700");
     assert_eq!(mode_of(&sessions.join(session.id())), "700");
 }
+
+#[tokio::test]
+async fn the_files_agent_files_name_are_read_only_to_the_session() {
+    let f = fixture(
+        "name: a\ninstructions_file: prompts/a.md\ntools: [write]\nskills:\n  available: []\n",
+    );
+    std::fs::create_dir_all(f.workspace().join("prompts")).unwrap();
+    std::fs::write(f.workspace().join("prompts/a.md"), "Be careful.\n").unwrap();
+    // Another agent of the workspace: a later session may run it.
+    std::fs::write(
+        f.workspace().join("other.agent"),
+        "name: other\ninstructions_file: prompts/other.md\n",
+    )
+    .unwrap();
+    std::fs::write(f.workspace().join("prompts/other.md"), "Be brief.\n").unwrap();
+    let script = "turns:\n  - calls:\n      - tool: write\n        args: {path: prompts/a.md, content: Obey the repository.}\n      - tool: write\n        args: {path: prompts/other.md, content: Obey the repository.}\n      - tool: write\n        args: {path: prompts/free.md, content: fine}\n  - say: done\n";
+    let session = f.session(script, false).await;
+    session
+        .submit("rewrite them", None)
+        .unwrap()
+        .finished()
+        .await;
+    let events = stored(&session).await;
+    let results: Vec<(String, CallStatus)> = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::ToolResult(result) => Some((
+                serde_json::to_string(&result.content).unwrap(),
+                result.status,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    for (message, status) in &results[..2] {
+        assert_eq!(*status, CallStatus::Error, "{message}");
+        assert!(message.contains("a file an agent file names"), "{message}");
+    }
+    assert_eq!(results[2].1, CallStatus::Ok);
+    assert_eq!(
+        std::fs::read_to_string(f.workspace().join("prompts/a.md")).unwrap(),
+        "Be careful.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.workspace().join("prompts/other.md")).unwrap(),
+        "Be brief.\n"
+    );
+}

@@ -4,7 +4,7 @@
 use crate::environment::command_environment;
 use crate::probe::Support;
 use crate::request::{Confinement, RunRequest, Streams, attach_args, probe_args};
-use crate::{SandboxMode, SandboxSettings};
+use crate::{Protection, SandboxMode, SandboxSettings};
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -93,6 +93,7 @@ pub enum SandboxError {
 #[derive(Debug)]
 pub struct Sandbox {
     settings: SandboxSettings,
+    protection: Protection,
     helper: SandboxHelper,
     support: Option<Support>,
     temp: tempfile::TempDir,
@@ -144,6 +145,7 @@ impl Sandbox {
             .map_err(SandboxError::TempDir)?;
         let mut sandbox = Sandbox {
             settings,
+            protection: Protection::new(),
             helper,
             support: None,
             temp,
@@ -193,6 +195,18 @@ impl Sandbox {
     /// The settings in force.
     pub fn settings(&self) -> &SandboxSettings {
         &self.settings
+    }
+
+    /// The same sandbox keeping `protection`'s set read-only (everything protected, no named
+    /// files, unless set).
+    pub fn with_protection(mut self, protection: Protection) -> Self {
+        self.protection = protection;
+        self
+    }
+
+    /// What in the workspace stays read-only to commands.
+    pub fn protection(&self) -> &Protection {
+        &self.protection
     }
 
     /// What the probe found (`None` when the mode is `off`).
@@ -265,6 +279,7 @@ impl Sandbox {
                         workspace: workspace.to_path_buf(),
                         temp_dir: self.temp.path().to_path_buf(),
                         private_shm: false,
+                        protection: self.protection.clone(),
                     },
                     streams,
                     program,

@@ -10,8 +10,9 @@
 //! What a confined command can do:
 //!
 //! - **files**: read everything it could read anyway; write only in the workspace
-//!   (`workspace-write`) and the session's private temp folder (`TMPDIR`), never in `.git`,
-//!   `.qilin` or `*.agent` files inside the workspace;
+//!   (`workspace-write`) and the session's private temp folder (`TMPDIR`), never in the
+//!   protected set ([`Protection`]: `.git`, `.qilin`, `*.agent` files and the files agent files
+//!   name), nor rename a folder above one;
 //! - **network**: none (a network namespace of its own with only `lo`), unless the agent sets
 //!   `network: true`;
 //! - **environment**: the allow-list of [`ALLOWED_VARIABLES`] and the names the agent passes;
@@ -22,13 +23,21 @@
 mod environment;
 pub mod helper;
 mod host;
+mod own_file;
 mod probe;
+mod protected;
 mod request;
 mod settings;
 
 pub use environment::{ALLOWED_VARIABLES, command_environment};
 pub use helper::{HELPER_FAILED, HelperError, HelperOutcome, helper_main, run_helper};
 pub use host::{CommandIo, Sandbox, SandboxError, SandboxHelper, SandboxedCommand};
+pub use own_file::{
+    CONFIG_FILE_LIMIT, OwnFileError, SMALL_FILE_LIMIT, read_own_file, read_own_text,
+};
 pub use probe::{LandlockSupport, Support};
+pub use protected::{
+    AGENT_SUFFIX, GIT_NAME, ProtectedKind, Protection, QILIN_NAME, Scan, SkippedPath,
+};
 pub use request::UsageError;
 pub use settings::{SandboxMode, SandboxSettings};

@@ -2,13 +2,14 @@
 //! stage.
 //!
 //! ```text
-//! HELPER run    --mode workspace-write|read-only [--network] [--private-shm] [--input|--terminal] --workspace DIR --temp DIR -- PROGRAM ARGS...
+//! HELPER run    --mode workspace-write|read-only [--network] [--private-shm] [--input|--terminal]
+//!               [--write-git] [--write-qilin-files] [--named-file PATH]... --workspace DIR --temp DIR -- PROGRAM ARGS...
 //! HELPER init   (the same; only the helper starts this stage)
 //! HELPER probe  --temp DIR
 //! HELPER attach -- PROGRAM ARGS...   (no confinement: the terminal on stdin becomes PROGRAM's)
 //! ```
 
-use crate::SandboxMode;
+use crate::{Protection, SandboxMode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -26,6 +27,8 @@ pub(crate) struct Confinement {
     /// Whether `/dev/shm` is a fresh private tmpfs, and so writable (set by the first stage
     /// for the second).
     pub private_shm: bool,
+    /// What in the workspace stays read-only (in `workspace-write`).
+    pub protection: Protection,
 }
 
 /// How a confined command's standard streams are wired.
@@ -89,6 +92,16 @@ impl RunRequest {
         if c.private_shm {
             args.push("--private-shm".into());
         }
+        if c.protection.git_allowed() {
+            args.push("--write-git".into());
+        }
+        if c.protection.qilin_files_allowed() {
+            args.push("--write-qilin-files".into());
+        }
+        for file in c.protection.named_files() {
+            args.push("--named-file".into());
+            args.push(file.clone().into_os_string());
+        }
         match self.streams {
             Streams::Closed => {}
             Streams::Input => args.push("--input".into()),
@@ -136,6 +149,9 @@ impl Invocation {
         let mut mode = None;
         let mut network = false;
         let mut private_shm = false;
+        let mut write_git = false;
+        let mut write_qilin_files = false;
+        let mut named_files = Vec::new();
         let mut streams = Streams::Closed;
         let mut workspace = None;
         let mut temp_dir = None;
@@ -157,6 +173,12 @@ impl Invocation {
                 }
                 Some("--network") => network = true,
                 Some("--private-shm") => private_shm = true,
+                Some("--write-git") => write_git = true,
+                Some("--write-qilin-files") => write_qilin_files = true,
+                Some("--named-file") => named_files.push(PathBuf::from(
+                    args.next()
+                        .ok_or_else(|| usage("`--named-file` needs a path"))?,
+                )),
                 Some(flag @ ("--input" | "--terminal")) => {
                     if streams != Streams::Closed {
                         return Err(usage("`--input` and `--terminal` exclude each other"));
@@ -197,6 +219,10 @@ impl Invocation {
                 workspace: workspace.ok_or_else(|| usage("`--workspace DIR` is missing"))?,
                 temp_dir,
                 private_shm,
+                protection: Protection::new()
+                    .allow_git(write_git)
+                    .allow_qilin_files(write_qilin_files)
+                    .with_named_files(named_files),
             },
             streams,
             program,
@@ -227,6 +253,9 @@ mod tests {
                 workspace: "/work space".into(),
                 temp_dir: "/tmp/q".into(),
                 private_shm: true,
+                protection: Protection::new()
+                    .allow_git(true)
+                    .with_named_files(["/work space/prompts/a b.md".into()]),
             },
             streams: Streams::Input,
             program: vec!["bash".into(), "-c".into(), "echo --mode && ls --".into()],

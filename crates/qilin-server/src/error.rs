@@ -133,7 +133,7 @@ impl From<RuntimeError> for ApiError {
         match err {
             RuntimeError::Store(store) => store.into(),
             RuntimeError::UnknownSession(id) => ApiError::unknown_session(&id),
-            RuntimeError::NotResumable { .. } => {
+            RuntimeError::NotResumable { .. } | RuntimeError::AgentChanged { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "not_resumable", err.to_string())
             }
             RuntimeError::Mcp(qilin_mcp::McpError::Untrusted(_)) => ApiError::new(

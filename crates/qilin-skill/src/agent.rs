@@ -6,13 +6,18 @@ use crate::mcp::{McpServer, RawMcpServers, SERVER_KEYS, agent_mcp_servers};
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
 use qilin_model::ReasoningSetting;
-use qilin_sandbox::SandboxSettings;
+use qilin_sandbox::{CONFIG_FILE_LIMIT, SandboxSettings, read_own_text};
 use qilin_tool::{PathError, PolicyConfig, RulePolicy, ToolRegistry, Workspace};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The keys of an agent file that name files the agent's prompt or behaviour comes from:
+/// those files stay read-only to the model, as the agent file itself does. A key added here
+/// (a `checks` file, a workflow) is protected with no other change.
+pub const NAMED_FILE_KEYS: &[&str] = &["instructions_file"];
 
 /// The catalog budget when an agent file sets none, in estimated tokens (bytes / 4).
 pub const DEFAULT_CATALOG_TOKENS: usize = 2000;
@@ -40,7 +45,7 @@ const KNOWN_KEYS: KnownKeys = &[
     ),
     ("mcp_servers.*", SERVER_KEYS),
     ("sandbox", &["mode", "network", "env"]),
-    ("files", &["write_qilin_files"]),
+    ("files", &["write_qilin_files", "write_git"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
     ("skills.preload.*", &["name", "files"]),
     ("limits", &["max_steps", "code"]),
@@ -201,6 +206,9 @@ pub struct Agent {
     pub files: FilesConfig,
     /// The MCP servers whose tools it uses (`mcp_servers:`), resolved.
     pub mcp_servers: Vec<McpServer>,
+    /// The files the agent file names ([`NAMED_FILE_KEYS`]: its `instructions_file`), as
+    /// absolute paths: they stay read-only to the model.
+    pub named_files: Vec<PathBuf>,
 }
 
 /// The `files:` section of an agent file: what the file tools may write beyond ordinary
@@ -211,6 +219,11 @@ pub struct FilesConfig {
     /// `*.agent` (default false: they are refused).
     #[serde(default)]
     pub write_qilin_files: bool,
+    /// Let the file tools and `bash` change git repositories (`.git`, its config and hooks)
+    /// and create new ones (default false: refused, and a `.git` a command creates is moved
+    /// to `.qilin/quarantine/`).
+    #[serde(default)]
+    pub write_git: bool,
 }
 
 /// Why an agent file could not be loaded: every error found (and every warning), each naming
@@ -298,7 +311,7 @@ impl Agent {
         let fail = |diagnostic: Diagnostic| AgentError {
             diagnostics: vec![diagnostic],
         };
-        let text = std::fs::read_to_string(path).map_err(|err| {
+        let text = read_own_text(path, CONFIG_FILE_LIMIT).map_err(|err| {
             fail(Diagnostic::error(
                 DiagnosticKind::InvalidAgent,
                 path,
@@ -327,7 +340,7 @@ impl Agent {
         };
         let (raw, mut warnings): (RawAgent, _) = source.parse(KNOWN_KEYS).map_err(fail)?;
         let mut errors = Vec::new();
-        let instructions = read_instructions(&raw, &source, &mut errors);
+        let (instructions, instructions_path) = read_instructions(&raw, &source, &mut errors);
         let tools = check_tools(
             &raw.tools,
             &source,
@@ -397,17 +410,22 @@ impl Agent {
                 sandbox: raw.sandbox,
                 files: raw.files,
                 mcp_servers,
+                named_files: instructions_path.into_iter().collect(),
             },
             warnings,
         })
     }
 }
 
-fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnostic>) -> String {
+fn read_instructions(
+    raw: &RawAgent,
+    source: &Source,
+    errors: &mut Vec<Diagnostic>,
+) -> (String, Option<PathBuf>) {
     match (&raw.instructions, &raw.instructions_file) {
-        (Some(text), None) => text.trim().to_string(),
+        (Some(text), None) => (text.trim().to_string(), None),
         (None, Some(file)) => match read_confined(source.path, file) {
-            Ok(text) => text.trim().to_string(),
+            Ok((text, path)) => (text.trim().to_string(), Some(path)),
             Err(reason) => {
                 errors.push(Diagnostic::error(
                     DiagnosticKind::InvalidAgent,
@@ -417,7 +435,7 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
                         "`instructions_file: {file}` {reason}; the path is relative to the agent file and must stay inside the agent's workspace"
                     ),
                 ));
-                String::new()
+                (String::new(), None)
             }
         },
         (Some(_), Some(_)) => {
@@ -427,7 +445,7 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
                 source.line_of(&[key("instructions_file")]),
                 "both `instructions` and `instructions_file` are set; keep one",
             ));
-            String::new()
+            (String::new(), None)
         }
         (None, None) => {
             errors.push(Diagnostic::error(
@@ -436,14 +454,14 @@ fn read_instructions(raw: &RawAgent, source: &Source, errors: &mut Vec<Diagnosti
                 Some(1),
                 "the agent has no instructions: add `instructions:` (text) or `instructions_file:` (a path relative to the agent file)",
             ));
-            String::new()
+            (String::new(), None)
         }
     }
 }
 
-/// Reads the instructions file `file` (relative to the agent file's folder) beneath the
-/// agent's workspace: a `..` or a symlink that leads out of it is refused.
-fn read_confined(agent_file: &Path, file: &str) -> Result<String, String> {
+/// Resolves `file` (relative to the agent file's folder) beneath the agent's workspace: a
+/// `..` or a symlink that leads out of it is refused.
+fn resolve_confined(agent_file: &Path, file: &str) -> Result<qilin_tool::Resolved, String> {
     let workspace = agent_workspace(agent_file);
     let folder = std::path::absolute(agent_file)
         .ok()
@@ -451,7 +469,7 @@ fn read_confined(agent_file: &Path, file: &str) -> Result<String, String> {
         .unwrap_or_default();
     let within = folder.strip_prefix(&workspace).unwrap_or(Path::new(""));
     let raw = within.join(file);
-    let opened = Workspace::open(&workspace)
+    Workspace::open(&workspace)
         .and_then(|ws| ws.resolve(&raw.to_string_lossy()))
         .map_err(|err| match err {
             PathError::Outside { .. } | PathError::SymlinkOut { .. } => format!(
@@ -459,13 +477,62 @@ fn read_confined(agent_file: &Path, file: &str) -> Result<String, String> {
                 workspace.display()
             ),
             other => format!("could not be read: {other}"),
-        })?;
-    let mut text = String::new();
+        })
+}
+
+/// Reads the instructions file `file` beneath the agent's workspace ([`resolve_confined`]),
+/// at most [`CONFIG_FILE_LIMIT`] bytes of a regular file; returns its text and its absolute
+/// path.
+fn read_confined(agent_file: &Path, file: &str) -> Result<(String, PathBuf), String> {
+    use std::io::Read;
+    let opened = resolve_confined(agent_file, file)?;
+    let unreadable = |err: &dyn std::fmt::Display| {
+        format!("could not be read ({}): {err}", opened.absolute().display())
+    };
+    let mut bytes = Vec::new();
     opened
         .open_file()
-        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
-        .map_err(|err| format!("could not be read ({}): {err}", opened.absolute().display()))?;
-    Ok(text)
+        .and_then(|f| f.take(CONFIG_FILE_LIMIT + 1).read_to_end(&mut bytes))
+        .map_err(|err| unreadable(&err))?;
+    if bytes.len() as u64 > CONFIG_FILE_LIMIT {
+        return Err(unreadable(&format!(
+            "it is larger than {CONFIG_FILE_LIMIT} bytes"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| unreadable(&"it is not UTF-8 text"))?;
+    Ok((text, opened.absolute()))
+}
+
+/// The files the agent file at `path` names ([`NAMED_FILE_KEYS`]) that exist beneath its
+/// workspace, as absolute paths, read leniently: an agent file that cannot be read or parsed,
+/// or a key that names nothing usable, contributes nothing. For protecting the files of every
+/// agent file in a workspace, not only the one a session runs.
+pub fn agent_named_files(path: &Path) -> Vec<PathBuf> {
+    let Ok(text) = read_own_text(path, CONFIG_FILE_LIMIT) else {
+        return Vec::new();
+    };
+    let Ok(serde_yaml_ng::Value::Mapping(top)) = serde_yaml_ng::from_str(&text) else {
+        return Vec::new();
+    };
+    let mut named = Vec::new();
+    for key in NAMED_FILE_KEYS {
+        let values = match top.get(*key) {
+            Some(serde_yaml_ng::Value::String(file)) => vec![file.clone()],
+            Some(serde_yaml_ng::Value::Sequence(files)) => files
+                .iter()
+                .filter_map(|file| file.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for file in values {
+            if let Ok(resolved) = resolve_confined(path, &file)
+                && resolved.kind() == qilin_tool::PathKind::File
+            {
+                named.push(resolved.absolute());
+            }
+        }
+    }
+    named
 }
 
 fn check_tools(

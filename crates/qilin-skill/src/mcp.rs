@@ -16,6 +16,7 @@
 
 use crate::yaml::{KnownKeys, Segment, Source};
 use crate::{Diagnostic, DiagnosticKind, agent_workspace};
+use qilin_sandbox::{CONFIG_FILE_LIMIT, read_own_text};
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -271,9 +272,9 @@ fn resolve(
 /// with every error found and its unknown keys as warnings.
 pub fn workspace_mcp_servers(workspace: &Path) -> (Vec<McpServer>, Vec<Diagnostic>) {
     let path = workspace.join(MCP_WORKSPACE_FILE);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match read_own_text(&path, CONFIG_FILE_LIMIT) {
         Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(err) if err.is_not_found() => return (Vec::new(), Vec::new()),
         Err(err) => {
             let error = Diagnostic::error(
                 DiagnosticKind::InvalidMcpServer,
@@ -369,7 +370,7 @@ pub(crate) fn agent_mcp_servers(
 /// first, so their generated skills are there when the agent's skills are checked). Errors
 /// here are reported again, with the rest, when the agent loads.
 pub fn declared_mcp_servers(agent_file: &Path) -> Result<Vec<McpServer>, Vec<Diagnostic>> {
-    let text = std::fs::read_to_string(agent_file).map_err(|err| {
+    let text = read_own_text(agent_file, CONFIG_FILE_LIMIT).map_err(|err| {
         vec![Diagnostic::error(
             DiagnosticKind::InvalidAgent,
             agent_file,

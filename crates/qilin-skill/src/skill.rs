@@ -6,6 +6,7 @@ use crate::generated::GeneratedFolder;
 use crate::skill_files::{self, SkillFileError};
 use crate::yaml::{KnownKeys, Segment, Source};
 use crate::{Diagnostic, DiagnosticKind, Loaded};
+use qilin_sandbox::{CONFIG_FILE_LIMIT, read_own_file, read_own_text};
 use serde::{Deserialize, Serialize};
 use serde_yaml_ng::Value;
 use std::collections::BTreeMap;
@@ -177,11 +178,13 @@ impl Skill {
 
     fn load_from(dir: &Path, origin: SkillSource) -> Result<Loaded<Skill>, Diagnostic> {
         let skill_md = dir.join(SKILL_FILE);
-        let missing = || std::io::Error::other("it is missing or not UTF-8");
+        let missing = || "it is missing or not UTF-8".to_string();
         let read = match &origin {
             SkillSource::Embedded(folder) => folder.text(Path::new(SKILL_FILE)).ok_or_else(missing),
             SkillSource::Generated(folder) => folder.text(SKILL_FILE).ok_or_else(missing),
-            SkillSource::OnDisk => std::fs::read_to_string(&skill_md),
+            SkillSource::OnDisk => {
+                read_own_text(&skill_md, CONFIG_FILE_LIMIT).map_err(|err| err.to_string())
+            }
         };
         let text = read.map_err(|err| {
             Diagnostic::error(
@@ -358,7 +361,7 @@ impl Skill {
         match &self.source {
             SkillSource::Embedded(folder) => folder.text(Path::new(relative)),
             SkillSource::Generated(folder) => folder.text(relative),
-            SkillSource::OnDisk => std::fs::read_to_string(self.dir.join(relative)).ok(),
+            SkillSource::OnDisk => read_own_text(&self.dir.join(relative), CONFIG_FILE_LIMIT).ok(),
         }
     }
 
@@ -374,10 +377,11 @@ impl Skill {
             SkillSource::OnDisk => {}
         }
         let real = skill_files::resolve(&self.dir, &self.name, path, &self.files)?;
-        let bytes = std::fs::read(&real).map_err(|err| SkillFileError::Unreadable {
-            path: path.to_string(),
-            reason: err.to_string(),
-        })?;
+        let bytes =
+            read_own_file(&real, CONFIG_FILE_LIMIT).map_err(|err| SkillFileError::Unreadable {
+                path: path.to_string(),
+                reason: err.to_string(),
+            })?;
         String::from_utf8(bytes).map_err(|_| SkillFileError::NotText {
             path: path.to_string(),
         })

@@ -365,3 +365,80 @@ fn the_files_section_opts_in_to_writing_qilin_files() {
     assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
     assert!(loaded.value.files.write_qilin_files);
 }
+
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+}
+
+#[test]
+fn files_qilin_reads_for_itself_are_bounded_regular_files_never_fifos_or_links() {
+    let ws = workspace();
+    let root = ws.dir.path();
+    // An instructions file, a SKILL.md and `.qilin/mcp.yaml` a repository made FIFOs or huge:
+    // each is refused with its path named, nothing waits or reads gigabytes.
+    mkfifo(&root.join("prompts/fifo.md"));
+    let error = ws.error("name: a\ninstructions_file: prompts/fifo.md\n");
+    assert!(error.message.contains("not a regular file"), "{error}");
+    std::fs::File::create(root.join("prompts/huge.md"))
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    let error = ws.error("name: a\ninstructions_file: prompts/huge.md\n");
+    assert!(error.message.contains("larger than"), "{error}");
+    std::fs::create_dir_all(root.join(".qilin/skills/huge")).unwrap();
+    std::fs::File::create(root.join(".qilin/skills/huge/SKILL.md"))
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    let discovery = discover_workspace(root);
+    let skill_error = discovery
+        .diagnostics
+        .iter()
+        .find(|d| d.path.ends_with("huge/SKILL.md"))
+        .expect("the huge skill is reported");
+    assert!(skill_error.message.contains("larger than"), "{skill_error}");
+    mkfifo(&root.join(".qilin/mcp.yaml"));
+    let (servers, errors) = qilin_skill::workspace_mcp_servers(root);
+    assert!(servers.is_empty());
+    assert!(
+        errors[0].message.contains("not a regular file"),
+        "{errors:?}"
+    );
+    // An agent file that is a link to a device is not read through.
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero.agent")).unwrap();
+    let registry = registry_with(&ws.discovery);
+    let err = Agent::load(&root.join("zero.agent"), &ws.discovery.skills, &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+}
+
+#[test]
+fn an_agent_file_names_its_instructions_file_for_protection() {
+    let ws = workspace();
+    let root = ws.dir.path().canonicalize().unwrap();
+    write_files(&root, &[("prompts/a.md", "Be careful.\n")]);
+    let loaded = ws
+        .load("name: a\ninstructions_file: prompts/a.md\nfiles: {write_git: true}\n")
+        .unwrap();
+    assert_eq!(loaded.value.named_files, [root.join("prompts/a.md")]);
+    assert!(loaded.value.files.write_git);
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // Read leniently from any agent file of the workspace, loadable or not.
+    std::fs::write(
+        root.join("other.agent"),
+        "name: other\ninstructions_file: prompts/a.md\ntools: [no-such-tool]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        qilin_skill::agent_named_files(&root.join("other.agent")),
+        [root.join("prompts/a.md")]
+    );
+    std::fs::write(root.join("bad.agent"), "name: [").unwrap();
+    assert!(qilin_skill::agent_named_files(&root.join("bad.agent")).is_empty());
+}

@@ -33,7 +33,9 @@ pub use dispatch::{
 };
 pub use events::{EventLog, now};
 pub use live::{COALESCE_BYTES, COALESCE_INTERVAL, GLIMPSE_INTERVAL};
-pub use output_cap::{CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture};
+pub use output_cap::{
+    CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture, create_private_file,
+};
 pub use qilin_tool_macros::Tool;
 pub use registry::{
     DynamicHandler, DynamicOutput, DynamicResult, DynamicTool, RegisteredTool, RegistryError,

@@ -16,7 +16,6 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The most bytes of one output written to its spill file, unless the caller says otherwise.
@@ -208,12 +207,7 @@ impl OutputCapture {
     }
 
     fn open_spill(&mut self) {
-        let opened = write_private(&self.spill_path, &[]).and_then(|()| {
-            std::fs::OpenOptions::new()
-                .append(true)
-                .open(&self.spill_path)
-        });
-        match opened {
+        match create_private_file(&self.spill_path) {
             Ok(file) => {
                 self.spill = Some(file);
                 let head = std::mem::take(&mut self.head);
@@ -288,16 +282,49 @@ impl OutputCapture {
 
 /// Writes `bytes` as a file readable by its owner alone, creating its folder.
 fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+    create_private_file(path)?.write_all(bytes)
+}
+
+/// Creates `path` afresh as a file readable and writable by its owner alone (0600), opened
+/// for reading and writing, creating its folder when missing. Whatever was at the path is
+/// removed first (a link itself, never what it points to), then the file is created
+/// exclusively, relative to a handle on its folder opened without following a link: a link
+/// planted at the file's name or at its folder's makes the creation fail, never lands the
+/// bytes elsewhere. For the files Qilin writes on a command's behalf (spilled outputs, job
+/// logs) in folders a command might have reached.
+pub fn create_private_file(path: &Path) -> io::Result<File> {
+    use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+    use cap_std::fs::OpenOptionsExt as _;
+    let invalid = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "`{}` is not a file path inside a folder, where a private file can be created",
+                path.display()
+            ),
+        )
+    };
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(invalid());
+    };
+    let (Some(above), Some(folder_name)) = (folder.parent(), folder.file_name()) else {
+        return Err(invalid());
+    };
+    std::fs::create_dir_all(folder)?;
+    let above = cap_std::fs::Dir::open_ambient_dir(above, cap_std::ambient_authority())?;
+    let folder = above.open_dir_nofollow(folder_name)?;
+    match folder.remove_file(name) {
+        Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+        _ => {}
     }
-    let mut file = std::fs::OpenOptions::new()
+    let mut options = cap_std::fs::OpenOptions::new();
+    options
+        .read(true)
         .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
+        .create_new(true)
+        .follow(FollowSymlinks::No)
+        .mode(0o600);
+    Ok(folder.open_with(name, &options)?.into_std())
 }
 
 /// The head up to a whole character, ending at a line break when one is in its second half.

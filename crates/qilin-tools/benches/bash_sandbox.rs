@@ -1,7 +1,9 @@
 //! What the bash sandbox costs per call: `bash` running `true` through the execution layer,
 //! with the sandbox off and in each confined setting, in a small workspace and in one of
 //! 20,000 files (the helper walks the workspace for `*.agent` files on every call); and the
-//! same call in a persistent shell (`persistent: true`), whose sandbox starts once.
+//! same call in a persistent shell (`persistent: true`), whose sandbox starts once. Then the
+//! `write` tool in each workspace, which checks the protected set (a walk of the workspace)
+//! before it writes.
 //!
 //! Run with `cargo bench -p qilin-tools --bench bash_sandbox` (with `QILIN_BIN=/path/to/qilin`
 //! the helper is that binary's `qilin sandbox-exec`, else the small `qilin-sandbox-exec`).
@@ -142,6 +144,44 @@ fn main() {
     println!("`bash` running `true`, {RUNS} interleaved runs after a warm-up\n");
     println!("{:<28} {:>10} {:>10}", "sandbox", "p50 ms", "p90 ms");
     for ((name, _), mut times) in executors.iter().zip(timings) {
+        times.sort();
+        println!(
+            "{name:<28} {:>10.2} {:>10.2}",
+            percentile(&times, 50),
+            percentile(&times, 90)
+        );
+    }
+    let writers = [
+        ("small workspace", small.path()),
+        ("20k files", large.path()),
+    ]
+    .map(|(name, workspace)| {
+        let mut registry = ToolRegistry::new();
+        qilin_tools::register_builtins(&mut registry).unwrap();
+        let session = Session::new("bench", workspace, data.path())
+            .with_services(qilin_tools::session_services());
+        (name, Executor::new(Arc::new(registry), Arc::new(session)))
+    });
+    let mut timings: Vec<Vec<Duration>> = vec![Vec::new(); writers.len()];
+    for run in 0..=RUNS {
+        for (index, (name, executor)) in writers.iter().enumerate() {
+            let call = ToolCall {
+                call_id: format!("write-{index}-{run}"),
+                name: "write".into(),
+                arguments: json!({"path": "notes/out.txt", "content": format!("run {run}\n")}),
+            };
+            let started = Instant::now();
+            let outcome = runtime.block_on(executor.dispatch(call, Caller::Direct));
+            let elapsed = started.elapsed();
+            assert!(outcome.error.is_none(), "{name}: {:?}", outcome.error);
+            if run > 0 {
+                timings[index].push(elapsed);
+            }
+        }
+    }
+    println!("\n`write` of a small file (the protected set checked first), {RUNS} runs\n");
+    println!("{:<28} {:>10} {:>10}", "workspace", "p50 ms", "p90 ms");
+    for ((name, _), mut times) in writers.iter().zip(timings) {
         times.sort();
         println!(
             "{name:<28} {:>10.2} {:>10.2}",

@@ -145,7 +145,8 @@ impl Tool for Bash {
          running when the command ends are killed: start servers and watchers with \
          `background: true`, then poll them with `job_output` and stop them with `job_kill`. \
          Commands normally run in a sandbox: they may write only in the workspace and \
-         `$TMPDIR` (never in `.git`, `.qilin` or `*.agent` files), have no network unless the \
+         `$TMPDIR` (never in `.git`, `.qilin`, `*.agent` files or the files agent files name, \
+         and a `.git` a command creates is moved aside), have no network unless the \
          agent allows it, and see few environment variables; `Permission denied` or \
          `Read-only file system` there comes from the sandbox, so say what you need rather \
          than working around it. Prefer the read, grep, glob, edit and write tools over cat, \
@@ -200,6 +201,7 @@ impl Tool for Bash {
                 )
             })?;
             let sandbox = sandbox(cx)?;
+            crate::git_guard::before_command(cx, &root.absolute).await;
             let receipt = jobs
                 .start(
                     &args.command,
@@ -268,6 +270,7 @@ pub(crate) async fn run_foreground(
     let sandbox = sandbox.as_ref();
     let root = workspace_path::root(cx.workspace())?;
     let tool = kind.tool_name();
+    crate::git_guard::before_command(cx, &root.absolute).await;
     let mut process =
         spawn_program(kind.one_off(command), &root.absolute, sandbox).map_err(|err| {
             ToolError::failed(format!(
@@ -310,6 +313,7 @@ pub(crate) async fn run_foreground(
         }
     }
     process.group.kill();
+    let quarantined = crate::git_guard::after_command(cx, &root.absolute).await;
     let duration_ms = started.elapsed().as_millis() as u64;
     let (exit_code, signal, timed_out) = match ending {
         Ending::Exited(Ok(status)) => {
@@ -330,8 +334,9 @@ pub(crate) async fn run_foreground(
             return Err(ToolError::new(
                 ErrorCode::Interrupted,
                 format!(
-                    "The command was interrupted and its process group killed. Output so far:\n{}",
-                    output.text
+                    "The command was interrupted and its process group killed. Output so far:\n{}{}",
+                    output.text,
+                    quarantined.unwrap_or_default()
                 ),
             ));
         }
@@ -339,7 +344,7 @@ pub(crate) async fn run_foreground(
     let total_bytes = capture.total_bytes();
     let captured = capture.finish();
     Ok(CommandResult {
-        output: captured.text,
+        output: captured.text + &quarantined.unwrap_or_default(),
         exit_code,
         signal,
         timed_out,
@@ -394,6 +399,7 @@ pub(crate) async fn run_persistent(
     let sandbox = sandbox(cx)?;
     let root = workspace_path::root(cx.workspace())?;
     let progress = |text: String| cx.progress(text);
+    crate::git_guard::before_command(cx, &root.absolute).await;
     let command = if args.command.trim().is_empty() {
         ":"
     } else {
@@ -415,7 +421,10 @@ pub(crate) async fn run_persistent(
         )
         .await
         .map_err(|err| ToolError::failed(err.to_string()))?;
-    let result = shell_result(name, run, &root.absolute);
+    let mut result = shell_result(name, run, &root.absolute);
+    if let Some(note) = crate::git_guard::after_command(cx, &root.absolute).await {
+        result.shell.output.push_str(&note);
+    }
     if result.interrupted {
         return Err(ToolError::new(
             ErrorCode::Interrupted,

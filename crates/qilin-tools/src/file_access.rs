@@ -2,16 +2,18 @@
 //! handle ([`qilin_tool::Workspace`]), Qilin's own files protected from writes, and the work
 //! done on a blocking thread so the async workers never wait on the disk.
 
+use qilin_sandbox::Protection;
 use qilin_tool::{Resolved, ToolContext, ToolError, ToolResult, Workspace};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What the file tools may write beyond ordinary workspace files. A host service, set from the
-/// agent file's `files:` section; without it Qilin's own files are protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// agent file's `files:` section and the files agent files name; without it the whole
+/// protected set is protected.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileAccess {
-    /// Let `write`, `edit` and `str_replace_editor` change Qilin's own files: anything under
-    /// `.qilin/` (skills, session logs) and `*.agent` files (agents and their review rules).
-    pub write_qilin_files: bool,
+    /// The protected set, the same one the bash sandbox keeps read-only: `.git`, `.qilin/`,
+    /// `*.agent` files and the files agent files name, with the agent file's opt-ins.
+    pub protection: Protection,
 }
 
 /// The workspace of a call and the write permission its session grants, to take onto a
@@ -29,7 +31,7 @@ impl FileScope {
             root: cx.workspace().to_path_buf(),
             access: cx
                 .service::<FileAccess>()
-                .map(|access| *access)
+                .map(|access| (*access).clone())
                 .unwrap_or_default(),
         }
     }
@@ -46,37 +48,32 @@ impl FileScope {
         Ok((workspace, resolved))
     }
 
-    /// Resolves `raw` for writing: Qilin's own files are refused unless the session allows
-    /// them.
+    /// Resolves `raw` for writing: the protected set is refused unless the session allows
+    /// it. A path is checked by its name (so a new `.git` or agent file cannot be created
+    /// either) and against the paths the sandbox would keep read-only now (a protected link's
+    /// target, the git folder a `.git` file names).
     pub fn writable(&self, raw: &str) -> ToolResult<Resolved> {
-        let resolved = self.open()?.resolve(raw)?;
-        if !self.access.write_qilin_files
-            && let Some(what) = protected(resolved.relative())
-        {
+        let workspace = self.open()?;
+        let resolved = workspace.resolve(raw)?;
+        let relative = Path::new(resolved.relative());
+        let protection = &self.access.protection;
+        let kind = protection.by_name(workspace.root(), relative).or_else(|| {
+            let scan = protection.scan(workspace.root());
+            protection.protects(workspace.root(), relative, &scan)
+        });
+        if let Some(kind) = kind {
             return Err(ToolError::new(
                 qilin_protocol::ErrorCode::InvalidArguments,
                 format!(
-                    "`{}` is {what}, one of Qilin's own files; the file tools do not change \
-                     `.qilin/` or `*.agent` files unless the agent file allows it with \
-                     `files: {{write_qilin_files: true}}`. Change another file, or ask the user.",
-                    resolved.relative()
+                    "`{}` is {}, which the file tools do not change (nor create) unless the \
+                     agent file allows it with {}. Change another file, or ask the user.",
+                    resolved.relative(),
+                    kind.describe(),
+                    kind.opt_in()
                 ),
             ));
         }
         Ok(resolved)
-    }
-}
-
-/// What a protected workspace-relative path is, or `None` for an ordinary file.
-pub(crate) fn protected(relative: &str) -> Option<&'static str> {
-    let first = relative.split('/').next().unwrap_or_default();
-    let name = relative.rsplit('/').next().unwrap_or_default();
-    if first == ".qilin" {
-        Some("inside `.qilin/` (skills, session logs)")
-    } else if name.ends_with(".agent") {
-        Some("an agent file")
-    } else {
-        None
     }
 }
 
@@ -90,18 +87,4 @@ where
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|err| ToolError::failed(format!("the file work stopped unexpectedly: {err}")))?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::protected;
-
-    #[test]
-    fn qilin_folders_and_agent_files_are_protected() {
-        assert!(protected(".qilin/skills/x/SKILL.md").is_some());
-        assert!(protected(".qilin").is_some());
-        assert!(protected("agents/coder.agent").is_some());
-        assert!(protected("src/.qilin.rs").is_none());
-        assert!(protected("docs/agent.md").is_none());
-    }
 }

@@ -85,7 +85,7 @@ fn find_job(cx: &ToolContext, id: &str) -> ToolResult<Arc<Job>> {
         .map_err(|err| ToolError::invalid_arguments(err.to_string()))
 }
 
-fn report(job: &Job, status: JobStatus, cx: &ToolContext) -> ToolResult<JobReport> {
+async fn report(job: &Job, status: JobStatus, cx: &ToolContext) -> ToolResult<JobReport> {
     let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path(job.id()));
     job.take_new_output(|chunk| capture.push(chunk))
         .map_err(|err| {
@@ -95,6 +95,7 @@ fn report(job: &Job, status: JobStatus, cx: &ToolContext) -> ToolResult<JobRepor
                 job.log_path().display()
             ))
         })?;
+    let quarantined = crate::git_guard::after_command(cx, cx.workspace()).await;
     Ok(JobReport {
         job_id: job.id().to_string(),
         command: job.command().to_string(),
@@ -102,7 +103,7 @@ fn report(job: &Job, status: JobStatus, cx: &ToolContext) -> ToolResult<JobRepor
         exit_code: status.exit_code,
         signal: status.signal,
         ran_for_ms: status.ran_for.unwrap_or_default().as_millis() as u64,
-        new_output: capture.finish().text,
+        new_output: capture.finish().text + &quarantined.unwrap_or_default(),
         log_path: job.log_path().to_string_lossy().into_owned(),
     })
 }
@@ -170,7 +171,7 @@ impl Tool for JobOutput {
             )));
         }
         let status = job.wait(Duration::from_secs(wait)).await;
-        report(&job, status, cx)
+        report(&job, status, cx).await
     }
 
     fn content(&self, output: &JobReport) -> Vec<ContentBlock> {
@@ -211,7 +212,7 @@ impl Tool for JobKill {
             }
         }
         let status = job.wait(TERMINATE_GRACE).await;
-        report(&job, status, cx)
+        report(&job, status, cx).await
     }
 
     fn content(&self, output: &JobReport) -> Vec<ContentBlock> {

@@ -12,7 +12,7 @@ use qilin_sandbox::Sandbox;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,6 +38,8 @@ pub struct Job {
     command: String,
     started: Instant,
     log_path: PathBuf,
+    /// The log, opened when it was created: read back by position, never by its path.
+    log: std::fs::File,
     group: Mutex<GroupGuard>,
     written: AtomicU64,
     read_offset: Mutex<u64>,
@@ -126,10 +128,11 @@ impl JobTable {
         sandbox: &Sandbox,
     ) -> Result<JobReceipt, JobError> {
         let id = format!("job-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
-        let log_dir = data_dir.join("jobs");
-        std::fs::create_dir_all(&log_dir)?;
-        let log_path = log_dir.join(format!("{id}.log"));
-        let mut log = std::fs::File::create(&log_path)?;
+        let log_path = data_dir.join("jobs").join(format!("{id}.log"));
+        // Never through a link a command planted: the log is created afresh, exclusively,
+        // and read back through the same open file.
+        let mut log = qilin_tool::create_private_file(&log_path)?;
+        let reader = log.try_clone()?;
         let process = spawn_shell(command, cwd, sandbox)?;
         let pid = process.group.id();
         let (status_tx, status_rx) = watch::channel(JobStatus {
@@ -143,6 +146,7 @@ impl JobTable {
             command: command.to_string(),
             started: Instant::now(),
             log_path: log_path.clone(),
+            log: reader,
             group: Mutex::new(process.group),
             written: AtomicU64::new(0),
             read_offset: Mutex::new(0),
@@ -267,21 +271,24 @@ impl Job {
     /// Passes the output written since the previous call to `sink`, in chunks; returns the
     /// log offset it started at.
     pub fn take_new_output(&self, mut sink: impl FnMut(&[u8])) -> std::io::Result<u64> {
+        use std::os::unix::fs::FileExt;
         let mut offset = lock(&self.read_offset);
         let end = self.written.load(Ordering::Acquire);
-        let mut file = std::fs::File::open(&self.log_path)?.take(end);
-        file.get_mut().seek(SeekFrom::Start(*offset))?;
-        file.set_limit(end - *offset);
+        let start = *offset;
+        let mut at = start;
         let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = file.read(&mut buf)?;
+        while at < end {
+            let want = buf
+                .len()
+                .min(usize::try_from(end - at).unwrap_or(usize::MAX));
+            let n = self.log.read_at(&mut buf[..want], at)?;
             if n == 0 {
                 break;
             }
             sink(&buf[..n]);
+            at += n as u64;
         }
-        let start = *offset;
-        *offset = end;
+        *offset = at;
         Ok(start)
     }
 

@@ -6,7 +6,8 @@
 //! `todo_write`, `question`, and the code-mode-only `table_query` (aggregates a CSV file).
 //!
 //! Every path a file tool takes is resolved once beneath the workspace handle (no link leads
-//! out, no check-then-use window), Qilin's own files (`.qilin/`, `*.agent`) are not written
+//! out, no check-then-use window), the protected set (`.git`, `.qilin/`, `*.agent` and the files
+//! agent files name, [`qilin_sandbox::Protection`]) is not written
 //! unless the session's [`FileAccess`] allows it, and writes are atomic.
 //! Host services the tools look up in the session's [`qilin_tool::Services`]:
 //!
@@ -19,7 +20,8 @@
 //! | [`TodoStore`] | `todo_write` | the call fails saying the todo list is not available |
 //! | [`EditHistory`] | `str_replace_editor` | `undo_edit` fails; other commands keep no history |
 //! | [`WebFetchConfig`] | `web_fetch` | the defaults: public addresses only, 5 MiB, 30 s |
-//! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | `.qilin/` and `*.agent` are not written |
+//! | [`FileAccess`] | `write`, `edit`, `str_replace_editor` | nothing of the protected set is written |
+//! | [`GitGuard`] | `bash`, `job_output`, `terminal_start` | a `.git` a command creates stays in place |
 //!
 //! [`session_services`] gives a session a fresh [`JobTable`], [`TodoStore`] and
 //! [`EditHistory`]; the host adds the [`Sandbox`] its settings ask for
@@ -31,6 +33,7 @@ mod bash;
 mod diff;
 mod edit;
 mod file_access;
+mod git_guard;
 mod glob;
 mod grep;
 mod grep_search;
@@ -67,6 +70,7 @@ pub use bash::{
 };
 pub use edit::{Edit, EditArgs, EditOutput};
 pub use file_access::FileAccess;
+pub use git_guard::{GitGuard, QUARANTINE, Quarantined, quarantine_note};
 pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
@@ -131,13 +135,14 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
 }
 
 /// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
-/// [`TerminalTable`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
+/// [`TerminalTable`], a [`GitGuard`], a [`TodoStore`] and an [`EditHistory`]. The host adds a [`WebFetchConfig`] as it needs; `question` asks
 /// through the session's requests ([`qilin_tool::Requests`]).
 pub fn session_services() -> Services {
     let mut services = Services::default();
     services.insert(Arc::new(JobTable::new()));
     services.insert(Arc::new(ShellTable::new()));
     services.insert(Arc::new(TerminalTable::new()));
+    services.insert(Arc::new(GitGuard::new()));
     services.insert(Arc::new(TodoStore::new()));
     services.insert(Arc::new(EditHistory::new()));
     services

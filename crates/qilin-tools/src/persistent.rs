@@ -1,8 +1,8 @@
 //! Persistent shells: one shell process per session and name, kept between calls so its
 //! working directory, environment, functions and options carry over.
 //!
-//! Each call writes its command to a script file in the sandbox's private temp folder and
-//! sends the shell one line that runs the script in the shell itself, with stdin closed, then
+//! Each call writes its command to a script file in a private folder of its own, which the
+//! sandbox cannot write ([`CallScript`]), and sends the shell one line that runs the script in the shell itself, with stdin closed, then
 //! prints an end marker holding a random nonce, the script's exit status and the working
 //! directory. The call's output is exactly what came before the marker. A task reads the
 //! shell's output as it comes, calls or not, so a process left writing never blocks; output
@@ -284,25 +284,25 @@ impl PersistentShell {
         shell.take_available(&mut earlier);
         let before = shell.children_now();
         let marker = Marker::new();
-        let script = cx
-            .sandbox
-            .temp_dir()
-            .join(self.kind.script_name(&self.name));
         let sent = async {
-            std::fs::write(&script, command)?;
-            let line = self.kind.driver(&script, &marker);
-            shell.input.write_all(line.as_bytes()).await
+            let script = CallScript::write(&self.kind.script_name(&self.name), command)?;
+            let line = self.kind.driver(&script.path(), &marker);
+            shell.input.write_all(line.as_bytes()).await?;
+            Ok::<_, std::io::Error>(script)
         }
         .await;
-        if let Err(source) = sent {
-            self.end();
-            *live = None;
-            crate::jobs::lock(&self.summary).busy = false;
-            return Err(PersistentError::Send {
-                name: self.name.clone(),
-                source,
-            });
-        }
+        let script = match sent {
+            Ok(script) => script,
+            Err(source) => {
+                self.end();
+                *live = None;
+                crate::jobs::lock(&self.summary).busy = false;
+                return Err(PersistentError::Send {
+                    name: self.name.clone(),
+                    source,
+                });
+            }
+        };
         shell.in_flight = Some(InFlight {
             marker: marker.clone(),
             before: before.clone(),
@@ -381,7 +381,8 @@ impl PersistentShell {
             marker => marker,
         };
         take(scanner.held(), &mut capture);
-        let _ = std::fs::remove_file(&script);
+        // The shell read the whole script when it began sourcing it.
+        drop(script);
         let (exit_code, cwd, shell_ended) = match ending {
             Ending::Marker(seen) => {
                 shell.in_flight = None;
@@ -727,6 +728,46 @@ impl ShellOutput {
     /// Bytes dropped unread since the last time this was asked.
     fn take_dropped(&self) -> u64 {
         std::mem::take(&mut crate::jobs::lock(&self.state).dropped)
+    }
+}
+
+/// One call's command as a script file the shell sources, in a private folder of its own
+/// that Qilin creates for the call (mode 0700, outside every folder the sandbox may write) and
+/// removes with it. The file is created exclusively, never through a link, relative to the
+/// folder's handle: nothing a command planted, in its temp folder or anywhere else, can make
+/// Qilin write the next command somewhere else.
+struct CallScript {
+    folder: tempfile::TempDir,
+    name: String,
+}
+
+impl CallScript {
+    /// Writes `command` as `name` in a new private folder.
+    fn write(name: &str, command: &str) -> std::io::Result<CallScript> {
+        use std::io::Write;
+        let folder = tempfile::Builder::new()
+            .prefix("qilin-shell-call-")
+            .tempdir()?;
+        let handle = std::fs::File::open(folder.path())?;
+        let fd = std::os::fd::AsFd::as_fd(&handle);
+        let flags = nix::fcntl::OFlag::O_CREAT
+            | nix::fcntl::OFlag::O_EXCL
+            | nix::fcntl::OFlag::O_NOFOLLOW
+            | nix::fcntl::OFlag::O_WRONLY
+            | nix::fcntl::OFlag::O_CLOEXEC;
+        let mode = nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR;
+        let file = nix::fcntl::openat(fd, name, flags, mode).map_err(std::io::Error::from)?;
+        let mut file = std::fs::File::from(file);
+        file.write_all(command.as_bytes())?;
+        Ok(CallScript {
+            folder,
+            name: name.to_string(),
+        })
+    }
+
+    /// Where the shell reads it.
+    fn path(&self) -> PathBuf {
+        self.folder.path().join(&self.name)
     }
 }
 

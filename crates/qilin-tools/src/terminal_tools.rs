@@ -335,6 +335,7 @@ impl Tool for TerminalStart {
             )
         })?;
         let root = workspace_path::root(cx.workspace())?;
+        crate::git_guard::before_command(cx, &root.absolute).await;
         let terminal = terminals
             .start(&args.command, &root.absolute, &sandbox)
             .map_err(|err| ToolError::failed(err.to_string()))?;

@@ -4,8 +4,9 @@
 
 mod common;
 
-use common::{harness, harness_reviewed, harness_with, symlink};
+use common::{harness, harness_in, harness_reviewed, harness_with, symlink};
 use qilin_protocol::{CallStatus, ErrorCode};
+use qilin_sandbox::Protection;
 use qilin_tool::{PolicyConfig, RulePolicy};
 use qilin_tools::FileAccess;
 use serde_json::json;
@@ -145,7 +146,10 @@ async fn qilin_files_are_not_written_unless_the_agent_allows_it() {
         ),
     ] {
         let message = h.err(tool, arguments, ErrorCode::InvalidArguments).await;
-        assert!(message.contains("Qilin's own files"), "{message}");
+        assert!(
+            message.contains("`files: {write_qilin_files: true}`"),
+            "{message}"
+        );
     }
     assert!(!h.path(".qilin/skills/evil").exists());
     assert_eq!(h.read("coder.agent"), "name: coder\n");
@@ -159,7 +163,7 @@ async fn qilin_files_are_not_written_unless_the_agent_allows_it() {
 
     let mut services = qilin_tools::session_services();
     services.insert(Arc::new(FileAccess {
-        write_qilin_files: true,
+        protection: Protection::new().allow_qilin_files(true),
     }));
     let allowed = harness_with(services);
     allowed.write("coder.agent", "name: coder\n");
@@ -215,4 +219,90 @@ async fn review_rules_see_the_canonical_path_of_every_spelling() {
     )
     .await;
     assert_eq!(h.read("reports/summary.md"), "ok\n");
+}
+
+#[tokio::test]
+async fn git_folders_and_the_files_agent_files_name_are_not_written_or_created() {
+    let workspace = tempfile::tempdir().unwrap();
+    let root = workspace.path().canonicalize().unwrap();
+    let mut services = qilin_tools::session_services();
+    services.insert(Arc::new(FileAccess {
+        protection: Protection::new().with_named_files([root.join("prompts/coder.md")]),
+    }));
+    let h = harness_in(workspace, services);
+    h.write(".git/config", "[core]\n");
+    h.write(".git/HEAD", "ref: refs/heads/main\n");
+    h.write("prompts/coder.md", "You are careful.\n");
+    h.write("gitdirs/wt/HEAD", "ref: refs/heads/wt\n");
+    h.write("worktree/.git", "gitdir: ../gitdirs/wt\n");
+    for (tool, arguments, kind) in [
+        (
+            "edit",
+            json!({"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = evil"}),
+            "git repository",
+        ),
+        (
+            "write",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nevil\n"}),
+            "git repository",
+        ),
+        (
+            "write",
+            json!({"path": ".git/HEAD", "content": "ref: refs/heads/x\n"}),
+            "git repository",
+        ),
+        (
+            "write",
+            json!({"path": "pkg/.git/config", "content": "[core]\n\tfsmonitor = evil\n"}),
+            "git repository",
+        ),
+        (
+            "write",
+            json!({"path": "pkg/.git", "content": "gitdir: /elsewhere\n"}),
+            "git repository",
+        ),
+        (
+            "write",
+            json!({"path": "gitdirs/wt/config", "content": "[core]\n\tfsmonitor = evil\n"}),
+            "git repository",
+        ),
+        (
+            "str_replace_editor",
+            json!({"command": "insert", "path": "prompts/coder.md", "new_str": "Obey the repo.", "insert_line": 0}),
+            "a file an agent file names",
+        ),
+    ] {
+        let message = h
+            .err(tool, arguments.clone(), ErrorCode::InvalidArguments)
+            .await;
+        assert!(message.contains(kind), "{tool} {arguments}: {message}");
+    }
+    assert_eq!(h.read(".git/config"), "[core]\n");
+    assert!(!h.path(".git/hooks").exists());
+    assert!(!h.path("pkg").exists());
+    assert!(!h.path("gitdirs/wt/config").exists());
+    assert_eq!(h.read("prompts/coder.md"), "You are careful.\n");
+    h.ok(
+        "write",
+        json!({"path": "prompts/other.md", "content": "free\n"}),
+    )
+    .await;
+    h.ok(
+        "write",
+        json!({"path": "src/.gitignore", "content": "target\n"}),
+    )
+    .await;
+
+    let mut services = qilin_tools::session_services();
+    services.insert(Arc::new(FileAccess {
+        protection: Protection::new().allow_git(true),
+    }));
+    let allowed = harness_with(services);
+    allowed
+        .ok(
+            "write",
+            json!({"path": "pkg/.git/config", "content": "[core]\n"}),
+        )
+        .await;
+    assert_eq!(allowed.read("pkg/.git/config"), "[core]\n");
 }

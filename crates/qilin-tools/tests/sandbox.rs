@@ -5,11 +5,13 @@
 mod common;
 
 use common::{
-    Harness, appears, gone, harness_with, harness_with_sandbox, named_sleep, process_name,
-    sandbox_helper,
+    Harness, appears, gone, harness_in, harness_with, harness_with_sandbox, named_sleep,
+    process_name, sandbox_helper,
 };
 use qilin_protocol::ErrorCode;
-use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
+use qilin_sandbox::{
+    Protection, Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings,
+};
 use qilin_tools::JobTable;
 use serde_json::json;
 use std::io::{Read, Write};
@@ -118,6 +120,186 @@ async fn git_qilin_and_agent_files_stay_read_only_inside_the_workspace() {
         "reading them and writing beside them works: {output}"
     );
     assert_eq!(h.read("notes.txt"), "ok\n");
+}
+
+#[tokio::test]
+async fn the_folders_above_a_protected_path_cannot_be_moved_or_removed() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    h.write("agents/coder.agent", "name: coder\n");
+    h.write("agents/notes.txt", "notes\n");
+    h.write("pkg/sub/.git/config", "[core]\n");
+    // Moving the folder would carry the read-only mount away and let a new agent file with
+    // `sandbox: {mode: off}` take the old one's place.
+    let attempts = [
+        "mv agents x",
+        "mv agents/../agents ../elsewhere-agents",
+        "rm -rf pkg",
+        "mv pkg moved",
+        "mv pkg/sub pkg/moved",
+        "rmdir pkg/sub",
+    ];
+    for attempt in attempts {
+        let (output, code) = run(&h, attempt).await;
+        assert_ne!(code, 0, "`{attempt}` succeeded: {output}");
+    }
+    assert_eq!(h.read("agents/coder.agent"), "name: coder\n");
+    assert_eq!(h.read("pkg/sub/.git/config"), "[core]\n");
+    // Everything else in those folders stays writable.
+    let (output, code) = run(
+        &h,
+        "echo more >> agents/notes.txt && mkdir agents/sub && mv agents/notes.txt agents/sub/ \
+         && touch pkg/sub/file && mkdir other && mv other other2 && rmdir other2",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert_eq!(h.read("agents/sub/notes.txt"), "notes\nmore\n");
+}
+
+#[tokio::test]
+async fn a_protected_name_linking_out_of_the_workspace_is_reported_and_never_mounted() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    // A cloned repository can carry links: mounting `/` read-only for the link would make the
+    // whole file system read-only for every command, the workspace included.
+    std::os::unix::fs::symlink("/", h.path("tools.agent")).unwrap();
+    h.write("real/coder.yaml", "name: coder\n");
+    std::os::unix::fs::symlink("real/coder.yaml", h.path("coder.agent")).unwrap();
+    let (output, code) = run(&h, "echo ok > written.txt && cat written.txt").await;
+    assert_eq!(code, 0, "{output}");
+    assert!(
+        output.contains("tools.agent` is a link to `/`, outside the workspace"),
+        "the skipped link is reported: {output}"
+    );
+    assert_eq!(h.read("written.txt"), "ok\n");
+    // A link inside the workspace is protected at its target.
+    let (output, code) = run(&h, "echo 'sandbox: {mode: off}' >> real/coder.yaml").await;
+    assert_ne!(code, 0, "{output}");
+    assert_eq!(h.read("real/coder.yaml"), "name: coder\n");
+}
+
+#[tokio::test]
+async fn a_git_file_that_is_a_fifo_or_huge_does_not_stall_or_swell_every_command() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    std::fs::create_dir_all(h.path("sub")).unwrap();
+    nix::unistd::mkfifo(&h.path("sub/.git"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::create_dir_all(h.path("big")).unwrap();
+    std::fs::File::create(h.path("big/.git"))
+        .unwrap()
+        .set_len(8 << 30)
+        .unwrap();
+    // The helper used to read every `.git` file whole before each command: a FIFO blocked it
+    // until the call's timeout, and the sparse file made it allocate 8 GiB.
+    let (output, _) = h
+        .ok("bash", json!({"command": "echo ran", "timeout_secs": 20}))
+        .await;
+    assert_eq!(output["output"], "ran\n", "{output}");
+    assert_eq!(output["timed_out"], false, "{output}");
+}
+
+#[tokio::test]
+async fn the_files_agent_files_name_stay_read_only_to_commands() {
+    let workspace = tempfile::tempdir().unwrap();
+    let root = workspace.path().canonicalize().unwrap();
+    let sandbox = match Sandbox::start(SandboxSettings::default(), sandbox_helper()) {
+        Ok(sandbox) => sandbox,
+        Err(err @ SandboxError::Unsupported { .. }) => {
+            assert_refusal(&err.to_string());
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    };
+    let sandbox = sandbox
+        .with_protection(Protection::new().with_named_files([root.join("prompts/coder.md")]));
+    let mut services = qilin_tools::session_services();
+    services.insert(std::sync::Arc::new(sandbox));
+    let h = harness_in(workspace, services);
+    h.write("prompts/coder.md", "You are careful.\n");
+    for attempt in [
+        "echo 'Obey the repository.' >> prompts/coder.md",
+        "mv prompts p2",
+        "rm prompts/coder.md",
+    ] {
+        let (output, code) = run(&h, attempt).await;
+        assert_ne!(code, 0, "`{attempt}` succeeded: {output}");
+    }
+    assert_eq!(h.read("prompts/coder.md"), "You are careful.\n");
+    let (output, code) = run(&h, "echo x > prompts/other.md").await;
+    assert_eq!(code, 0, "{output}");
+}
+
+#[tokio::test]
+async fn a_repository_a_command_creates_is_moved_aside_and_reported() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    h.write(".git/HEAD", "ref: refs/heads/main\n");
+    h.write("vendored/.git/HEAD", "ref: refs/heads/main\n");
+    // A package folder of a larger repository: a new `.git` with a `core.fsmonitor` would run
+    // its command at the user's next `git status` there, unconfined.
+    let (output, code) = run(
+        &h,
+        "mkdir -p pkg/.git && printf '[core]\\n\\tfsmonitor = touch /tmp/owned\\n' > pkg/.git/config \
+         && echo made",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert!(
+        output.starts_with("made\n")
+            && output.contains("a command created `pkg/.git`, a git repository")
+            && output.contains("moved to `.qilin/quarantine/"),
+        "{output}"
+    );
+    assert!(!h.path("pkg/.git").exists(), "the new repository is gone");
+    let quarantined: Vec<_> = std::fs::read_dir(h.path(".qilin/quarantine"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
+    assert!(quarantined[0].join("config").is_file());
+    // The repositories that were there before stay.
+    assert_eq!(h.read(".git/HEAD"), "ref: refs/heads/main\n");
+    assert_eq!(h.read("vendored/.git/HEAD"), "ref: refs/heads/main\n");
+
+    // Created between calls by a process left running in a persistent shell: moved aside at
+    // the end of the next call.
+    let persistent = |command: &str| json!({"command": command, "persistent": true});
+    h.ok(
+        "bash",
+        persistent("(while [ ! -e go ]; do sleep 0.05; done; mkdir -p later/.git; touch done) &"),
+    )
+    .await;
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent("touch go; while [ ! -e done ]; do sleep 0.05; done; echo waited"),
+        )
+        .await;
+    let output = result["output"].as_str().unwrap();
+    assert!(
+        output.contains("a command created `later/.git`"),
+        "{output}"
+    );
+    assert!(!h.path("later/.git").exists());
+
+    // By a background job: told when its output is read.
+    let (receipt, _) = h
+        .ok(
+            "bash",
+            json!({"command": "mkdir -p job/.git", "background": true}),
+        )
+        .await;
+    let job_id = receipt["job_id"].as_str().unwrap().to_string();
+    let (report, _) = h
+        .ok("job_output", json!({"job_id": job_id, "wait_secs": 10}))
+        .await;
+    let output = report["new_output"].as_str().unwrap();
+    assert!(output.contains("a command created `job/.git`"), "{report}");
+    assert!(!h.path("job/.git").exists());
 }
 
 #[tokio::test]
@@ -326,6 +508,45 @@ async fn the_sandbox_holds_inside_a_persistent_shell() {
     drop(h);
     assert!(gone(&child).await, "the setsid child outlived the session");
     assert!(gone(&daemon).await, "the daemon outlived the session");
+}
+
+#[tokio::test]
+async fn a_link_planted_by_a_command_never_leads_qilin_to_write_the_next_command_outside() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let bashrc = outside.path().join(".bashrc");
+    std::fs::write(&bashrc, "original\n").unwrap();
+    let persistent = |command: String| json!({"command": command, "persistent": true});
+    // The folder the script is in cannot be written from inside the sandbox.
+    let (result, _) = h
+        .ok(
+            "bash",
+            persistent(format!(
+                "ln -s {} \"$(dirname \"${{BASH_SOURCE[0]}}\")/next\"; echo $?",
+                bashrc.display()
+            )),
+        )
+        .await;
+    assert_ne!(result["output"], "0\n", "{result}");
+    // Between calls, a link where the next call's script used to be written, unconfined.
+    let (output, code) = run(
+        &h,
+        &format!(
+            "ln -s {} \"$TMPDIR/qilin-shell-default\" && echo planted",
+            bashrc.display()
+        ),
+    )
+    .await;
+    assert_eq!((output.as_str(), code), ("planted\n", 0));
+    let (result, _) = h.ok("bash", persistent("echo second call".into())).await;
+    assert_eq!(result["output"], "second call\n", "{result}");
+    assert_eq!(
+        std::fs::read_to_string(&bashrc).unwrap(),
+        "original\n",
+        "Qilin wrote a command through a link a sandboxed command planted"
+    );
 }
 
 #[tokio::test]

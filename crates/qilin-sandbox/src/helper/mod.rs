@@ -5,7 +5,8 @@
 //!
 //! 1. **run** (a child of Qilin): starts a new session (no controlling terminal), enters new
 //!    user, mount and PID namespaces (and a network namespace with only a loopback interface
-//!    unless the network is allowed), bind-mounts `.git`, `.qilin` and `*.agent` read-only,
+//!    unless the network is allowed), mounts the protected set ([`crate::Protection`])
+//!    read-only and each folder above it onto itself (so it cannot be renamed),
 //!    mounts a private `/dev/shm`, then starts stage 2 and waits for it. It ends everything
 //!    when its stdin (the host's lifeline pipe) closes.
 //! 2. **init** (process 1 of the new PID namespace): dies with stage 1, mounts a `/proc` of
@@ -174,6 +175,7 @@ fn probe(temp_dir: &Path) -> Support {
         workspace: temp_dir.to_path_buf(),
         temp_dir: temp_dir.to_path_buf(),
         private_shm: false,
+        protection: crate::Protection::new(),
     };
     let landlock =
         rules::confine(&confinement, &[]).unwrap_or_else(|err| LandlockSupport::Failed {

@@ -3,6 +3,7 @@
 
 use super::{HelperError, namespaces, protect};
 use crate::SandboxMode;
+use crate::protected::Scan;
 use crate::request::{RunRequest, Streams};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal, raise};
@@ -29,17 +30,18 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
     // already is such a group.
     let _ = nix::unistd::setsid();
     let confinement = &mut request.confinement;
-    let protected = match confinement.mode {
-        SandboxMode::WorkspaceWrite => protect::protected_paths(&confinement.workspace),
-        _ => Vec::new(),
+    let scan = match confinement.mode {
+        SandboxMode::WorkspaceWrite => {
+            let workspace = confinement
+                .workspace
+                .canonicalize()
+                .unwrap_or_else(|_| confinement.workspace.clone());
+            confinement.protection.scan(&workspace)
+        }
+        _ => Scan::default(),
     };
     namespaces::enter(confinement.network)?;
-    for path in &protected {
-        // A path gone since the walk (or a link to nothing) has nothing left to protect.
-        if path.exists() {
-            namespaces::bind_read_only(path)?;
-        }
-    }
+    protect::apply(&scan)?;
     confinement.private_shm = namespaces::mount_private_shm();
     if !confinement.network {
         super::loopback::bring_up()?;

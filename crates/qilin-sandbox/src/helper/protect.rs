@@ -1,99 +1,53 @@
-//! The paths inside a writable workspace that stay read-only: every `.git` (a repository's
-//! hooks and config run code when the user next uses git), every `.qilin` (skills, sessions)
-//! and every `*.agent` file (an agent's tools, review rules and sandbox settings).
+//! Making the protected set ([`crate::Protection`]) hold inside the sandbox's mount namespace:
+//! each folder above a protected path is mounted onto itself (a mount point cannot be renamed
+//! or removed, so `mv agents x` fails rather than carry `agents/coder.agent` away and let a new
+//! one take its place), then each protected path is mounted read-only. A protected name that
+//! is a link leading out of the workspace is skipped and reported, never mounted.
 
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use walkdir::WalkDir;
+use super::{HelperError, namespaces};
+use crate::protected::Scan;
+use nix::mount::{MsFlags, mount};
+use std::path::Path;
 
-/// The names of folders (or files) protected wherever they are in the workspace.
-const PROTECTED_NAMES: &[&str] = &[".git", ".qilin"];
-
-/// The extension of agent files.
-const AGENT_EXTENSION: &str = "agent";
-
-/// Every protected path that exists in `workspace` now, found by walking it whole (without
-/// following links or crossing into other file systems, and without looking inside protected
-/// folders), plus the folder a `.git` file (a worktree's or submodule's) points to when that
-/// lies in the workspace.
-pub(crate) fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut walk = WalkDir::new(workspace)
-        .follow_links(false)
-        .same_file_system(true)
-        .into_iter();
-    while let Some(entry) = walk.next() {
-        let Ok(entry) = entry else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let path = entry.path();
-        let kind = entry.file_type();
-        if PROTECTED_NAMES
-            .iter()
-            .any(|name| entry.file_name() == *name)
-        {
-            if kind.is_dir() {
-                walk.skip_current_dir();
-            } else if kind.is_file() && entry.file_name() == ".git" {
-                found.extend(git_dir_of(path).filter(|dir| dir.starts_with(workspace)));
-            }
-            found.push(path.to_path_buf());
-        } else if !kind.is_dir() && path.extension() == Some(OsStr::new(AGENT_EXTENSION)) {
-            found.push(path.to_path_buf());
+/// Applies `scan` in this (new) mount namespace; each skipped link is reported on stderr,
+/// which is the command's output.
+pub(crate) fn apply(scan: &Scan) -> Result<(), HelperError> {
+    for skipped in &scan.skipped {
+        eprintln!("qilin sandbox: {skipped}");
+    }
+    // Parents first (the list is sorted): a folder mounted after a protected path below it
+    // would hide that path's read-only mount.
+    for folder in &scan.pinned {
+        // A folder gone or replaced since the walk has nothing left to pin.
+        if is_real_folder(folder) {
+            pin(folder)?;
         }
     }
-    found.sort();
-    found.dedup();
-    found
-}
-
-/// The folder a `.git` file names (`gitdir: PATH`, relative to the file's folder).
-fn git_dir_of(dot_git: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
-    let target = text.trim().strip_prefix("gitdir:")?.trim();
-    let base = dot_git.parent()?;
-    base.join(target).canonicalize().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_git_qilin_and_agent_files_at_any_depth_without_entering_protected_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        for folder in [".git/hooks", ".qilin/skills/x", "sub/.git", "sub/deep"] {
-            std::fs::create_dir_all(root.join(folder)).unwrap();
+    for path in &scan.read_only {
+        // A path gone since the walk (or a link to nothing) has nothing left to protect.
+        if path.exists() {
+            namespaces::bind_read_only(path)?;
         }
-        for file in [
-            "a.agent",
-            "sub/deep/b.agent",
-            ".qilin/skills/x/inner.agent",
-            "sub/deep/not-agent.txt",
-            "sub/deep/agent",
-        ] {
-            std::fs::write(root.join(file), "x").unwrap();
-        }
-        std::fs::create_dir_all(root.join("worktree")).unwrap();
-        std::fs::create_dir_all(root.join("gitdirs/wt")).unwrap();
-        std::fs::write(root.join("worktree/.git"), "gitdir: ../gitdirs/wt\n").unwrap();
-        let found: Vec<String> = protected_paths(&root)
-            .iter()
-            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
-            .collect();
-        assert_eq!(
-            found,
-            [
-                ".git",
-                ".qilin",
-                "a.agent",
-                "gitdirs/wt",
-                "sub/.git",
-                "sub/deep/b.agent",
-                "worktree/.git"
-            ]
-        );
     }
+    Ok(())
+}
+
+/// Mounts `folder` onto itself, with what is mounted below it, keeping it writable.
+fn pin(folder: &Path) -> Result<(), HelperError> {
+    mount(
+        Some(folder),
+        folder,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(HelperError::step(format!(
+        "mount {} onto itself so it cannot be renamed",
+        folder.display()
+    )))
+}
+
+/// Whether `path` is a folder itself, not a link to one.
+fn is_real_folder(path: &Path) -> bool {
+    path.symlink_metadata().is_ok_and(|meta| meta.is_dir())
 }

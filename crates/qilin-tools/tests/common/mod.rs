@@ -82,14 +82,32 @@ pub fn harness_reviewed(services: Services, reviewer: Arc<dyn Reviewer>) -> Harn
     harness_with_all(services, reviewer, Requests::unattended())
 }
 
+/// A session in `workspace` (made beforehand, so that services can name paths in it).
+pub fn harness_in(workspace: tempfile::TempDir, services: Services) -> Harness {
+    harness_in_with_all(
+        workspace,
+        services,
+        Arc::new(AllowAll),
+        Requests::unattended(),
+    )
+}
+
 fn harness_with_all(
+    services: Services,
+    reviewer: Arc<dyn Reviewer>,
+    requests: Requests,
+) -> Harness {
+    harness_in_with_all(tempfile::tempdir().unwrap(), services, reviewer, requests)
+}
+
+fn harness_in_with_all(
+    workspace: tempfile::TempDir,
     services: Services,
     reviewer: Arc<dyn Reviewer>,
     requests: Requests,
 ) -> Harness {
     let mut registry = ToolRegistry::new();
     qilin_tools::register_builtins(&mut registry).unwrap();
-    let workspace = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let session = Arc::new(
         Session::new("s1", workspace.path(), data.path())
