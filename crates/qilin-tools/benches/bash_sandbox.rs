@@ -68,7 +68,7 @@ fn main() {
     let settings = |mode, network| SandboxSettings {
         mode,
         network,
-        env: Vec::new(),
+        ..SandboxSettings::default()
     };
     let cases = [
         ("off", small.path(), settings(SandboxMode::Off, false)),

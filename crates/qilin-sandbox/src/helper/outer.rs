@@ -1,7 +1,7 @@
 //! Stage 1, `run`: the namespaces and mounts, then stage 2 as process 1 of the new PID
 //! namespace, waited for while the host's lifeline holds.
 
-use super::{HelperError, namespaces, protect};
+use super::{HelperError, dev, masks, namespaces, protect};
 use crate::SandboxMode;
 use crate::request::{RunRequest, Streams};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -23,24 +23,30 @@ const ENDING_SIGNALS: [Signal; 4] = [
     Signal::SIGQUIT,
 ];
 
-pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitCode, HelperError> {
+pub(crate) fn run(reexec_args: &[&str], request: RunRequest) -> Result<ExitCode, HelperError> {
     // A new session: no controlling terminal to read keys from or write escapes to, and a
     // process group the host can signal as a whole. It fails only for a group leader, which
     // already is such a group.
     let _ = nix::unistd::setsid();
-    let confinement = &mut request.confinement;
+    let confinement = &request.confinement;
     let protected = match confinement.mode {
         SandboxMode::WorkspaceWrite => protect::protected_paths(&confinement.workspace),
         _ => Vec::new(),
     };
+    // The sockets bound in the host's network namespace, listed before leaving it.
+    let sockets = masks::bound_sockets();
     namespaces::enter(confinement.network)?;
+    dev::mount_private(
+        confinement.limits.shm_mb,
+        request.streams == Streams::Terminal,
+    )?;
+    masks::hide(confinement, &sockets)?;
     for path in &protected {
         // A path gone since the walk (or a link to nothing) has nothing left to protect.
         if path.exists() {
             namespaces::bind_read_only(path)?;
         }
     }
-    confinement.private_shm = namespaces::mount_private_shm();
     if !confinement.network {
         super::loopback::bring_up()?;
     }
