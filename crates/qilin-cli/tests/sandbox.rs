@@ -520,3 +520,34 @@ fn qilin_run_stopped_by_a_signal_mid_command_leaves_no_temp_folder() {
         assert!(left.is_empty(), "{signal:?}: {left:?}");
     }
 }
+
+/// A temp folder in the host's `/dev/shm` (`TMPDIR=/dev/shm/...`, as some machines set it)
+/// stays the command's `TMPDIR` under the private `/dev`.
+#[test]
+fn a_temp_folder_in_dev_shm_stays_usable_under_the_private_dev() {
+    if !Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let temp = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = workspace(
+        "",
+        "echo kept > \"$TMPDIR/note\" && cat \"$TMPDIR/note\" && echo $TMPDIR",
+    );
+    let output = run(
+        dir.path(),
+        &[],
+        &[],
+        &[("TMPDIR", temp.path().to_str().unwrap())],
+    );
+    if output.status.code() == Some(1) {
+        assert_refused(&output);
+        return;
+    }
+    assert!(output.status.success(), "{output:?}");
+    let seen = bash_output(&output);
+    assert!(seen.contains("kept"), "{seen}");
+    assert!(
+        seen.contains(&format!("{}/qilin-bash-", temp.path().display())),
+        "{seen}"
+    );
+}

@@ -8,6 +8,7 @@
 //! stdin, stdout and stderr, so this gives nothing more.
 
 use super::HelperError;
+use super::masks::{Reachable, restore};
 use nix::fcntl::{OFlag, open};
 use nix::mount::{MsFlags, mount};
 use nix::sys::stat::{Mode, fstat};
@@ -27,6 +28,12 @@ const LINKS: [(&str, &str); 5] = [
     ("ptmx", "pts/ptmx"),
 ];
 
+/// The folder the private one covers.
+const DEV: &str = "/dev";
+
+/// The options of its tmpfs: it holds only mount points and links.
+const DEV_OPTIONS: &str = "mode=0755,size=64k";
+
 /// Where the host's terminal appears in a terminal's sandbox.
 pub(crate) const CONSOLE: &str = "/dev/console";
 
@@ -35,8 +42,14 @@ pub(crate) const CONSOLE: &str = "/dev/console";
 const SHM_FILES_PER_MIB: u64 = 16;
 
 /// Covers `/dev` with the private one, its `/dev/shm` holding at most `shm_mb` MiB; binds the
-/// terminal on stdout to `/dev/console` when `terminal`. Called in the new mount namespace.
-pub(crate) fn mount_private(shm_mb: u64, terminal: bool) -> Result<(), HelperError> {
+/// terminal on stdout to `/dev/console` when `terminal`, and what is `reachable` beneath
+/// `/dev` (a temp folder in `/dev/shm`) back at its place. Called in the new mount namespace.
+pub(crate) fn mount_private(
+    shm_mb: u64,
+    terminal: bool,
+    reachable: &Reachable,
+) -> Result<(), HelperError> {
+    let kept = reachable.beneath(Path::new(DEV))?;
     // Handles on the host's nodes (and the terminal), taken before the tmpfs covers them.
     let mut nodes: Vec<(String, OwnedFd)> = Vec::new();
     for name in DEVICES {
@@ -55,11 +68,7 @@ pub(crate) fn mount_private(shm_mb: u64, terminal: bool) -> Result<(), HelperErr
         nodes.push((CONSOLE.to_string(), terminal_node()?));
     }
 
-    tmpfs(
-        "/dev",
-        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        "mode=0755,size=64k",
-    )?;
+    tmpfs(DEV, MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC, DEV_OPTIONS)?;
     for (path, node) in &nodes {
         create_file(Path::new(path))?;
         bind(&fd_path(node), path)?;
@@ -89,12 +98,13 @@ pub(crate) fn mount_private(shm_mb: u64, terminal: bool) -> Result<(), HelperErr
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         &format!("mode=1777,size={shm_mb}m,nr_inodes={files}"),
     )?;
+    restore(Path::new(DEV), &kept)?;
     mount(
         None::<&str>,
-        "/dev",
+        DEV,
         None::<&str>,
         MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        Some("mode=0755,size=64k"),
+        Some(DEV_OPTIONS),
     )
     .map_err(HelperError::step("make the private /dev read-only"))
 }

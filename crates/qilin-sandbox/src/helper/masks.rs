@@ -54,19 +54,54 @@ fn parse_socket_table(table: &str) -> Vec<PathBuf> {
     paths
 }
 
-/// Covers the masked folders and the sockets of `sockets` outside what `confinement` allows,
-/// as the module says. Called in the new mount namespace, after the private `/dev` (whose
-/// `null` covers the sockets).
-pub(crate) fn hide(confinement: &Confinement, sockets: &[PathBuf]) -> Result<(), HelperError> {
-    // What stays reachable, in canonical form, found before any mask covers it.
-    let mut allowed: Vec<PathBuf> = [&confinement.workspace, &confinement.temp_dir]
-        .into_iter()
-        .chain(&confinement.unix_sockets)
-        .filter_map(|path| path.canonicalize().ok())
-        .collect();
-    allowed.sort();
-    allowed.dedup();
+/// What stays reachable through every mask: the workspace, the temp folder and the allowed
+/// sockets, in canonical form, found before anything covers them.
+#[derive(Debug)]
+pub(crate) struct Reachable {
+    paths: Vec<PathBuf>,
+}
 
+/// A path beneath a folder about to be covered, and a handle on what it is now.
+pub(crate) type Kept = Vec<(PathBuf, OwnedFd)>;
+
+impl Reachable {
+    /// What `confinement` keeps reachable (paths that do not exist are left out).
+    pub(crate) fn of(confinement: &Confinement) -> Reachable {
+        let mut paths: Vec<PathBuf> = [&confinement.workspace, &confinement.temp_dir]
+            .into_iter()
+            .chain(&confinement.unix_sockets)
+            .filter_map(|path| path.canonicalize().ok())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        Reachable { paths }
+    }
+
+    /// True when `path` is one of them or lies beneath one.
+    fn contains(&self, path: &Path) -> bool {
+        self.paths
+            .iter()
+            .any(|reachable| path.starts_with(reachable))
+    }
+
+    /// Handles on those beneath `folder` (or `folder` itself), to bind back once it is covered.
+    pub(crate) fn beneath(&self, folder: &Path) -> Result<Kept, HelperError> {
+        self.paths
+            .iter()
+            .filter(|path| path.starts_with(folder))
+            .map(|path| Ok((path.clone(), handle(path)?)))
+            .collect()
+    }
+}
+
+/// Covers the masked folders and the sockets of `sockets` outside what is `reachable`, as the
+/// module says. Called in the new mount namespace, after the private `/dev` (whose `null`
+/// covers the sockets).
+pub(crate) fn hide(
+    confinement: &Confinement,
+    reachable: &Reachable,
+    sockets: &[PathBuf],
+) -> Result<(), HelperError> {
     let mut masks: Vec<PathBuf> = confinement
         .masks
         .iter()
@@ -79,11 +114,7 @@ pub(crate) fn hide(confinement: &Confinement, sockets: &[PathBuf]) -> Result<(),
         if applied.iter().any(|outer| mask.starts_with(outer)) {
             continue;
         }
-        let kept = allowed
-            .iter()
-            .filter(|path| path.starts_with(&mask))
-            .map(|path| Ok((path.clone(), handle(path)?)))
-            .collect::<Result<Vec<_>, HelperError>>()?;
+        let kept = reachable.beneath(&mask)?;
         mask_folder(&mask, &kept)?;
         applied.push(mask);
     }
@@ -93,44 +124,23 @@ pub(crate) fn hide(confinement: &Confinement, sockets: &[PathBuf]) -> Result<(),
         let Ok(socket) = socket.canonicalize() else {
             continue;
         };
-        if allowed.iter().any(|path| socket.starts_with(path)) {
-            continue;
-        }
         let is_socket = lstat(&socket).is_ok_and(|stat| {
             SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK
         });
-        if is_socket {
+        if is_socket && !reachable.contains(&socket) {
             cover_socket(&socket)?;
         }
     }
     Ok(())
 }
 
-/// Covers `folder` with an empty read-only tmpfs, binding each of `kept` (a path beneath it
-/// and a handle on what it was) back at its place.
-pub(crate) fn mask_folder(folder: &Path, kept: &[(PathBuf, OwnedFd)]) -> Result<(), HelperError> {
+/// Covers `folder` with an empty read-only tmpfs, binding each of `kept` back at its place.
+pub(crate) fn mask_folder(folder: &Path, kept: &Kept) -> Result<(), HelperError> {
     let target = folder.to_string_lossy();
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     let options = "mode=0755,size=64k,nr_inodes=1024";
     tmpfs(&target, flags, options)?;
-    for (path, original) in kept {
-        let is_dir = fstat(original).is_ok_and(|stat| {
-            SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR
-        });
-        if path != folder {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(HelperError::io(format!("create {}", parent.display())))?;
-            }
-            if is_dir {
-                std::fs::create_dir(path)
-                    .map_err(HelperError::io(format!("create {}", path.display())))?;
-            } else {
-                create_file(path)?;
-            }
-        }
-        bind(&fd_path(original), &path.to_string_lossy())?;
-    }
+    restore(folder, kept)?;
     mount(
         None::<&str>,
         target.as_ref(),
@@ -141,6 +151,31 @@ pub(crate) fn mask_folder(folder: &Path, kept: &[(PathBuf, OwnedFd)]) -> Result<
     .map_err(HelperError::step(format!(
         "make the mask on {target} read-only"
     )))
+}
+
+/// Binds each of `kept` back at its place beneath `folder`, now covered by a tmpfs still
+/// writable: its parent folders and a mount point (a folder or an empty file) are created
+/// there first.
+pub(crate) fn restore(folder: &Path, kept: &Kept) -> Result<(), HelperError> {
+    for (path, original) in kept {
+        if path != folder {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(HelperError::io(format!("create {}", parent.display())))?;
+            }
+            let is_dir = fstat(original).is_ok_and(|stat| {
+                SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR
+            });
+            if is_dir {
+                std::fs::create_dir(path)
+                    .map_err(HelperError::io(format!("create {}", path.display())))?;
+            } else {
+                create_file(path)?;
+            }
+        }
+        bind(&fd_path(original), &path.to_string_lossy())?;
+    }
+    Ok(())
 }
 
 /// A handle on `path` that still names it once a mask covers it.

@@ -174,9 +174,6 @@ fn probe(temp_dir: &Path) -> Support {
     let namespaces = namespaces::enter(false)
         .and_then(|()| namespaces::bind_read_only(temp_dir))
         .and_then(|()| loopback::bring_up());
-    let mounts = namespaces.as_ref().ok().map(|()| {
-        dev::mount_private(limits.shm_mb, false).and_then(|()| masks::mask_folder(temp_dir, &[]))
-    });
     let confinement = Confinement {
         mode: SandboxMode::WorkspaceWrite,
         network: false,
@@ -187,6 +184,11 @@ fn probe(temp_dir: &Path) -> Support {
         unix_sockets: Vec::new(),
         refused_ports: Vec::new(),
     };
+    let mounts = namespaces.as_ref().ok().map(|()| {
+        let reachable = masks::Reachable::of(&confinement);
+        dev::mount_private(limits.shm_mb, false, &reachable)
+            .and_then(|()| masks::mask_folder(temp_dir, &Vec::new()))
+    });
     let landlock =
         rules::confine(&confinement, &[]).unwrap_or_else(|err| LandlockSupport::Failed {
             error: err.to_string(),

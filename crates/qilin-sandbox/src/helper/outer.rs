@@ -36,11 +36,13 @@ pub(crate) fn run(reexec_args: &[&str], request: RunRequest) -> Result<ExitCode,
     // The sockets bound in the host's network namespace, listed before leaving it.
     let sockets = masks::bound_sockets();
     namespaces::enter(confinement.network)?;
+    let reachable = masks::Reachable::of(confinement);
     dev::mount_private(
         confinement.limits.shm_mb,
         request.streams == Streams::Terminal,
+        &reachable,
     )?;
-    masks::hide(confinement, &sockets)?;
+    masks::hide(confinement, &reachable, &sockets)?;
     for path in &protected {
         // A path gone since the walk (or a link to nothing) has nothing left to protect.
         if path.exists() {
