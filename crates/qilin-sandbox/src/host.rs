@@ -168,6 +168,8 @@ impl Sandbox {
         let mut masks: Vec<PathBuf> = MASKED_FOLDERS.iter().map(PathBuf::from).collect();
         masks.extend(variable("XDG_RUNTIME_DIR"));
         masks.extend(runtime_dirs.iter().cloned());
+        // A relative one (a variable set wrongly) names no folder the helper could cover.
+        masks.retain(|mask| mask.is_absolute());
         let mut sandbox = Sandbox {
             settings,
             helper,

@@ -19,6 +19,7 @@
 use super::HelperError;
 use super::dev::{bind, create_file, fd_path, tmpfs};
 use crate::request::Confinement;
+use nix::errno::Errno;
 use nix::fcntl::{OFlag, open};
 use nix::mount::{MsFlags, mount};
 use nix::sys::stat::{Mode, SFlag, fstat, lstat};
@@ -185,11 +186,26 @@ fn handle(path: &Path) -> Result<OwnedFd, HelperError> {
 }
 
 /// Covers the socket at `path` with the private `/dev/null`, read-only and `nodev`: a
-/// `connect` there is refused, and so is opening it. A socket that cannot be covered (its
-/// folder not searchable) cannot be reached by the command either, and is left.
+/// `connect` there is refused, and so is opening it. A socket whose path does not resolve for
+/// this process (gone since, or its folder not searchable) cannot be reached by the command
+/// either, and is left; any other failure fails the command rather than leave the socket open.
 fn cover_socket(path: &Path) -> Result<(), HelperError> {
-    if bind("/dev/null", &path.to_string_lossy()).is_err() {
-        return Ok(());
+    let covered = mount(
+        Some("/dev/null"),
+        path,
+        None::<&str>,
+        MsFlags::MS_BIND,
+        None::<&str>,
+    );
+    match covered {
+        Ok(()) => {}
+        Err(Errno::ENOENT | Errno::EACCES | Errno::ENOTDIR) => return Ok(()),
+        Err(errno) => {
+            return Err(HelperError::step(format!(
+                "cover the socket {}",
+                path.display()
+            ))(errno));
+        }
     }
     mount(
         None::<&str>,
