@@ -12,21 +12,26 @@ pub fn exit(code: i32) -> ! {
 }
 
 /// Waits until the process is asked to stop by SIGTERM (a service manager, `kill`) or SIGHUP
-/// (its terminal closed); returns the status to exit with (128 + the signal's number). Waits
-/// forever when the signals cannot be listened to.
+/// (its terminal closed); returns the status to exit with (128 + the signal's number). A signal
+/// the process was started ignoring (SIGHUP under `nohup`) stays ignored; one that cannot be
+/// listened to is never received.
 pub async fn terminated() -> i32 {
     tokio::select! {
-        code = received(SignalKind::terminate(), status(Signal::TERM)) => code,
-        code = received(SignalKind::hangup(), status(Signal::HUP)) => code,
+        code = received(Signal::TERM) => code,
+        code = received(Signal::HUP) => code,
     }
 }
 
-/// Returns `code` once `kind` is received; never when it cannot be listened to.
-async fn received(kind: SignalKind, code: i32) -> i32 {
-    match signal(kind) {
+/// Returns the exit status for `wanted` once it is received; never when it is ignored or
+/// cannot be listened to.
+async fn received(wanted: Signal) -> i32 {
+    if ignored(wanted) {
+        return std::future::pending().await;
+    }
+    match signal(SignalKind::from_raw(wanted.as_raw())) {
         Ok(mut stream) => {
             stream.recv().await;
-            code
+            status(wanted)
         }
         Err(_) => std::future::pending().await,
     }
@@ -39,6 +44,19 @@ pub async fn stop_requested() -> i32 {
         Ok(()) = tokio::signal::ctrl_c() => status(Signal::INT),
         code = terminated() => code,
     }
+}
+
+/// True when this process ignores `signal`, as `/proc/self/status` says (`SigIgn`, a mask in
+/// hexadecimal whose bit N-1 stands for signal N).
+fn ignored(signal: Signal) -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal.as_raw() - 1)) != 0)
 }
 
 /// The exit status of a process ended by `signal`, as a shell reports it.

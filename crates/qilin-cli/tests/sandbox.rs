@@ -552,3 +552,41 @@ fn a_temp_folder_in_dev_shm_stays_usable_under_the_private_dev() {
         "{seen}"
     );
 }
+
+/// Under `nohup` (SIGHUP ignored), a hangup leaves `qilin run` going: its turn ends as the
+/// script says and the process exits 0, not 129.
+#[test]
+fn under_nohup_a_hangup_leaves_qilin_run_going() {
+    let dir = workspace("", "echo started; sleep 5; echo finished");
+    let mut child = Command::new("nohup")
+        .arg(env!("CARGO_BIN_EXE_qilin"))
+        .args(["run", "--agent", "shell.agent", "--json", "--model"])
+        .arg(format!(
+            "scripted:{}",
+            dir.path().join("script.yaml").display()
+        ))
+        .arg("go")
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|line| line.contains("started\\n"));
+    if !started {
+        // A machine that cannot sandbox refused the run before any command.
+        assert!(!child.wait().unwrap().success());
+        return;
+    }
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+    let rest: String = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert!(rest.contains("finished"), "{rest}");
+}
