@@ -567,6 +567,10 @@ async fn for_a_user_other_than_root_the_process_limit_is_exact() {
     // The helper's two stages and the command's own process count too.
     let count = started(&output);
     assert!((56..64).contains(&count), "{output}");
+    assert!(
+        output.contains("qilin sandbox: the command reached its limit of 64 processes"),
+        "{output}"
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use crate::request::{RunRequest, Streams, UsageError};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
@@ -86,8 +86,11 @@ pub(crate) fn run(request: RunRequest) -> Result<ExitCode, HelperError> {
     let mut watch = Watch::new(request.confinement.limits, own_proc);
     let mut looked = Instant::now();
     loop {
-        if let Some(code) = reap(command_pid)? {
+        // A last look while the command's exit leaves it a zombie, still counted as it was.
+        if has_exited(command_pid) {
             watch.look();
+        }
+        if let Some(code) = reap(command_pid)? {
             return Ok(code);
         }
         let wait = WATCH_EVERY.saturating_sub(looked.elapsed());
@@ -103,6 +106,15 @@ pub(crate) fn run(request: RunRequest) -> Result<ExitCode, HelperError> {
             looked = Instant::now();
         }
     }
+}
+
+/// True when the command has exited, without reaping it.
+fn has_exited(command_pid: Pid) -> bool {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    matches!(
+        waitid(Id::Pid(command_pid), flags),
+        Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..))
+    )
 }
 
 /// Reaps every process that has exited; the command's exit status once it is among them.
