@@ -590,3 +590,57 @@ fn under_nohup_a_hangup_leaves_qilin_run_going() {
     assert_eq!(status.code(), Some(0), "{rest}");
     assert!(rest.contains("finished"), "{rest}");
 }
+
+/// `qilin run` killed outright (SIGKILL) mid-command cannot remove its temp folder; the next
+/// Qilin to start a sandbox with the same TMPDIR does, since no process holds it any more.
+#[test]
+fn a_temp_folder_left_by_a_killed_qilin_is_removed_by_the_next_one() {
+    let dir = workspace("", "echo \"temp=$TMPDIR\"; sleep 60");
+    let temp = tempfile::tempdir().unwrap();
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_qilin"))
+            .args(["run", "--agent", "shell.agent", "--json", "--model"])
+            .arg(format!(
+                "scripted:{}",
+                dir.path().join("script.yaml").display()
+            ))
+            .arg("go")
+            .current_dir(dir.path())
+            .env("TMPDIR", temp.path())
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut killed = start();
+    let stdout = killed.stdout.take().unwrap();
+    let private = std::io::BufRead::lines(std::io::BufReader::new(stdout))
+        .map_while(Result::ok)
+        .find_map(|line| {
+            let at = line.find("temp=")? + "temp=".len();
+            let end = line[at..].find("\\n")? + at;
+            Some(std::path::PathBuf::from(&line[at..end]))
+        });
+    let Some(private) = private else {
+        let _ = killed.wait();
+        return; // A machine that cannot sandbox refused the run.
+    };
+    killed.kill().unwrap(); // SIGKILL
+    killed.wait().unwrap();
+    assert!(private.is_dir(), "a killed process cannot clean up");
+
+    let mut next = start();
+    let stdout = next.stdout.take().unwrap();
+    let started = std::io::BufRead::lines(std::io::BufReader::new(stdout))
+        .map_while(Result::ok)
+        .any(|line| line.contains("temp="));
+    next.kill().unwrap();
+    next.wait().unwrap();
+    assert!(started, "the next run started its command");
+    assert!(
+        !private.exists(),
+        "the abandoned folder {} is still there",
+        private.display()
+    );
+}
