@@ -3,6 +3,7 @@
 mod asking;
 mod commands;
 mod config;
+mod ending;
 mod input;
 mod keys;
 mod render;
@@ -106,10 +107,10 @@ fn quiet_on_closed_output() {
             .unwrap_or_default();
         if message.starts_with("failed printing to stdout") {
             if message.contains("Broken pipe") {
-                std::process::exit(141);
+                ending::exit(141);
             }
             eprintln!("error: cannot write to standard output: {message}");
-            std::process::exit(1);
+            ending::exit(1);
         }
         default(info);
     }));
@@ -139,6 +140,8 @@ fn main() -> ExitCode {
         Command::Mcp(command) => commands::mcp::run(command),
         Command::Config => config::show(),
     };
+    // Sessions a command did not drop (a server's, held by its tasks) leave no temp folder.
+    qilin_sandbox::remove_temp_folders();
     report(result)
 }
 

@@ -4,6 +4,8 @@
 use crate::environment::command_environment;
 use crate::probe::Support;
 use crate::request::{Confinement, RunRequest, Streams, attach_args, probe_args};
+use crate::runtime_dir::{private_runtime_dir, runtime_dirs, server_ports};
+use crate::temp::TempFolder;
 use crate::{Protection, SandboxMode, SandboxSettings};
 use std::ffi::OsString;
 use std::io;
@@ -87,16 +89,26 @@ pub enum SandboxError {
     },
 }
 
+/// Folders every confined command sees empty, besides the user's runtime folder and Qilin's:
+/// the X server's and the ICE manager's sockets.
+const MASKED_FOLDERS: &[&str] = &["/run/user", "/tmp/.X11-unix", "/tmp/.ICE-unix"];
+
 /// A session's sandbox for `bash`: its settings, the kernel support found at start, and a
-/// private temp folder (removed with the sandbox). A host service: `bash` refuses to run
-/// without one.
+/// private temp folder (owner-only, removed with the sandbox). A host service: `bash` refuses
+/// to run without one.
 #[derive(Debug)]
 pub struct Sandbox {
     settings: SandboxSettings,
     protection: Protection,
     helper: SandboxHelper,
     support: Option<Support>,
-    temp: tempfile::TempDir,
+    temp: TempFolder,
+    /// The allowed Unix sockets, expanded.
+    unix_sockets: Vec<PathBuf>,
+    /// The folders commands see empty.
+    masks: Vec<PathBuf>,
+    /// Where `qilin serve` writes token files, whose ports commands may not connect to.
+    runtime_dirs: Vec<PathBuf>,
 }
 
 /// A command ready to spawn, and the pipe that keeps a confined one alive: when the host
@@ -135,23 +147,51 @@ impl Sandbox {
         settings: SandboxSettings,
         helper: SandboxHelper,
     ) -> Result<Sandbox, SandboxError> {
-        let invalid = settings.invalid_env_names();
-        if !invalid.is_empty() {
-            return Err(SandboxError::InvalidSettings(invalid));
+        let problems = settings.problems();
+        if !problems.is_empty() {
+            return Err(SandboxError::InvalidSettings(
+                problems
+                    .into_iter()
+                    .map(|problem| problem.message)
+                    .collect(),
+            ));
         }
-        let temp = tempfile::Builder::new()
-            .prefix("qilin-bash-")
-            .tempdir()
-            .map_err(SandboxError::TempDir)?;
+        let variable = |name: &str| {
+            std::env::var_os(name)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
+        let unix_sockets = settings
+            .unix_socket_paths(variable)
+            .map_err(|problem| SandboxError::InvalidSettings(vec![problem]))?;
+        let temp = TempFolder::create().map_err(SandboxError::TempDir)?;
+        let runtime_dirs = runtime_dirs();
+        let mut masks: Vec<PathBuf> = MASKED_FOLDERS.iter().map(PathBuf::from).collect();
+        masks.extend(variable("XDG_RUNTIME_DIR"));
+        masks.extend(runtime_dirs.iter().cloned());
+        // A relative one (a variable set wrongly) names no folder the helper could cover.
+        masks.retain(|mask| mask.is_absolute());
         let mut sandbox = Sandbox {
             settings,
             protection: Protection::new(),
             helper,
             support: None,
             temp,
+            unix_sockets,
+            masks,
+            runtime_dirs,
         };
         if sandbox.settings.mode == SandboxMode::Off {
             return Ok(sandbox);
+        }
+        // The folder a server started from this environment writes its token file to exists
+        // from now on, so a command's mask covers whatever it holds later.
+        if let Some(dir) = private_runtime_dir() {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
         }
         let support = sandbox.probe()?;
         if !support.is_complete() {
@@ -272,14 +312,22 @@ impl Sandbox {
                     CommandIo::Input => Streams::Input,
                     CommandIo::Terminal(_) => Streams::Terminal,
                 };
+                let network = self.settings.network;
                 let request = RunRequest {
                     confinement: Confinement {
                         mode,
-                        network: self.settings.network,
+                        network,
                         workspace: workspace.to_path_buf(),
                         temp_dir: self.temp.path().to_path_buf(),
-                        private_shm: false,
                         protection: self.protection.clone(),
+                        limits: self.settings.limits,
+                        masks: self.masks.clone(),
+                        unix_sockets: self.unix_sockets.clone(),
+                        refused_ports: if network {
+                            server_ports(&self.runtime_dirs)
+                        } else {
+                            Vec::new()
+                        },
                     },
                     streams,
                     program,

@@ -34,6 +34,11 @@ pub struct Support {
     /// Why new user, mount, PID and network namespaces (with read-only bind mounts and a
     /// loopback interface) could not be set up; `None` when they could.
     pub namespaces_error: Option<String>,
+    /// Why the private `/dev` (with its own `devpts`) or the masks over the host's runtime
+    /// folders could not be mounted in them; `None` when they could (or the namespaces failed
+    /// first).
+    #[serde(default)]
+    pub mounts_error: Option<String>,
 }
 
 impl Support {
@@ -68,18 +73,25 @@ impl Support {
                  an AppArmor or SELinux policy, or by a container's seccomp profile)"
             ));
         }
+        if let Some(error) = &self.mounts_error {
+            missing.push(format!(
+                "the sandbox's private /dev or its masks over the host's runtime folders could \
+                 not be mounted: {error} (a container may forbid mounting devpts or tmpfs)"
+            ));
+        }
         missing
     }
 
     /// One line naming what confines commands, e.g. `Landlock ABI 7 with user, mount, PID
     /// and network namespaces`.
     pub fn summary(&self) -> String {
-        match (&self.landlock, &self.namespaces_error) {
+        match (&self.landlock, &self.namespaces_error, &self.mounts_error) {
             (
                 LandlockSupport::Available {
                     abi,
                     fully_enforced,
                 },
+                None,
                 None,
             ) => {
                 let partial = if *fully_enforced {
@@ -106,6 +118,7 @@ mod tests {
                 fully_enforced: true,
             },
             namespaces_error: None,
+            mounts_error: None,
         };
         assert!(full.is_complete());
         assert_eq!(
@@ -115,6 +128,7 @@ mod tests {
         let none = Support {
             landlock: LandlockSupport::NotEnabled,
             namespaces_error: Some("unshare: ENOSPC: No space left on device".into()),
+            mounts_error: None,
         };
         assert!(!none.is_complete());
         let missing = none.missing();
@@ -125,5 +139,16 @@ mod tests {
         assert!(none.summary().starts_with("incomplete: "));
         let json = serde_json::to_string(&none).unwrap();
         assert_eq!(serde_json::from_str::<Support>(&json).unwrap(), none);
+        let no_dev = Support {
+            mounts_error: Some("cannot mount a devpts of its own on /dev/pts: EPERM".into()),
+            ..full
+        };
+        assert_eq!(no_dev.missing().len(), 1);
+        assert!(
+            no_dev.missing()[0].contains("private /dev"),
+            "{:?}",
+            no_dev.missing()
+        );
+        assert!(no_dev.summary().starts_with("incomplete: "));
     }
 }

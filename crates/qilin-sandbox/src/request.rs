@@ -2,15 +2,17 @@
 //! stage.
 //!
 //! ```text
-//! HELPER run    --mode workspace-write|read-only [--network] [--private-shm] [--input|--terminal]
-//!               [--write-git] [--write-qilin-files] [--named-file PATH]... --workspace DIR --temp DIR -- PROGRAM ARGS...
+//! HELPER run    --mode workspace-write|read-only [--network] [--input|--terminal] --workspace DIR --temp DIR
+//!               [--write-git] [--write-qilin-files] [--named-file PATH]...
+//!               [--processes N] [--memory-mb N] [--shm-mb N] [--mask DIR]... [--unix-socket PATH]...
+//!               [--refuse-port PORT]... -- PROGRAM ARGS...
 //! HELPER init   (the same; only the helper starts this stage)
 //! HELPER probe  --temp DIR
 //! HELPER attach -- PROGRAM ARGS...   (no confinement: the terminal on stdin becomes PROGRAM's)
 //! ```
 
-use crate::{Protection, SandboxMode};
-use std::ffi::OsString;
+use crate::{Protection, SandboxLimits, SandboxMode};
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
 /// What a confined command may do.
@@ -24,11 +26,17 @@ pub(crate) struct Confinement {
     pub workspace: PathBuf,
     /// The session's private temp folder, always writable.
     pub temp_dir: PathBuf,
-    /// Whether `/dev/shm` is a fresh private tmpfs, and so writable (set by the first stage
-    /// for the second).
-    pub private_shm: bool,
     /// What in the workspace stays read-only (in `workspace-write`).
     pub protection: Protection,
+    /// What the command may use.
+    pub limits: SandboxLimits,
+    /// Folders the command sees empty (the user's runtime folder, Qilin's own, the X server's
+    /// sockets), except for the workspace, the temp folder and `unix_sockets` beneath them.
+    pub masks: Vec<PathBuf>,
+    /// Unix sockets (or folders of them) outside the workspace the command may connect to.
+    pub unix_sockets: Vec<PathBuf>,
+    /// TCP ports the command may not connect to (Qilin's own servers), with the network.
+    pub refused_ports: Vec<u16>,
 }
 
 /// How a confined command's standard streams are wired.
@@ -89,9 +97,6 @@ impl RunRequest {
         if c.network {
             args.push("--network".into());
         }
-        if c.private_shm {
-            args.push("--private-shm".into());
-        }
         if c.protection.git_allowed() {
             args.push("--write-git".into());
         }
@@ -112,8 +117,22 @@ impl RunRequest {
             c.workspace.clone().into_os_string(),
             "--temp".into(),
             c.temp_dir.clone().into_os_string(),
-            "--".into(),
+            "--processes".into(),
+            c.limits.processes.to_string().into(),
+            "--memory-mb".into(),
+            c.limits.memory_mb.to_string().into(),
+            "--shm-mb".into(),
+            c.limits.shm_mb.to_string().into(),
         ]);
+        for (flag, paths) in [("--mask", &c.masks), ("--unix-socket", &c.unix_sockets)] {
+            for path in paths {
+                args.extend([flag.into(), path.clone().into_os_string()]);
+            }
+        }
+        for port in &c.refused_ports {
+            args.extend(["--refuse-port".into(), port.to_string().into()]);
+        }
+        args.push("--".into());
         args.extend(self.program.iter().cloned());
         args
     }
@@ -148,10 +167,13 @@ impl Invocation {
         }
         let mut mode = None;
         let mut network = false;
-        let mut private_shm = false;
         let mut write_git = false;
         let mut write_qilin_files = false;
         let mut named_files = Vec::new();
+        let mut limits = SandboxLimits::default();
+        let mut masks = Vec::new();
+        let mut unix_sockets = Vec::new();
+        let mut refused_ports = Vec::new();
         let mut streams = Streams::Closed;
         let mut workspace = None;
         let mut temp_dir = None;
@@ -172,13 +194,28 @@ impl Invocation {
                     });
                 }
                 Some("--network") => network = true,
-                Some("--private-shm") => private_shm = true,
                 Some("--write-git") => write_git = true,
                 Some("--write-qilin-files") => write_qilin_files = true,
                 Some("--named-file") => named_files.push(PathBuf::from(
                     args.next()
                         .ok_or_else(|| usage("`--named-file` needs a path"))?,
                 )),
+                Some(flag @ "--processes") => limits.processes = number(flag, args.next())?,
+                Some(flag @ "--memory-mb") => limits.memory_mb = number(flag, args.next())?,
+                Some(flag @ "--shm-mb") => limits.shm_mb = number(flag, args.next())?,
+                Some(flag @ "--refuse-port") => refused_ports.push(number(flag, args.next())?),
+                Some(flag @ ("--mask" | "--unix-socket")) => {
+                    let path = args
+                        .next()
+                        .map(PathBuf::from)
+                        .filter(|path| path.is_absolute())
+                        .ok_or_else(|| usage(format!("`{flag}` needs an absolute path")))?;
+                    if flag == "--mask" {
+                        masks.push(path);
+                    } else {
+                        unix_sockets.push(path);
+                    }
+                }
                 Some(flag @ ("--input" | "--terminal")) => {
                     if streams != Streams::Closed {
                         return Err(usage("`--input` and `--terminal` exclude each other"));
@@ -218,11 +255,14 @@ impl Invocation {
                 network,
                 workspace: workspace.ok_or_else(|| usage("`--workspace DIR` is missing"))?,
                 temp_dir,
-                private_shm,
                 protection: Protection::new()
                     .allow_git(write_git)
                     .allow_qilin_files(write_qilin_files)
                     .with_named_files(named_files),
+                limits,
+                masks,
+                unix_sockets,
+                refused_ports,
             },
             streams,
             program,
@@ -241,6 +281,15 @@ fn usage(message: impl Into<String>) -> UsageError {
     UsageError(message.into())
 }
 
+/// The number following `flag`.
+fn number<T: std::str::FromStr>(flag: &str, value: Option<OsString>) -> Result<T, UsageError> {
+    value
+        .as_deref()
+        .and_then(OsStr::to_str)
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| usage(format!("`{flag}` needs a number")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,10 +301,17 @@ mod tests {
                 network: true,
                 workspace: "/work space".into(),
                 temp_dir: "/tmp/q".into(),
-                private_shm: true,
                 protection: Protection::new()
                     .allow_git(true)
                     .with_named_files(["/work space/prompts/a b.md".into()]),
+                limits: SandboxLimits {
+                    processes: 64,
+                    memory_mb: 512,
+                    shm_mb: 16,
+                },
+                masks: vec!["/run/user".into(), "/tmp/.X11-unix".into()],
+                unix_sockets: vec!["/run/docker sock".into()],
+                refused_ports: vec![8080, 41234],
             },
             streams: Streams::Input,
             program: vec!["bash".into(), "-c".into(), "echo --mode && ls --".into()],
@@ -334,5 +390,8 @@ mod tests {
             .contains("exclude each other")
         );
         assert!(parse(&["run", "--bogus"]).contains("`--bogus`"));
+        assert!(parse(&["run", "--processes", "many"]).contains("`--processes` needs a number"));
+        assert!(parse(&["run", "--refuse-port", "70000"]).contains("`--refuse-port` needs"));
+        assert!(parse(&["run", "--mask", "run/user"]).contains("`--mask` needs an absolute"));
     }
 }

@@ -44,7 +44,11 @@ const KNOWN_KEYS: KnownKeys = &[
         ],
     ),
     ("mcp_servers.*", SERVER_KEYS),
-    ("sandbox", &["mode", "network", "env"]),
+    (
+        "sandbox",
+        &["mode", "network", "env", "unix_sockets", "limits"],
+    ),
+    ("sandbox.limits", &["processes", "memory_mb", "shm_mb"]),
     ("files", &["write_qilin_files", "write_git"]),
     ("skills", &["available", "preload", "catalog_tokens"]),
     ("skills.preload.*", &["name", "files"]),
@@ -200,7 +204,8 @@ pub struct Agent {
     /// How much the model reasons before answering (`reasoning: low|medium|high` or a token
     /// budget); the model's default when `None`.
     pub reasoning: Option<ReasoningSetting>,
-    /// How confined its `bash` commands run (`sandbox: {mode, network, env}`).
+    /// How confined its `bash` commands run (`sandbox: {mode, network, env, unix_sockets,
+    /// limits}`).
     pub sandbox: SandboxSettings,
     /// What the file tools may write (`files:`).
     pub files: FilesConfig,
@@ -361,12 +366,16 @@ impl Agent {
                 "`limits.code` has no effect because `code_mode` is off; set `code_mode: true` to mount run_code",
             ));
         }
-        for problem in raw.sandbox.invalid_env_names() {
+        for problem in raw.sandbox.problems() {
+            let at: Vec<Segment> = std::iter::once("sandbox")
+                .chain(problem.key.split('.'))
+                .map(key)
+                .collect();
             errors.push(Diagnostic::error(
                 DiagnosticKind::InvalidAgent,
                 path,
-                source.line_of(&[key("sandbox"), key("env")]),
-                problem,
+                source.line_of(&at),
+                problem.message,
             ));
         }
         let policy = match RulePolicy::new(raw.review.clone()) {

@@ -64,3 +64,46 @@ fn sandbox_mistakes_name_their_line() {
         loaded.warnings[0].message
     );
 }
+
+#[test]
+fn the_section_sets_the_limits_and_the_unix_sockets_allowed() {
+    let loaded = load(
+        "name: a\ninstructions: hi\nsandbox:\n  unix_sockets: [/run/docker.sock, '$XDG_RUNTIME_DIR/podman/podman.sock']\n  limits:\n    processes: 64\n    memory_mb: 512\n    shm_mb: 32\n",
+    )
+    .unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let sandbox = loaded.value.sandbox;
+    assert_eq!(
+        sandbox.unix_sockets,
+        ["/run/docker.sock", "$XDG_RUNTIME_DIR/podman/podman.sock"]
+    );
+    assert_eq!(
+        (
+            sandbox.limits.processes,
+            sandbox.limits.memory_mb,
+            sandbox.limits.shm_mb
+        ),
+        (64, 512, 32)
+    );
+}
+
+#[test]
+fn a_wrong_limit_or_socket_names_its_line_and_what_is_expected() {
+    let err = load(
+        "name: a\ninstructions: hi\nsandbox:\n  unix_sockets: [docker.sock]\n  limits:\n    processes: 0\n    memmory_mb: 1\n",
+    )
+    .unwrap_err();
+    let lines: Vec<Option<usize>> = err.diagnostics.iter().map(|d| d.line).collect();
+    assert_eq!(lines, [Some(4), Some(6), Some(7)], "{err}");
+    assert!(
+        err.diagnostics[0].message.contains("not an absolute path"),
+        "{err}"
+    );
+    assert!(err.diagnostics[1].message.contains("from 1 to"), "{err}");
+    assert!(
+        err.diagnostics[2]
+            .message
+            .contains("did you mean `memory_mb`?"),
+        "{err}"
+    );
+}

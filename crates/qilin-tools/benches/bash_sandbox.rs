@@ -1,9 +1,12 @@
 //! What the bash sandbox costs per call: `bash` running `true` through the execution layer,
 //! with the sandbox off and in each confined setting, in a small workspace and in one of
 //! 20,000 files (the helper walks the workspace for `*.agent` files on every call); and the
-//! same call in a persistent shell (`persistent: true`), whose sandbox starts once. Then the
-//! `write` tool in each workspace, which checks the protected set (a walk of the workspace)
-//! before it writes.
+//! same call in a persistent shell (`persistent: true`), whose sandbox starts once; with the
+//! network while a Qilin server's token file is in the runtime folder (its port is refused
+//! with Landlock rules allowing every other port); and the `write` tool in each workspace,
+//! which checks the protected set (a walk of the workspace) before it writes. The bench runs
+//! itself again with `XDG_RUNTIME_DIR` set to a temporary folder, so that token file is never
+//! the user's.
 //!
 //! Run with `cargo bench -p qilin-tools --bench bash_sandbox` (with `QILIN_BIN=/path/to/qilin`
 //! the helper is that binary's `qilin sandbox-exec`, else the small `qilin-sandbox-exec`).
@@ -60,7 +63,23 @@ fn percentile(sorted: &[Duration], p: usize) -> f64 {
     sorted[(sorted.len() - 1) * p / 100].as_secs_f64() * 1000.0
 }
 
+/// Set in the bench's own run with a temporary `XDG_RUNTIME_DIR`.
+const CHILD: &str = "QILIN_BENCH_RUNTIME_DIR";
+
 fn main() {
+    if std::env::var_os(CHILD).is_none() {
+        let runtime = tempfile::tempdir().unwrap();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(std::env::args_os().skip(1))
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .env(CHILD, "1")
+            .status()
+            .unwrap();
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    let server_token = qilin_sandbox::private_runtime_dir()
+        .unwrap()
+        .join(qilin_sandbox::token_file_name(9));
     let small = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(small.path().join(".git")).unwrap();
     std::fs::write(small.path().join("coder.agent"), "name: coder\n").unwrap();
@@ -70,7 +89,7 @@ fn main() {
     let settings = |mode, network| SandboxSettings {
         mode,
         network,
-        env: Vec::new(),
+        ..SandboxSettings::default()
     };
     let cases = [
         ("off", small.path(), settings(SandboxMode::Off, false)),
@@ -91,6 +110,11 @@ fn main() {
         ),
         (
             "workspace-write, network",
+            small.path(),
+            settings(SandboxMode::WorkspaceWrite, true),
+        ),
+        (
+            "workspace-write, network, server",
             small.path(),
             settings(SandboxMode::WorkspaceWrite, true),
         ),
@@ -129,9 +153,16 @@ fn main() {
                     json!({"command": "true"})
                 },
             };
+            let server = name.ends_with("server");
+            if server {
+                std::fs::write(&server_token, "{}").unwrap();
+            }
             let started = Instant::now();
             let outcome = runtime.block_on(executor.dispatch(call, Caller::Direct));
             let elapsed = started.elapsed();
+            if server {
+                std::fs::remove_file(&server_token).unwrap();
+            }
             let Some(output) = outcome.output else {
                 panic!("{name}: {:?}", outcome.error);
             };
@@ -142,11 +173,11 @@ fn main() {
         }
     }
     println!("`bash` running `true`, {RUNS} interleaved runs after a warm-up\n");
-    println!("{:<28} {:>10} {:>10}", "sandbox", "p50 ms", "p90 ms");
+    println!("{:<34} {:>10} {:>10}", "sandbox", "p50 ms", "p90 ms");
     for ((name, _), mut times) in executors.iter().zip(timings) {
         times.sort();
         println!(
-            "{name:<28} {:>10.2} {:>10.2}",
+            "{name:<34} {:>10.2} {:>10.2}",
             percentile(&times, 50),
             percentile(&times, 90)
         );

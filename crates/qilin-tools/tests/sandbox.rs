@@ -10,12 +10,15 @@ use common::{
 };
 use qilin_protocol::ErrorCode;
 use qilin_sandbox::{
-    Protection, Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings,
+    Protection, Sandbox, SandboxError, SandboxHelper, SandboxLimits, SandboxMode,
+    SandboxSettings,
 };
 use qilin_tools::JobTable;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
 
 /// A session confined by `settings`; `None` on a machine that cannot sandbox, after checking
 /// that the refusal names what is missing and both ways to opt out.
@@ -45,6 +48,7 @@ fn settings(mode: SandboxMode, network: bool, env: &[&str]) -> SandboxSettings {
         mode,
         network,
         env: env.iter().map(ToString::to_string).collect(),
+        ..SandboxSettings::default()
     }
 }
 
@@ -572,12 +576,271 @@ async fn the_sandbox_holds_inside_a_terminal() {
         output.contains("outside=1") && output.contains("inside=0"),
         "{output}"
     );
+    // The host's terminal, which the private /dev shows as its console.
     assert!(
-        output.contains("/dev/pts/"),
+        output.contains("/dev/console"),
         "the program has a terminal: {output}"
     );
     assert!(!target.exists(), "a terminal wrote outside the workspace");
     assert_eq!(h.read("inside.txt"), "kept\n");
+}
+
+/// The entries of a folder, sorted, as `ls` lists them.
+fn listing(output: &str, heading: &str) -> Vec<String> {
+    let section = output
+        .split("--- ")
+        .find_map(|part| part.strip_prefix(heading))
+        .unwrap_or_else(|| panic!("no `{heading}` in {output}"));
+    let mut names: Vec<String> = section.split_whitespace().map(String::from).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn the_command_gets_a_minimal_dev_of_its_own_and_never_the_hosts_terminals() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    // A terminal of the host's: what another program (or the user) types goes through it.
+    h.ok("terminal_start", json!({"command": "sleep 60"})).await;
+    let host_terminals: Vec<String> = std::fs::read_dir("/dev/pts")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    assert!(!host_terminals.is_empty(), "the host has a terminal open");
+    let command = format!(
+        "echo '--- dev'; ls /dev; echo '--- pts'; ls /dev/pts; echo '--- host'; \
+         for n in {}; do test -e /dev/pts/$n && echo \"reached $n\"; done; echo '--- own'; \
+         python3 -c 'import os, pty; primary, secondary = pty.openpty(); print(os.ttyname(secondary))'; \
+         echo x > /dev/null && head -c 4 /dev/urandom | wc -c",
+        host_terminals.join(" ")
+    );
+    let (output, code) = run(&h, &command).await;
+    assert_eq!(code, 0, "{output}");
+    assert_eq!(
+        listing(&output, "dev"),
+        [
+            "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout",
+            "tty", "urandom", "zero"
+        ],
+        "{output}"
+    );
+    assert_eq!(listing(&output, "pts"), ["ptmx"], "{output}");
+    assert!(!output.contains("reached"), "a host terminal: {output}");
+    assert!(
+        output.contains("--- own\n/dev/pts/0\n"),
+        "the command opens terminals of its own: {output}"
+    );
+    assert!(output.ends_with("4\n"), "{output}");
+}
+
+/// A Unix socket listening at `path`, and whether someone connected to it and sent `hi`.
+fn unix_listener(path: &Path) -> impl FnOnce() -> bool + use<> {
+    let listener = UnixListener::bind(path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    move || match listener.accept() {
+        Ok((mut stream, _)) => {
+            stream.set_nonblocking(false).unwrap();
+            let mut text = String::new();
+            stream.read_to_string(&mut text).unwrap();
+            text == "hi"
+        }
+        Err(_) => false,
+    }
+}
+
+/// A command that connects to the Unix socket at `path` and sends `hi`.
+fn connect_to(path: &Path) -> String {
+    format!(
+        "python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); \
+         s.sendall(b\"hi\"); print(\"connected\")' {}",
+        path.display()
+    )
+}
+
+#[tokio::test]
+async fn unix_sockets_outside_the_workspace_are_out_of_reach_unless_the_agent_names_them() {
+    let Some(h) = confined(SandboxSettings::default()) else {
+        return;
+    };
+    let outside = tempfile::tempdir().unwrap();
+    let service = outside.path().join("service.sock");
+    let reached_outside = unix_listener(&service);
+    let inside = h.path("inside.sock");
+    let reached_inside = unix_listener(&inside);
+    let (output, code) = run(&h, &connect_to(&service)).await;
+    assert_ne!(code, 0, "{output}");
+    assert!(output.contains("Connection refused"), "{output}");
+    assert!(
+        !reached_outside(),
+        "a socket outside the workspace was reached"
+    );
+    let (output, code) = run(&h, &connect_to(&inside)).await;
+    assert_eq!((output.as_str(), code), ("connected\n", 0));
+    assert!(
+        reached_inside(),
+        "a socket in the workspace stays reachable"
+    );
+
+    let Some(h) = confined(SandboxSettings {
+        unix_sockets: vec![service.display().to_string()],
+        ..SandboxSettings::default()
+    }) else {
+        return;
+    };
+    std::fs::remove_file(&service).unwrap();
+    let reached_named = unix_listener(&service);
+    let (output, code) = run(&h, &connect_to(&service)).await;
+    assert_eq!((output.as_str(), code), ("connected\n", 0));
+    assert!(reached_named(), "the socket the agent names is reached");
+}
+
+/// A command that starts up to 1,000 processes that wait, then says how many it started and
+/// why it stopped.
+const FORK_MANY: &str = "python3 -c '
+import os, time
+started = 0
+try:
+    while started < 1000:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        started += 1
+except OSError as error:
+    print(\"refused: errno\", error.errno)
+print(\"started\", started)
+'";
+
+/// How many processes `FORK_MANY` started.
+fn started(output: &str) -> usize {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix("started "))
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("{output}"))
+}
+
+fn limited(limits: SandboxLimits) -> SandboxSettings {
+    SandboxSettings {
+        limits,
+        ..SandboxSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn a_command_cannot_start_more_processes_than_its_limit_and_is_told_so() {
+    let limits = SandboxLimits {
+        processes: 64,
+        ..SandboxLimits::default()
+    };
+    let Some(h) = confined(limited(limits)) else {
+        return;
+    };
+    let (output, code) = run(&h, FORK_MANY).await;
+    assert_eq!(code, 0, "{output}");
+    // Exactly the limit for a user other than root; up to 300 more for root, whom the kernel
+    // exempts from RLIMIT_NPROC (the PID namespace's pid_max bounds root).
+    assert!(started(&output) < 64 + 300, "{output}");
+    assert!(output.contains("refused: errno 11"), "{output}");
+    assert!(
+        output.contains(
+            "qilin sandbox: the command reached its limit of 64 processes and threads \
+             (`sandbox.limits.processes` in the agent file)"
+        ),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn for_a_user_other_than_root_the_process_limit_is_exact() {
+    let limits = SandboxLimits {
+        processes: 64,
+        ..SandboxLimits::default()
+    };
+    let helper = if nix::unistd::geteuid().is_root() {
+        // The helper as `nobody`, as an ordinary user runs it.
+        SandboxHelper::new(
+            "setpriv",
+            [
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                env!("CARGO_BIN_EXE_qilin-sandbox-exec"),
+            ],
+        )
+    } else {
+        sandbox_helper()
+    };
+    let sandbox = match Sandbox::start(limited(limits), helper) {
+        Ok(sandbox) => sandbox,
+        Err(err) => {
+            assert!(confined(limited(limits)).is_none(), "{err}");
+            return;
+        }
+    };
+    let h = harness_with_sandbox(sandbox);
+    let open_to_all = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(h.workspace.path(), open_to_all).unwrap();
+    let (output, code) = run(&h, FORK_MANY).await;
+    assert_eq!(code, 0, "{output}");
+    // The helper's two stages and the command's own process count too.
+    let count = started(&output);
+    assert!((56..64).contains(&count), "{output}");
+    assert!(
+        output.contains("qilin sandbox: the command reached its limit of 64 processes"),
+        "{output}"
+    );
+}
+
+#[tokio::test]
+async fn memory_beyond_the_limit_is_refused_to_the_process_that_asks() {
+    let allocate = "python3 -c 'b = bytearray(512 << 20); print(\"allocated\", len(b) >> 20)'";
+    let limits = SandboxLimits {
+        memory_mb: 256,
+        ..SandboxLimits::default()
+    };
+    let Some(h) = confined(limited(limits)) else {
+        return;
+    };
+    let (output, code) = run(&h, allocate).await;
+    assert_ne!(code, 0, "{output}");
+    assert!(output.contains("MemoryError"), "{output}");
+    let Some(h) = confined(limited(SandboxLimits {
+        memory_mb: 1024,
+        ..limits
+    })) else {
+        return;
+    };
+    let (output, code) = run(&h, allocate).await;
+    assert_eq!((output.as_str(), code), ("allocated 512\n", 0));
+}
+
+#[tokio::test]
+async fn the_private_dev_shm_holds_its_limit_and_says_when_full() {
+    let limits = SandboxLimits {
+        shm_mb: 8,
+        ..SandboxLimits::default()
+    };
+    let Some(h) = confined(limited(limits)) else {
+        return;
+    };
+    let (output, code) = run(
+        &h,
+        "head -c 16M /dev/zero > /dev/shm/fill; echo status=$?; du -m /dev/shm/fill",
+    )
+    .await;
+    assert_eq!(code, 0, "{output}");
+    assert!(output.contains("No space left on device"), "{output}");
+    assert!(output.contains("status=1"), "{output}");
+    assert!(output.contains("8\t/dev/shm/fill"), "{output}");
+    assert!(
+        output.contains(
+            "qilin sandbox: the command's private /dev/shm is full: its 8 MiB \
+             (`sandbox.limits.shm_mb` in the agent file) are used"
+        ),
+        "{output}"
+    );
 }
 
 #[tokio::test]

@@ -653,20 +653,32 @@ fn answer(
 
 /// Ctrl-C interrupts the running turn; pressed again, or with no turn running, it ends the
 /// process once the session's events are stored. (At the conversation's prompt the line editor
-/// reads Ctrl-C itself.)
+/// reads Ctrl-C itself.) SIGTERM and SIGHUP (the terminal closed) interrupt the turn and end
+/// the process the same way. Every way out removes the sandboxes' temp folders.
 fn listen_for_interrupts(current: Arc<std::sync::Mutex<SessionHandle>>) {
+    let session = Arc::clone(&current);
     tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
             let Ok(handle) = current.lock().map(|h| h.clone()) else {
                 restore_terminal();
-                std::process::exit(130);
+                crate::ending::exit(130);
             };
             if !handle.interrupt() {
                 restore_terminal();
                 eprintln!("\nquitting: no turn is running");
                 let _ = tokio::time::timeout(Duration::from_secs(3), handle.flush()).await;
-                std::process::exit(130);
+                crate::ending::exit(130);
             }
         }
+    });
+    tokio::spawn(async move {
+        let status = crate::ending::terminated().await;
+        restore_terminal();
+        let handle = session.lock().map(|h| h.clone()).ok();
+        if let Some(handle) = handle {
+            handle.interrupt();
+            let _ = tokio::time::timeout(Duration::from_secs(3), handle.flush()).await;
+        }
+        crate::ending::exit(status);
     });
 }

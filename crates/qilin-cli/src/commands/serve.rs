@@ -267,7 +267,9 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         let state = state.clone();
         let sessions = sessions.clone();
         async move {
-            let _ = tokio::signal::ctrl_c().await;
+            // Ctrl-C, SIGTERM (a service manager, `kill`) or SIGHUP: a stop that ends every
+            // session, so their sandboxes' temp folders go with them.
+            crate::ending::stop_requested().await;
             let _ = writeln!(
                 std::io::stderr(),
                 "Stopping: interrupting running turns and storing their events…"
@@ -295,16 +297,12 @@ fn owner_name() -> Result<String> {
     Ok(format!("{host}:{}:{}", std::process::id(), &random[..8]))
 }
 
-/// The folder of the token files: `$XDG_RUNTIME_DIR/qilin`, else `~/.qilin/run` — outside
-/// every workspace, so no agent's file tools read it.
+/// The folder of the token files: Qilin's private runtime folder (`$XDG_RUNTIME_DIR/qilin`,
+/// else `~/.qilin/run`), which every sandboxed command sees empty, and whose servers' ports it
+/// cannot connect to.
 fn token_folder() -> Result<PathBuf> {
-    if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
-        return Ok(PathBuf::from(runtime).join("qilin"));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|home| !home.is_empty())
-        .context("neither XDG_RUNTIME_DIR nor HOME is set: nowhere to write the token file")?;
-    Ok(PathBuf::from(home).join(".qilin").join("run"))
+    qilin_sandbox::private_runtime_dir()
+        .context("neither XDG_RUNTIME_DIR nor HOME is set: nowhere to write the token file")
 }
 
 /// Writes the URL, port and token to `serve-PORT.json`, readable by the user alone.
@@ -316,7 +314,7 @@ fn write_token_file(host: &str, port: u16, token: &str) -> Result<PathBuf> {
         .mode(0o700)
         .create(&folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
-    let path = folder.join(format!("serve-{port}.json"));
+    let path = folder.join(qilin_sandbox::token_file_name(port));
     let _ = std::fs::remove_file(&path);
     let contents = serde_json::json!({
         "url": format!("http://{host}/"),

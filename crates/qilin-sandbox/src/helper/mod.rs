@@ -5,15 +5,17 @@
 //!
 //! 1. **run** (a child of Qilin): starts a new session (no controlling terminal), enters new
 //!    user, mount and PID namespaces (and a network namespace with only a loopback interface
-//!    unless the network is allowed), mounts the protected set ([`crate::Protection`])
-//!    read-only and each folder above it onto itself (so it cannot be renamed),
-//!    mounts a private `/dev/shm`, then starts stage 2 and waits for it. It ends everything
-//!    when its stdin (the host's lifeline pipe) closes.
+//!    unless the network is allowed), mounts a private, minimal `/dev` (module `dev`), hides
+//!    the host's runtime folders and Unix sockets (module `masks`), mounts the protected set
+//!    ([`crate::Protection`]) read-only and each folder above it onto itself (so it cannot be
+//!    renamed), then starts stage 2 and waits for it. It ends everything when its stdin (the
+//!    host's lifeline pipe) closes.
 //! 2. **init** (process 1 of the new PID namespace): dies with stage 1, mounts a `/proc` of
-//!    its own, confines itself with Landlock (writes only in the writable folders, no signals
-//!    or abstract sockets out of the sandbox) and runs the command, reaping orphans until the
-//!    command exits. When process 1 exits, the kernel kills every process left in the
-//!    namespace: a `setsid` child or a double-forked daemon cannot outlive the command.
+//!    its own, sets the limits on processes and memory (module `limits`), confines itself with
+//!    Landlock (writes only in the writable folders, no signals or abstract sockets out of the
+//!    sandbox, no connection to Qilin's own servers) and runs the command, reaping orphans
+//!    until the command exits. When process 1 exits, the kernel kills every process left in
+//!    the namespace: a `setsid` child or a double-forked daemon cannot outlive the command.
 //!
 //! A command's streams are wired one of three ways: stdin closed (a `bash -c` call); stdin fed
 //! by the host through stage 1, which relays what arrives on the lifeline (`--input`, for a
@@ -21,16 +23,19 @@
 //! the command's controlling terminal after leaving stage 1's session (`--terminal`). Without
 //! confinement, the **attach** stage does that last part alone.
 
+mod dev;
 mod init;
+mod limits;
 mod loopback;
+mod masks;
 mod namespaces;
 mod outer;
 mod protect;
 mod rules;
 
-use crate::SandboxMode;
 use crate::probe::{LandlockSupport, Support};
 use crate::request::{Confinement, Invocation, UsageError};
+use crate::{SandboxLimits, SandboxMode};
 use std::ffi::OsString;
 use std::io;
 use std::path::Path;
@@ -166,6 +171,7 @@ pub fn helper_main(reexec_args: &[&str]) -> ExitCode {
 
 /// Tries each step of the set-up in this (throw-away) process and reports what worked.
 fn probe(temp_dir: &Path) -> Support {
+    let limits = SandboxLimits::default();
     let namespaces = namespaces::enter(false)
         .and_then(|()| namespaces::bind_read_only(temp_dir))
         .and_then(|()| loopback::bring_up());
@@ -174,9 +180,17 @@ fn probe(temp_dir: &Path) -> Support {
         network: false,
         workspace: temp_dir.to_path_buf(),
         temp_dir: temp_dir.to_path_buf(),
-        private_shm: false,
         protection: crate::Protection::new(),
+        limits,
+        masks: Vec::new(),
+        unix_sockets: Vec::new(),
+        refused_ports: Vec::new(),
     };
+    let mounts = namespaces.as_ref().ok().map(|()| {
+        let reachable = masks::Reachable::of(&confinement);
+        dev::mount_private(limits.shm_mb, false, &reachable)
+            .and_then(|()| masks::mask_folder(temp_dir, &Vec::new()))
+    });
     let landlock =
         rules::confine(&confinement, &[]).unwrap_or_else(|err| LandlockSupport::Failed {
             error: err.to_string(),
@@ -184,5 +198,6 @@ fn probe(temp_dir: &Path) -> Support {
     Support {
         landlock,
         namespaces_error: namespaces.err().map(|err| err.to_string()),
+        mounts_error: mounts.and_then(Result::err).map(|err| err.to_string()),
     }
 }

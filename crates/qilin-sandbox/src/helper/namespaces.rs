@@ -85,21 +85,6 @@ fn kept_flags(path: &Path) -> MsFlags {
     flags
 }
 
-/// Mounts a fresh tmpfs on `/dev/shm`, so programs that need shared memory (semaphores of
-/// Python's multiprocessing) have a writable one that no process outside sees. False when
-/// there is no `/dev/shm` or the mount failed; it then stays read-only.
-pub(crate) fn mount_private_shm() -> bool {
-    Path::new("/dev/shm").is_dir()
-        && mount(
-            Some("tmpfs"),
-            "/dev/shm",
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some("mode=1777"),
-        )
-        .is_ok()
-}
-
 /// Mounts a `/proc` showing only the new PID namespace's processes (called by its process
 /// 1). False when the kernel refuses (some containers mask parts of their `/proc`); the host's
 /// stays, and Landlock still keeps the command from reading other processes' memory and

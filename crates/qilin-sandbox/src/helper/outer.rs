@@ -1,7 +1,7 @@
 //! Stage 1, `run`: the namespaces and mounts, then stage 2 as process 1 of the new PID
 //! namespace, waited for while the host's lifeline holds.
 
-use super::{HelperError, namespaces, protect};
+use super::{HelperError, dev, masks, namespaces, protect};
 use crate::SandboxMode;
 use crate::protected::Scan;
 use crate::request::{RunRequest, Streams};
@@ -24,12 +24,12 @@ const ENDING_SIGNALS: [Signal; 4] = [
     Signal::SIGQUIT,
 ];
 
-pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitCode, HelperError> {
+pub(crate) fn run(reexec_args: &[&str], request: RunRequest) -> Result<ExitCode, HelperError> {
     // A new session: no controlling terminal to read keys from or write escapes to, and a
     // process group the host can signal as a whole. It fails only for a group leader, which
     // already is such a group.
     let _ = nix::unistd::setsid();
-    let confinement = &mut request.confinement;
+    let confinement = &request.confinement;
     let scan = match confinement.mode {
         SandboxMode::WorkspaceWrite => {
             let workspace = confinement
@@ -40,9 +40,18 @@ pub(crate) fn run(reexec_args: &[&str], mut request: RunRequest) -> Result<ExitC
         }
         _ => Scan::default(),
     };
+    // The sockets bound in the host's network namespace, listed before leaving it.
+    let sockets = masks::bound_sockets();
     namespaces::enter(confinement.network)?;
+    let reachable = masks::Reachable::of(confinement);
+    dev::mount_private(
+        confinement.limits.shm_mb,
+        request.streams == Streams::Terminal,
+        &reachable,
+    )?;
+    masks::hide(confinement, &reachable, &sockets)?;
+    // The protected set last, so it holds over whatever the masks bound back.
     protect::apply(&scan)?;
-    confinement.private_shm = namespaces::mount_private_shm();
     if !confinement.network {
         super::loopback::bring_up()?;
     }
