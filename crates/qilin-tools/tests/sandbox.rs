@@ -10,8 +10,7 @@ use common::{
 };
 use qilin_protocol::ErrorCode;
 use qilin_sandbox::{
-    Protection, Sandbox, SandboxError, SandboxHelper, SandboxLimits, SandboxMode,
-    SandboxSettings,
+    Protection, Sandbox, SandboxError, SandboxHelper, SandboxLimits, SandboxMode, SandboxSettings,
 };
 use qilin_tools::JobTable;
 use serde_json::json;
