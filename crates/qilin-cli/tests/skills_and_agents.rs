@@ -79,10 +79,24 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.starts_with("changelog       Keep CHANGELOG.md in order.\npersonal-style  The user's own writing style.\nrelease-notes   Write release notes from merged changes.\ntable-query     Aggregate any CSV file "),
+        text.starts_with("changelog           Keep CHANGELOG.md in order.\npersonal-style      The user's own writing style.\nread-image          Inspect PNG, JPEG, GIF and WebP files "),
         "{text}"
     );
-    assert_eq!(text.lines().count(), 4, "{text}");
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert_eq!(
+        names,
+        [
+            "changelog",
+            "personal-style",
+            "read-image",
+            "release-notes",
+            "shell-jobs",
+            "str-replace-editor",
+            "table-query",
+            "terminals"
+        ],
+        "{text}"
+    );
     let json = qilin(
         home.path(),
         &[
@@ -94,8 +108,14 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
         ],
     );
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let release_notes = value["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|skill| skill["name"] == "release-notes")
+        .unwrap();
     assert_eq!(
-        value["skills"][2]["files"],
+        release_notes["files"],
         serde_json::json!(["reference/style.md"])
     );
     assert_eq!(value["diagnostics"], serde_json::json!([]));
@@ -302,7 +322,7 @@ fn a_workspace_skill_named_table_query_overrides_the_builtin_one() {
     let list = qilin(home.path(), &["skills", "list", "--workspace", workspace]);
     assert!(list.status.success(), "{}", stderr(&list));
     assert!(
-        stdout(&list).contains("table-query     Our own guide to table_query.\n"),
+        stdout(&list).contains("\ntable-query         Our own guide to table_query.\n"),
         "{}",
         stdout(&list)
     );
@@ -385,7 +405,7 @@ fn builtin_skills_are_served_from_memory_and_nothing_in_the_temp_folder_is_used(
     let list = qilin_with_temp(home.path(), temp.path(), &["skills", "list"]);
     assert!(list.status.success(), "{}", stderr(&list));
     assert!(
-        stdout(&list).starts_with("table-query "),
+        stdout(&list).starts_with("read-image ") && stdout(&list).contains("\ntable-query "),
         "{}",
         stdout(&list)
     );
