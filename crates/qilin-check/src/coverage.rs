@@ -16,8 +16,7 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 static CALL_MENTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"sdk\.tool\.call(?:_async)?\(\s*(?:name\s*=\s*)?["']([A-Za-z0-9_.-]+)["']"#)
-        .expect("the mention pattern is a valid regex")
+    crate::own_regex(r#"sdk\.tool\.call(?:_async)?\(\s*(?:name\s*=\s*)?["']([A-Za-z0-9_.-]+)["']"#)
 });
 
 /// The top-level parameter names of a tool, in schema order.

@@ -35,3 +35,13 @@ pub use rule::Rule;
 pub use statements::Aspect;
 pub use target::{AGENT_EXTENSION, Scope, Target, TargetError, agent_files};
 pub use tool_prompt::deferral;
+
+/// A regular expression the linter writes itself (a constant, or built from constant word
+/// lists): every one is compiled by the tests, so a typo fails them rather than a user's run.
+#[expect(
+    clippy::expect_used,
+    reason = "the patterns are the linter's own constants, never input"
+)]
+fn own_regex(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("the linter's own patterns are valid regular expressions")
+}

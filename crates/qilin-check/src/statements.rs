@@ -147,12 +147,11 @@ impl Aspect {
                         .collect();
                     let chinese: Vec<String> =
                         chinese.iter().map(|word| regex::escape(word)).collect();
-                    Regex::new(&format!(
+                    crate::own_regex(&format!(
                         r"(?i)\b(?:{})\b|{}",
                         english.join("|"),
                         chinese.join("|")
                     ))
-                    .expect("the aspect patterns are valid regexes")
                 })
                 .collect()
         });
@@ -195,24 +194,18 @@ enum Line<'a> {
 }
 
 static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::own_regex(
         r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?([^:：`*_.!?。！？]{1,60}?)(?:\*\*|__)?\s*[:：]",
     )
-    .expect("the label pattern is a valid regex")
 });
 
 /// A paragraph that opens with the verb: "Returns a dict …", "It returns …", "返回一个字典".
-static RETURNS_SENTENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[-*+]\s+)?(?:(?i:it\s+)?(?i:returns)\b|返回)")
-        .expect("the returns pattern is a valid regex")
-});
+static RETURNS_SENTENCE: LazyLock<Regex> =
+    LazyLock::new(|| crate::own_regex(r"^(?:[-*+]\s+)?(?:(?i:it\s+)?(?i:returns)\b|返回)"));
 
-static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[-*+]|\d+[.)])\s").expect("the list item pattern is a valid regex")
-});
+static LIST_ITEM: LazyLock<Regex> = LazyLock::new(|| crate::own_regex(r"^(?:[-*+]|\d+[.)])\s"));
 
-static IDENTIFIER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z0-9_]+").expect("the identifier pattern is valid"));
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| crate::own_regex(r"[A-Za-z0-9_]+"));
 
 fn heading(line: &str) -> Option<(usize, String)> {
     let indent = line.len() - line.trim_start_matches(' ').len();

@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 /// without spaces (`详见SKILL.md`), with or without the file's name (`详见技能说明`). Chinese
 /// has no word boundaries, so its phrases are matched as they are written.
 static DEFERRAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    crate::own_regex(
         r"(?ix)
         skill\.md
         | \b(?:see|read|consult|check|follow|open|load)\s+(?:the|its|this|that)\s+(?:`?[\w-]+`?\s+)?skills?\b
@@ -31,7 +31,6 @@ static DEFERRAL: LazyLock<Regex> = LazyLock::new(|| {
         | 由\s*(?:[\w-]+\s*)?(?:skill|技能)\s*调用
         | (?:不需要|无需|不用|不必|无须)\s*(?:额外)?\s*(?:说明|解释|描述|介绍)",
     )
-    .expect("the deferral pattern is a valid regex")
 });
 
 /// The phrase of `text` (a prompt hint or a description) that defers to a skill, if any.

@@ -260,10 +260,10 @@ impl Requests {
                 });
             }
         };
-        let open = state
-            .open
-            .remove(request_id)
-            .expect("the request was found open above");
+        // Found open above, under the same lock.
+        let Some(open) = state.open.remove(request_id) else {
+            return Err(ResolveError::Unknown(request_id.to_string()));
+        };
         let granted = match &resolution {
             RequestResolution::ApprovedForSession { grant } => Some(grant.clone()),
             _ => None,

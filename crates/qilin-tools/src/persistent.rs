@@ -269,10 +269,10 @@ impl PersistentShell {
             }
         }
         let new_shell = live.is_none();
-        if new_shell {
-            *live = Some(self.start(cx.sandbox, cx.workspace)?);
-        }
-        let shell = live.as_mut().expect("a shell was just started");
+        let shell = match live.take() {
+            Some(shell) => live.insert(shell),
+            None => live.insert(self.start(cx.sandbox, cx.workspace)?),
+        };
         let _reading = shell.output.reading();
         {
             let mut summary = crate::jobs::lock(&self.summary);
