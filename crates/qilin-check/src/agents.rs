@@ -11,11 +11,19 @@ use std::path::Path;
 /// Which rule an [`Agent::load`] error breaks, from its kind.
 fn rule_of_error(kind: DiagnosticKind) -> Rule {
     match kind {
-        DiagnosticKind::CodeModeOnlyTool => Rule::CodeModeOnlyMounted,
         DiagnosticKind::UnknownTool => Rule::AgentUnknownTool,
         DiagnosticKind::UnknownSkill => Rule::AgentUnknownSkill,
         DiagnosticKind::UnreadablePreloadFile => Rule::AgentPreloadMissing,
         _ => Rule::AgentInvalid,
+    }
+}
+
+/// Which rule an [`Agent::load`] warning breaks, from its kind: a code-mode-only tool under
+/// `tools:` loads (it is left out of the tools list) but fails the check.
+fn rule_of_warning(kind: DiagnosticKind) -> Rule {
+    match kind {
+        DiagnosticKind::CodeModeOnlyTool => Rule::CodeModeOnlyMounted,
+        _ => Rule::AgentWarning,
     }
 }
 
@@ -46,7 +54,7 @@ pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: 
             findings.extend(error.diagnostics.iter().map(
                 |diagnostic| match diagnostic.is_error() {
                     true => finding(rule_of_error(diagnostic.kind), diagnostic),
-                    false => finding(Rule::AgentWarning, diagnostic),
+                    false => finding(rule_of_warning(diagnostic.kind), diagnostic),
                 },
             ))
         }
@@ -55,7 +63,7 @@ pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: 
                 loaded
                     .warnings
                     .iter()
-                    .map(|diagnostic| finding(Rule::AgentWarning, diagnostic)),
+                    .map(|diagnostic| finding(rule_of_warning(diagnostic.kind), diagnostic)),
             );
             if let Some(finding) = no_readable_skill(&loaded.value, skills) {
                 findings.push(finding);

@@ -348,6 +348,7 @@ impl Agent {
         let (instructions, instructions_path) = read_instructions(&raw, &source, &mut errors);
         let tools = check_tools(
             &raw.tools,
+            raw.code_mode,
             &source,
             skills,
             registry,
@@ -544,8 +545,11 @@ pub fn agent_named_files(path: &Path) -> Vec<PathBuf> {
     named
 }
 
+/// The tools `tools:` mounts directly, in order, once each. A code-mode-only tool listed there
+/// is left out with a warning (it stays reachable from `run_code`), so the agent still loads.
 fn check_tools(
     names: &[String],
+    code_mode: bool,
     source: &Source,
     skills: &SkillSet,
     registry: &ToolRegistry,
@@ -560,24 +564,8 @@ fn check_tools(
             continue;
         };
         if tool.code_mode_only() {
-            let taught_by: Vec<&str> = skills
-                .iter()
-                .filter(|skill| skill.body.contains(&format!("\"{name}\"")))
-                .map(|skill| skill.name.as_str())
-                .collect();
-            let skill_hint = match taught_by.as_slice() {
-                [] => "as its skill teaches".to_string(),
-                found => format!("as skill `{}` teaches", found.join("` / `")),
-            };
-            errors.push(Diagnostic::error(
-                DiagnosticKind::CodeModeOnlyTool,
-                source.path,
-                line,
-                format!(
-                    "`{name}` is code-mode-only and cannot be mounted under `tools`: it is reached \
-                     through `run_code` (set `code_mode: true`), from Python with \
-                     sdk.tool.call(\"{name}\", {{...}}), {skill_hint}; remove it from `tools`"
-                ),
+            warnings.push(code_mode_only_mounted(
+                name, source, line, skills, code_mode,
             ));
             continue;
         }
@@ -593,6 +581,46 @@ fn check_tools(
         mounted.push(name.clone());
     }
     mounted
+}
+
+/// The warning for code-mode-only tool `name` listed under `tools:` at `line`: it is left out
+/// of the tools list, and how the model reaches it instead (or that it cannot, with code mode
+/// off). Its last clause, after `; `, is the fix.
+fn code_mode_only_mounted(
+    name: &str,
+    source: &Source,
+    line: Option<usize>,
+    skills: &SkillSet,
+    code_mode: bool,
+) -> Diagnostic {
+    let taught_by: Vec<&str> = skills
+        .iter()
+        .filter(|skill| skill.body.contains(&format!("\"{name}\"")))
+        .map(|skill| skill.name.as_str())
+        .collect();
+    let skill_hint = match taught_by.as_slice() {
+        [] => "as its skill teaches".to_string(),
+        found => format!("as skill `{}` teaches", found.join("` / `")),
+    };
+    let reach = match code_mode {
+        true => format!(
+            "the model reaches it from Python inside `run_code` with sdk.tool.call(\"{name}\", \
+             {{...}}), {skill_hint}"
+        ),
+        false => format!(
+            "and with `code_mode` off no model can reach it: set `code_mode: true` to call it \
+             from Python inside `run_code` with sdk.tool.call(\"{name}\", {{...}}), {skill_hint}"
+        ),
+    };
+    Diagnostic::warning(
+        DiagnosticKind::CodeModeOnlyTool,
+        source.path,
+        line,
+        format!(
+            "`{name}` is code-mode-only, so it is left out of the tools list: {reach}; remove it \
+             from `tools`"
+        ),
+    )
 }
 
 /// The error for `key` naming a tool that does not exist, with close names.

@@ -66,8 +66,8 @@ pub enum DiagnosticKind {
     InvalidAgent,
     /// An agent's `tools` names a tool that does not exist.
     UnknownTool,
-    /// An agent's `tools` names a code-mode-only tool, which is reached through `run_code`
-    /// and cannot be mounted.
+    /// An agent's `tools` names a code-mode-only tool, which is left out of the tools list and
+    /// reached through `run_code` only (warning; `qilin check` fails on it).
     CodeModeOnlyTool,
     /// An agent's `tools` names a tool twice; it is mounted once (warning).
     DuplicateTool,

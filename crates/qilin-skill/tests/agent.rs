@@ -105,13 +105,34 @@ fn an_unknown_tool_is_an_error_on_its_line_with_the_closest_names() {
 }
 
 #[test]
-fn a_code_mode_only_tool_under_tools_is_an_error_that_says_how_to_reach_it() {
+fn a_code_mode_only_tool_under_tools_is_left_out_with_a_warning_that_says_how_to_reach_it() {
     let ws = workspace();
-    let error = ws.error("name: a\ninstructions: hi\ntools: [read, table_query]\n");
-    assert_eq!(error.line, Some(3));
-    assert!(error.message.contains("code-mode-only"), "{error}");
-    assert!(error.message.contains("run_code"), "{error}");
-    assert!(error.message.contains("skill `sales-data`"), "{error}");
+    let loaded = ws
+        .load("name: a\ninstructions: hi\ntools: [read, table_query]\ncode_mode: true\n")
+        .unwrap();
+    assert_eq!(loaded.value.tools, ["read"]);
+    let [warning] = loaded.warnings.as_slice() else {
+        panic!("expected one warning: {:#?}", loaded.warnings);
+    };
+    assert_eq!(warning.kind, DiagnosticKind::CodeModeOnlyTool);
+    assert!(!warning.is_error());
+    assert_eq!(warning.line, Some(3));
+    assert!(
+        warning.message.contains("left out of the tools list"),
+        "{warning}"
+    );
+    assert!(warning.message.contains("run_code"), "{warning}");
+    assert!(warning.message.contains("skill `sales-data`"), "{warning}");
+    // With code mode off the tool cannot be reached at all, and the warning says so.
+    let loaded = ws
+        .load("name: a\ninstructions: hi\ntools: [table_query]\n")
+        .unwrap();
+    assert!(loaded.value.tools.is_empty());
+    assert!(
+        loaded.warnings[0].message.contains("set `code_mode: true`"),
+        "{}",
+        loaded.warnings[0]
+    );
 }
 
 #[test]
@@ -242,10 +263,6 @@ fn each_agent_mistake_carries_a_kind_that_tells_it_apart_without_reading_the_mes
             DiagnosticKind::UnknownTool,
         ),
         (
-            "name: a\ninstructions: hi\ntools: [table_query]\n",
-            DiagnosticKind::CodeModeOnlyTool,
-        ),
-        (
             "name: a\ninstructions: hi\nskills:\n  available: [sales-dta]\n",
             DiagnosticKind::UnknownSkill,
         ),
@@ -271,7 +288,7 @@ fn each_agent_mistake_carries_a_kind_that_tells_it_apart_without_reading_the_mes
         assert_eq!(ws.error(text).kind, kind, "for {text:?}");
     }
     let loaded = ws
-        .load("name: a\ninstructions: hi\ntemperature: 0.2\ntools: [read, read]\nlimits:\n  code:\n    wall_time_ms: 5\n")
+        .load("name: a\ninstructions: hi\ntemperature: 0.2\ntools: [read, read, table_query]\nlimits:\n  code:\n    wall_time_ms: 5\n")
         .unwrap();
     let kinds: Vec<DiagnosticKind> = loaded.warnings.iter().map(|w| w.kind).collect();
     assert_eq!(
@@ -279,6 +296,7 @@ fn each_agent_mistake_carries_a_kind_that_tells_it_apart_without_reading_the_mes
         [
             DiagnosticKind::UnknownKey,
             DiagnosticKind::DuplicateTool,
+            DiagnosticKind::CodeModeOnlyTool,
             DiagnosticKind::CodeLimitsWithoutCodeMode,
         ],
         "{:#?}",
