@@ -62,6 +62,13 @@ pub enum RuntimeError {
     /// The tools of the session's MCP servers could not be registered (two with one name).
     #[error("{0}")]
     Mcp(#[from] qilin_mcp::McpError),
+    /// A tool the application gave could not be registered: its name is taken (by a built-in
+    /// or another of its tools) or refused by providers, or its schema does not compile.
+    #[error("{0}")]
+    Tools(#[from] qilin_tool::RegistryError),
+    /// What was given to the linter is not a workspace, a skill folder or an agent file.
+    #[error("{0}")]
+    CheckTarget(#[from] qilin_check::TargetError),
     /// A file operation failed.
     #[error("{what} failed: {source}")]
     Io {

@@ -21,10 +21,16 @@
 //! is itself folded from the log. [`Runtime::recover`] first closes what a killed process left
 //! open (calls, requests, the step and the turn, as interrupted).
 //!
+//! An application adds tools of its own with [`Runtime::builder`] (every session) or
+//! [`SessionBuilder::tool`] (one session): an agent file mounts them by name like the
+//! built-ins, `run_code` reaches them, and their calls pass the same execution layer. [`check`]
+//! lints a workspace with them, as `qilin check` lints Qilin's.
+//!
 //! [`EventStore`]: qilin_store::EventStore
 
 mod assembly;
 mod builtin;
+mod check;
 mod context;
 mod error;
 mod recovery;
@@ -36,10 +42,11 @@ pub use assembly::{
     full_registry, workspace_of,
 };
 pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
+pub use check::check;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
 pub use recovery::{Closing, Dangling};
-pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};
+pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};
 pub use session::{
     AgentSource, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder,
     SessionHandle, SessionSnapshot, TurnHandle,

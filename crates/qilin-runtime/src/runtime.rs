@@ -8,8 +8,8 @@ use qilin_mcp::TrustFile;
 use qilin_protocol::{Event, EventBody};
 use qilin_sandbox::SandboxHelper;
 use qilin_store::{EventStore, StoreError};
-use qilin_tool::now;
-use std::path::PathBuf;
+use qilin_tool::{DynamicTool, RegistryError, Tool, ToolRegistry, now};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Where the code of `run_code` runs.
@@ -40,43 +40,130 @@ impl CodeSandbox {
 /// The arguments that make the `qilin` binary the bash sandbox's helper (`qilin sandbox-exec`).
 pub const SANDBOX_HELPER_ARGS: &[&str] = &["sandbox-exec"];
 
-/// The sessions of one process: their store, their code-mode workers and the helper that
-/// confines their `bash` commands. Cheap to clone.
+impl RuntimeInner {
+    fn new(store: Arc<dyn EventStore>, code: CodeSandbox) -> Self {
+        RuntimeInner {
+            store,
+            code,
+            sandbox_helper: SandboxHelper::new("qilin", SANDBOX_HELPER_ARGS.iter().copied()),
+            trust: None,
+            tools: ToolRegistry::new(),
+        }
+    }
+}
+
+/// The sessions of one process: their store, their code-mode workers, the helper that
+/// confines their `bash` commands and the application's own tools. Cheap to clone.
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<RuntimeInner>,
 }
 
+#[derive(Clone)]
 struct RuntimeInner {
     store: Arc<dyn EventStore>,
     code: CodeSandbox,
     sandbox_helper: SandboxHelper,
     trust: Option<TrustFile>,
+    tools: ToolRegistry,
+}
+
+/// Puts a [`Runtime`] together: its store and code sandbox, and the application's tools every
+/// session of it offers beside the built-ins ([`Runtime::builder`]).
+#[must_use = "a runtime builder does nothing until `build` is called"]
+pub struct RuntimeBuilder {
+    inner: RuntimeInner,
+    /// The first tool that could not be registered; `build` reports it.
+    refused: Option<RegistryError>,
+}
+
+impl RuntimeBuilder {
+    /// Adds the application's tool `tool`: every session of the runtime has it, as it has the
+    /// built-ins, so an agent file mounts it by name under `tools:` (a dual-active tool) and
+    /// `run_code` reaches it; its calls pass the same execution layer and record the same
+    /// events. A name already taken (a built-in's included, found when a session is built)
+    /// or an invalid schema is reported by [`RuntimeBuilder::build`].
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        if self.refused.is_none()
+            && let Err(err) = self.inner.tools.register(tool)
+        {
+            self.refused = Some(err);
+        }
+        self
+    }
+
+    /// Adds every tool of `registry` (see [`RuntimeBuilder::tool`]).
+    pub fn tools(mut self, registry: &ToolRegistry) -> Self {
+        if self.refused.is_none()
+            && let Err(err) = self.inner.tools.extend(registry)
+        {
+            self.refused = Some(err);
+        }
+        self
+    }
+
+    /// Adds a tool defined at run time — a name, a description, a JSON Schema and an async
+    /// handler, as [`DynamicTool::from_fn`] makes it — checked and run like any other: its
+    /// schema is compiled here and every call's arguments are validated against it.
+    pub fn dynamic_tool(mut self, tool: DynamicTool) -> Self {
+        if self.refused.is_none()
+            && let Err(err) = self.inner.tools.register_dynamic(tool)
+        {
+            self.refused = Some(err);
+        }
+        self
+    }
+
+    /// Confines bash commands through `helper` (the host's own binary) instead of
+    /// `qilin sandbox-exec` of the `qilin` found on `PATH`.
+    pub fn sandbox_helper(mut self, helper: SandboxHelper) -> Self {
+        self.inner.sandbox_helper = helper;
+        self
+    }
+
+    /// Starts the MCP servers of the workspaces `trust` says the user trusted (see
+    /// [`Runtime::with_trust_file`]).
+    pub fn trust_file(mut self, trust: TrustFile) -> Self {
+        self.inner.trust = Some(trust);
+        self
+    }
+
+    /// The runtime; an error when one of the tools given could not be registered (two with
+    /// one name, a name providers refuse, a schema that does not compile).
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        match self.refused {
+            Some(err) => Err(RuntimeError::Tools(err)),
+            None => Ok(Runtime {
+                inner: Arc::new(self.inner),
+            }),
+        }
+    }
 }
 
 impl Runtime {
     /// A runtime keeping sessions in `store` and running code in `code`; bash commands are
     /// confined through `qilin sandbox-exec` of the `qilin` found on `PATH` unless
-    /// [`Runtime::with_sandbox_helper`] names another.
+    /// [`Runtime::with_sandbox_helper`] names another. Its sessions have the built-in tools;
+    /// [`Runtime::builder`] adds the application's own.
     pub fn new(store: Arc<dyn EventStore>, code: CodeSandbox) -> Self {
         Runtime {
-            inner: Arc::new(RuntimeInner {
-                store,
-                code,
-                sandbox_helper: SandboxHelper::new("qilin", SANDBOX_HELPER_ARGS.iter().copied()),
-                trust: None,
-            }),
+            inner: Arc::new(RuntimeInner::new(store, code)),
+        }
+    }
+
+    /// A builder of a runtime keeping sessions in `store` and running code in `code`, to which
+    /// the application adds its tools: `Runtime::builder(store, code).tool(MyTool).build()?`.
+    pub fn builder(store: Arc<dyn EventStore>, code: CodeSandbox) -> RuntimeBuilder {
+        RuntimeBuilder {
+            inner: RuntimeInner::new(store, code),
+            refused: None,
         }
     }
 
     /// The same runtime confining bash commands through `helper` (the host's own binary).
     pub fn with_sandbox_helper(self, helper: SandboxHelper) -> Self {
-        let inner = RuntimeInner {
-            store: Arc::clone(&self.inner.store),
-            code: self.inner.code.clone(),
-            sandbox_helper: helper,
-            trust: self.inner.trust.clone(),
-        };
+        let mut inner = RuntimeInner::clone(&self.inner);
+        inner.sandbox_helper = helper;
         Runtime {
             inner: Arc::new(inner),
         }
@@ -86,15 +173,24 @@ impl Runtime {
     /// trusted. Without one, a session whose agent uses servers of a workspace's
     /// `.qilin/mcp.yaml` is refused ([`qilin_mcp::McpError::Untrusted`]).
     pub fn with_trust_file(self, trust: TrustFile) -> Self {
-        let inner = RuntimeInner {
-            store: Arc::clone(&self.inner.store),
-            code: self.inner.code.clone(),
-            sandbox_helper: self.inner.sandbox_helper.clone(),
-            trust: Some(trust),
-        };
+        let mut inner = RuntimeInner::clone(&self.inner);
+        inner.trust = Some(trust);
         Runtime {
             inner: Arc::new(inner),
         }
+    }
+
+    /// The application's tools, which every session has beside the built-ins (empty unless
+    /// given to [`Runtime::builder`]).
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
+    }
+
+    /// Lints `path` — a workspace (its skills, agent files and every tool), a skill folder or
+    /// an agent file — as `qilin check` does, with the application's tools beside the
+    /// built-ins: [`crate::check`] over [`Runtime::tools`].
+    pub fn check(&self, path: &Path) -> Result<qilin_check::Report, RuntimeError> {
+        crate::check(self.tools(), path)
     }
 
     /// The user's answers about trusting workspaces' MCP servers, when the host keeps them.

@@ -25,8 +25,8 @@ use qilin_skill::{
 };
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
-    ExecConfig, Executor, Mounts, RequestReply, Requests, ResolveError, Reviewer, Services,
-    Session, ToolRegistry,
+    DynamicTool, ExecConfig, Executor, Mounts, RegistryError, RequestReply, Requests, ResolveError,
+    Reviewer, Services, Session, Tool, ToolRegistry,
 };
 use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
@@ -75,6 +75,18 @@ pub enum ModelChoice {
     },
 }
 
+impl ModelChoice {
+    /// A model that plays `script` ([`qilin_model::ScriptedProvider`]): offline, no key — for
+    /// tests, demos and an application's examples. The session records it as `scripted`.
+    pub fn scripted(script: qilin_model::Script) -> Self {
+        ModelChoice::Provider {
+            provider: Arc::new(qilin_model::ScriptedProvider::new(script)),
+            model: "scripted".to_string(),
+            label: "scripted".to_string(),
+        }
+    }
+}
+
 /// A stored session being continued.
 pub(crate) struct Resumed {
     pub(crate) id: String,
@@ -98,6 +110,10 @@ pub struct SessionBuilder {
     services: Services,
     resumed: Option<Resumed>,
     project_context: bool,
+    /// The tools given for this session alone, beside the runtime's.
+    tools: ToolRegistry,
+    /// The first of them that could not be registered; `build` reports it.
+    refused: Option<RegistryError>,
 }
 
 impl SessionBuilder {
@@ -116,6 +132,8 @@ impl SessionBuilder {
             services: qilin_tools::session_services(),
             resumed: None,
             project_context: true,
+            tools: ToolRegistry::new(),
+            refused: None,
         }
     }
 
@@ -198,6 +216,30 @@ impl SessionBuilder {
         self
     }
 
+    /// Adds a tool of the application's for this session alone, beside the built-ins and the
+    /// runtime's ([`crate::Runtime::builder`]): the agent file mounts it by name and `run_code`
+    /// reaches it. A name already taken is reported by `build`. A resumed session has only the
+    /// tools given again to its builder.
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        if self.refused.is_none()
+            && let Err(err) = self.tools.register(tool)
+        {
+            self.refused = Some(err);
+        }
+        self
+    }
+
+    /// Adds a tool defined at run time for this session alone (see
+    /// [`crate::RuntimeBuilder::dynamic_tool`]).
+    pub fn dynamic_tool(mut self, tool: DynamicTool) -> Self {
+        if self.refused.is_none()
+            && let Err(err) = self.tools.register_dynamic(tool)
+        {
+            self.refused = Some(err);
+        }
+        self
+    }
+
     pub(crate) fn resuming(mut self, resumed: Resumed) -> Self {
         self.resumed = Some(resumed);
         self
@@ -211,6 +253,12 @@ impl SessionBuilder {
     /// Loads the agent, assembles its prompt and tools, and starts the session: a new one gets
     /// its row in the store and its `session.started`; a resumed one continues its log.
     pub async fn build(self) -> Result<SessionHandle, RuntimeError> {
+        if let Some(refused) = self.refused {
+            return Err(RuntimeError::Tools(refused));
+        }
+        // The application's tools: the runtime's, then this session's.
+        let mut app_tools = self.runtime.tools().clone();
+        app_tools.extend(&self.tools)?;
         let workspace =
             self.workspace
                 .canonicalize()
@@ -263,6 +311,7 @@ impl SessionBuilder {
             Some(AgentSource::File(path)) => {
                 let mut checking =
                     full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                checking.extend(&app_tools)?;
                 mcp.register(&mut checking, &mcp_snapshots)?;
                 let loaded = AgentFile::load(&path, &skills, &checking)?;
                 diagnostics.extend(loaded.warnings);
@@ -276,8 +325,9 @@ impl SessionBuilder {
                         crate::builtin_agents().collect::<Vec<_>>().join(", ")
                     ))
                 })?;
-                let checking =
+                let mut checking =
                     full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
+                checking.extend(&app_tools)?;
                 let path = crate::builtin::builtin_agent_path(&name);
                 let loaded = AgentFile::from_text(&path, text, &skills, &checking)?;
                 diagnostics.extend(loaded.warnings);
@@ -311,6 +361,7 @@ impl SessionBuilder {
         let mounted = mount_tools(
             &agent,
             &skills,
+            &app_tools,
             code_mode.clone(),
             context.as_ref(),
             &mcp,
@@ -456,6 +507,7 @@ impl SessionBuilder {
         let remount = (!mcp.is_empty()).then(|| {
             Arc::new(Remount {
                 agent: agent.clone(),
+                app_tools,
                 code_mode,
                 context: started.context.clone(),
                 workspace: workspace.clone(),
@@ -515,11 +567,12 @@ struct MountedTools {
 }
 
 /// Mounts `agent`'s tools: the built-ins, `skill` over `skills`, `run_code` when `code_mode`
-/// is given, and the MCP tools of `snapshots` (code-mode-only, but for each server's `direct`
-/// ones, which join the tools list).
+/// is given, the application's `app_tools`, and the MCP tools of `snapshots` (code-mode-only,
+/// but for each server's `direct` ones, which join the tools list).
 fn mount_tools(
     agent: &AgentFile,
     skills: &SkillSet,
+    app_tools: &ToolRegistry,
     code_mode: Option<CodeMode>,
     context: Option<&SessionContext>,
     mcp: &McpConnections,
@@ -527,6 +580,7 @@ fn mount_tools(
 ) -> Result<MountedTools, RuntimeError> {
     let mut notes = Vec::new();
     let mut registry = agent_registry(agent, skills, code_mode)?;
+    registry.extend(app_tools)?;
     let mcp_tools = mcp.register(&mut registry, snapshots)?;
     notes.extend(mcp_tools.warnings);
     let mut prompt =
@@ -572,6 +626,8 @@ fn mount_tools(
 /// the model from the next turn on.
 struct Remount {
     agent: AgentFile,
+    /// The application's tools, the runtime's and the session's.
+    app_tools: ToolRegistry,
     code_mode: Option<CodeMode>,
     /// The project context the session's prompt was made with.
     context: Option<SessionContext>,
@@ -605,6 +661,7 @@ impl Remount {
         let mounted = mount_tools(
             &self.agent,
             &found.skills,
+            &self.app_tools,
             self.code_mode.clone(),
             self.context.as_ref(),
             &self.mcp,

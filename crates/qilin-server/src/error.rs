@@ -146,7 +146,9 @@ impl From<RuntimeError> for ApiError {
             | RuntimeError::Prompt(_)
             | RuntimeError::Model(_)
             | RuntimeError::Sandbox(_)
-            | RuntimeError::Mcp(_) => ApiError::new(
+            | RuntimeError::Mcp(_)
+            | RuntimeError::Tools(_)
+            | RuntimeError::CheckTarget(_) => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "invalid_session",
                 err.to_string(),

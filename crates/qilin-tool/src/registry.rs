@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 
 /// Why a registry operation failed.
@@ -325,10 +326,11 @@ impl RegisteredTool {
     }
 }
 
-/// Every tool a runtime knows, by wire name.
-#[derive(Default)]
+/// Every tool a runtime knows, by wire name. Cloning it is cheap: the tools are shared, so an
+/// application's registry can be added to every session's ([`ToolRegistry::extend`]).
+#[derive(Default, Clone)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, RegisteredTool>,
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
 }
 
 impl ToolRegistry {
@@ -343,7 +345,7 @@ impl ToolRegistry {
             return Err(RegistryError::Duplicate(T::NAME.to_string()));
         }
         self.tools
-            .insert(T::NAME.to_string(), RegisteredTool::new(tool)?);
+            .insert(T::NAME.to_string(), Arc::new(RegisteredTool::new(tool)?));
         Ok(())
     }
 
@@ -354,18 +356,36 @@ impl ToolRegistry {
             return Err(RegistryError::Duplicate(tool.name));
         }
         let registered = RegisteredTool::dynamic(tool)?;
-        self.tools.insert(registered.name.clone(), registered);
+        self.tools
+            .insert(registered.name.clone(), Arc::new(registered));
         Ok(())
+    }
+
+    /// Adds every tool of `other` (shared, not rebuilt). A name both hold is an error, and then
+    /// nothing is added.
+    pub fn extend(&mut self, other: &ToolRegistry) -> Result<(), RegistryError> {
+        if let Some(taken) = other.names().find(|name| self.tools.contains_key(*name)) {
+            return Err(RegistryError::Duplicate(taken.to_string()));
+        }
+        for (name, tool) in &other.tools {
+            self.tools.insert(name.clone(), Arc::clone(tool));
+        }
+        Ok(())
+    }
+
+    /// True when no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
     }
 
     /// The tool with this wire name.
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+        self.tools.get(name).map(Arc::as_ref)
     }
 
     /// Every tool, sorted by wire name.
     pub fn list(&self) -> impl Iterator<Item = &RegisteredTool> {
-        self.tools.values()
+        self.tools.values().map(Arc::as_ref)
     }
 
     /// Every wire name, sorted.
@@ -413,12 +433,12 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// A tool known only at run time — an MCP server's — with its own name, JSON Schemas,
-/// description, strategy and handler. Registered with [`ToolRegistry::register_dynamic`], it
+/// A tool known only at run time — an MCP server's, or one an application defines from data —
+/// with its own name, JSON Schemas, description, strategy and handler. Registered with [`ToolRegistry::register_dynamic`], it
 /// passes the same execution layer as a typed tool: validation against its schema, review
 /// (with its declared effect), deadline and cancellation, output cap, events.
 pub struct DynamicTool {
-    /// The wire name (what providers accept: `server__tool`).
+    /// The wire name (what providers accept: 1 to 64 ASCII letters, digits, `_`, `-`).
     pub name: String,
     /// What the tool does, for the model.
     pub description: String,
@@ -434,6 +454,87 @@ pub struct DynamicTool {
     pub effect: Option<ToolEffect>,
     /// Presents and runs its calls.
     pub handler: Arc<dyn DynamicHandler>,
+}
+
+impl DynamicTool {
+    /// A dual-active tool named `name` doing what `description` says, taking arguments of the
+    /// JSON Schema `parameters` and run by `run`, an async function of the arguments (already
+    /// validated against the schema) and the call's context returning the output as JSON.
+    /// The model sees the output as text (a string as itself, anything else as JSON); the
+    /// card's header shows the tool's name. Set [`DynamicTool::prompt_hint`] for the tools list
+    /// and [`DynamicTool::code_mode_only`] to keep it out of every tools list.
+    pub fn from_fn<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+        run: F,
+    ) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        DynamicTool {
+            description: description.into(),
+            prompt_hint: String::new(),
+            code_mode_only: false,
+            parameters,
+            output_schema: None,
+            effect: None,
+            handler: Arc::new(FnHandler {
+                name: name.clone(),
+                run: Arc::new(move |arguments, cx| Box::pin(run(arguments, cx))),
+            }),
+            name,
+        }
+    }
+}
+
+/// The function behind a [`DynamicTool::from_fn`] tool.
+type DynamicFn =
+    dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<Value, ToolError>> + Send + Sync;
+
+/// Runs a [`DynamicTool::from_fn`] tool's calls with its function.
+struct FnHandler {
+    name: String,
+    run: Arc<DynamicFn>,
+}
+
+impl DynamicHandler for FnHandler {
+    fn present(&self, arguments: &Value) -> CallPresentation {
+        CallPresentation::new(self.name.clone(), arguments_remark(arguments))
+    }
+
+    fn before_detail(&self, _arguments: &Value) -> Option<Detail> {
+        None
+    }
+
+    fn detail(&self, _arguments: &Value, _result: &DynamicResult) -> Option<Detail> {
+        None
+    }
+
+    fn call(&self, arguments: Value, cx: ToolContext) -> BoxFuture<'static, DynamicResult> {
+        let running = (self.run)(arguments, cx);
+        Box::pin(async move {
+            let output = running.await?;
+            Ok(DynamicOutput {
+                content: crate::default_content(&output),
+                output,
+            })
+        })
+    }
+}
+
+/// The most characters of a call's arguments a [`DynamicTool::from_fn`] card's remark shows.
+const REMARK_CHARS: usize = 80;
+
+/// A short remark for a call's arguments: their JSON, cut to [`REMARK_CHARS`] characters.
+fn arguments_remark(arguments: &Value) -> String {
+    let text = arguments.to_string();
+    match text.char_indices().nth(REMARK_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
 }
 
 /// What a dynamic tool's call produced: the value code receives, and what the model sees.

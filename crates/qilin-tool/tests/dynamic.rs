@@ -229,3 +229,92 @@ fn names_and_schemas_are_checked_at_registration() {
         Err(RegistryError::InvalidSchema { name, .. }) if name == "calc__broken"
     ));
 }
+
+#[tokio::test]
+async fn a_tool_made_from_a_function_is_validated_and_run_with_its_output_as_text() {
+    let mut tool = DynamicTool::from_fn(
+        "double",
+        "Doubles a number.",
+        json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "description": "The number."}},
+            "required": ["n"]
+        }),
+        |arguments: Value, _cx: ToolContext| async move {
+            match arguments["n"].as_i64() {
+                Some(n) if n < 0 => Err(ToolError::failed("give a number of 0 or more")),
+                Some(n) => Ok(json!({"doubled": n * 2})),
+                None => Err(ToolError::invalid_arguments("`n` is not an integer")),
+            }
+        },
+    );
+    tool.prompt_hint = "Double with this tool rather than in your head.".to_string();
+    let mut registry = ToolRegistry::new();
+    registry.register_dynamic(tool).unwrap();
+    let listed = registry.get("double").unwrap();
+    assert!(!listed.code_mode_only());
+    assert!(
+        listed
+            .direct_definition()
+            .unwrap()
+            .description
+            .ends_with("rather than in your head.")
+    );
+    let (executor, _data) = executor(registry, None);
+    let mut events = executor.session().events().subscribe();
+
+    let ok = executor
+        .dispatch(call("double", json!({"n": 21})), Caller::Direct)
+        .await;
+    assert_eq!(ok.status, CallStatus::Ok, "{ok:?}");
+    assert_eq!(ok.output, Some(json!({"doubled": 42})));
+    assert_eq!(
+        ok.content,
+        vec![ContentBlock::text("{\n  \"doubled\": 42\n}")]
+    );
+    let EventBody::ToolStart(start) = events.recv().await.unwrap().body else {
+        panic!("expected tool.start")
+    };
+    assert_eq!(
+        start.presentation,
+        CallPresentation::new("double", "{\"n\":21}")
+    );
+
+    let refused = executor
+        .dispatch(call("double", json!({"n": -1})), Caller::Direct)
+        .await;
+    assert_eq!(refused.status, CallStatus::Error);
+    assert_eq!(refused.error.unwrap().message, "give a number of 0 or more");
+    let invalid = executor
+        .dispatch(call("double", json!({"n": "x"})), Caller::Direct)
+        .await;
+    assert_eq!(invalid.error.unwrap().code, ErrorCode::InvalidArguments);
+}
+
+#[test]
+fn a_registry_extended_with_another_shares_its_tools_and_refuses_a_taken_name() {
+    let mut app = ToolRegistry::new();
+    app.register_dynamic(adder("calc__add", false, None))
+        .unwrap();
+    let mut session = ToolRegistry::new();
+    session
+        .register_dynamic(adder("calc__sub", false, None))
+        .unwrap();
+    session.extend(&app).unwrap();
+    assert_eq!(
+        session.names().collect::<Vec<_>>(),
+        ["calc__add", "calc__sub"]
+    );
+    let mut clash = ToolRegistry::new();
+    clash
+        .register_dynamic(adder("calc__add", false, None))
+        .unwrap();
+    clash
+        .register_dynamic(adder("calc__mul", false, None))
+        .unwrap();
+    assert_eq!(
+        session.extend(&clash),
+        Err(RegistryError::Duplicate("calc__add".into()))
+    );
+    assert!(session.get("calc__mul").is_none(), "nothing is added");
+}
