@@ -1,7 +1,7 @@
-//! Rebuilds `qilin` when a folder it embeds changes, files added or removed included: the
-//! built-in skills and the example workspace `qilin demo` unpacks.
+//! Rebuilds `qilin` when the example workspace `qilin demo` unpacks (`include_dir!`) changes,
+//! files added or removed included. The built-in skills are embedded, and watched, by
+//! `qilin-runtime`.
 
 fn main() {
-    println!("cargo:rerun-if-changed=../qilin-tools/skills");
-    println!("cargo:rerun-if-changed=../../examples/workspace");
+    println!("cargo::rerun-if-changed=../../examples/workspace");
 }

@@ -1,6 +1,8 @@
 //! Qilin's agent layer: the loop that turns a prompt into model steps and tool calls, and the
 //! conversation tree every client renders.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod agent_loop;
 mod compact;
 mod history;

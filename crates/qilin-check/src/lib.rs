@@ -10,6 +10,8 @@
 //! files, `Q5xx` skill folders. [`check`] runs them over [`Target`]s and returns a [`Report`];
 //! [`render_text`] and [`render_json`] turn it into what the command prints.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod agents;
 mod coverage;
 mod examples;

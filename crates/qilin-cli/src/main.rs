@@ -1,5 +1,7 @@
 //! The `qilin` command.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod asking;
 mod commands;
 mod config;

@@ -7,6 +7,8 @@
 //! capped by [`CodeLimits`]. [`python_stubs`] describes the tools as Python for the model and
 //! for the type checker ([`type_check`]).
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod calls;
 mod convert;
 mod error;

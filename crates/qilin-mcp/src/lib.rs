@@ -15,6 +15,8 @@
 //! **As a server**: [`QilinMcpServer`] serves a session's directly mounted tools (and
 //! `run_code`) to an MCP host, each call through the same execution layer.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod client;
 mod connections;
 mod error;

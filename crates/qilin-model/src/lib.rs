@@ -27,6 +27,8 @@
 //! Tool results with images: Anthropic receives them as image blocks; Chat Completions tool
 //! messages are text-only, so an image is described there as `[image: MEDIA_TYPE, N bytes]`.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod anthropic;
 mod compaction;
 mod error;

@@ -4,6 +4,8 @@
 //! union. The TypeScript definitions in `bindings/qilin-protocol.ts` are generated from these
 //! types (see [`typescript::bindings`]) and checked to be current by the test suite.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod content;
 mod context;
 mod error;

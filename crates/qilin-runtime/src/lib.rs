@@ -28,6 +28,14 @@
 //!
 //! [`EventStore`]: qilin_store::EventStore
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+// `assembly` and `session` are being reworked on another branch; their few `expect`s (a
+// built-in tool name registered twice, a summary waited for) go with that work.
+#[cfg_attr(
+    not(test),
+    expect(clippy::expect_used, reason = "removed with the assembly rework")
+)]
 mod assembly;
 mod builtin;
 mod check;
@@ -35,6 +43,10 @@ mod context;
 mod error;
 mod recovery;
 mod runtime;
+#[cfg_attr(
+    not(test),
+    expect(clippy::expect_used, reason = "removed with the session host rework")
+)]
 mod session;
 
 pub use assembly::{

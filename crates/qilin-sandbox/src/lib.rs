@@ -26,6 +26,8 @@
 //!   command ends or the host drops it, since they live in a PID namespace whose process 1 is
 //!   the helper; no signal reaches a process outside it.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod environment;
 pub mod helper;
 mod host;

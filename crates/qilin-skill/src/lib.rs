@@ -10,6 +10,8 @@
 //! [`Agent::load`] checks it against the registry and the skills. [`assemble_prompt`] turns
 //! an agent into exactly what a provider receives.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod agent;
 mod diagnostic;
 mod discovery;

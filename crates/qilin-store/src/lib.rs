@@ -32,6 +32,8 @@
 //!
 //! [`open_database`] picks one from a `--database` value.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod lease;
 mod live;
 mod memory;

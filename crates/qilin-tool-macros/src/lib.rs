@@ -14,6 +14,8 @@
 //! declares that the tool changes nothing: its calls may run beside the other read-only calls
 //! of a step, and review rules naming `effect: read_only` match it.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::{Attribute, DeriveInput, Expr, Lit, LitStr, Meta, parse_macro_input};

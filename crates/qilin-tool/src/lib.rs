@@ -6,6 +6,8 @@
 //! dispatches calls from both entries — the model's tools list ([`Caller::Direct`]) and code
 //! mode ([`Caller::Code`]) — through the same steps.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 extern crate self as qilin_tool;
 
 mod code_limits;

@@ -28,6 +28,8 @@
 //! ([`Sandbox::start`]). [`JobTable::end_all`] ends a session's background jobs; dropping the
 //! session does too.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod address_guard;
 mod bash;
 mod diff;

@@ -2,6 +2,8 @@
 //! (they find it as `CARGO_BIN_EXE_qilin-sandbox-exec`); the `qilin` binary serves the same
 //! helper as `qilin sandbox-exec`.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 fn main() -> std::process::ExitCode {
     qilin_sandbox::helper_main(&[])
 }
