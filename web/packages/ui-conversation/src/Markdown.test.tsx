@@ -36,3 +36,50 @@ describe('MarkdownText code blocks', () => {
     expect(codes.map((c) => c.querySelector('span') !== null)).toEqual([false, false, true]);
   });
 });
+
+describe('MarkdownText GitHub-flavoured Markdown', () => {
+  it('renders a table with its header and alignment', () => {
+    const { container } = render(
+      <MarkdownText text={'| tool | calls |\n|:---|---:|\n| read | 3 |\n| bash | 12 |\n'} />,
+    );
+    const headers = [...container.querySelectorAll('table thead th')].map((th) => th.textContent);
+    expect(headers).toEqual(['tool', 'calls']);
+    const rows = [...container.querySelectorAll('table tbody tr')].map((tr) =>
+      [...tr.querySelectorAll('td')].map((td) => td.textContent),
+    );
+    expect(rows).toEqual([
+      ['read', '3'],
+      ['bash', '12'],
+    ]);
+    expect(container.querySelector('tbody td:last-child')?.getAttribute('style')).toContain(
+      'text-align: right',
+    );
+  });
+
+  it('renders strikethrough, task lists and bare URLs', () => {
+    const { container } = render(
+      <MarkdownText
+        text={
+          '~~old plan~~ new plan\n\n- [x] read the file\n- [ ] run the tests\n\nSee https://example.com/docs for more.'
+        }
+      />,
+    );
+    expect(container.querySelector('del')?.textContent).toBe('old plan');
+    const boxes = [...container.querySelectorAll<HTMLInputElement>('li input[type="checkbox"]')];
+    expect(boxes.map((box) => [box.checked, box.disabled])).toEqual([
+      [true, true],
+      [false, true],
+    ]);
+    const link = screen.getByRole('link', { name: 'https://example.com/docs' });
+    expect(link.getAttribute('href')).toBe('https://example.com/docs');
+    expect(link.getAttribute('rel')).toBe('noopener noreferrer');
+  });
+
+  it('keeps raw HTML in a table cell as text', () => {
+    const { container } = render(
+      <MarkdownText text={'| a |\n|---|\n| <img src=x onerror="alert(1)"> |\n'} />,
+    );
+    expect(container.querySelector('img')).toBeNull();
+    expect(container.querySelector('td')?.textContent).toBe('<img src=x onerror="alert(1)">');
+  });
+});

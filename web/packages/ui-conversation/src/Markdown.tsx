@@ -1,6 +1,10 @@
 import { memo } from 'react';
 import { HighlightedCode } from '@qilin-agent/ui-primitives';
 import ReactMarkdown, { type Components } from 'react-markdown';
+import remarkGfm from 'remark-gfm';
+
+/** GitHub-flavoured Markdown, as the terminal renders it: tables, strikethrough, task lists, autolinks. */
+const REMARK_PLUGINS = [remarkGfm];
 
 /** The language a fenced block names (` ```python `), from the class the renderer gives it. */
 const FENCE_LANGUAGE = /(?:^|\s)language-(\S+)/;
@@ -30,14 +34,15 @@ const COMPONENTS: Components = {
 };
 
 /**
- * The model's text as Markdown. Raw HTML in the text is never rendered as HTML (it shows as
+ * The model's text as GitHub-flavoured Markdown (tables, strikethrough, task lists shown
+ * read-only, bare URLs as links). Raw HTML in the text is never rendered as HTML (it shows as
  * text), and link targets with unsafe schemes (`javascript:`) are dropped by the renderer's
  * URL check. Fenced code blocks are highlighted on demand (see `HighlightedCode`).
  */
 export const MarkdownText = memo(function MarkdownText(props: { text: string }) {
   return (
     <div className="qc-markdown">
-      <ReactMarkdown components={COMPONENTS} skipHtml={false}>
+      <ReactMarkdown components={COMPONENTS} remarkPlugins={REMARK_PLUGINS} skipHtml={false}>
         {props.text}
       </ReactMarkdown>
     </div>
