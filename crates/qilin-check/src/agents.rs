@@ -30,10 +30,10 @@ fn rule_of_warning(kind: DiagnosticKind) -> Rule {
 fn default_help(rule: Rule) -> &'static str {
     match rule {
         Rule::AgentPreloadMissing => {
-            "preload a file the skill has; `qilin skills show NAME` lists its files"
+            "preload a file the skill has, by its path inside the skill's folder (`reference/x.md`)"
         }
         Rule::AgentWarning => "remove or correct the key; it has no effect as written",
-        _ => "correct the agent file; `qilin agent prompt FILE` shows what it loads",
+        _ => "correct the agent file where the message points",
     }
 }
 

@@ -120,7 +120,7 @@ fn unknown_tool(
 ) -> Finding {
     let suggestions = registry.suggest(name);
     let help = if suggestions.is_empty() {
-        "call a tool that exists; `qilin tools list` shows every tool".to_string()
+        "call a tool that exists: a built-in, or one the host adds".to_string()
     } else {
         format!("did you mean `{}`?", suggestions.join("` or `"))
     };
@@ -169,6 +169,6 @@ fn invalid_arguments(
             site.method,
             problems.join("; ")
         ),
-        format!("pass the arguments `{name}` accepts; `qilin tools show {name}` prints its schema"),
+        format!("pass the arguments `{name}` accepts, as its parameter schema describes them"),
     ))
 }

@@ -21,9 +21,18 @@ pub enum RuntimeError {
     /// The agent's prompt could not be assembled.
     #[error("{0}")]
     Prompt(PromptError),
-    /// No model was named, or the one named cannot be used.
+    /// The model named cannot be used, or the built-in agent named does not exist.
     #[error("{0}")]
     Model(String),
+    /// Neither the session nor its agent file names a model.
+    #[error(
+        "{agent} names no model and the session was given none: choose one (`openai:NAME`, \
+         `anthropic:NAME` or `scripted:FILE`) for the session, or add `model:` to the agent file"
+    )]
+    NoModel {
+        /// The agent file (or built-in agent) that names none.
+        agent: String,
+    },
     /// The bash sandbox cannot be set up as the agent asks (the message names what the kernel
     /// lacks and how to opt out).
     #[error("{0}")]
@@ -32,7 +41,7 @@ pub enum RuntimeError {
     #[error("{0}")]
     Store(#[from] StoreError),
     /// No stored session has this id.
-    #[error("no session `{0}`; `qilin sessions list` shows the sessions of this workspace")]
+    #[error("no session `{0}` is in the session store")]
     UnknownSession(String),
     /// A stored session cannot be resumed (its log lacks what resuming needs).
     #[error("session `{id}` cannot be resumed: {reason}")]

@@ -345,7 +345,7 @@ impl SessionBuilder {
         if concerning.others > 0 {
             notes.push(format!(
                 "{} more skill finding(s) not shown, as this agent does not need those skills; \
-                 `qilin check` lists every finding",
+                 a check of the workspace lists every finding",
                 concerning.others
             ));
         }
@@ -397,10 +397,9 @@ impl SessionBuilder {
                     }),
                 ) => (provider, model, label),
                 (None, None) => {
-                    return Err(RuntimeError::Model(format!(
-                        "{} names no model: pass --model openai:NAME, anthropic:NAME or scripted:FILE, or add `model:` to the agent file",
-                        agent.path.display()
-                    )));
+                    return Err(RuntimeError::NoModel {
+                        agent: agent.path.display().to_string(),
+                    });
                 }
             },
         };

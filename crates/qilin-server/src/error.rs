@@ -145,6 +145,7 @@ impl From<RuntimeError> for ApiError {
             | RuntimeError::Agent(_)
             | RuntimeError::Prompt(_)
             | RuntimeError::Model(_)
+            | RuntimeError::NoModel { .. }
             | RuntimeError::Sandbox(_)
             | RuntimeError::Mcp(_)
             | RuntimeError::Tools(_)

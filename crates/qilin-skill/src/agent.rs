@@ -633,7 +633,7 @@ fn unknown_tool(
 ) -> Diagnostic {
     let suggestions = registry.suggest(name);
     let hint = if suggestions.is_empty() {
-        "; `qilin tools list` shows every tool".to_string()
+        "; the tools are the built-ins and those the host adds".to_string()
     } else {
         format!("; did you mean `{}`?", suggestions.join("` or `"))
     };
@@ -681,7 +681,10 @@ fn check_code_tools(
 fn unknown_skill(name: &str, skills: &SkillSet) -> String {
     let suggestions = skills.suggest(name);
     if suggestions.is_empty() {
-        format!("no skill is named `{name}`; `qilin skills list` shows the skills found")
+        format!(
+            "no skill is named `{name}` among the skills found (the workspace's `.qilin/skills/`, \
+             the user's `~/.qilin/skills/`, the folders given and the built-in skills)"
+        )
     } else {
         format!(
             "no skill is named `{name}`; did you mean `{}`?",

@@ -25,13 +25,28 @@ use syn::{Attribute, DeriveInput, Expr, Lit, LitStr, Meta, parse_macro_input};
 #[proc_macro_derive(Tool, attributes(tool))]
 pub fn derive_tool(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    match expand(&input) {
+    match expand(&input, quote!(::qilin_tool)) {
         Ok(tokens) => tokens.into(),
         Err(err) => err.to_compile_error().into(),
     }
 }
 
-fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+/// The same derive for an application that depends on the `qilin` facade crate alone: its
+/// expansion names `::qilin::tool::ToolInfo`. The facade re-exports it as `qilin::Tool`.
+#[proc_macro_derive(FacadeTool, attributes(tool))]
+pub fn derive_facade_tool(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match expand(&input, quote!(::qilin::tool)) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// The `ToolInfo` impl of `input`, naming the trait through `tool_crate`.
+fn expand(
+    input: &DeriveInput,
+    tool_crate: proc_macro2::TokenStream,
+) -> syn::Result<proc_macro2::TokenStream> {
     let mut name: Option<LitStr> = None;
     let mut code_mode_only = false;
     let mut read_only = false;
@@ -88,7 +103,7 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
-        impl #impl_generics ::qilin_tool::ToolInfo for #ident #ty_generics #where_clause {
+        impl #impl_generics #tool_crate::ToolInfo for #ident #ty_generics #where_clause {
             const NAME: &'static str = #name;
             const DESCRIPTION: &'static str = #description;
             const CODE_MODE_ONLY: bool = #code_mode_only;

@@ -12,10 +12,28 @@ pub mod skills;
 pub mod tools;
 
 use anyhow::{Context, Result};
-use qilin_runtime::CodeSandbox;
+use qilin_runtime::{CodeSandbox, RuntimeError};
 use qilin_store::{EventStore, SqliteOptions, SqliteStore};
 use std::path::Path;
 use std::sync::Arc;
+
+/// A runtime error as the terminal says it: the library's message, and for what a command-line
+/// user fixes with a flag or another command, how.
+pub fn runtime_error(err: RuntimeError) -> anyhow::Error {
+    let hint = match &err {
+        RuntimeError::NoModel { .. } => {
+            Some("pass --model openai:NAME, anthropic:NAME or scripted:FILE")
+        }
+        RuntimeError::UnknownSession(_) => {
+            Some("`qilin sessions list` shows the sessions of this workspace")
+        }
+        _ => None,
+    };
+    match hint {
+        Some(hint) => anyhow::anyhow!("{err}; {hint}"),
+        None => err.into(),
+    }
+}
 
 /// Code mode in worker processes of this very binary (`qilin subprocess`).
 pub fn worker_sandbox() -> Result<CodeSandbox> {

@@ -155,7 +155,7 @@ impl From<RuntimeError> for BuildError {
     fn from(err: RuntimeError) -> Self {
         match err {
             RuntimeError::Mcp(McpError::Untrusted(untrusted)) => BuildError::Untrusted(untrusted),
-            other => BuildError::Other(other.into()),
+            other => BuildError::Other(super::runtime_error(other)),
         }
     }
 }
