@@ -85,6 +85,7 @@ impl SseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn parse_in_pieces(input: &str, piece: usize) -> Vec<SseEvent> {
         let mut parser = SseParser::default();
@@ -140,5 +141,85 @@ mod tests {
         let mut out = Vec::new();
         let err = parser.feed(b"data: \xff\xfe\n", &mut out).unwrap_err();
         assert!(err.starts_with("data: "), "{err}");
+    }
+
+    /// An event as a provider might write it: a comment before it perhaps, an `event:` line
+    /// perhaps, its data lines, each line ended by `\n` or `\r\n`, then a blank line.
+    fn written_event() -> impl Strategy<Value = (SseEvent, String)> {
+        let name = proptest::option::of("[a-z_]{1,12}");
+        let data_lines = proptest::collection::vec("[^\r\n]{0,16}", 1..4);
+        let endings = proptest::collection::vec(any::<bool>(), 6);
+        let comment = proptest::option::of("[^\r\n]{0,10}");
+        (name, data_lines, endings, comment).prop_map(|(name, data_lines, endings, comment)| {
+            let mut endings = endings.into_iter().cycle();
+            let mut end = move || {
+                if endings.next() == Some(true) {
+                    "\r\n"
+                } else {
+                    "\n"
+                }
+            };
+            let mut text = String::new();
+            if let Some(comment) = comment {
+                text.push_str(&format!(":{comment}{}", end()));
+            }
+            if let Some(name) = &name {
+                text.push_str(&format!("event: {name}{}", end()));
+            }
+            for line in &data_lines {
+                text.push_str(&format!("data: {line}{}", end()));
+            }
+            text.push_str(end());
+            let event = SseEvent {
+                event: name.unwrap_or_default(),
+                data: data_lines.join("\n"),
+            };
+            (event, text)
+        })
+    }
+
+    /// `bytes` fed in the pieces `cuts` (positions, taken modulo the length) makes, then ended.
+    fn parse_cut_at(bytes: &[u8], cuts: &[usize]) -> (Vec<SseEvent>, Result<(), String>) {
+        let mut positions: Vec<usize> = cuts.iter().map(|cut| cut % (bytes.len() + 1)).collect();
+        positions.push(0);
+        positions.push(bytes.len());
+        positions.sort_unstable();
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        for piece in positions.windows(2) {
+            if let Err(line) = parser.feed(&bytes[piece[0]..piece[1]], &mut out) {
+                return (out, Err(line));
+            }
+        }
+        parser.finish(&mut out);
+        (out, Ok(()))
+    }
+
+    proptest! {
+        #[test]
+        fn written_events_are_read_back_however_the_stream_is_cut(
+            written in proptest::collection::vec(written_event(), 0..6),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let text: String = written.iter().map(|(_, text)| text.as_str()).collect();
+            let expected: Vec<SseEvent> = written.into_iter().map(|(event, _)| event).collect();
+            let (events, result) = parse_cut_at(text.as_bytes(), &cuts);
+            prop_assert_eq!(result, Ok(()));
+            prop_assert_eq!(events, expected);
+        }
+
+        #[test]
+        fn any_bytes_read_the_same_in_one_piece_or_many(
+            bytes in proptest::collection::vec(
+                prop_oneof![
+                    4 => proptest::sample::select(b"data: event:x\r\n\n".to_vec()),
+                    1 => any::<u8>(),
+                ],
+                0..200,
+            ),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            prop_assert_eq!(parse_cut_at(&bytes, &cuts), parse_cut_at(&bytes, &[]));
+        }
     }
 }

@@ -57,10 +57,10 @@ fn expand(
                 name = Some(meta.value()?.parse()?);
                 Ok(())
             } else if meta.path.is_ident("code_mode_only") {
-                code_mode_only = flag(&meta)?;
+                code_mode_only = flag(&meta, "code_mode_only")?;
                 Ok(())
             } else if meta.path.is_ident("read_only") {
-                read_only = flag(&meta)?;
+                read_only = flag(&meta, "read_only")?;
                 Ok(())
             } else if meta.path.is_ident("paths") {
                 let list: syn::ExprArray = meta.value()?.parse()?;
@@ -113,12 +113,22 @@ fn expand(
     })
 }
 
-/// A flag's value: `true` when written alone, else the `= true` or `= false` after it.
-fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
-    if meta.input.peek(syn::Token![=]) {
-        Ok(meta.value()?.parse::<syn::LitBool>()?.value)
-    } else {
-        Ok(true)
+/// The value of the flag `name`: `true` when written alone, else the `= true` or `= false`
+/// after it.
+fn flag(meta: &syn::meta::ParseNestedMeta<'_>, name: &str) -> syn::Result<bool> {
+    if !meta.input.peek(syn::Token![=]) {
+        return Ok(true);
+    }
+    let value: Expr = meta.value()?.parse()?;
+    match value {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Bool(flag),
+            ..
+        }) => Ok(flag.value),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`{name}` is a flag: write `{name}` alone, or `{name} = true` or `false`"),
+        )),
     }
 }
 

@@ -123,6 +123,7 @@ fn placeholder(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -168,5 +169,82 @@ mod tests {
             partial_arguments("[1, 2", &schema),
             json!({"command": "", "path": "", "count": 0, "mode": "view"})
         );
+    }
+
+    /// A JSON value of every kind (whole numbers only: a cut float may close to another
+    /// spelling), strings of any characters, escapes included.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            proptest::collection::vec(any::<char>(), 0..8)
+                .prop_map(|chars| Value::String(chars.into_iter().collect())),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map("[a-z\"\\\\ ]{1,6}", inner, 0..4)
+                    .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Whether `part` could be what `whole` is when cut: the same kind of value, a string or
+    /// number a beginning of it, a list's elements and an object's members each a part of the
+    /// whole's (the last element or some members not yet there).
+    fn is_part_of(part: &Value, whole: &Value) -> bool {
+        match (part, whole) {
+            (Value::String(part), Value::String(whole)) => whole.starts_with(part.as_str()),
+            (Value::Number(part), Value::Number(whole)) => {
+                whole.to_string().starts_with(&part.to_string())
+            }
+            (Value::Array(part), Value::Array(whole)) => {
+                part.len() <= whole.len() && part.iter().zip(whole).all(|(p, w)| is_part_of(p, w))
+            }
+            (Value::Object(part), Value::Object(whole)) => part
+                .iter()
+                .all(|(key, p)| whole.get(key).is_some_and(|w| is_part_of(p, w))),
+            (part, whole) => part == whole,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_beginning_of_an_object_closes_to_a_part_of_it(
+            fields in proptest::collection::btree_map("[a-z_]{1,8}", any_json(), 0..5),
+        ) {
+            let whole = Value::Object(fields.into_iter().collect());
+            let text = whole.to_string();
+            prop_assert_eq!(closed(&text), Some(whole.clone()));
+            for (end, _) in text.char_indices() {
+                let beginning = &text[..end];
+                if let Some(part) = closed(beginning) {
+                    prop_assert!(
+                        is_part_of(&part, &whole),
+                        "{beginning:?} closed to {part}, which is not a part of {whole}"
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn the_arguments_so_far_always_hold_every_required_field(
+            fields in proptest::collection::btree_map("[a-c]", any_json(), 0..3),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let schema = json!({
+                "type": "object",
+                "required": ["a", "b", "c"],
+                "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+            });
+            let text = Value::Object(fields.into_iter().collect()).to_string();
+            let ends: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
+            let beginning = &text[..ends[cut.index(ends.len())]];
+            let arguments = partial_arguments(beginning, &schema);
+            for name in ["a", "b", "c"] {
+                prop_assert!(arguments.get(name).is_some(), "{name} missing from {arguments}");
+            }
+        }
     }
 }

@@ -1,0 +1,7 @@
+use qilin_tool::Tool;
+
+#[derive(Tool)]
+#[tool(name = "undocumented")]
+struct Undocumented;
+
+fn main() {}
