@@ -21,12 +21,19 @@
 //! is itself folded from the log. [`Runtime::recover`] first closes what a killed process left
 //! open (calls, requests, the step and the turn, as interrupted).
 //!
+//! A host running many sessions — the server, subagents, schedules, workflows — hosts them
+//! through a [`SessionHost`]: sessions opened by id under a lease (one process drives a session
+//! at a time when several share a database), closed when idle, recovered when their process
+//! died, and their conversation trees kept folded ([`LiveTree`]) for the snapshots clients
+//! render.
+//!
 //! [`EventStore`]: qilin_store::EventStore
 
 mod assembly;
 mod builtin;
 mod context;
 mod error;
+mod host;
 mod recovery;
 mod runtime;
 mod session;
@@ -38,6 +45,10 @@ pub use assembly::{
 pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
+pub use host::{
+    HostError, LeaseTiming, LiveTree, Placement, PrepareResume, SessionHost, workspace_model,
+    workspace_script,
+};
 pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, SANDBOX_HELPER_ARGS};
 pub use session::{
