@@ -26,6 +26,12 @@
 //! built-ins, `run_code` reaches them, and their calls pass the same execution layer. [`check`]
 //! lints a workspace with them, as `qilin check` lints Qilin's.
 //!
+//! A host running many sessions — the server, subagents, schedules, workflows — hosts them
+//! through a [`SessionHost`]: sessions opened by id under a lease (one process drives a session
+//! at a time when several share a database), closed when idle, recovered when their process
+//! died, and their conversation trees kept folded ([`LiveTree`]) for the snapshots clients
+//! render.
+//!
 //! [`EventStore`]: qilin_store::EventStore
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -41,6 +47,7 @@ mod builtin;
 mod check;
 mod context;
 mod error;
+mod host;
 mod recovery;
 mod runtime;
 #[cfg_attr(
@@ -57,6 +64,10 @@ pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
 pub use check::check;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
+pub use host::{
+    HostError, LeaseTiming, LiveTree, Placement, PrepareResume, SessionHost, workspace_model,
+    workspace_script,
+};
 pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};
 pub use session::{

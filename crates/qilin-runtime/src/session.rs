@@ -4,8 +4,8 @@
 
 use crate::assembly::{agent_registry, discover_skills_with, full_registry};
 use crate::recovery::{Closing, Dangling};
-use crate::runtime::{read_after, read_all};
-use crate::{CompactError, Runtime, RuntimeError, SubmitError};
+use crate::runtime::read_after;
+use crate::{CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
@@ -16,7 +16,7 @@ use qilin_mcp::{
 use qilin_model::{ModelProvider, select_model};
 use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
-    RequestResolution, SessionContext, SessionStartedEvent,
+    RequestResolution, RequestResolvedEvent, SessionContext, SessionStartedEvent,
 };
 use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
 use qilin_skill::{
@@ -1021,13 +1021,14 @@ impl SessionHandle {
     }
 
     /// Answers the open request `request_id` for `resolved_by` (a name the log keeps:
-    /// `terminal`, a client's id). Refused when it has ended or the answer does not fit.
+    /// `terminal`, a client's id), giving the `request.resolved` recorded (its resolution as
+    /// the log keeps it). Refused when it has ended or the answer does not fit.
     pub fn resolve(
         &self,
         request_id: &str,
         reply: RequestReply,
         resolved_by: &str,
-    ) -> Result<(), ResolveError> {
+    ) -> Result<RequestResolvedEvent, ResolveError> {
         let session = &self.inner.session;
         session
             .requests()
@@ -1041,11 +1042,13 @@ impl SessionHandle {
 
     /// The session's call tree and what waits, folded from its stored events.
     pub async fn snapshot(&self) -> Result<SessionSnapshot, RuntimeError> {
-        let events = read_all(self.inner.store.as_ref(), &self.inner.id).await?;
+        let mut live = LiveTree::default();
+        live.catch_up(self.inner.store.as_ref(), &self.inner.id)
+            .await?;
         Ok(SessionSnapshot {
             id: self.inner.id.clone(),
-            head_seq: events.last().map_or(0, |event| event.seq),
-            tree: ConversationTree::from_events(&events),
+            head_seq: live.head_seq,
+            tree: live.tree,
             open_requests: self.open_requests(),
             running_turn: self.running_turn(),
         })

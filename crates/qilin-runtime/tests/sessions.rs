@@ -59,9 +59,21 @@ async fn approvals_and_questions_are_answered_from_another_task() {
                     }])
                 }
             };
-            person
+            let expected = match &reply {
+                RequestReply::Approve => RequestResolution::Approved,
+                RequestReply::Answer(answers) => RequestResolution::Answered {
+                    answers: answers.clone(),
+                },
+                other => panic!("not a reply this test gives: {other:?}"),
+            };
+            let recorded = person
                 .resolve(&opened.request_id, reply, "second client")
                 .unwrap();
+            // The answer comes back as the log records it.
+            assert_eq!(recorded.request_id, opened.request_id);
+            assert_eq!(recorded.call_id, opened.call_id);
+            assert_eq!(recorded.resolution, expected);
+            assert_eq!(recorded.resolved_by, "second client");
             answered += 1;
         }
     });

@@ -24,10 +24,8 @@
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use qilin_protocol::Event;
-use qilin_runtime::{CodeSandbox, Runtime};
-use qilin_server::{
-    Access, LeaseTiming, ServerConfig, ServerState, SessionDefaults, Sessions, StreamOptions,
-};
+use qilin_runtime::{CodeSandbox, LeaseTiming, Runtime, SessionHost};
+use qilin_server::{Access, ServerConfig, ServerState, SessionDefaults, StreamOptions};
 use serde_json::json;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -305,23 +303,21 @@ async fn main() {
             .push((head, now));
     }));
     let runtime = Runtime::new(store, CodeSandbox::InProcess);
-    let sessions = Sessions::new(
-        runtime,
-        "bench",
-        SessionDefaults {
+    let host = SessionHost::new(runtime, "bench", LeaseTiming::default(), |builder| {
+        builder.attended(true).no_sandbox(true)
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let bound = listener.local_addr().unwrap();
+    let token = Access::random_token().unwrap();
+    let state = ServerState::new(ServerConfig {
+        host,
+        defaults: SessionDefaults {
             workspace: workspace.clone(),
             agent_file: Some(workspace.join("agent.agent")),
             model: None,
             no_sandbox: true,
             allowed_roots: Vec::new(),
         },
-        LeaseTiming::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let bound = listener.local_addr().unwrap();
-    let token = Access::random_token().unwrap();
-    let state = ServerState::new(ServerConfig {
-        sessions: sessions.clone(),
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: qilin_server::DEFAULT_MAX_BODY,
@@ -439,5 +435,5 @@ async fn main() {
         first_live.as_secs_f64() * 1000.0
     );
     println!("peak memory (VmHWM): {:.0} MiB", peak_memory_mib());
-    sessions.shutdown().await;
+    state.host().shutdown().await;
 }

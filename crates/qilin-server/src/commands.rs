@@ -1,18 +1,15 @@
-//! What changes a session: start a turn, interrupt it, answer a request, compact it. A command runs where
-//! the session runs: here (resumed here first if it ran nowhere), or — relayed through the
-//! store's database — in the process holding the session's lease.
+//! What changes a session: start a turn, interrupt it, answer a request, compact it. A command
+//! runs where the session runs: here (resumed here first if it ran nowhere), or — relayed through
+//! the store the processes share — in the process holding the session's lease.
 
 use crate::ServerState;
 use crate::api::{
     Interrupted, MAX_CLIENT_ID, RequestAnswer, RequestResolved, StartTurn, TurnAccepted,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::manager::{Owner, owned_elsewhere};
-use crate::trees::find_request;
 use axum::http::StatusCode;
-use qilin_protocol::RequestResolution;
-use qilin_runtime::{SessionHandle, SubmitError};
-use qilin_tool::{RequestReply, ResolveError};
+use qilin_runtime::{Placement, SessionHandle, SubmitError};
+use qilin_tool::RequestReply;
 use serde::{Deserialize, Serialize};
 
 /// A command for a session.
@@ -58,6 +55,27 @@ impl Relayed {
         }
     }
 
+    /// The outcome as the relay carries it: JSON.
+    pub fn to_text(&self) -> String {
+        // A status and a JSON value always serialise; the fallback is never empty, as the
+        // relay requires.
+        serde_json::to_string(self).unwrap_or_else(|_| {
+            r#"{"status":500,"body":{"code":"internal","message":"the outcome cannot be written"}}"#
+                .to_string()
+        })
+    }
+
+    /// The outcome a relayed `text` carries.
+    pub fn from_text(text: &str) -> Outcome {
+        serde_json::from_str::<Relayed>(text)
+            .map_err(|err| {
+                ApiError::internal(format!(
+                    "the owning process answered with an unreadable outcome: {err}"
+                ))
+            })?
+            .outcome()
+    }
+
     /// The outcome it carries.
     pub fn outcome(self) -> Outcome {
         if self.status == 200 {
@@ -79,22 +97,31 @@ impl Relayed {
 /// Runs `command` on session `id` wherever it runs.
 pub async fn run(state: &ServerState, id: &str, command: Command) -> Outcome {
     check(&command)?;
-    match state.sessions().open(id).await? {
-        Owner::Here(handle) => execute(state, &handle, command).await,
-        Owner::Elsewhere(owner) => match state.relay() {
-            Some(relay) => relay.forward(&owner, id, &command).await,
-            None => Err(owned_elsewhere(id, &owner)),
-        },
+    match state.host().open(id).await? {
+        Placement::Here(handle) => execute(state, &handle, command).await,
+        Placement::Elsewhere(owner) => {
+            let text = serde_json::to_string(&command).map_err(|err| {
+                ApiError::internal(format!("the command cannot be written: {err}"))
+            })?;
+            let outcome = state.host().forward(&owner, id, &text).await?;
+            Relayed::from_text(&outcome)
+        }
     }
 }
 
-/// Runs `command` on session `id` here (resuming it here if it runs nowhere), never passing
-/// it on: what a process does with a command another process relayed to it.
-pub async fn run_here(state: &ServerState, id: &str, command: Command) -> Outcome {
+/// Runs the command `text` another process relayed for session `id` here (resuming the session
+/// here if it runs nowhere), never passing it on.
+pub async fn run_relayed(state: &ServerState, id: &str, text: &str) -> Outcome {
+    let command = serde_json::from_str::<Command>(text).map_err(|err| {
+        ApiError::bad_request(
+            "unreadable_command",
+            format!("the relayed command is unreadable: {err}"),
+        )
+    })?;
     check(&command)?;
-    match state.sessions().open(id).await? {
-        Owner::Here(handle) => execute(state, &handle, command).await,
-        Owner::Elsewhere(owner) => Err(owned_elsewhere(id, &owner)),
+    match state.host().open(id).await? {
+        Placement::Here(handle) => execute(state, &handle, command).await,
+        Placement::Elsewhere(owner) => Err(ApiError::owned_elsewhere(id, &owner)),
     }
 }
 
@@ -168,88 +195,20 @@ async fn resolve(
         Some(client) => format!("web:{client}"),
         None => "web".to_string(),
     };
-    let (reply, resolution) = match answer {
-        RequestAnswer::Approve { .. } => (RequestReply::Approve, RequestResolution::Approved),
-        RequestAnswer::ApproveForSession { grant, .. } => (
-            RequestReply::ApproveForSession(grant.clone()),
-            RequestResolution::ApprovedForSession { grant },
-        ),
-        RequestAnswer::Deny { reason, .. } => (
-            RequestReply::Deny {
-                reason: reason.clone(),
-            },
-            RequestResolution::Denied { reason },
-        ),
-        RequestAnswer::Answer { answers, .. } => (
-            RequestReply::Answer(answers.clone()),
-            RequestResolution::Answered { answers },
-        ),
-        RequestAnswer::Dismiss { .. } => (RequestReply::Dismiss, RequestResolution::Dismissed),
+    let reply = match answer {
+        RequestAnswer::Approve { .. } => RequestReply::Approve,
+        RequestAnswer::ApproveForSession { grant, .. } => RequestReply::ApproveForSession(grant),
+        RequestAnswer::Deny { reason, .. } => RequestReply::Deny { reason },
+        RequestAnswer::Answer { answers, .. } => RequestReply::Answer(answers),
+        RequestAnswer::Dismiss { .. } => RequestReply::Dismiss,
     };
-    match handle.resolve(request_id, reply, &resolved_by) {
-        Ok(()) => Ok(RequestResolved {
-            request_id: request_id.to_string(),
-            resolution,
-            resolved_by,
-        }),
-        Err(ResolveError::Ended {
-            ended: "cancelled", ..
-        }) => Err(gone(request_id)),
-        Err(ResolveError::Ended { resolved_by, .. }) => Err(answered(request_id, &resolved_by)),
-        Err(ResolveError::Unknown(_)) => {
-            // Not open in this process: look at how the log says it ended.
-            handle.flush().await?;
-            let request = state
-                .trees()
-                .current(state.store().as_ref(), handle.id(), |folded| {
-                    find_request(&folded.tree, request_id).cloned()
-                })
-                .await?;
-            match request {
-                None => Err(ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "unknown_request",
-                    format!(
-                        "session `{}` has no request `{request_id}`; `GET …/requests` lists the open ones",
-                        handle.id()
-                    ),
-                )),
-                Some(request) => match (&request.resolution, &request.resolved_by) {
-                    (Some(RequestResolution::Cancelled) | None, _) => Err(gone(request_id)),
-                    (Some(_), by) => Err(answered(request_id, by.as_deref().unwrap_or("someone"))),
-                },
-            }
-        }
-        Err(
-            err @ (ResolveError::InvalidAnswers { .. }
-            | ResolveError::Mismatch { .. }
-            | ResolveError::GrantMismatch { .. }),
-        ) => Err(ApiError::bad_request(
-            "answer_does_not_fit",
-            err.to_string(),
-        )),
-    }
-}
-
-/// 410: the request ended without an answer.
-fn gone(request_id: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::GONE,
-        "request_gone",
-        format!(
-            "request `{request_id}` is no longer open: it was cancelled (the turn was interrupted, \
-             or the process running it ended)"
-        ),
-    )
-}
-
-/// 409: someone answered first.
-fn answered(request_id: &str, resolved_by: &str) -> ApiError {
-    let mut error = ApiError::new(
-        StatusCode::CONFLICT,
-        "already_answered",
-        format!("request `{request_id}` was answered already, by {resolved_by}"),
-    );
-    error.body.resolved_by = Some(resolved_by.to_string());
-    error
+    let recorded = state
+        .host()
+        .resolve(handle, request_id, reply, &resolved_by)
+        .await?;
+    Ok(RequestResolved {
+        request_id: recorded.request_id,
+        resolution: recorded.resolution,
+        resolved_by: recorded.resolved_by,
+    })
 }

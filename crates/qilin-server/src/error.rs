@@ -7,8 +7,9 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
 use qilin_agent::CompactionError;
-use qilin_runtime::{CompactError, RuntimeError, SubmitError};
-use qilin_store::StoreError;
+use qilin_runtime::{CompactError, HostError, RuntimeError, SubmitError};
+use qilin_store::{RelayError, StoreError};
+use qilin_tool::ResolveError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -72,6 +73,92 @@ impl ApiError {
     /// 500: the server failed; the message says where.
     pub fn internal(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    /// 409: another server process runs the session.
+    pub fn owned_elsewhere(id: &str, owner: &str) -> Self {
+        let mut error = ApiError::new(
+            StatusCode::CONFLICT,
+            "owned_elsewhere",
+            format!("session `{id}` runs in another server process (`{owner}`); ask that process"),
+        );
+        error.body.owner = Some(owner.to_string());
+        error
+    }
+}
+
+impl From<HostError> for ApiError {
+    fn from(err: HostError) -> Self {
+        match err {
+            HostError::UnknownSession(id) => ApiError::unknown_session(&id),
+            HostError::OwnedElsewhere { session, owner }
+            | HostError::NoRelay { session, owner } => ApiError::owned_elsewhere(&session, &owner),
+            HostError::Relay(relay) => relay.into(),
+            HostError::Resolve(refused) => refused.into(),
+            HostError::Runtime(runtime) => runtime.into(),
+            HostError::Store(store) => store.into(),
+        }
+    }
+}
+
+impl From<RelayError> for ApiError {
+    fn from(err: RelayError) -> Self {
+        match &err {
+            RelayError::Failed(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "relay_failed",
+                err.to_string(),
+            ),
+            RelayError::NotTaken { .. } | RelayError::Unfinished { .. } => ApiError::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "owner_unresponsive",
+                err.to_string(),
+            ),
+        }
+    }
+}
+
+impl From<ResolveError> for ApiError {
+    fn from(err: ResolveError) -> Self {
+        match err {
+            ResolveError::Unknown(request_id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_request",
+                format!(
+                    "the session has no request `{request_id}`; `GET …/requests` lists the open ones"
+                ),
+            ),
+            ResolveError::Ended {
+                request_id,
+                ended: "cancelled",
+                ..
+            } => ApiError::new(
+                StatusCode::GONE,
+                "request_gone",
+                format!(
+                    "request `{request_id}` is no longer open: it was cancelled (the turn was \
+                     interrupted, or the process running it ended)"
+                ),
+            ),
+            ResolveError::Ended {
+                request_id,
+                resolved_by,
+                ..
+            } => {
+                let mut error = ApiError::new(
+                    StatusCode::CONFLICT,
+                    "already_answered",
+                    format!("request `{request_id}` was answered already, by {resolved_by}"),
+                );
+                error.body.resolved_by = Some(resolved_by);
+                error
+            }
+            refused @ (ResolveError::InvalidAnswers { .. }
+            | ResolveError::Mismatch { .. }
+            | ResolveError::GrantMismatch { .. }) => {
+                ApiError::bad_request("answer_does_not_fit", refused.to_string())
+            }
+        }
     }
 }
 

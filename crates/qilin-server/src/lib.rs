@@ -6,11 +6,14 @@
 //! repeating an event; the web client's files at `/`; and the OpenAPI document generated from
 //! the routes' own types at `/api/openapi.json`.
 //!
-//! Sessions are [`qilin_runtime`]'s, kept in a [`qilin_store`] store and run by [`Sessions`]:
-//! created over HTTP or resumed on demand, a turn runs to its end whether or not anyone
-//! watches. A session runs in the one process holding its lease; with PostgreSQL several
-//! server processes share the sessions, and a command that reaches a process not running the
-//! session is relayed to the one that does ([`Relay`]).
+//! Sessions are [`qilin_runtime`]'s, kept in a [`qilin_store`] store and hosted by the
+//! runtime's [`SessionHost`]: created over HTTP or resumed on demand, a turn runs to its end
+//! whether or not anyone watches. The host keeps the leases (a session runs in the one process
+//! holding its lease), closes idle sessions, recovers abandoned ones and keeps the live trees
+//! the snapshots are read from; with PostgreSQL several server processes share the sessions,
+//! and a command that reaches a process not running the session is relayed, through the store,
+//! to the one that does ([`ServerState::connect_relay`]). The server itself keeps the routes,
+//! auth, assets, OpenAPI and errors.
 //!
 //! [`serve`] runs the router on the connections a listener accepts, closing those that keep
 //! the server waiting (headers or a body that do not arrive, a connection left idle).
@@ -24,12 +27,10 @@ mod auth;
 mod commands;
 mod error;
 mod extract;
-mod manager;
-mod relay;
+mod new_session;
 mod roots;
 mod routes;
 mod serve;
-mod trees;
 
 pub use api::{
     AuthRequest, CreateSession, EndReason, EventPage, Interrupted, OpenRequests, RequestAnswer,
@@ -40,24 +41,25 @@ pub use assets::WEB_CLIENT_BUILT;
 pub use auth::{Access, TOKEN_BYTES};
 pub use commands::Command;
 pub use error::{ApiError, ErrorBody};
-pub use manager::{LeaseTiming, Owner, SessionDefaults, Sessions};
-pub use relay::{Relay, RelayError};
+pub use new_session::SessionDefaults;
 pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
 pub use serve::{ConnectionLimits, serve};
 
-use qilin_store::EventStore;
+use qilin_runtime::{LiveTree, ModelChoice, SessionHandle, SessionHost};
+use qilin_store::{EventStore, RelayHandler};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-use trees::Trees;
+use std::sync::{Arc, Mutex};
 
 /// The largest request body accepted, in bytes.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
 
 /// What a server is made of: its sessions, who may talk to it, and how it streams.
 pub struct ServerConfig {
-    /// The sessions.
-    pub sessions: Sessions,
+    /// The host of the sessions this process runs.
+    pub host: SessionHost,
+    /// What a new session gets when its request does not say.
+    pub defaults: SessionDefaults,
     /// The token and the names the server answers to.
     pub access: Access,
     /// How event streams are paced.
@@ -75,13 +77,13 @@ pub struct ServerState {
 }
 
 struct StateInner {
-    sessions: Sessions,
+    host: SessionHost,
+    defaults: SessionDefaults,
+    roots: Roots,
     access: Arc<Access>,
     stream: StreamOptions,
     max_body: usize,
     connections: ConnectionLimits,
-    trees: Trees,
-    relay: OnceLock<Relay>,
     /// Prompts to start when a client first watches their session (the demo's).
     on_watch: Mutex<HashMap<String, String>>,
     demo: Mutex<Option<String>>,
@@ -94,13 +96,13 @@ impl ServerState {
     pub fn new(config: ServerConfig) -> Self {
         ServerState {
             inner: Arc::new(StateInner {
-                sessions: config.sessions,
+                roots: config.defaults.roots(),
+                host: config.host,
+                defaults: config.defaults,
                 access: Arc::new(config.access),
                 stream: config.stream,
                 max_body: config.max_body,
                 connections: config.connections,
-                trees: Trees::default(),
-                relay: OnceLock::new(),
                 on_watch: Mutex::new(HashMap::new()),
                 demo: Mutex::new(None),
                 stopping: tokio_util::sync::CancellationToken::new(),
@@ -108,14 +110,34 @@ impl ServerState {
         }
     }
 
-    /// The sessions.
-    pub fn sessions(&self) -> &Sessions {
-        &self.inner.sessions
+    /// The host of the sessions this process runs.
+    pub fn host(&self) -> &SessionHost {
+        &self.inner.host
+    }
+
+    /// What a new session gets when its request does not say.
+    pub fn defaults(&self) -> &SessionDefaults {
+        &self.inner.defaults
+    }
+
+    /// The folders a request may put a session under.
+    pub(crate) fn roots(&self) -> &Roots {
+        &self.inner.roots
     }
 
     /// The store.
     pub fn store(&self) -> &Arc<dyn EventStore> {
-        self.inner.sessions.store()
+        self.inner.host.store()
+    }
+
+    /// Creates a session from `request` (its missing parts from the defaults) and runs it
+    /// here; `model` replaces the model the request or the defaults name.
+    pub async fn create_session(
+        &self,
+        request: &CreateSession,
+        model: Option<ModelChoice>,
+    ) -> Result<SessionHandle, ApiError> {
+        new_session::create(self, request, model).await
     }
 
     /// Who may talk to the server.
@@ -128,10 +150,6 @@ impl ServerState {
         self.inner.stream
     }
 
-    pub(crate) fn trees(&self) -> &Trees {
-        &self.inner.trees
-    }
-
     /// Ends every event stream (each client gets `end`), so the server can stop.
     pub fn end_streams(&self) {
         self.inner.stopping.cancel();
@@ -141,39 +159,28 @@ impl ServerState {
         self.inner.stopping.clone()
     }
 
-    /// The relay of commands to other server processes, once set.
-    pub fn relay(&self) -> Option<&Relay> {
-        self.inner.relay.get()
-    }
-
-    /// Relays commands for sessions other processes run through `relay` (PostgreSQL).
-    pub fn set_relay(&self, relay: Relay) {
-        if self.inner.relay.set(relay).is_err() {
-            tracing::warn!("a relay was set twice; the first stays");
-        }
-    }
-
-    /// Connects the relay of commands to the other server processes sharing the PostgreSQL
-    /// database at `url` (the store's, its tables in `schema`), and runs the commands they
-    /// relay to this one.
-    pub async fn connect_relay(&self, url: &str, schema: &str) -> Result<(), RelayError> {
+    /// Connects the relay of commands to the other server processes sharing the store (with
+    /// PostgreSQL; a store only this process uses needs none), and runs the commands they relay
+    /// to this one. Returns whether the store relays.
+    pub async fn connect_relay(&self) -> Result<bool, ApiError> {
         let weak = Arc::downgrade(&self.inner);
-        let handler: relay::Handler = Arc::new(move |session, command| {
+        let handler: RelayHandler = Arc::new(move |session, command| {
             let weak = weak.clone();
             Box::pin(async move {
-                let Some(inner) = weak.upgrade() else {
-                    return Err(ApiError::new(
+                let outcome = match weak.upgrade() {
+                    Some(inner) => {
+                        commands::run_relayed(&ServerState { inner }, &session, &command).await
+                    }
+                    None => Err(ApiError::new(
                         axum::http::StatusCode::SERVICE_UNAVAILABLE,
                         "stopping",
                         "the process running the session is stopping",
-                    ));
+                    )),
                 };
-                commands::run_here(&ServerState { inner }, &session, command).await
+                commands::Relayed::of(outcome).to_text()
             })
         });
-        let relay = Relay::connect(url, schema, self.sessions().owner(), handler).await?;
-        self.set_relay(relay);
-        Ok(())
+        Ok(self.host().connect_relay(handler).await?)
     }
 
     /// Marks `session` as the demo's, and starts a turn of `prompt` in it when a client first
@@ -205,7 +212,7 @@ impl ServerState {
             .unwrap_or_else(|p| p.into_inner())
             .remove(session);
         let Some(prompt) = prompt else { return };
-        let Some(handle) = self.sessions().hosted(session) else {
+        let Some(handle) = self.host().hosted(session) else {
             return;
         };
         if let Err(err) = handle.submit(&prompt, None) {
@@ -221,15 +228,11 @@ impl ServerState {
             .await?
             .ok_or_else(|| ApiError::unknown_session(id))?;
         let open_requests = store.open_requests(id).await?;
-        let hosted = self.sessions().hosted(id);
+        let hosted = self.host().hosted(id);
         let active_turn = match &hosted {
             Some(handle) => handle.running_turn(),
             None if info.status == qilin_store::SessionStatus::Running => {
-                self.trees()
-                    .current(store.as_ref(), id, |folded| {
-                        trees::active_turn(&folded.tree)
-                    })
-                    .await?
+                self.host().tree(id, LiveTree::active_turn).await?
             }
             None => None,
         };

@@ -28,7 +28,9 @@
 //!   one thread that batches the appends of every session into few transactions; one process at
 //!   a time (a lock file beside the database refuses a second).
 //! - [`PostgresStore`]: for several server processes sharing sessions; new events are announced
-//!   with `LISTEN/NOTIFY`, so a follower in any process sees every session live.
+//!   with `LISTEN/NOTIFY`, so a follower in any process sees every session live, and a command
+//!   for a session another process runs is carried to it ([`CommandRelay`],
+//!   [`EventStore::connect_relay`]).
 //!
 //! [`open_database`] picks one from a `--database` value.
 
@@ -40,11 +42,13 @@ mod memory;
 mod open;
 mod plan;
 mod postgres;
+mod relay;
 mod sqlite;
 
 pub use memory::MemoryStore;
 pub use open::{DEFAULT_DATABASE, open_database, postgres_schema};
-pub use postgres::{PostgresOptions, PostgresStore};
+pub use postgres::{PostgresOptions, PostgresRelay, PostgresStore};
+pub use relay::{CommandRelay, RelayError, RelayHandler};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
@@ -342,6 +346,19 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Gives the lease of `session` up, if `owner` holds it; otherwise does nothing.
     async fn release_lease(&self, session: &str, owner: &str) -> Result<(), StoreError>;
+
+    /// Connects the [`CommandRelay`] of the process named `owner` (its lease owner name), for a
+    /// store several processes share: `handler` runs the commands other processes send to
+    /// this one. `None` for a store only one process uses (memory, SQLite), where every
+    /// session's owner is this process.
+    async fn connect_relay(
+        &self,
+        owner: &str,
+        handler: RelayHandler,
+    ) -> Result<Option<Arc<dyn CommandRelay>>, StoreError> {
+        let _ = (owner, handler);
+        Ok(None)
+    }
 }
 
 /// A page cursor: the position of the last session of a page in the listing order.

@@ -44,7 +44,7 @@ pub use registry::{
     ToolRegistry,
 };
 pub use requests::{
-    RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, grant_covers,
+    RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, ended_as, grant_covers,
 };
 pub use review::{
     AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,

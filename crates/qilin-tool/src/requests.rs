@@ -198,15 +198,16 @@ impl Requests {
     }
 
     /// Answers the open request `request_id` on behalf of `resolved_by`; records
-    /// `request.resolved` and wakes the waiting call. Refused when the request is unknown, has
-    /// ended, or the answer does not fit it.
+    /// `request.resolved` and wakes the waiting call. Gives the `request.resolved` recorded, so
+    /// a host reports the resolution as the log keeps it. Refused when the request is unknown,
+    /// has ended, or the answer does not fit it.
     pub fn resolve(
         &self,
         events: &EventLog,
         request_id: &str,
         reply: RequestReply,
         resolved_by: &str,
-    ) -> Result<(), ResolveError> {
+    ) -> Result<RequestResolvedEvent, ResolveError> {
         let mut state = self.state();
         let Some(open) = state.open.get(request_id) else {
             return Err(match state.ended.get(request_id) {
@@ -268,7 +269,7 @@ impl Requests {
             RequestResolution::ApprovedForSession { grant } => Some(grant.clone()),
             _ => None,
         };
-        end(
+        let recorded = end(
             &mut state,
             events,
             open,
@@ -303,7 +304,7 @@ impl Requests {
             }
             state.grants.push(grant);
         }
-        Ok(())
+        Ok(recorded)
     }
 
     /// Whether a grant given earlier in the session allows a call of `tool` with `arguments`
@@ -387,7 +388,20 @@ fn request_number(request_id: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// How a request that ended with `resolution` is named in [`ResolveError::Ended`]: `approved`
+/// (for the call or the session), `denied`, `answered`, `dismissed` or `cancelled`.
+pub fn ended_as(resolution: &RequestResolution) -> &'static str {
+    match resolution {
+        RequestResolution::Approved | RequestResolution::ApprovedForSession { .. } => "approved",
+        RequestResolution::Denied { .. } => "denied",
+        RequestResolution::Answered { .. } => "answered",
+        RequestResolution::Dismissed => "dismissed",
+        RequestResolution::Cancelled => "cancelled",
+    }
+}
+
 /// Records how a request ended and wakes its call (with `reply`, or none when cancelled).
+/// Gives the `request.resolved` recorded.
 fn end(
     state: &mut RequestState,
     events: &EventLog,
@@ -395,21 +409,16 @@ fn end(
     resolution: RequestResolution,
     resolved_by: &str,
     reply: Option<RequestReply>,
-) {
-    let ended = match resolution {
-        RequestResolution::Approved | RequestResolution::ApprovedForSession { .. } => "approved",
-        RequestResolution::Denied { .. } => "denied",
-        RequestResolution::Answered { .. } => "answered",
-        RequestResolution::Dismissed => "dismissed",
-        RequestResolution::Cancelled => "cancelled",
-    };
-    events.emit(EventBody::RequestResolved(RequestResolvedEvent {
+) -> RequestResolvedEvent {
+    let ended = ended_as(&resolution);
+    let resolved = RequestResolvedEvent {
         request_id: open.opened.request_id.clone(),
         call_id: open.opened.call_id,
         parent_call_id: open.opened.parent_call_id,
         resolution,
         resolved_by: resolved_by.to_string(),
-    }));
+    };
+    events.emit(EventBody::RequestResolved(resolved.clone()));
     state
         .ended
         .insert(open.opened.request_id, (ended, resolved_by.to_string()));
@@ -417,6 +426,7 @@ fn end(
         // The call may have stopped waiting a moment ago; its own end then records nothing.
         let _ = open.reply.send(reply);
     }
+    resolved
 }
 
 /// Ends a request as cancelled when its call stops waiting without an answer.

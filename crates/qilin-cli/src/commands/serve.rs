@@ -8,10 +8,10 @@ use crate::commands::demo::{DEMO_PROMPT, demo_model, unpack_example_workspace};
 use crate::commands::{sandbox_helper, worker_sandbox};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use qilin_runtime::Runtime;
+use qilin_runtime::{LeaseTiming, Runtime, SessionHost};
 use qilin_server::{
-    Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, LeaseTiming, ServerConfig,
-    ServerState, SessionDefaults, Sessions, StreamOptions,
+    Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, ServerConfig, ServerState,
+    SessionDefaults, StreamOptions,
 };
 use qilin_skill::{declared_mcp_servers, workspace_mcp_servers};
 use std::io::Write;
@@ -181,22 +181,21 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         Runtime::new(store, worker_sandbox()?).with_sandbox_helper(sandbox_helper()?),
     );
     let owner = owner_name()?;
-    let sessions = Sessions::new(
-        runtime,
-        owner,
-        SessionDefaults {
-            workspace: workspace.clone(),
-            agent_file: agent,
-            model: args.model.clone(),
-            no_sandbox: args.no_sandbox,
-            allowed_roots,
-        },
-        LeaseTiming::default(),
-    );
+    let no_sandbox = args.no_sandbox;
+    let sessions = SessionHost::new(runtime, owner, LeaseTiming::default(), move |builder| {
+        builder.attended(true).no_sandbox(no_sandbox)
+    });
+    let defaults = SessionDefaults {
+        workspace: workspace.clone(),
+        agent_file: agent,
+        model: args.model.clone(),
+        no_sandbox,
+        allowed_roots,
+    };
     let closed = sessions
         .recover_abandoned()
         .await
-        .map_err(|err| anyhow::anyhow!(err.body.message))?;
+        .context("cannot close what stopped servers left open")?;
     if closed > 0 {
         eprintln!(
             "Closed {closed} event(s) left open by a server that stopped without closing its sessions."
@@ -211,30 +210,26 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .local_addr()
         .context("cannot read the bound address")?;
     let state = ServerState::new(ServerConfig {
-        sessions: sessions.clone(),
+        host: sessions.clone(),
+        defaults,
         access: Access::new(token.clone(), bound),
         stream: StreamOptions::default(),
         max_body: DEFAULT_MAX_BODY,
         connections: ConnectionLimits::default(),
     });
-    if let Some(url) = args
-        .database
-        .as_deref()
-        .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
-    {
-        let (url, schema) = qilin_store::postgres_schema(url);
-        state
-            .connect_relay(&url, &schema)
-            .await
-            .context("cannot start relaying commands between server processes")?;
-    }
+    // With PostgreSQL, commands for sessions other server processes run are relayed to them.
+    state
+        .connect_relay()
+        .await
+        .map_err(|err| anyhow::anyhow!(err.body.message))
+        .context("cannot start relaying commands between server processes")?;
 
     let mut page = String::from("/");
     if args.demo {
         let demo = CreateSession::default();
         let model = demo_model(&workspace, false)?;
-        let handle = sessions
-            .create(&demo, Some(model))
+        let handle = state
+            .create_session(&demo, Some(model))
             .await
             .map_err(|err| anyhow::anyhow!(err.body.message))?;
         state.set_demo(handle.id(), DEMO_PROMPT);

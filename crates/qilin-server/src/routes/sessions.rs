@@ -7,7 +7,6 @@ use crate::api::{
 };
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::trees::active_turn;
 use crate::{ServerState, assets};
 use axum::Json;
 use axum::extract::State;
@@ -51,7 +50,7 @@ pub async fn create(
     if let Some(title) = &request.title {
         check_title(title)?;
     }
-    let handle = state.sessions().create(&request, None).await?;
+    let handle = state.create_session(&request, None).await?;
     let view = state.view(handle.id()).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -95,8 +94,7 @@ pub async fn delete(
     State(state): State<ServerState>,
     ApiPath(path): ApiPath<SessionPath>,
 ) -> Result<StatusCode, ApiError> {
-    state.sessions().delete(&path.id).await?;
-    state.trees().forget(&path.id);
+    state.host().delete(&path.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -128,8 +126,8 @@ pub async fn snapshot(
     }
     let before = query.before;
     let snapshot = state
-        .trees()
-        .current(state.store().as_ref(), &path.id, |folded| {
+        .host()
+        .tree(&path.id, |folded| {
             let total = folded.tree.turns.len();
             let end = before.map_or(total, |before| (before as usize).min(total));
             let start = end.saturating_sub(wanted as usize);
@@ -138,7 +136,7 @@ pub async fn snapshot(
                 total_turns: u32::try_from(total).unwrap_or(u32::MAX),
                 first_turn: u32::try_from(start).unwrap_or(u32::MAX),
                 turns: folded.tree.turns[start..end].to_vec(),
-                active_turn: active_turn(&folded.tree),
+                active_turn: folded.active_turn(),
                 compactions: folded.tree.compactions.clone(),
                 preparing_arguments: folded.tree.preparing_arguments.clone(),
             }
@@ -149,7 +147,7 @@ pub async fn snapshot(
 
 /// `GET /api/info`: what this server runs.
 pub async fn info(State(state): State<ServerState>) -> Json<ServerInfo> {
-    let defaults = state.sessions().defaults();
+    let defaults = state.defaults();
     Json(ServerInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         protocol_version: qilin_protocol::PROTOCOL_VERSION,

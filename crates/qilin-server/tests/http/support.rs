@@ -5,10 +5,9 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, EventBody};
-use qilin_runtime::{CodeSandbox, Runtime};
+use qilin_runtime::{CodeSandbox, LeaseTiming, Runtime, SessionHost};
 use qilin_server::{
-    Access, ConnectionLimits, LeaseTiming, ServerConfig, ServerState, SessionDefaults, Sessions,
-    StreamOptions,
+    Access, ConnectionLimits, ServerConfig, ServerState, SessionDefaults, StreamOptions,
 };
 use qilin_store::{EventStore, StoreError};
 use serde_json::{Value, json};
@@ -151,23 +150,21 @@ impl World {
     ) -> Server {
         let runtime = Runtime::new(store, CodeSandbox::InProcess);
         let owner = format!("test-{:08x}", fastrand::u32(..));
-        let sessions = Sessions::new(
-            runtime,
-            owner,
-            SessionDefaults {
+        let sessions = SessionHost::new(runtime, owner, LeaseTiming::default(), |builder| {
+            builder.attended(true).no_sandbox(true)
+        });
+        sessions.recover_abandoned().await.unwrap();
+        let bound = listener.local_addr().unwrap();
+        let token = Access::random_token().unwrap();
+        let mut config = ServerConfig {
+            host: sessions.clone(),
+            defaults: SessionDefaults {
                 workspace: self.workspace(),
                 agent_file: Some(self.workspace().join("agent.agent")),
                 model: None,
                 no_sandbox: true,
                 allowed_roots: self.allowed_roots.clone(),
             },
-            LeaseTiming::default(),
-        );
-        sessions.recover_abandoned().await.unwrap();
-        let bound = listener.local_addr().unwrap();
-        let token = Access::random_token().unwrap();
-        let mut config = ServerConfig {
-            sessions: sessions.clone(),
             access: Access::new(token.clone(), bound),
             stream: StreamOptions::default(),
             max_body: qilin_server::DEFAULT_MAX_BODY,
@@ -175,10 +172,12 @@ impl World {
         };
         adjust(&mut config);
         let state = ServerState::new(config);
-        if let Some(schema) = &self.schema {
-            let (url, _) = qilin_store::postgres_schema(&self.database);
-            state.connect_relay(&url, schema).await.unwrap();
-        }
+        let relays = state.connect_relay().await.unwrap();
+        assert_eq!(
+            relays,
+            self.schema.is_some(),
+            "PostgreSQL relays, SQLite needs none"
+        );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(qilin_server::serve(listener, state.clone(), async move {
             let _ = stopped.await;
@@ -221,7 +220,7 @@ pub struct Server {
     /// Its state.
     pub state: ServerState,
     /// Its sessions.
-    pub sessions: Sessions,
+    pub sessions: SessionHost,
     /// A client.
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,

@@ -5,13 +5,18 @@
 //! `(session_id, seq)` stands behind the check), inserts the events, updates the derived rows and
 //! announces each new head with `NOTIFY`, delivered on commit. Every store listens on one
 //! connection of its own and wakes its followers, which read the new events from the table —
-//! so a follower in any process sees every session live. Leases are columns of the session's
+//! so a follower in any process sees every session live. The processes pass each other the
+//! commands for the sessions they run through a [`PostgresRelay`], listening the same way. Leases are columns of the session's
 //! row, timed by the database's clock, so processes need not agree on the time.
 
 mod committer;
+mod relay;
+
+pub use relay::PostgresRelay;
 
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
+use crate::relay::{CommandRelay, RelayHandler};
 use crate::{
     CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo,
     SessionPage, SessionQuery, StoreError, page_limit,
@@ -95,6 +100,7 @@ impl Default for PostgresOptions {
 /// Sessions and events in PostgreSQL; see the [module](self) notes.
 pub struct PostgresStore {
     pool: Pool,
+    config: Config,
     appends: mpsc::Sender<Append>,
     live: Arc<LiveMap>,
     channel: String,
@@ -180,13 +186,25 @@ impl PostgresStore {
         migrate(&pool, &schema).await?;
         let channel = format!("qilin_events.{schema}");
         let live = Arc::new(LiveMap::default());
-        let (client, driver) = listen(&config, &channel, &live).await?;
+        let heard: Heard = {
+            let live = Arc::clone(&live);
+            Arc::new(move |payload: &str| announced(&live, payload))
+        };
+        let context = "listening for new events";
+        let (client, driver) = listen(&config, &channel, &heard, context).await?;
+        let reconnected = {
+            let live = Arc::clone(&live);
+            // Announcements may have been missed while the connection was down.
+            Arc::new(move || live.wake_all())
+        };
         let listener = tokio::spawn(keep_listening(
-            config,
+            config.clone(),
             channel.clone(),
-            Arc::clone(&live),
+            heard,
+            context,
             client,
             driver,
+            reconnected,
         ));
         let (appends, queue) = mpsc::channel(4096);
         let committer = Committer {
@@ -198,6 +216,7 @@ impl PostgresStore {
         tokio::spawn(committer.run(queue));
         Ok(PostgresStore {
             pool,
+            config,
             appends,
             live,
             channel,
@@ -275,25 +294,29 @@ async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
     tx.commit().await.map_err(error)
 }
 
-/// Opens the listening connection: `LISTEN`s on `channel` and hands each announcement to the
-/// followers in `live`. Returns the client (dropping it closes the connection) and the task
-/// that drives the connection, which ends when the connection does.
+/// What a listening connection does with each notification's payload.
+type Heard = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Opens a listening connection: `LISTEN`s on `channel` and hands each notification's payload
+/// to `heard`; `context` names what it listens for in an error. Returns the client (dropping
+/// it closes the connection) and the task that drives the connection, which ends when the
+/// connection does.
 async fn listen(
     config: &Config,
     channel: &str,
-    live: &Arc<LiveMap>,
+    heard: &Heard,
+    context: &str,
 ) -> Result<(Client, JoinHandle<()>), StoreError> {
-    let context = "listening for new events";
     let (client, mut connection) = config
         .connect(NoTls)
         .await
         .map_err(|err| pg_error(&err, context))?;
-    let live = Arc::clone(live);
+    let heard = Arc::clone(heard);
     let driver = tokio::spawn(async move {
         let mut messages = stream::poll_fn(move |cx| connection.poll_message(cx));
         while let Some(Ok(message)) = messages.next().await {
             if let AsyncMessage::Notification(notification) = message {
-                announced(&live, notification.payload());
+                heard(notification.payload());
             }
         }
     });
@@ -304,14 +327,16 @@ async fn listen(
     Ok((client, driver))
 }
 
-/// Keeps the listening connection up: when it drops, reconnects (backing off to 5 s) and wakes
-/// every follower, since announcements may have been missed meanwhile.
+/// Keeps a listening connection up: when it drops, reconnects (backing off to 5 s) and calls
+/// `reconnected`, since notifications may have been missed meanwhile.
 async fn keep_listening(
     config: Config,
     channel: String,
-    live: Arc<LiveMap>,
+    heard: Heard,
+    context: &'static str,
     mut client: Client,
     mut driver: JoinHandle<()>,
+    reconnected: Arc<dyn Fn() + Send + Sync>,
 ) {
     loop {
         // The connection ended, however it ended; the task's outcome says nothing more.
@@ -320,7 +345,7 @@ async fn keep_listening(
         let mut wait = Duration::from_millis(100);
         loop {
             tokio::time::sleep(wait).await;
-            match listen(&config, &channel, &live).await {
+            match listen(&config, &channel, &heard, context).await {
                 Ok((new_client, new_driver)) => {
                     (client, driver) = (new_client, new_driver);
                     break;
@@ -328,7 +353,7 @@ async fn keep_listening(
                 Err(_) => wait = (wait * 2).min(Duration::from_secs(5)),
             }
         }
-        live.wake_all();
+        reconnected();
     }
 }
 
@@ -700,5 +725,21 @@ impl EventStore for PostgresStore {
             .await
             .map_err(|err| pg_error(&err, &context))?;
         Ok(())
+    }
+
+    async fn connect_relay(
+        &self,
+        owner: &str,
+        handler: RelayHandler,
+    ) -> Result<Option<Arc<dyn CommandRelay>>, StoreError> {
+        let relay = PostgresRelay::connect(
+            self.pool.clone(),
+            self.config.clone(),
+            &self.schema,
+            owner,
+            handler,
+        )
+        .await?;
+        Ok(Some(Arc::new(relay)))
     }
 }

@@ -1,13 +1,14 @@
 //! The conformance suite on [`PostgresStore`] against a real PostgreSQL, then what several
 //! processes sharing it need: live events across stores, racing writers, lease takeover, a
-//! dropped listening connection. Each test works in a schema of its own.
+//! dropped listening connection, commands relayed between them. Each test works in a schema of
+//! its own.
 //!
 //! The database comes from `QILIN_TEST_POSTGRES_URL`; `bash scripts/postgres` starts a local
 //! one and prints it (`bash scripts/test` does both).
 
 use crate::support::*;
 use futures_util::StreamExt;
-use qilin_store::{EventStore, Lease, PostgresOptions, PostgresStore, StoreError};
+use qilin_store::{EventStore, Lease, PostgresOptions, PostgresStore, RelayHandler, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -272,6 +273,78 @@ async fn followers_survive_a_lost_listening_connection() {
     second.append("s", &all[12..]).await.unwrap();
     let rest = take(&mut follower, 15).await;
     assert_run(&rest, &all, 6, 20);
+    processes.finish().await;
+}
+
+/// A relay handler that answers `NAME ran COMMAND on SESSION`.
+fn answering(name: &'static str) -> RelayHandler {
+    Arc::new(move |session, command| {
+        Box::pin(async move { format!("{name} ran {command} on {session}") })
+    })
+}
+
+/// A command sent to another process runs there, through its handler, and its outcome comes
+/// back; a command sent before its target listens runs once it does; a store only one process
+/// uses has no relay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_are_relayed_to_the_process_they_name() {
+    let processes = TwoProcesses::start().await;
+    let first = processes
+        .first
+        .connect_relay("first", answering("first"))
+        .await
+        .unwrap()
+        .expect("PostgreSQL relays");
+    let second = processes
+        .second
+        .connect_relay("second", answering("second"))
+        .await
+        .unwrap()
+        .expect("PostgreSQL relays");
+    assert_eq!(
+        first.forward("second", "s1", "start").await.unwrap(),
+        "second ran start on s1"
+    );
+    assert_eq!(
+        second.forward("first", "s2", "stop").await.unwrap(),
+        "first ran stop on s2"
+    );
+
+    // Sent to a process not yet listening: run as soon as it is.
+    let early = tokio::spawn({
+        let first = Arc::clone(&first);
+        async move { first.forward("third", "s3", "early").await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let third_store = store_on(&processes.schema).await;
+    let _third = third_store
+        .connect_relay("third", answering("third"))
+        .await
+        .unwrap()
+        .expect("PostgreSQL relays");
+    assert_eq!(early.await.unwrap().unwrap(), "third ran early on s3");
+
+    // After the relay's listening connection is cut, it listens again and runs commands.
+    admin(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE query LIKE 'LISTEN \"qilin_relay_%'",
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        first.forward("second", "s4", "again").await.unwrap(),
+        "second ran again on s4"
+    );
+
+    let alone = qilin_store::MemoryStore::new();
+    assert!(
+        alone
+            .connect_relay("only", answering("only"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    drop((first, second, _third, third_store));
     processes.finish().await;
 }
 
