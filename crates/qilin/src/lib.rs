@@ -155,6 +155,7 @@ pub use qilin_check as lint;
 #[cfg(feature = "server")]
 pub use qilin_server as server;
 
+pub use qilin_agent::TurnSummary;
 pub use qilin_check::{Finding, Report, Rule, render_json, render_text};
 pub use qilin_model::{ModelProvider, Script, ScriptedProvider};
 pub use qilin_protocol::{
@@ -163,7 +164,7 @@ pub use qilin_protocol::{
 };
 pub use qilin_runtime::{
     CodeSandbox, ModelChoice, Runtime, RuntimeBuilder, RuntimeError, SessionBuilder, SessionHandle,
-    TurnHandle, check,
+    SessionSnapshot, TurnHandle, check,
 };
 pub use qilin_store::{EventStore, MemoryStore, PostgresStore, SqliteStore, StoreError};
 pub use tool::{
