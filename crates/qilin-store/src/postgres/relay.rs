@@ -137,7 +137,7 @@ impl CommandRelay for PostgresRelay {
             )
             .await
             .map_err(|err| failed(err.to_string()))?;
-        let id: i64 = row.get(0);
+        let id: i64 = row.try_get(0).map_err(|err| failed(err.to_string()))?;
         let deadline = tokio::time::Instant::now() + Self::WAIT;
         let (done, mut finished) = oneshot::channel();
         waiting(&self.waiting).insert(id, done);
@@ -162,7 +162,7 @@ impl CommandRelay for PostgresRelay {
                 .await;
             let has_outcome = match outcome {
                 Ok(row) => row
-                    .and_then(|row| row.get::<_, Option<String>>(0))
+                    .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten())
                     .is_some_and(|text| !text.is_empty()),
                 Err(err) => {
                     self.forget(id);
@@ -188,7 +188,7 @@ impl CommandRelay for PostgresRelay {
                 &[],
             )
             .await;
-        match outcome.and_then(|row| row.get::<_, Option<String>>(0)) {
+        match outcome.and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten()) {
             Some(text) if text.is_empty() => Err(RelayError::Unfinished {
                 target: target.to_string(),
                 session: session.to_string(),
@@ -282,8 +282,7 @@ impl Runner {
             else {
                 return;
             };
-            for row in rows {
-                let id: i64 = row.get(0);
+            for id in rows.iter().filter_map(|row| row.try_get::<_, i64>(0).ok()) {
                 let next = runner.clone();
                 tokio::spawn(async move { next.run(id).await });
             }
@@ -304,8 +303,13 @@ impl Runner {
             )
             .await;
         let Ok(Some(row)) = claimed else { return };
-        let (sender, session, command): (String, String, String) =
-            (row.get(0), row.get(1), row.get(2));
+        let (Ok(sender), Ok(session), Ok(command)) = (
+            row.try_get::<_, String>(0),
+            row.try_get::<_, String>(1),
+            row.try_get::<_, String>(2),
+        ) else {
+            return;
+        };
         let outcome = (self.handler)(session, command).await;
         let Ok(tx) = client.transaction().await else {
             return;
