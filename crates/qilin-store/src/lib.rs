@@ -27,10 +27,10 @@
 //! - [`SqliteStore`]: the embedded default, one file (`WORKSPACE/.qilin/qilin.db`) written by
 //!   one thread that batches the appends of every session into few transactions; one process at
 //!   a time (a lock file beside the database refuses a second).
-//! - [`PostgresStore`]: for several server processes sharing sessions; new events are announced
-//!   with `LISTEN/NOTIFY`, so a follower in any process sees every session live, and a command
-//!   for a session another process runs is carried to it ([`CommandRelay`],
-//!   [`EventStore::connect_relay`]).
+//! - `PostgresStore` (the cargo feature `postgres`, on by default): for several server
+//!   processes sharing sessions; new events are announced with `LISTEN/NOTIFY`, so a follower
+//!   in any process sees every session live, and a command for a session another process runs
+//!   is carried to it ([`CommandRelay`], [`EventStore::connect_relay`]).
 //!
 //! [`open_database`] picks one from a `--database` value.
 
@@ -41,12 +41,14 @@ mod live;
 mod memory;
 mod open;
 mod plan;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod relay;
 mod sqlite;
 
 pub use memory::MemoryStore;
-pub use open::{DEFAULT_DATABASE, open_database, postgres_schema};
+pub use open::{DEFAULT_DATABASE, DEFAULT_POSTGRES_SCHEMA, open_database, postgres_schema};
+#[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresRelay, PostgresStore};
 pub use relay::{CommandRelay, RelayError, RelayHandler};
 pub use sqlite::{SqliteOptions, SqliteStore};

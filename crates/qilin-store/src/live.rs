@@ -124,7 +124,9 @@ impl LiveMap {
     }
 
     /// Tells the followers of `session` that another process committed up to `head`: they
-    /// read the events from the database.
+    /// read the events from the database. (Only a store several processes share hears of
+    /// other processes' commits.)
+    #[cfg(feature = "postgres")]
     pub(crate) fn announce(&self, session: &str, head: u64) {
         if let Some(live) = self.followed(session) {
             live.watched.send_if_modified(|watched| {
@@ -143,6 +145,7 @@ impl LiveMap {
     }
 
     /// Wakes every follower to look at the database, after announcements may have been missed.
+    #[cfg(feature = "postgres")]
     pub(crate) fn wake_all(&self) {
         for live in lock(&self.sessions).values() {
             live.watched.send_modify(|watched| watched.recheck += 1);

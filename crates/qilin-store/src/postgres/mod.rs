@@ -91,7 +91,7 @@ pub struct PostgresOptions {
 impl Default for PostgresOptions {
     fn default() -> Self {
         PostgresOptions {
-            schema: "qilin".into(),
+            schema: crate::DEFAULT_POSTGRES_SCHEMA.into(),
             pool_size: 16,
         }
     }

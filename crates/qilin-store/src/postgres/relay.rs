@@ -4,7 +4,8 @@
 //! its schema) and wakes the owner with `NOTIFY` on the owner's own channel; the owner claims the
 //! row, runs the command through its [`RelayHandler`], writes the outcome to the row and wakes
 //! the sender, which takes the outcome and deletes the row. A command the owner does not take
-//! within [`PostgresRelay::WAIT`] is withdrawn. The listening connection is kept up as the
+//! within [`PostgresRelay::WAIT`] is withdrawn; a sender woken when its listening connection
+//! came back looks at its row and waits on while the row has no outcome. The listening connection is kept up as the
 //! store's is ([`keep_listening`]); commands sent while it was down are run once it is back.
 //!
 //! [`PostgresStore`]: super::PostgresStore
@@ -136,8 +137,9 @@ impl CommandRelay for PostgresRelay {
             )
             .await
             .map_err(|err| failed(err.to_string()))?;
-        let id: i64 = row.get(0);
-        let (done, finished) = oneshot::channel();
+        let id: i64 = row.try_get(0).map_err(|err| failed(err.to_string()))?;
+        let deadline = tokio::time::Instant::now() + Self::WAIT;
+        let (done, mut finished) = oneshot::channel();
         waiting(&self.waiting).insert(id, done);
         let notified = client
             .execute(
@@ -149,7 +151,28 @@ impl CommandRelay for PostgresRelay {
             self.forget(id);
             return Err(failed(err.to_string()));
         }
-        let _ = tokio::time::timeout(Self::WAIT, finished).await;
+        // Woken by the outcome's announcement, or by a reconnection of the listening connection
+        // (announcements may have been missed): look at the row, and wait on if it has none.
+        while tokio::time::timeout_at(deadline, finished).await.is_ok() {
+            let (done, next) = oneshot::channel();
+            waiting(&self.waiting).insert(id, done);
+            finished = next;
+            let outcome = client
+                .query_opt("SELECT outcome FROM server_commands WHERE id = $1", &[&id])
+                .await;
+            let has_outcome = match outcome {
+                Ok(row) => row
+                    .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten())
+                    .is_some_and(|text| !text.is_empty()),
+                Err(err) => {
+                    self.forget(id);
+                    return Err(failed(err.to_string()));
+                }
+            };
+            if has_outcome {
+                break;
+            }
+        }
         self.forget(id);
         // Take the outcome, or withdraw the command so a late owner does not run it.
         let outcome = client
@@ -165,7 +188,7 @@ impl CommandRelay for PostgresRelay {
                 &[],
             )
             .await;
-        match outcome.and_then(|row| row.get::<_, Option<String>>(0)) {
+        match outcome.and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten()) {
             Some(text) if text.is_empty() => Err(RelayError::Unfinished {
                 target: target.to_string(),
                 session: session.to_string(),
@@ -259,8 +282,7 @@ impl Runner {
             else {
                 return;
             };
-            for row in rows {
-                let id: i64 = row.get(0);
+            for id in rows.iter().filter_map(|row| row.try_get::<_, i64>(0).ok()) {
                 let next = runner.clone();
                 tokio::spawn(async move { next.run(id).await });
             }
@@ -281,8 +303,13 @@ impl Runner {
             )
             .await;
         let Ok(Some(row)) = claimed else { return };
-        let (sender, session, command): (String, String, String) =
-            (row.get(0), row.get(1), row.get(2));
+        let (Ok(sender), Ok(session), Ok(command)) = (
+            row.try_get::<_, String>(0),
+            row.try_get::<_, String>(1),
+            row.try_get::<_, String>(2),
+        ) else {
+            return;
+        };
         let outcome = (self.handler)(session, command).await;
         let Ok(tx) = client.transaction().await else {
             return;

@@ -5,6 +5,7 @@
 #[macro_use]
 mod conformance;
 mod memory;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod sqlite;
 mod support;
