@@ -97,7 +97,7 @@ pub fn find_request<'a>(tree: &'a ConversationTree, request_id: &str) -> Option<
     }
     tree.turns.iter().rev().find_map(|turn| {
         turn.items.iter().find_map(|item| match item {
-            TurnItem::Tool(node) => within(node, request_id),
+            TurnItem::Tool { node } => within(node, request_id),
             _ => None,
         })
     })

@@ -4,7 +4,8 @@ import { SlotRegistry } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { ConversationLocale, registerConversationNodes } from '@qilin-agent/ui-conversation';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { api, ServerError, type SessionInfo } from './api';
+import type { SessionInfo } from '@qilin-agent/protocol';
+import { api, ServerError } from './api';
 import { AppLocale, useAppT } from './messages';
 import { SessionPage } from './Session';
 

@@ -1,7 +1,8 @@
 import type { FileLines } from '@qilin-agent/client-ui-tool';
 import { extensionOf, useHighlightedLines } from '@qilin-agent/ui-primitives';
 import { useEffect, useRef, useState } from 'react';
-import { api, type TextFile } from './api';
+import type { TextFile } from '@qilin-agent/protocol';
+import { api } from './api';
 import { useAppT } from './messages';
 
 /** The most lines the preview renders; the rest are counted, not drawn. */

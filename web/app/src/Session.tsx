@@ -1,10 +1,5 @@
-import {
-  CallTrajectory,
-  Conversation,
-  conversationHooks,
-  type AnswerRequest,
-} from '@qilin-agent/ui-conversation';
-import type { FileLines } from '@qilin-agent/client-ui-tool';
+import { CallTrajectory, Conversation, type AnswerRequest } from '@qilin-agent/ui-conversation';
+import { createToolCallHooks, type FileLines } from '@qilin-agent/client-ui-tool';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
@@ -34,7 +29,7 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
     () => ({
-      tool: { ...conversationHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
+      tool: { ...createToolCallHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
     }),
     [model, sessionId],
   );
@@ -95,8 +90,6 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
         <CallTrajectory
           snapshot={snapshot}
           callId={side.callId}
-          callTiming={model.callTiming}
-          requestTiming={model.requestTiming}
           inspect={inspect}
           onClose={closeSide}
         />

@@ -8,7 +8,7 @@ import { fixtureText } from '../../../test-support/fixtures';
 import { CompactionDivider } from './Compaction';
 import { Conversation, registerConversationNodes } from './Conversation';
 import { ConversationLocale } from './messages';
-import { ConversationModel } from './model';
+import { ConversationStore } from '@qilin-agent/protocol';
 
 function recorded(name: string): unknown[] {
   return fixtureText(`${name}.jsonl`)
@@ -17,7 +17,7 @@ function recorded(name: string): unknown[] {
     .map((line) => JSON.parse(line) as unknown);
 }
 
-function renderConversation(model: ConversationModel, locale: 'en' | 'zh-CN' = 'en') {
+function renderConversation(model: ConversationStore, locale: 'en' | 'zh-CN' = 'en') {
   const registry = new SlotRegistry();
   registerConversationNodes(registry);
   return render(
@@ -33,7 +33,7 @@ function renderConversation(model: ConversationModel, locale: 'en' | 'zh-CN' = '
 
 describe('CompactionDivider', () => {
   it('sits between the turn it follows and the next, its summary folded', async () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(recorded('compacted'));
     const { container } = renderConversation(model);
     const [first, second] = Array.from(container.querySelectorAll('[data-turn-id]'));
@@ -63,7 +63,7 @@ describe('CompactionDivider', () => {
       estimatedTokensBefore: 41234,
       estimatedTokensAfter: 1200,
     } satisfies Event;
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push([
       { seq: 1, time: event.time, type: 'turn.started', turnId: 'turn-1', prompt: 'Fix it.' },
       { seq: 2, time: event.time, type: 'turn.finished', turnId: 'turn-1', reason: 'completed' },

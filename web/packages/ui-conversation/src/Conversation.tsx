@@ -24,7 +24,7 @@ import {
 import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
 import { useConversationT } from './messages';
-import type { ConversationSnapshot } from './model';
+import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { RequestCard, type AnswerRequest } from './Request';
 import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 

@@ -1,16 +1,12 @@
-import type { Answer, Question, RequestNode } from '@qilin-agent/protocol';
+import type { Question, RequestAnswer, RequestNode } from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
 import { useConversationT, type ConversationTranslate } from './messages';
 
-/** A person's reply to a request, as the server's answer route takes it. */
-export type RequestReply =
-  | { readonly reply: 'approve' }
-  | { readonly reply: 'deny'; readonly reason?: string }
-  | { readonly reply: 'answer'; readonly answers: readonly Answer[] }
-  | { readonly reply: 'dismiss' };
-
-/** Sends a reply; rejects with an error whose message says what went wrong. */
-export type AnswerRequest = (requestId: string, reply: RequestReply) => Promise<void>;
+/**
+ * Sends a person's reply (the server's answer route's body; the host adds who answers);
+ * rejects with an error whose message says what went wrong.
+ */
+export type AnswerRequest = (requestId: string, reply: RequestAnswer) => Promise<void>;
 
 /** How a resolved request ended, and who ended it. */
 export function resolvedText(request: RequestNode, t: ConversationTranslate): string {
@@ -59,7 +55,7 @@ export function RequestCard(props: {
   const [failure, setFailure] = useState<string>();
   const headingId = useId();
   const open = request.resolution === undefined;
-  const send = async (reply: RequestReply) => {
+  const send = async (reply: RequestAnswer) => {
     if (answer === undefined) return;
     setSending(true);
     setFailure(undefined);
@@ -124,7 +120,7 @@ export function RequestCard(props: {
   );
 }
 
-function ApprovalForm(props: { disabled: boolean; send: (reply: RequestReply) => void }) {
+function ApprovalForm(props: { disabled: boolean; send: (reply: RequestAnswer) => void }) {
   const t = useConversationT();
   const [reason, setReason] = useState('');
   const reasonId = useId();
@@ -167,7 +163,7 @@ function ApprovalForm(props: { disabled: boolean; send: (reply: RequestReply) =>
 function QuestionForm(props: {
   questions: readonly Question[];
   disabled: boolean;
-  send: (reply: RequestReply) => void;
+  send: (reply: RequestAnswer) => void;
 }) {
   const t = useConversationT();
   const [picked, setPicked] = useState<Record<string, readonly string[]>>({});

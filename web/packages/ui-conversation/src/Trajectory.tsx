@@ -1,9 +1,8 @@
 import type { ContentBlock, RequestNode, ToolNode } from '@qilin-agent/protocol';
 import { useContext, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
 import { ConversationLocale, useConversationT, type ConversationTranslate } from './messages';
-import type { ConversationSnapshot } from './model';
+import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { resolvedText } from './Request';
-import type { CallTiming, RequestTiming } from './timing';
 import { between, findCall, rawText } from './callPlace';
 
 /** The props of [`CallTrajectory`]. */
@@ -12,10 +11,6 @@ export interface CallTrajectoryProps {
   snapshot: ConversationSnapshot;
   /** The call shown. */
   callId: string;
-  /** The times of a call (`ConversationModel.callTiming`). */
-  callTiming: (callId: string) => CallTiming | undefined;
-  /** The times of a request (`ConversationModel.requestTiming`). */
-  requestTiming: (requestId: string) => RequestTiming | undefined;
   /** Shows another call (a nested call, the parent `run_code`) in this view. */
   inspect: (callId: string) => void;
   /** Closes the view; focus goes back to what had it before the view opened. */
@@ -118,10 +113,10 @@ function requestState(request: RequestNode, t: ConversationTranslate): string {
     : resolvedText(request, t);
 }
 
-function RequestItem(props: { request: RequestNode; timing: RequestTiming | undefined }) {
+function RequestItem(props: { request: RequestNode }) {
   const t = useConversationT();
   const times = useTimes();
-  const { request, timing } = props;
+  const { request } = props;
   const ask = request.ask;
   const resolution = request.resolution;
   return (
@@ -151,10 +146,10 @@ function RequestItem(props: { request: RequestNode; timing: RequestTiming | unde
       ) : null}
       {resolution?.outcome === 'denied' && resolution.reason ? <p>{resolution.reason}</p> : null}
       <p className="qc-trajectory__note">
-        {t('trajectory.request.opened', { at: times.time(timing?.openedAt) ?? '—' })}
-        {timing?.resolvedAt === undefined
+        {t('trajectory.request.opened', { at: times.time(request.openedAt) ?? '—' })}
+        {request.resolvedAt === undefined
           ? null
-          : ` · ${t('trajectory.request.resolved', { at: times.time(timing.resolvedAt) ?? '—' })}`}
+          : ` · ${t('trajectory.request.resolved', { at: times.time(request.resolvedAt) ?? '—' })}`}
       </p>
     </li>
   );
@@ -167,7 +162,7 @@ function RequestItem(props: { request: RequestNode; timing: RequestTiming | unde
  * the close button closes it and gives focus back to what had it.
  */
 export function CallTrajectory(props: CallTrajectoryProps) {
-  const { snapshot, callId, callTiming, requestTiming, inspect, onClose } = props;
+  const { snapshot, callId, inspect, onClose } = props;
   const t = useConversationT();
   const times = useTimes();
   const headingId = useId();
@@ -183,16 +178,12 @@ export function CallTrajectory(props: CallTrajectoryProps) {
   useEffect(() => {
     heading.current?.focus();
   }, [callId]);
-  const place = useMemo(
-    () => findCall(snapshot.tree, callId, (id) => callTiming(id)?.step),
-    [snapshot.tree, callId, callTiming],
-  );
+  const place = useMemo(() => findCall(snapshot.tree, callId), [snapshot.tree, callId]);
   const node = place?.node;
-  const timing = callTiming(callId);
   const status = node === undefined ? undefined : statusOf(node);
   const parent = place?.ancestors[place.ancestors.length - 1];
   const duration =
-    node?.outcome?.durationMs ?? between(timing?.startedAt, timing?.endedAt) ?? undefined;
+    node?.outcome?.durationMs ?? between(node?.startedAt, node?.finishedAt) ?? undefined;
   return (
     <aside
       className="qc-panel"
@@ -237,7 +228,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
                 )}
               </Fact>
               <Fact term={t('trajectory.step')}>
-                {timing?.step === undefined ? '—' : String(timing.step)}
+                {node.step === undefined ? '—' : String(node.step)}
               </Fact>
               <Fact term={t('trajectory.order')}>
                 {parent === undefined
@@ -268,16 +259,13 @@ export function CallTrajectory(props: CallTrajectoryProps) {
 
           <section aria-label={t('trajectory.timing')}>
             <h3>{t('trajectory.timing')}</h3>
-            {timing === undefined && node.phase === 'done' ? (
-              <p className="qc-trajectory__note">{t('trajectory.noTiming')}</p>
-            ) : null}
             <dl className="qc-trajectory__facts">
-              {timing?.preparingAt === undefined ? null : (
-                <Fact term={t('trajectory.named')}>{times.time(timing.preparingAt)}</Fact>
+              {node.preparingAt === undefined ? null : (
+                <Fact term={t('trajectory.named')}>{times.time(node.preparingAt)}</Fact>
               )}
-              <Fact term={t('trajectory.started')}>{times.time(timing?.startedAt) ?? '—'}</Fact>
+              <Fact term={t('trajectory.started')}>{times.time(node.startedAt) ?? '—'}</Fact>
               <Fact term={t('trajectory.ended')}>
-                {times.time(timing?.endedAt) ??
+                {times.time(node.finishedAt) ??
                   (node.phase === 'done' ? '—' : t('trajectory.notYet'))}
               </Fact>
               <Fact term={t('trajectory.duration')}>
@@ -353,11 +341,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
               <h3>{t('trajectory.requests')}</h3>
               <ul className="qc-trajectory__requests">
                 {node.requests.map((request) => (
-                  <RequestItem
-                    key={request.requestId}
-                    request={request}
-                    timing={requestTiming(request.requestId)}
-                  />
+                  <RequestItem key={request.requestId} request={request} />
                 ))}
               </ul>
             </section>

@@ -7,13 +7,6 @@
 import './slots';
 
 export {
-  ConversationModel,
-  type ConversationSnapshot,
-  type SessionFacts,
-  type SessionSnapshot,
-  type SkippedEvent,
-} from './model';
-export {
   Conversation,
   registerConversationNodes,
   type ConversationHost,
@@ -23,8 +16,7 @@ export { CompactionDivider, compactionsAfter } from './Compaction';
 export { MarkdownText } from './Markdown';
 export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';
-export { CallTimeline, type CallTiming, type RequestTiming } from './timing';
-export { RequestCard, type AnswerRequest, type RequestReply } from './Request';
+export { RequestCard, type AnswerRequest } from './Request';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 export {
   CONVERSATION_MESSAGES,
@@ -34,4 +26,3 @@ export {
   type ConversationMessageKey,
   type ConversationTranslate,
 } from './messages';
-export { conversationHooks } from './hooks';

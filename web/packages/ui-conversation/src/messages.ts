@@ -59,8 +59,6 @@ const EN = {
   'trajectory.ended': 'Ended',
   'trajectory.notYet': 'not yet',
   'trajectory.duration': 'Duration',
-  'trajectory.noTiming':
-    'Only its duration is known: the call was loaded from the session’s saved tree, not from its events.',
   'trajectory.arguments': 'Arguments',
   'trajectory.noArguments': 'No arguments yet: the call is still being prepared.',
   'trajectory.result': 'Result',
@@ -146,7 +144,6 @@ const ZH: Record<ConversationMessageKey, string> = {
   'trajectory.ended': '结束',
   'trajectory.notYet': '尚未结束',
   'trajectory.duration': '耗时',
-  'trajectory.noTiming': '只知道耗时：此调用读取自会话保存的调用树，而非其事件。',
   'trajectory.arguments': '参数',
   'trajectory.noArguments': '还没有参数：调用仍在准备中。',
   'trajectory.result': '结果',
