@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { fixtureText } from '../../../test-support/fixtures';
 import { CompactionDivider } from './Compaction';
 import { Conversation, registerConversationNodes } from './Conversation';
-import { ConversationLocale } from './messages';
 import { ConversationStore } from '@qilin-agent/protocol';
 
 function recorded(name: string): unknown[] {
@@ -22,11 +21,9 @@ function renderConversation(model: ConversationStore, locale: 'en' | 'zh-CN' = '
   registerConversationNodes(registry);
   return render(
     <I18nProvider locale={locale}>
-      <ConversationLocale.Provider value={locale}>
-        <SlotsProvider registry={registry}>
-          <Conversation snapshot={model.getSnapshot()} />
-        </SlotsProvider>
-      </ConversationLocale.Provider>
+      <SlotsProvider registry={registry}>
+        <Conversation snapshot={model.getSnapshot()} />
+      </SlotsProvider>
     </I18nProvider>,
   );
 }
@@ -72,7 +69,11 @@ describe('CompactionDivider', () => {
     const [compaction] = model.getSnapshot().tree.compactions;
     if (compaction === undefined) throw new Error('the compaction was not folded');
     expect(compaction.afterTurns).toBe(1);
-    const { unmount } = render(<CompactionDivider compaction={compaction} />);
+    const { unmount } = render(
+      <I18nProvider>
+        <CompactionDivider compaction={compaction} />
+      </I18nProvider>,
+    );
     expect(screen.getByText('~41,234 → ~1,200 tokens a request')).toBeInTheDocument();
     unmount();
     renderConversation(model, 'zh-CN');

@@ -9,7 +9,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { fixtureText, recordedSnapshot } from '../../../test-support/fixtures';
 import { Conversation, registerConversationNodes } from './Conversation';
 import { createToolCallHooks } from '@qilin-agent/client-ui-tool';
-import { ConversationLocale } from './messages';
 import { ConversationStore } from '@qilin-agent/protocol';
 import type { AnswerRequest } from './Request';
 
@@ -31,15 +30,13 @@ function renderModel(
   const shared = { tool: createToolCallHooks(model) };
   const ui = (): ReactElement => (
     <I18nProvider locale={locale}>
-      <ConversationLocale.Provider value={locale}>
-        <SlotsProvider registry={registry} shared={shared}>
-          <Conversation
-            snapshot={model.getSnapshot()}
-            cwd="/home/qilin/workspace"
-            {...(answer === undefined ? {} : { answer })}
-          />
-        </SlotsProvider>
-      </ConversationLocale.Provider>
+      <SlotsProvider registry={registry} shared={shared}>
+        <Conversation
+          snapshot={model.getSnapshot()}
+          cwd="/home/qilin/workspace"
+          {...(answer === undefined ? {} : { answer })}
+        />
+      </SlotsProvider>
     </I18nProvider>
   );
   const result = render(ui());
@@ -259,11 +256,9 @@ describe('earlier turns', () => {
     registerConversationNodes(registry);
     return render(
       <I18nProvider locale={locale}>
-        <ConversationLocale.Provider value={locale}>
-          <SlotsProvider registry={registry} shared={{ tool: createToolCallHooks(model) }}>
-            <Live model={model} loadEarlier={loadEarlier} />
-          </SlotsProvider>
-        </ConversationLocale.Provider>
+        <SlotsProvider registry={registry} shared={{ tool: createToolCallHooks(model) }}>
+          <Live model={model} loadEarlier={loadEarlier} />
+        </SlotsProvider>
       </I18nProvider>,
     );
   }

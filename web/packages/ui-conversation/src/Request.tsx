@@ -1,6 +1,6 @@
+import { useT, type Translate } from '@qilin-agent/i18n';
 import type { Question, RequestAnswer, RequestNode } from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
-import { useConversationT, type ConversationTranslate } from './messages';
 
 /**
  * Sends a person's reply (the server's answer route's body; the host adds who answers);
@@ -9,7 +9,7 @@ import { useConversationT, type ConversationTranslate } from './messages';
 export type AnswerRequest = (requestId: string, reply: RequestAnswer) => Promise<void>;
 
 /** How a resolved request ended, and who ended it. */
-export function resolvedText(request: RequestNode, t: ConversationTranslate): string {
+export function resolvedText(request: RequestNode, t: Translate): string {
   const who = request.resolvedBy ?? '';
   switch (request.resolution?.outcome) {
     case 'approved':
@@ -50,7 +50,7 @@ export function RequestCard(props: {
   answer?: AnswerRequest;
 }) {
   const { request, toolName, answer } = props;
-  const t = useConversationT();
+  const t = useT();
   const [sending, setSending] = useState(false);
   const [failure, setFailure] = useState<string>();
   const headingId = useId();
@@ -121,7 +121,7 @@ export function RequestCard(props: {
 }
 
 function ApprovalForm(props: { disabled: boolean; send: (reply: RequestAnswer) => void }) {
-  const t = useConversationT();
+  const t = useT();
   const [reason, setReason] = useState('');
   const reasonId = useId();
   return (
@@ -165,7 +165,7 @@ function QuestionForm(props: {
   disabled: boolean;
   send: (reply: RequestAnswer) => void;
 }) {
-  const t = useConversationT();
+  const t = useT();
   const [picked, setPicked] = useState<Record<string, readonly string[]>>({});
   const [typed, setTyped] = useState<Record<string, string>>({});
   const formId = useId();

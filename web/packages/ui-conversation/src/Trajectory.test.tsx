@@ -1,10 +1,10 @@
+import { I18nProvider } from '@qilin-agent/i18n';
 import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { fixtureText, runtimeTurns } from '../../../test-support/fixtures';
 import { findCall, rawText } from './callPlace';
-import { ConversationLocale } from './messages';
 import { ConversationStore } from '@qilin-agent/protocol';
 import { CallTrajectory } from './Trajectory';
 
@@ -117,7 +117,11 @@ describe('CallTrajectory', () => {
   it("shows a nested call's arguments, result, timing, position and requests", async () => {
     const model = new ConversationStore();
     model.push(nestedApproval());
-    render(<Host model={model} first="bash_1" />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="bash_1" />
+      </I18nProvider>,
+    );
     const user = userEvent.setup();
     await user.click(screen.getByRole('button', { name: 'Inspect' }));
     const panel = screen.getByRole('complementary', { name: /Trajectory of bash/ });
@@ -159,7 +163,11 @@ describe('CallTrajectory', () => {
       preparingArguments: {},
       activeTurn: null,
     });
-    render(<Host model={model} first="bash_1" />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="bash_1" />
+      </I18nProvider>,
+    );
     await userEvent.setup().click(screen.getByRole('button', { name: 'Inspect' }));
     const panel = screen.getByRole('complementary', { name: /Trajectory of bash/ });
     const position = within(panel).getByRole('region', { name: 'Position' });
@@ -180,7 +188,11 @@ describe('CallTrajectory', () => {
     const model = new ConversationStore();
     model.push(rawEvents('code-mode'));
     const onClose = vi.fn();
-    render(<Host model={model} first="call_2.2" onClose={onClose} />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="call_2.2" onClose={onClose} />
+      </I18nProvider>,
+    );
     const user = userEvent.setup();
     const opener = screen.getByRole('button', { name: 'Inspect' });
     await user.click(opener);
@@ -211,7 +223,7 @@ describe('CallTrajectory', () => {
     const model = new ConversationStore();
     model.push(nestedApproval());
     render(
-      <ConversationLocale.Provider value="zh-CN">
+      <I18nProvider locale="zh-CN">
         <Host model={model} first="bash_1" />
         <CallTrajectory
           snapshot={model.getSnapshot()}
@@ -219,7 +231,7 @@ describe('CallTrajectory', () => {
           inspect={() => {}}
           onClose={() => {}}
         />
-      </ConversationLocale.Provider>,
+      </I18nProvider>,
     );
     expect(screen.getByRole('alert')).toHaveTextContent('此对话中没有调用 nowhere。');
     await userEvent.setup().click(screen.getByRole('button', { name: 'Inspect' }));

@@ -1,6 +1,6 @@
+import { useT, type Translate, useLocale } from '@qilin-agent/i18n';
 import type { ContentBlock, RequestNode, ToolNode } from '@qilin-agent/protocol';
-import { useContext, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
-import { ConversationLocale, useConversationT, type ConversationTranslate } from './messages';
+import { useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
 import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { resolvedText } from './Request';
 import { between, findCall, rawText } from './callPlace';
@@ -28,7 +28,7 @@ function statusOf(node: ToolNode): Status {
 }
 
 function useTimes() {
-  const locale = useContext(ConversationLocale);
+  const locale = useLocale();
   return useMemo(() => {
     const format = new Intl.DateTimeFormat(locale, {
       year: 'numeric',
@@ -54,7 +54,7 @@ function useTimes() {
 
 /** A raw value in a scrollable block, cut with a note when it is long. */
 function Raw(props: { value: unknown; label: string }) {
-  const t = useConversationT();
+  const t = useT();
   // A node the events did not touch keeps its values, so a long value is not written again
   // on every snapshot while the panel is open.
   const { text, cut } = useMemo(() => rawText(props.value), [props.value]);
@@ -84,7 +84,7 @@ function callLabel(node: ToolNode): string {
 }
 
 function ContentView(props: { blocks: readonly ContentBlock[] }) {
-  const t = useConversationT();
+  const t = useT();
   return (
     <>
       {props.blocks.map((block, index) => {
@@ -107,14 +107,14 @@ function ContentView(props: { blocks: readonly ContentBlock[] }) {
   );
 }
 
-function requestState(request: RequestNode, t: ConversationTranslate): string {
+function requestState(request: RequestNode, t: Translate): string {
   return request.resolution === undefined
     ? t('trajectory.request.waiting')
     : resolvedText(request, t);
 }
 
 function RequestItem(props: { request: RequestNode }) {
-  const t = useConversationT();
+  const t = useT();
   const times = useTimes();
   const { request } = props;
   const ask = request.ask;
@@ -163,7 +163,7 @@ function RequestItem(props: { request: RequestNode }) {
  */
 export function CallTrajectory(props: CallTrajectoryProps) {
   const { snapshot, callId, inspect, onClose } = props;
-  const t = useConversationT();
+  const t = useT();
   const times = useTimes();
   const headingId = useId();
   const heading = useRef<HTMLHeadingElement>(null);

@@ -18,11 +18,3 @@ export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';
 export { RequestCard, type AnswerRequest } from './Request';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
-export {
-  CONVERSATION_MESSAGES,
-  ConversationLocale,
-  conversationTranslator,
-  useConversationT,
-  type ConversationMessageKey,
-  type ConversationTranslate,
-} from './messages';
