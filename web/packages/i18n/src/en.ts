@@ -143,6 +143,8 @@ export const en = {
   'skill.files_other': '{{count}} more files in the skill',
 
   // The transcript, its requests and the call trajectory.
+  'markdown.taskDone': 'Done',
+  'markdown.taskOpen': 'Not done',
   'transcript.label': 'Conversation',
   'transcript.empty': 'No messages yet. Write a prompt below to start.',
   'transcript.latest': 'Jump to the latest',

@@ -138,6 +138,8 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'skill.files_other': '技能中还有 {{count}} 个文件',
 
   // The transcript, its requests and the call trajectory.
+  'markdown.taskDone': '已完成',
+  'markdown.taskOpen': '未完成',
   'transcript.label': '对话',
   'transcript.empty': '还没有消息。在下方输入提示开始。',
   'transcript.latest': '跳到最新',
