@@ -6,9 +6,7 @@ import {
   readEventLog,
   type CompactionNode,
   type Event,
-  type RuntimeToolNode,
-  type RuntimeTurnNode,
-  type ToolNode,
+  type Snapshot,
   type TurnNode,
 } from '@qilin-agent/protocol';
 
@@ -62,7 +60,7 @@ export function untilRequest(fixture: string, toolName: string) {
 
 /** The runtime's recorded tree of a whole log (`NAME.tree.json`). */
 interface RecordedTree {
-  readonly turns: RuntimeTurnNode[];
+  readonly turns: TurnNode[];
   readonly compactions?: CompactionNode[];
   readonly preparingArguments: Record<string, string>;
 }
@@ -71,8 +69,9 @@ interface RecordedTree {
  * The server's snapshot of a recorded log as of its end: the runtime's recorded tree, its turns
  * from `from` on (the server's `SessionSnapshot`).
  */
-export function recordedSnapshot(name: string, from: number) {
+export function recordedSnapshot(name: string, from: number): Snapshot {
   const tree = JSON.parse(fixtureText(`${name}.tree.json`)) as RecordedTree;
+  const last = tree.turns[tree.turns.length - 1];
   return {
     headSeq: fixtureText(`${name}.jsonl`)
       .split('\n')
@@ -82,27 +81,11 @@ export function recordedSnapshot(name: string, from: number) {
     turns: tree.turns.slice(from),
     compactions: tree.compactions ?? [],
     preparingArguments: tree.preparingArguments,
+    activeTurn: last !== undefined && last.finished === undefined ? last.turnId : null,
   };
 }
 
-/** Turns of the client's fold as the runtime writes them: calls flattened, empty `requests` left out. */
-export function runtimeTurns(turns: readonly TurnNode[]): RuntimeTurnNode[] {
-  const node = (raw: ToolNode): RuntimeToolNode => {
-    const { requests, subCalls, ...rest } = raw;
-    return {
-      ...rest,
-      ...(requests.length === 0 ? {} : { requests }),
-      subCalls: subCalls.map(node),
-    };
-  };
-  return JSON.parse(
-    JSON.stringify(
-      turns.map((turn) => ({
-        ...turn,
-        items: turn.items.map((item) =>
-          item.type === 'tool' ? { type: 'tool', ...node(item.node) } : item,
-        ),
-      })),
-    ),
-  ) as RuntimeTurnNode[];
+/** Turns of the client's fold as the server sends them: JSON, nothing shared with the fold. */
+export function runtimeTurns(turns: readonly TurnNode[]): TurnNode[] {
+  return JSON.parse(JSON.stringify(turns)) as TurnNode[];
 }

@@ -28,7 +28,7 @@ fn code_mode_calls_nest_under_their_run_code_call() {
         .map(|item| match item {
             TurnItem::Text { .. } => "text",
             TurnItem::Reasoning { .. } => "reasoning",
-            TurnItem::Tool(_) => "tool",
+            TurnItem::Tool { .. } => "tool",
         })
         .collect();
     assert_eq!(kinds, ["text", "tool", "text"]);
@@ -109,7 +109,7 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
         .items
         .iter()
         .filter_map(|item| match item {
-            TurnItem::Tool(node) => Some(node.tool_name.as_str()),
+            TurnItem::Tool { node } => Some(node.tool_name.as_str()),
             TurnItem::Text { .. } | TurnItem::Reasoning { .. } => None,
         })
         .collect();
@@ -118,7 +118,7 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
         .items
         .iter()
         .find_map(|item| match item {
-            TurnItem::Tool(node) if node.tool_name == "run_code" => Some(node),
+            TurnItem::Tool { node } if node.tool_name == "run_code" => Some(node),
             _ => None,
         })
         .unwrap();
@@ -139,7 +139,7 @@ fn a_recorded_demo_turn_folds_into_root_calls_with_nested_code_calls() {
         "every streamed call was dispatched"
     );
     let all_done = tree.turns[0].items.iter().all(|item| match item {
-        TurnItem::Tool(node) => node.phase == Phase::Done && node.outcome.is_some(),
+        TurnItem::Tool { node } => node.phase == Phase::Done && node.outcome.is_some(),
         TurnItem::Text { .. } | TurnItem::Reasoning { .. } => true,
     });
     assert!(all_done);

@@ -1,11 +1,14 @@
 //! The wire vocabulary every Qilin client shares.
 //!
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
-//! union. The TypeScript definitions in `bindings/qilin-protocol.ts` are generated from these
-//! types (see [`typescript::bindings`]) and checked to be current by the test suite.
+//! union. The events, the conversation tree folded from them ([`tree`]) and the HTTP API's
+//! shapes ([`api`]) are generated into TypeScript, straight into the web client's
+//! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
+//! the test suite.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod api;
 mod content;
 mod context;
 mod error;
@@ -14,6 +17,7 @@ pub mod live;
 mod presentation;
 mod question;
 mod spill;
+pub mod tree;
 pub mod typescript;
 
 pub use content::ContentBlock;
@@ -32,3 +36,6 @@ pub use live::{
 pub use presentation::{CallPresentation, Detail};
 pub use question::{Answer, Question, check_answers};
 pub use spill::{SpillNotice, parse_spill_notice, spill_notice};
+pub use tree::{
+    CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode,
+};

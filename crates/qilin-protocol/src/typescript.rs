@@ -1,8 +1,8 @@
 //! The TypeScript definitions of the wire types, for the web client.
 //!
-//! `bindings/qilin-protocol.ts` at the repository root is this module's output; the test
-//! `typescript_bindings_are_current` fails when it is stale, and regenerates it when run with
-//! `QILIN_UPDATE_BINDINGS=1`.
+//! `web/packages/protocol/src/generated.ts` (the `@qilin-agent/protocol` package) is this
+//! module's output, the one copy: the test `typescript_bindings_are_current` fails when it is
+//! stale, and regenerates it when run with `QILIN_UPDATE_BINDINGS=1`.
 
 use crate::*;
 use ts_rs::{Config, TS};
@@ -39,6 +39,40 @@ pub fn bindings() -> String {
         Environment::decl(&cfg),
         MemoryFile::decl(&cfg),
         SessionGrant::decl(&cfg),
+        Phase::decl(&cfg),
+        ToolOutcome::decl(&cfg),
+        ToolNode::decl(&cfg),
+        RequestNode::decl(&cfg),
+        TurnItem::decl(&cfg),
+        TurnNode::decl(&cfg),
+        CompactionNode::decl(&cfg),
+        api::SessionStatus::decl(&cfg),
+        api::SessionInfo::decl(&cfg),
+        api::SessionPage::decl(&cfg),
+        api::SessionView::decl(&cfg),
+        api::CreateSession::decl(&cfg),
+        api::UpdateSession::decl(&cfg),
+        api::ListSessions::decl(&cfg),
+        api::StartTurn::decl(&cfg),
+        api::TurnAccepted::decl(&cfg),
+        api::Interrupted::decl(&cfg),
+        api::EventsQuery::decl(&cfg),
+        api::EventPage::decl(&cfg),
+        api::StreamQuery::decl(&cfg),
+        api::MultiStreamQuery::decl(&cfg),
+        api::SessionEvent::decl(&cfg),
+        api::SnapshotQuery::decl(&cfg),
+        api::Snapshot::decl(&cfg),
+        api::OpenRequests::decl(&cfg),
+        api::RequestAnswer::decl(&cfg),
+        api::RequestResolved::decl(&cfg),
+        api::FileQuery::decl(&cfg),
+        api::TextFile::decl(&cfg),
+        api::AuthRequest::decl(&cfg),
+        api::ServerInfo::decl(&cfg),
+        api::EndReason::decl(&cfg),
+        api::StreamEnd::decl(&cfg),
+        api::ErrorBody::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\
@@ -73,11 +107,10 @@ mod tests {
 
     #[test]
     fn typescript_bindings_are_current() {
-        let path =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bindings/qilin-protocol.ts");
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../web/packages/protocol/src/generated.ts");
         let fresh = super::bindings();
         if std::env::var_os("QILIN_UPDATE_BINDINGS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &fresh).unwrap();
             return;
         }

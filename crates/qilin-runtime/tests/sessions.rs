@@ -111,7 +111,7 @@ async fn approvals_and_questions_are_answered_from_another_task() {
         .items
         .iter()
         .find_map(|item| match item {
-            qilin_agent::TurnItem::Tool(node) if node.tool_name == "read" => Some(node),
+            qilin_agent::TurnItem::Tool { node } if node.tool_name == "read" => Some(node),
             _ => None,
         })
         .unwrap();

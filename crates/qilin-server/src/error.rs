@@ -10,27 +10,8 @@ use qilin_agent::CompactionError;
 use qilin_runtime::{CompactError, HostError, RuntimeError, SubmitError};
 use qilin_store::{RelayError, StoreError};
 use qilin_tool::ResolveError;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
-/// The body of every error response.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorBody {
-    /// A stable code a client can branch on (`turn_running`, `unknown_session`, …).
-    pub code: String,
-    /// What is wrong and what is expected, for a person.
-    pub message: String,
-    /// The turn concerned (`turn_running`: the one running).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
-    /// Who answered a request first (`already_answered`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolved_by: Option<String>,
-    /// The server process that runs the session (`owned_elsewhere`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<String>,
-}
+pub use qilin_protocol::api::ErrorBody;
 
 /// An error response: a status and an [`ErrorBody`].
 #[derive(Debug, Clone, PartialEq, Eq)]

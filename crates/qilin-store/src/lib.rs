@@ -50,13 +50,13 @@ pub use memory::MemoryStore;
 pub use open::{DEFAULT_DATABASE, DEFAULT_POSTGRES_SCHEMA, open_database, postgres_schema};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresRelay, PostgresStore};
+pub use qilin_protocol::api::{SessionInfo, SessionPage, SessionStatus};
 pub use relay::{CommandRelay, RelayError, RelayHandler};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
 use qilin_protocol::{Event, RequestOpenedEvent};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,44 +119,6 @@ pub struct NewSession {
     pub created_at: String,
 }
 
-/// Whether a turn is running in a session, as its events say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionStatus {
-    /// No turn is running.
-    Idle,
-    /// A turn started and has not finished.
-    Running,
-}
-
-/// A session as listed: what it runs and where it stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfo {
-    /// The session's id.
-    pub id: String,
-    /// The workspace folder, absolute.
-    pub workspace: String,
-    /// The agent's name.
-    pub agent: String,
-    /// The agent file, when there is one.
-    pub agent_file: Option<String>,
-    /// The model, as `provider:name`.
-    pub model: String,
-    /// The title: the first prompt (its first line, shortened) until someone renames it.
-    pub title: Option<String>,
-    /// When it was created, RFC 3339 UTC.
-    pub created_at: String,
-    /// The time of its latest event (its creation before any), RFC 3339 UTC.
-    pub last_activity: String,
-    /// Whether a turn is running.
-    pub status: SessionStatus,
-    /// Turns started so far.
-    pub turns: u32,
-    /// The `seq` of its latest event; 0 before any.
-    pub head_seq: u64,
-}
-
 /// Which sessions to list: newest activity first, a page at a time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionQuery {
@@ -169,16 +131,6 @@ pub struct SessionQuery {
     pub after: Option<String>,
     /// The most sessions on the page.
     pub limit: usize,
-}
-
-/// One page of sessions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionPage {
-    /// The sessions, newest activity first.
-    pub sessions: Vec<SessionInfo>,
-    /// The cursor of the next page, when there is one.
-    pub next: Option<String>,
 }
 
 /// The answer to [`EventStore::acquire_lease`].
@@ -389,39 +341,34 @@ impl Cursor {
     }
 }
 
-impl SessionInfo {
-    /// A session as created: no events yet, idle, untitled.
-    pub(crate) fn created(session: NewSession) -> Self {
-        SessionInfo {
-            id: session.id,
-            workspace: session.workspace,
-            agent: session.agent,
-            agent_file: session.agent_file,
-            model: session.model,
-            title: None,
-            last_activity: session.created_at.clone(),
-            created_at: session.created_at,
-            status: SessionStatus::Idle,
-            turns: 0,
-            head_seq: 0,
-        }
+/// A session as created: no events yet, idle, untitled.
+pub(crate) fn created_session(session: NewSession) -> SessionInfo {
+    SessionInfo {
+        id: session.id,
+        workspace: session.workspace,
+        agent: session.agent,
+        agent_file: session.agent_file,
+        model: session.model,
+        title: None,
+        last_activity: session.created_at.clone(),
+        created_at: session.created_at,
+        status: SessionStatus::Idle,
+        turns: 0,
+        head_seq: 0,
     }
 }
 
-impl SessionPage {
-    /// The page of `fetched`, which holds up to one session more than `limit` when more
-    /// follow.
-    pub(crate) fn of(mut fetched: Vec<SessionInfo>, limit: usize) -> Self {
-        let next = (fetched.len() > limit)
-            .then(|| {
-                fetched.truncate(limit);
-                fetched.last().map(Cursor::after)
-            })
-            .flatten();
-        SessionPage {
-            sessions: fetched,
-            next,
-        }
+/// The page of `fetched`, which holds up to one session more than `limit` when more follow.
+pub(crate) fn session_page(mut fetched: Vec<SessionInfo>, limit: usize) -> SessionPage {
+    let next = (fetched.len() > limit)
+        .then(|| {
+            fetched.truncate(limit);
+            fetched.last().map(Cursor::after)
+        })
+        .flatten();
+    SessionPage {
+        sessions: fetched,
+        next,
     }
 }
 

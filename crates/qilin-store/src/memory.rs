@@ -82,7 +82,7 @@ impl EventStore for MemoryStore {
         if sessions.contains_key(&session.id) {
             return Err(StoreError::DuplicateSession(session.id));
         }
-        let info = SessionInfo::created(session.clone());
+        let info = crate::created_session(session.clone());
         sessions.insert(
             session.id,
             Arc::new(MemorySession {
@@ -129,7 +129,7 @@ impl EventStore for MemoryStore {
             });
         }
         all.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
-        Ok(SessionPage::of(all, page_limit(query)))
+        Ok(crate::session_page(all, page_limit(query)))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -1,11 +1,11 @@
 import { registerBuiltinToolViews } from '@qilin-agent/client-ui-tool';
-import { I18nProvider, type Locale } from '@qilin-agent/i18n';
+import { I18nProvider, type Locale, useT } from '@qilin-agent/i18n';
 import { SlotRegistry } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
-import { ConversationLocale, registerConversationNodes } from '@qilin-agent/ui-conversation';
+import { registerConversationNodes } from '@qilin-agent/ui-conversation';
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { api, ServerError, type SessionInfo } from './api';
-import { AppLocale, useAppT } from './messages';
+import type { SessionInfo } from '@qilin-agent/protocol';
+import { api, ServerError } from './api';
 import { SessionPage } from './Session';
 
 type Theme = 'system' | 'light' | 'dark';
@@ -79,19 +79,15 @@ export function App() {
     return created;
   }, []);
   return (
-    <AppLocale.Provider value={locale}>
-      <ConversationLocale.Provider value={locale}>
-        <I18nProvider locale={locale}>
-          <Shell
-            registry={registry}
-            locale={locale}
-            setLocale={setLocale}
-            theme={theme}
-            setTheme={setTheme}
-          />
-        </I18nProvider>
-      </ConversationLocale.Provider>
-    </AppLocale.Provider>
+    <I18nProvider locale={locale}>
+      <Shell
+        registry={registry}
+        locale={locale}
+        setLocale={setLocale}
+        theme={theme}
+        setTheme={setTheme}
+      />
+    </I18nProvider>
   );
 }
 
@@ -102,7 +98,7 @@ function Shell(props: {
   theme: Theme;
   setTheme: (theme: Theme) => void;
 }) {
-  const t = useAppT();
+  const t = useT();
   const [access, setAccess] = useState<Access>('checking');
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
   const [current, setCurrent] = useState<string | undefined>(sessionInPath);

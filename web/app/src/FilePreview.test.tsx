@@ -1,3 +1,4 @@
+import { I18nProvider } from '@qilin-agent/i18n';
 import { render, screen } from '@testing-library/react';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FilePreview } from './FilePreview';
@@ -30,12 +31,14 @@ describe('FilePreview', () => {
       Reflect.deleteProperty(Element.prototype, 'scrollIntoView');
     });
     const { container } = render(
-      <FilePreview
-        sessionId="s1"
-        path="src/main.rs"
-        lines={{ first: 2, last: 3 }}
-        onClose={() => {}}
-      />,
+      <I18nProvider>
+        <FilePreview
+          sessionId="s1"
+          path="src/main.rs"
+          lines={{ first: 2, last: 3 }}
+          onClose={() => {}}
+        />
+      </I18nProvider>,
     );
     expect(fetch).toHaveBeenCalledWith(
       '/api/sessions/s1/files/text?path=src%2Fmain.rs',
@@ -62,7 +65,11 @@ describe('FilePreview', () => {
 
   it('finds the language from the extension when the server names none', async () => {
     serveFile('notes/setup.sh', 'text');
-    render(<FilePreview sessionId="s1" path="notes/setup.sh" onClose={() => {}} />);
+    render(
+      <I18nProvider>
+        <FilePreview sessionId="s1" path="notes/setup.sh" onClose={() => {}} />
+      </I18nProvider>,
+    );
     // Highlighted as bash: the text shows, and the preview marks itself highlighted.
     await screen.findByText(/fn main/);
     await vi.waitFor(() =>

@@ -1,8 +1,9 @@
+import { useT } from '@qilin-agent/i18n';
 import type { FileLines } from '@qilin-agent/client-ui-tool';
 import { extensionOf, useHighlightedLines } from '@qilin-agent/ui-primitives';
 import { useEffect, useRef, useState } from 'react';
-import { api, type TextFile } from './api';
-import { useAppT } from './messages';
+import type { TextFile } from '@qilin-agent/protocol';
+import { api } from './api';
 
 /** The most lines the preview renders; the rest are counted, not drawn. */
 const MAX_LINES = 5000;
@@ -24,7 +25,7 @@ export function FilePreview(props: {
   onClose: () => void;
 }) {
   const { sessionId, path, lines: touched, onClose } = props;
-  const t = useAppT();
+  const t = useT();
   const [loaded, setLoaded] = useState<Loaded>({ kind: 'loading' });
   const close = useRef<HTMLButtonElement>(null);
   const firstTouched = useRef<HTMLSpanElement>(null);

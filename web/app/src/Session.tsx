@@ -1,15 +1,10 @@
-import {
-  CallTrajectory,
-  Conversation,
-  conversationHooks,
-  type AnswerRequest,
-} from '@qilin-agent/ui-conversation';
-import type { FileLines } from '@qilin-agent/client-ui-tool';
+import { useT } from '@qilin-agent/i18n';
+import { CallTrajectory, Conversation, type AnswerRequest } from '@qilin-agent/ui-conversation';
+import { createToolCallHooks, type FileLines } from '@qilin-agent/client-ui-tool';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
-import { useAppT } from './messages';
 import { useSessionStream } from './stream';
 
 /** A random id: for this tab (`clientId`) and for each prompt (`clientTurnId`). */
@@ -29,12 +24,12 @@ type SidePanel =
 /** One session: its live conversation, the composer, and the file or call panel beside them. */
 export function SessionPage(props: { sessionId: string; registry: SlotRegistry }) {
   const { sessionId, registry } = props;
-  const t = useAppT();
+  const t = useT();
   const { model, status, loadEarlier } = useSessionStream(sessionId);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
     () => ({
-      tool: { ...conversationHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
+      tool: { ...createToolCallHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
     }),
     [model, sessionId],
   );
@@ -95,8 +90,6 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
         <CallTrajectory
           snapshot={snapshot}
           callId={side.callId}
-          callTiming={model.callTiming}
-          requestTiming={model.requestTiming}
           inspect={inspect}
           onClose={closeSide}
         />
@@ -107,7 +100,7 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
 
 function Composer(props: { sessionId: string; running: boolean; connected: boolean }) {
   const { sessionId, running, connected } = props;
-  const t = useAppT();
+  const t = useT();
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const [failure, setFailure] = useState<string>();

@@ -1,68 +1,16 @@
-import type { Answer, RequestOpenedEvent } from '@qilin-agent/protocol';
-import type { RequestReply, SessionSnapshot } from '@qilin-agent/ui-conversation';
+import type {
+  ErrorBody,
+  EventPage,
+  Interrupted,
+  RequestAnswer,
+  ServerInfo,
+  SessionPage,
+  SessionView,
+  Snapshot,
+  TextFile,
+  TurnAccepted,
+} from '@qilin-agent/protocol';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
-
-/** A session as the server lists it. */
-export interface SessionInfo {
-  /** The session's id. */
-  readonly id: string;
-  /** Its workspace folder. */
-  readonly workspace: string;
-  /** The agent's name. */
-  readonly agent: string;
-  /** The model, as `provider:name`. */
-  readonly model: string;
-  /** Its title, once it has one. */
-  readonly title?: string | null;
-  /** `idle` or `running`. */
-  readonly status: string;
-  /** How many turns it has. */
-  readonly turns: number;
-  /** When it was last active. */
-  readonly lastActivity: string;
-}
-
-/** A session and where it stands. */
-export interface SessionView extends SessionInfo {
-  /** The turn running now. */
-  readonly activeTurn?: string | null;
-  /** The requests waiting for an answer. */
-  readonly openRequests: readonly RequestOpenedEvent[];
-}
-
-/** What this server runs. */
-export interface ServerInfo {
-  /** Qilin's version. */
-  readonly version: string;
-  /** The default workspace. */
-  readonly workspace: string;
-  /** The demo session, under `qilin serve --demo`. */
-  readonly demoSession?: string | null;
-}
-
-/** A text file of a session's workspace. */
-export interface TextFile {
-  /** Its path relative to the workspace. */
-  readonly path: string;
-  /** Its text. */
-  readonly text: string;
-  /** Its size in bytes. */
-  readonly size: number;
-  /** Its number of lines. */
-  readonly totalLines: number;
-  /** The highlighter's language name. */
-  readonly language: string;
-}
-
-/** A page of a session's events (each checked by the model that folds it). */
-export interface EventPage {
-  /** The events, in `seq` order. */
-  readonly events: readonly unknown[];
-  /** The session's head when the page was read. */
-  readonly headSeq: number;
-  /** Whether more events follow the page. */
-  readonly more: boolean;
-}
 
 /** An error the server answered with: its status, stable code and message. */
 export class ServerError extends Error {
@@ -79,7 +27,7 @@ export class ServerError extends Error {
 /** The error of an answer that is not OK: the server's own message, else the status. */
 async function failure(response: Response, what: string): Promise<ServerError> {
   const text = await response.text();
-  let fields: { code?: string; message?: string } = {};
+  let fields: Partial<ErrorBody> = {};
   try {
     fields = (text === '' ? {} : JSON.parse(text)) as typeof fields;
   } catch {
@@ -124,10 +72,7 @@ export const api = {
   info: () => call<ServerInfo>('GET', '/api/info'),
   /** Sessions, newest activity first; `q` filters by title. */
   sessions: (q?: string) =>
-    call<{ sessions: SessionInfo[] }>(
-      'GET',
-      `/api/sessions?limit=200${q ? `&q=${encodeURIComponent(q)}` : ''}`,
-    ),
+    call<SessionPage>('GET', `/api/sessions?limit=200${q ? `&q=${encodeURIComponent(q)}` : ''}`),
   /** A new session with the server's defaults. */
   createSession: () => call<SessionView>('POST', '/api/sessions', {}),
   /** A session and where it stands. */
@@ -144,25 +89,24 @@ export const api = {
    * ones before turn `before` (from 0).
    */
   snapshot: (id: string, turns: number, before?: number) =>
-    call<SessionSnapshot>(
+    call<Snapshot>(
       'GET',
       `${session(id)}/snapshot?turns=${turns}${before === undefined ? '' : `&before=${before}`}`,
     ),
   /** Starts a turn; `clientTurnId` makes a retry safe. */
   startTurn: (id: string, prompt: string, clientTurnId: string) =>
-    call<{ turnId: string }>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),
+    call<TurnAccepted>('POST', `${session(id)}/turns`, { prompt, clientTurnId }),
   /** Interrupts the running turn. */
-  interrupt: (id: string) => call<{ interrupted: boolean }>('POST', `${session(id)}/interrupt`),
+  interrupt: (id: string) => call<Interrupted>('POST', `${session(id)}/interrupt`),
   /** A text file of the session's workspace. */
   fileText: (id: string, path: string) =>
     call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
   /** Answers a request. */
-  answer: (id: string, requestId: string, reply: RequestReply, clientId: string) =>
+  answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {
       ...reply,
-      ...(reply.reply === 'answer' ? { answers: reply.answers as Answer[] } : {}),
       clientId,
-    }),
+    } satisfies RequestAnswer),
 };
 
 /**

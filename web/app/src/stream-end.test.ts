@@ -1,4 +1,4 @@
-import { ConversationModel } from '@qilin-agent/ui-conversation';
+import { ConversationStore } from '@qilin-agent/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { endReason, SessionStream, type StreamStatus } from './stream';
 
@@ -37,7 +37,7 @@ describe('SessionStream', () => {
     ScriptedSource.opened = [];
     statuses = [];
     exists = vi.fn<(id: string) => Promise<boolean | undefined>>(() => Promise.resolve(true));
-    stream = new SessionStream('s1', new ConversationModel(), (s) => statuses.push(s), exists);
+    stream = new SessionStream('s1', new ConversationStore(), (s) => statuses.push(s), exists);
     stream.open();
   });
 

@@ -1,7 +1,5 @@
-import { ConversationModel } from '@qilin-agent/ui-conversation';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import type { SessionSnapshot } from '@qilin-agent/ui-conversation';
-import type { EventPage } from './api';
+import { ConversationStore, type EventPage, type Snapshot } from '@qilin-agent/protocol';
 import { SessionStream, TURNS_PAGE, loadEarlierTurns, type SessionReader } from './stream';
 
 /** The browser's `EventSource` as far as the stream uses it: the URL it was opened at. */
@@ -57,7 +55,7 @@ function storedEvents(turns: number): Record<string, unknown>[] {
 /** The server over `events`: the snapshot the runtime folds, and the events route. */
 function server(events: Record<string, unknown>[], failSnapshot = false) {
   const asked: string[] = [];
-  const whole = new ConversationModel();
+  const whole = new ConversationStore();
   whole.push(events);
   const reader: SessionReader = {
     snapshot: (_, turns, before) => {
@@ -70,16 +68,17 @@ function server(events: Record<string, unknown>[], failSnapshot = false) {
         headSeq: events.length,
         totalTurns: tree.turns.length,
         firstTurn: from,
-        // The runtime's shape: a call's node flattened into its item (these turns have none).
-        turns: JSON.parse(JSON.stringify(tree.turns.slice(from, end))) as SessionSnapshot['turns'],
+        turns: JSON.parse(JSON.stringify(tree.turns.slice(from, end))) as Snapshot['turns'],
         compactions: [],
         preparingArguments: {},
+        activeTurn: null,
       });
     },
     events: (_, after, limit): Promise<EventPage> => {
       asked.push(`events ${after} ${limit}`);
       return Promise.resolve({
-        events: events.slice(after, after + limit),
+        // Raw JSON as the server sends it: the model reads each event before folding it.
+        events: events.slice(after, after + limit) as unknown as EventPage['events'],
         headSeq: events.length,
         more: after + limit < events.length,
       });
@@ -88,7 +87,7 @@ function server(events: Record<string, unknown>[], failSnapshot = false) {
   return { reader, asked, whole };
 }
 
-async function started(reader: SessionReader, model: ConversationModel): Promise<SessionStream> {
+async function started(reader: SessionReader, model: ConversationStore): Promise<SessionStream> {
   const stream = new SessionStream(
     's1',
     model,
@@ -105,7 +104,7 @@ describe('opening a session', () => {
   test('starts from the snapshot of the latest turns, with one snapshot, streams after it', async () => {
     const events = storedEvents(50);
     const { reader, asked } = server(events);
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const published = vi.fn();
     model.subscribe(published);
     const stream = await started(reader, model);
@@ -123,7 +122,7 @@ describe('opening a session', () => {
   test('loads the earlier turns a page at a time until none remain', async () => {
     const events = storedEvents(50);
     const { reader, asked, whole } = server(events);
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const stream = await started(reader, model);
     const shown = model.getSnapshot().tree.turns;
     expect(await loadEarlierTurns(reader, 's1', model)).toBe(50 - 2 * TURNS_PAGE);
@@ -143,7 +142,7 @@ describe('opening a session', () => {
 
   test('a snapshot that fails leaves the history to the stream', async () => {
     const { reader } = server(storedEvents(3), true);
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const stream = await started(reader, model);
     expect(model.seq).toBe(0);
     expect(RecordedSource.opened[0]).toBe('/api/sessions/s1/events/stream?after=0');

@@ -1,6 +1,6 @@
-import { ConversationModel, type SessionSnapshot } from '@qilin-agent/ui-conversation';
+import { ConversationStore, type EventPage, type Snapshot } from '@qilin-agent/protocol';
 import { useCallback, useEffect, useState } from 'react';
-import { api, ServerError, type EventPage } from './api';
+import { api, ServerError } from './api';
 
 /** Whether a session exists: `undefined` when the server cannot say (it is down). */
 async function sessionExists(sessionId: string): Promise<boolean | undefined> {
@@ -36,7 +36,7 @@ export const TURNS_PAGE = 20;
 /** How the stream reads what a session has stored (the server's API). */
 export interface SessionReader {
   /** The runtime's tree of up to `turns` turns: the latest, or the ones before turn `before`. */
-  snapshot(sessionId: string, turns: number, before?: number): Promise<SessionSnapshot>;
+  snapshot(sessionId: string, turns: number, before?: number): Promise<Snapshot>;
   /** Up to `limit` of a session's events after `after`. */
   events(sessionId: string, after: number, limit: number): Promise<EventPage>;
 }
@@ -49,7 +49,7 @@ export interface SessionReader {
 export async function loadEarlierTurns(
   reader: SessionReader,
   sessionId: string,
-  model: ConversationModel,
+  model: ConversationStore,
 ): Promise<number> {
   const before = model.getSnapshot().tree.firstTurn;
   if (before === 0) return 0;
@@ -100,7 +100,7 @@ export class SessionStream {
 
   constructor(
     private readonly sessionId: string,
-    private readonly model: ConversationModel,
+    private readonly model: ConversationStore,
     private readonly onStatus: (status: StreamStatus) => void,
     private readonly exists: (sessionId: string) => Promise<boolean | undefined>,
     private readonly reader?: SessionReader,
@@ -215,11 +215,11 @@ export class SessionStream {
  * loader of its earlier turns.
  */
 export function useSessionStream(sessionId: string): {
-  model: ConversationModel;
+  model: ConversationStore;
   status: StreamStatus;
   loadEarlier: () => Promise<void>;
 } {
-  const [model] = useState(() => new ConversationModel());
+  const [model] = useState(() => new ConversationStore());
   const [status, setStatus] = useState<StreamStatus>('connecting');
   useEffect(() => {
     const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api);

@@ -67,8 +67,8 @@ for (const [key, View] of Object.entries(BUILTIN_TOOL_VIEWS) as [
 
 function roots(): ToolNode[] {
   return store
-    .getTree()
-    .turns.flatMap((turn) =>
+    .getSnapshot()
+    .tree.turns.flatMap((turn) =>
       turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : [])),
     );
 }
@@ -83,7 +83,7 @@ const RootCall = memo(function RootCall(props: { node: ToolNode }) {
 });
 
 function Transcript() {
-  const tree = useSyncExternalStore(store.subscribe, store.getTree);
+  const tree = useSyncExternalStore(store.subscribe, () => store.getSnapshot().tree);
   return (
     <ol className="bench-transcript">
       {tree.turns.flatMap((turn) =>

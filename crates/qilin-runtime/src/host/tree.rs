@@ -64,7 +64,7 @@ impl LiveTree {
         }
         self.tree.turns.iter().rev().find_map(|turn| {
             turn.items.iter().find_map(|item| match item {
-                TurnItem::Tool(node) => within(node, request_id),
+                TurnItem::Tool { node } => within(node, request_id),
                 _ => None,
             })
         })

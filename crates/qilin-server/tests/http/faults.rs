@@ -695,7 +695,7 @@ async fn a_command_flooding_its_output_leaves_the_store_the_stream_and_the_tree_
     assert_eq!(snapshot.status, 200);
     let tree_bytes = snapshot.body.to_string().len();
     assert!(tree_bytes < bound, "the tree takes {tree_bytes} bytes");
-    let call = &snapshot.body["turns"][0]["items"][0];
+    let call = &snapshot.body["turns"][0]["items"][0]["node"];
     assert_eq!(call["toolName"], "bash");
     assert!(call["progressOmittedBytes"].as_u64().unwrap() > 40_000_000);
     assert!(call["progressTail"].as_str().unwrap().ends_with("y\n"));

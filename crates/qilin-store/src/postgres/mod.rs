@@ -519,7 +519,7 @@ impl EventStore for PostgresStore {
         if inserted == 0 {
             return Err(StoreError::DuplicateSession(session.id));
         }
-        Ok(SessionInfo::created(session))
+        Ok(crate::created_session(session))
     }
 
     async fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
@@ -543,7 +543,7 @@ impl EventStore for PostgresStore {
         let page = self
             .sessions(&sql, &[&query.workspace, &title, &activity, &id, &fetch])
             .await?;
-        Ok(SessionPage::of(page, limit))
+        Ok(crate::session_page(page, limit))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

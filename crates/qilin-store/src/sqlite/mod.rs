@@ -387,7 +387,7 @@ impl EventStore for SqliteStore {
                 )
             })
             .await?;
-        Ok(SessionPage::of(page, limit))
+        Ok(crate::session_page(page, limit))
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

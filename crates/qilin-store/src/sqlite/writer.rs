@@ -308,7 +308,7 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
         session.model,
         session.created_at,
     ])?;
-    Ok(SessionInfo::created(session.clone()))
+    Ok(crate::created_session(session.clone()))
 }
 
 fn append(conn: &Connection, plan: &AppendPlan) -> Result<u64, ApplyError> {

@@ -35,7 +35,7 @@ export {
   useToolHooks,
   type ToolCardProps,
 } from './views/card';
-export { GenericToolView } from './views/builtin';
+export { GenericToolView } from './views/generic';
 export { RequestNotes } from './views/request';
 export {
   Fields,

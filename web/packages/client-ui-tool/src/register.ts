@@ -1,19 +1,17 @@
 import type { SlotRegistry } from '@qilin-agent/slots';
 import { TOOL_VIEW_SLOT } from './slots';
-import {
-  EditView,
-  EditorView,
-  GlobView,
-  GrepView,
-  QuestionView,
-  ReadImageView,
-  ReadView,
-  RunCodeView,
-  ShellView,
-  TodoView,
-  WebFetchView,
-  WriteView,
-} from './views/builtin';
+import { EditView } from './views/edit';
+import { EditorView } from './views/editor';
+import { GlobView } from './views/glob';
+import { GrepView } from './views/grep';
+import { QuestionView } from './views/question';
+import { ReadView } from './views/read';
+import { ReadImageView } from './views/readImage';
+import { RunCodeView } from './views/runCode';
+import { ShellView } from './views/shell';
+import { TodoView } from './views/todo';
+import { WebFetchView } from './views/webFetch';
+import { WriteView } from './views/write';
 
 /** The built-in views by wire tool name. `job_output` and `job_kill` keep the generic card. */
 export const BUILTIN_TOOL_VIEWS = {

@@ -7,6 +7,6 @@
  * rendered text.
  */
 export { LOCALES, NAMESPACE, catalogues, createI18n, type Locale } from './catalogue';
-export { I18nProvider, useT, type Translate } from './react';
+export { I18nProvider, useLocale, useT, type Translate } from './react';
 export type { Message, MessageKey, MessageValues } from './keys';
 export { message } from './keys';

@@ -18,6 +18,7 @@ export interface Translate {
 }
 
 const TranslateContext = createContext<Translate | null>(null);
+const LocaleContext = createContext<Locale>('en');
 
 function translateWith(t: TFunction): Translate {
   const translate = (keyOrMessage: MessageKey | Message, values?: MessageValues) => {
@@ -51,7 +52,9 @@ export function I18nProvider(props: { i18n?: i18n; locale?: Locale; children: Re
   );
   return (
     <I18nextProvider i18n={instance}>
-      <TranslateContext.Provider value={translate}>{children}</TranslateContext.Provider>
+      <LocaleContext.Provider value={language as Locale}>
+        <TranslateContext.Provider value={translate}>{children}</TranslateContext.Provider>
+      </LocaleContext.Provider>
     </I18nextProvider>
   );
 }
@@ -62,4 +65,9 @@ export function useT(): Translate {
   if (translate === null)
     throw new Error('useT is used outside <I18nProvider>; wrap the views in one');
   return translate;
+}
+
+/** The provider's locale, for formatting dates and numbers beside its messages. */
+export function useLocale(): Locale {
+  return useContext(LocaleContext);
 }

@@ -632,6 +632,655 @@ tool: string,
  */
 commandPrefix?: string, };
 
+export type Phase = "preparing" | "running" | "waiting" | "done";
+
+export type ToolOutcome = { 
+/**
+ * Ok, error, denied or interrupted.
+ */
+status: CallStatus, 
+/**
+ * Why it failed, when it did.
+ */
+errorCode?: ErrorCode, 
+/**
+ * What the model saw: the output, or the error message.
+ */
+content: Array<ContentBlock>, 
+/**
+ * The structured output, when the call succeeded.
+ */
+output?: unknown, 
+/**
+ * The detail shown after the call.
+ */
+detail?: Detail, 
+/**
+ * Wall time from dispatch to result, in milliseconds.
+ */
+durationMs: number, };
+
+export type ToolNode = { 
+/**
+ * The call's id, the same through every phase.
+ */
+callId: string, 
+/**
+ * The tool's wire name.
+ */
+toolName: string, 
+/**
+ * Which entry the call came through.
+ */
+caller: CallerKind, 
+/**
+ * The `run_code` call that made this call, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The step of its turn the call was made in (a nested call: its `run_code` call's step);
+ * absent for a call seen before any `step.started` of its turn.
+ */
+step?: number, 
+/**
+ * Where the call is in its life.
+ */
+phase: Phase, 
+/**
+ * When the model named the tool (its first `tool.preparing`); absent for a call that was
+ * never seen preparing (a nested call, or one dispatched in one piece).
+ */
+preparingAt?: string, 
+/**
+ * When it was dispatched (`tool.start`).
+ */
+startedAt?: string, 
+/**
+ * When it ended (`tool.result`).
+ */
+finishedAt?: string, 
+/**
+ * The final arguments, once dispatched (any JSON value: the runtime records what it got).
+ */
+arguments?: unknown, 
+/**
+ * The card's header, once dispatched.
+ */
+presentation?: CallPresentation, 
+/**
+ * The detail shown while running.
+ */
+beforeDetail?: Detail, 
+/**
+ * Live output received so far: all of it, or its start when it outgrew the live bound
+ * (see [`crate::live`]; the result holds the whole output).
+ */
+progress: string, 
+/**
+ * Bytes of live output not shown between `progress` and `progress_tail`; absent when none.
+ */
+progressOmittedBytes?: number, 
+/**
+ * The latest live output, past what `progress` holds and what was left out; absent while
+ * `progress` holds all of it.
+ */
+progressTail?: string, 
+/**
+ * How the call ended, once it did.
+ */
+outcome?: ToolOutcome, 
+/**
+ * The requests the call opened (an approval, questions), in order; the last may still
+ * wait for an answer.
+ */
+requests: Array<RequestNode>, 
+/**
+ * Calls made by this call's code, in order.
+ */
+subCalls: Array<ToolNode>, };
+
+export type RequestNode = { 
+/**
+ * The request's id, which an answer names.
+ */
+requestId: string, 
+/**
+ * What is asked.
+ */
+ask: RequestAsk, 
+/**
+ * When it was opened.
+ */
+openedAt: string, 
+/**
+ * How it ended; absent while it waits for an answer.
+ */
+resolution?: RequestResolution, 
+/**
+ * Who ended it (`runtime` for a cancellation, else the answering host's name).
+ */
+resolvedBy?: string, 
+/**
+ * When it was answered or cancelled.
+ */
+resolvedAt?: string, };
+
+export type TurnItem = { "type": "text", 
+/**
+ * The step it belongs to.
+ */
+step: number, 
+/**
+ * The text streamed so far.
+ */
+text: string, } | { "type": "reasoning", 
+/**
+ * The step it belongs to.
+ */
+step: number, 
+/**
+ * The reasoning text streamed so far.
+ */
+text: string, } | { "type": "tool", 
+/**
+ * The call.
+ */
+node: ToolNode, };
+
+export type TurnNode = { 
+/**
+ * The turn's id (empty for events logged before any `turn.started`).
+ */
+turnId: string, 
+/**
+ * The user's prompt.
+ */
+prompt: string, 
+/**
+ * Assistant text, reasoning and root calls, in order.
+ */
+items: Array<TurnItem>, 
+/**
+ * Why the turn ended, once it did.
+ */
+finished?: FinishReason, 
+/**
+ * The message of a turn that ended in error.
+ */
+message?: string, 
+/**
+ * Tokens used by the turn's steps so far.
+ */
+usage: Usage, 
+/**
+ * The latest step started in the turn (the one its next calls belong to); absent before
+ * its first.
+ */
+latestStep?: number, };
+
+export type CompactionNode = { 
+/**
+ * The `seq` of its `context.compacted` event.
+ */
+seq: number, 
+/**
+ * How many turns came before it (it sits after the turn of that number).
+ */
+afterTurns: number, 
+/**
+ * The summary, what the model now receives for everything before it.
+ */
+summary: string, 
+/**
+ * Tokens used writing the summary.
+ */
+usage: Usage, 
+/**
+ * The estimated size of a request before it.
+ */
+estimatedTokensBefore: number, 
+/**
+ * The estimated size of a request after it.
+ */
+estimatedTokensAfter: number, };
+
+export type SessionStatus = "idle" | "running";
+
+export type SessionInfo = { 
+/**
+ * The session's id.
+ */
+id: string, 
+/**
+ * The workspace folder, absolute.
+ */
+workspace: string, 
+/**
+ * The agent's name.
+ */
+agent: string, 
+/**
+ * The agent file, when there is one.
+ */
+agentFile: string | null, 
+/**
+ * The model, as `provider:name`.
+ */
+model: string, 
+/**
+ * The title: the first prompt (its first line, shortened) until someone renames it.
+ */
+title: string | null, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * The time of its latest event (its creation before any), RFC 3339 UTC.
+ */
+lastActivity: string, 
+/**
+ * Whether a turn is running.
+ */
+status: SessionStatus, 
+/**
+ * Turns started so far.
+ */
+turns: number, 
+/**
+ * The `seq` of its latest event; 0 before any.
+ */
+headSeq: number, };
+
+export type SessionPage = { 
+/**
+ * The sessions, newest activity first.
+ */
+sessions: Array<SessionInfo>, 
+/**
+ * The cursor of the next page, when there is one.
+ */
+next: string | null, };
+
+export type SessionView = { 
+/**
+ * The turn running now, if one is.
+ */
+activeTurn: string | null, 
+/**
+ * The requests waiting for an answer, in the order opened.
+ */
+openRequests: Array<RequestOpenedEvent>, 
+/**
+ * Whether this server process runs the session now.
+ */
+hosted: boolean, 
+/**
+ * The session's id.
+ */
+id: string, 
+/**
+ * The workspace folder, absolute.
+ */
+workspace: string, 
+/**
+ * The agent's name.
+ */
+agent: string, 
+/**
+ * The agent file, when there is one.
+ */
+agentFile: string | null, 
+/**
+ * The model, as `provider:name`.
+ */
+model: string, 
+/**
+ * The title: the first prompt (its first line, shortened) until someone renames it.
+ */
+title: string | null, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * The time of its latest event (its creation before any), RFC 3339 UTC.
+ */
+lastActivity: string, 
+/**
+ * Whether a turn is running.
+ */
+status: SessionStatus, 
+/**
+ * Turns started so far.
+ */
+turns: number, 
+/**
+ * The `seq` of its latest event; 0 before any.
+ */
+headSeq: number, };
+
+export type CreateSession = { 
+/**
+ * The folder the tools work in, relative to the server's workspace or absolute; the
+ * server's workspace when omitted. It must lie under the server's workspace or a folder
+ * the server was started with `--allow-root` (links resolved), else 403 `outside_roots`.
+ */
+workspace?: string, 
+/**
+ * The `.agent` file, relative to the workspace or absolute; the server's agent when
+ * omitted. It must lie under the same folders as `workspace`.
+ */
+agentFile?: string, 
+/**
+ * The model (`openai:NAME`, `anthropic:NAME`, `scripted:FILE`); the server's, else the
+ * agent file's, when omitted. A `scripted:` file must lie under the same folders as
+ * `workspace`.
+ */
+model?: string, 
+/**
+ * A title (1 to 200 characters, not only spaces); the first prompt gives one when
+ * omitted.
+ */
+title?: string, };
+
+export type UpdateSession = { 
+/**
+ * The new title (1 to 200 characters, not only spaces).
+ */
+title: string, };
+
+export type ListSessions = { 
+/**
+ * The most sessions on the page (1 to 500, default 50).
+ */
+limit?: number, 
+/**
+ * The `next` of the previous page.
+ */
+after?: string, 
+/**
+ * Only sessions whose title contains this text (case-insensitive).
+ */
+q?: string, 
+/**
+ * Only sessions of this workspace (its absolute path).
+ */
+workspace?: string, };
+
+export type StartTurn = { 
+/**
+ * What to ask the agent (not only spaces).
+ */
+prompt: string, 
+/**
+ * An id the client chooses for this turn (at most 128 characters); sending the same one
+ * again never starts a second turn, so a request can be retried safely.
+ */
+clientTurnId?: string, };
+
+export type TurnAccepted = { 
+/**
+ * The turn's id (`turn.started`'s `turnId`).
+ */
+turnId: string, 
+/**
+ * The client's id for it, when it gave one.
+ */
+clientTurnId: string | null, 
+/**
+ * True when this `clientTurnId` had started the turn already: nothing new was started.
+ */
+repeated: boolean, };
+
+export type Interrupted = { 
+/**
+ * True when a running turn was told to stop; false when none was running.
+ */
+interrupted: boolean, };
+
+export type EventsQuery = { 
+/**
+ * Events after this `seq` (0, the default, for all).
+ */
+after?: number, 
+/**
+ * The most events on the page (1 to 1000, default 500).
+ */
+limit?: number, };
+
+export type EventPage = { 
+/**
+ * The events, in order.
+ */
+events: Array<Event>, 
+/**
+ * The session's head when the page was read.
+ */
+headSeq: number, 
+/**
+ * Whether more events follow the page (ask again after its last `seq`).
+ */
+more: boolean, };
+
+export type StreamQuery = { 
+/**
+ * Stream the events after this `seq`; a `Last-Event-ID` header wins over it.
+ */
+after?: number, };
+
+export type MultiStreamQuery = { 
+/**
+ * The sessions and where to start in each: `ID:SEQ` items joined by `,`
+ * (`a1:0,b2:57`); a `Last-Event-ID` header (the `id` of the last event received) wins.
+ */
+sessions: string, };
+
+export type SessionEvent = { 
+/**
+ * The session it belongs to.
+ */
+sessionId: string, 
+/**
+ * The event.
+ */
+event: Event, };
+
+export type SnapshotQuery = { 
+/**
+ * The most turns to return (1 to 200, default 20): the latest ones before `before`.
+ */
+turns?: number, 
+/**
+ * Return turns before this index (0 is the first turn); the latest when omitted.
+ */
+before?: number, };
+
+export type Snapshot = { 
+/**
+ * The `seq` of the last event folded in: follow the events after it.
+ */
+headSeq: number, 
+/**
+ * The number of turns in the session.
+ */
+totalTurns: number, 
+/**
+ * The index of the first turn returned (0 is the session's first turn).
+ */
+firstTurn: number, 
+/**
+ * The turns, oldest first.
+ */
+turns: Array<TurnNode>, 
+/**
+ * Every compaction of the session, oldest first, whichever turns are returned: each
+ * `afterTurns` counts from the session's first turn.
+ */
+compactions: Array<CompactionNode>, 
+/**
+ * Raw argument text of calls still preparing, by call id.
+ */
+preparingArguments: { [key in string]: string }, 
+/**
+ * The turn running now, if one is.
+ */
+activeTurn: string | null, };
+
+export type OpenRequests = { 
+/**
+ * The requests, in the order opened.
+ */
+requests: Array<RequestOpenedEvent>, };
+
+export type RequestAnswer = { "reply": "approve", 
+/**
+ * Who answers (a tab's id), kept in the log as `web:ID`.
+ */
+clientId?: string, } | { "reply": "approve_for_session", 
+/**
+ * What is allowed from now on; it must cover the call asked about.
+ */
+grant: SessionGrant, 
+/**
+ * Who answers (a tab's id), kept in the log as `web:ID`.
+ */
+clientId?: string, } | { "reply": "deny", 
+/**
+ * Why, in the person's words.
+ */
+reason?: string, 
+/**
+ * Who answers (a tab's id), kept in the log as `web:ID`.
+ */
+clientId?: string, } | { "reply": "answer", 
+/**
+ * The answers, paired with the questions by id.
+ */
+answers: Array<Answer>, 
+/**
+ * Who answers (a tab's id), kept in the log as `web:ID`.
+ */
+clientId?: string, } | { "reply": "dismiss", 
+/**
+ * Who answers (a tab's id), kept in the log as `web:ID`.
+ */
+clientId?: string, };
+
+export type RequestResolved = { 
+/**
+ * The request.
+ */
+requestId: string, 
+/**
+ * The answer as recorded.
+ */
+resolution: RequestResolution, 
+/**
+ * Who answered, as recorded.
+ */
+resolvedBy: string, };
+
+export type FileQuery = { 
+/**
+ * The file, relative to the session's workspace (an absolute path must lie inside it);
+ * not only spaces.
+ */
+path: string, };
+
+export type TextFile = { 
+/**
+ * The file's canonical path relative to the workspace.
+ */
+path: string, 
+/**
+ * Its text.
+ */
+text: string, 
+/**
+ * Its size in bytes.
+ */
+size: number, 
+/**
+ * Its number of lines.
+ */
+totalLines: number, 
+/**
+ * The highlighter's language name, from the extension (`text` when unknown).
+ */
+language: string, };
+
+export type AuthRequest = { 
+/**
+ * The token from the URL's fragment (`#token=…`).
+ */
+token: string, };
+
+export type ServerInfo = { 
+/**
+ * Qilin's version.
+ */
+version: string, 
+/**
+ * The event vocabulary's version (`session.started`'s `protocolVersion`).
+ */
+protocolVersion: number, 
+/**
+ * The workspace new sessions work in unless told otherwise.
+ */
+workspace: string, 
+/**
+ * The agent file new sessions run unless told otherwise.
+ */
+agentFile: string | null, 
+/**
+ * The model new sessions use unless told otherwise.
+ */
+model: string | null, 
+/**
+ * The demo session, under `qilin serve --demo`.
+ */
+demoSession: string | null, 
+/**
+ * Whether the page's files are built into this binary.
+ */
+webClient: boolean, };
+
+export type EndReason = "deleted" | "stopping" | "lagging";
+
+export type StreamEnd = { 
+/**
+ * The session whose events end. A stream of several sessions ends each deleted session
+ * on its own, and the stream as a whole (`stopping`, `lagging`) with this null.
+ */
+sessionId: string | null, 
+/**
+ * Why.
+ */
+reason: EndReason, };
+
+export type ErrorBody = { 
+/**
+ * A stable code a client can branch on (`turn_running`, `unknown_session`, …).
+ */
+code: string, 
+/**
+ * What is wrong and what is expected, for a person.
+ */
+message: string, 
+/**
+ * The turn concerned (`turn_running`: the one running).
+ */
+turnId?: string, 
+/**
+ * Who answered a request first (`already_answered`).
+ */
+resolvedBy?: string, 
+/**
+ * The server process that runs the session (`owned_elsewhere`).
+ */
+owner?: string, };
+
 /** The most bytes of a call's output shown live from its start. */
 export const LIVE_HEAD_BYTES = 262144;
 

@@ -1,6 +1,6 @@
 /**
- * Qilin's wire protocol for the browser: the event types generated from the `qilin-protocol`
- * crate, a tolerant reader of event logs, the conversation tree fold (the runtime's own rules)
+ * Qilin's wire protocol for the browser: the event, conversation tree and HTTP API types
+ * generated from the `qilin-protocol` crate (`generated.ts`, written by its test), a tolerant reader of event logs, the conversation tree fold (the runtime's own rules)
  * and a store that publishes it to views.
  */
 export type * from './generated';
@@ -20,19 +20,14 @@ export {
   TurnPageError,
   foldEvents,
   utf8Length,
-  type CompactionNode,
   type ConversationTree,
   type FoldChange,
-  type Phase,
-  type RequestNode,
-  type RuntimeToolNode,
-  type RuntimeTurnItem,
-  type RuntimeTurnNode,
-  type ToolNode,
-  type ToolOutcome,
-  type TurnItem,
   type TreeSeed,
-  type TurnNode,
   type TurnPage,
 } from './tree';
-export { ConversationStore } from './store';
+export {
+  ConversationStore,
+  type ConversationSnapshot,
+  type SessionFacts,
+  type SkippedEvent,
+} from './store';

@@ -7,52 +7,26 @@ import {
   runtimeTurns,
   untilRequest,
 } from '../../../test-support/fixtures';
-import {
-  ConversationFold,
-  TurnPageError,
-  foldEvents,
-  utf8Length,
-  type CompactionNode,
-  type RuntimeTurnNode,
-  type ToolNode,
-  type TreeSeed,
-  type TurnNode,
-} from './tree';
-import type { Event } from './generated';
+import { ConversationFold, TurnPageError, foldEvents, utf8Length, type TreeSeed } from './tree';
+import type { CompactionNode, Event, ToolNode, TurnNode } from './generated';
 import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
 
 type Json = Record<string, unknown>;
 
 /**
  * The runtime's tree as JSON, whole: every field it writes must be one this client folds the
- * same way. The one difference of shape: the runtime leaves out a node's empty `requests`.
+ * same way. The runtime leaves out an empty `compactions`.
  */
 function runtimeShape(tree: Json): Json {
-  const node = (raw: Json): Json => ({
-    ...raw,
-    requests: raw.requests ?? [],
-    subCalls: (raw.subCalls as Json[]).map(node),
-  });
-  return {
-    ...tree,
-    compactions: tree.compactions ?? [],
-    turns: (tree.turns as Json[]).map((turn) => ({
-      ...turn,
-      items: (turn.items as Json[]).map((item) => (item.type === 'tool' ? node(item) : item)),
-    })),
-  };
+  return { ...tree, compactions: tree.compactions ?? [] };
 }
 
 /** This client's tree in the runtime's JSON shape. */
 function clientShape(fold: ConversationFold): Json {
-  const turns = fold.tree().turns.map((turn) => ({
-    ...turn,
-    items: turn.items.map((item) => (item.type === 'tool' ? { type: 'tool', ...item.node } : item)),
-  }));
   return JSON.parse(
     JSON.stringify({
       preparingArguments: Object.fromEntries(fold.allPreparingArguments()),
-      turns,
+      turns: fold.tree().turns,
       compactions: fold.tree().compactions,
     }),
   ) as Json;
@@ -163,13 +137,115 @@ describe('snapshots share what an event did not touch', () => {
   });
 });
 
+describe('phase times and steps', () => {
+  const at = (second: number) => `2026-11-30T17:05:${String(second).padStart(2, '0')}.000Z`;
+  const events: Event[] = [
+    { seq: 1, time: at(0), type: 'turn.started', turnId: 't1', prompt: 'go' },
+    { seq: 2, time: at(1), type: 'step.started', turnId: 't1', step: 1 },
+    {
+      seq: 3,
+      time: at(2),
+      type: 'step.finished',
+      turnId: 't1',
+      step: 1,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0 },
+    },
+    { seq: 4, time: at(3), type: 'step.started', turnId: 't1', step: 2 },
+    {
+      seq: 5,
+      time: at(4),
+      type: 'tool.preparing',
+      callId: 'c1',
+      toolName: 'run_code',
+      argumentsDelta: '{"co',
+    },
+    {
+      seq: 6,
+      time: at(5),
+      type: 'tool.preparing',
+      callId: 'c1',
+      toolName: 'run_code',
+      argumentsDelta: 'de":"x"}',
+    },
+    {
+      seq: 7,
+      time: at(6),
+      type: 'tool.start',
+      callId: 'c1',
+      toolName: 'run_code',
+      caller: 'direct',
+      arguments: { code: 'x' },
+      presentation: { action: 'Run code', remark: '' },
+    },
+    {
+      seq: 8,
+      time: at(7),
+      type: 'tool.start',
+      callId: 'c2',
+      toolName: 'read',
+      caller: 'code',
+      parentCallId: 'c1',
+      arguments: { path: 'a' },
+      presentation: { action: 'Read', remark: 'a' },
+    },
+    {
+      seq: 9,
+      time: at(8),
+      type: 'tool.result',
+      callId: 'c2',
+      toolName: 'read',
+      caller: 'code',
+      parentCallId: 'c1',
+      status: 'ok',
+      content: [],
+      durationMs: 1000,
+    },
+    {
+      seq: 10,
+      time: at(9),
+      type: 'tool.result',
+      callId: 'c1',
+      toolName: 'run_code',
+      caller: 'direct',
+      status: 'ok',
+      content: [],
+      durationMs: 3000,
+    },
+  ] as Event[];
+
+  test('a node holds when it was named, dispatched and ended, and its step', () => {
+    const fold = foldEvents(events);
+    expect(fold.tree().turns[0]?.latestStep).toBe(2);
+    expect(fold.call('c1')).toMatchObject({
+      step: 2,
+      preparingAt: at(4),
+      startedAt: at(6),
+      finishedAt: at(9),
+    });
+    // A nested call was never seen preparing; it belongs to its `run_code` call's step.
+    const nested = fold.call('c2');
+    expect(nested).toMatchObject({ step: 2, startedAt: at(7), finishedAt: at(8) });
+    expect(nested?.preparingAt).toBeUndefined();
+  });
+
+  test("a fold seeded between a step's start and its first call puts the call in that step", () => {
+    const head = foldEvents(events.slice(0, 4));
+    const seeded = ConversationFold.seeded(snapshotOf(head, 0));
+    seeded.applyAll(events.slice(4));
+    expect(seeded.call('c1')?.step).toBe(2);
+    expect(seeded.call('c2')?.step).toBe(2);
+  });
+});
+
 describe('requests, reasoning and usage', () => {
   test('a call waits while its request is open and runs again once it is resolved', () => {
     const { events, opened: request, next } = untilRequest('review', 'bash');
     const fold = foldEvents(events);
     const waiting = fold.call(request.callId);
     expect(waiting?.phase).toBe('waiting');
-    expect(waiting?.requests).toEqual([{ requestId: request.requestId, ask: request.ask }]);
+    expect(waiting?.requests).toEqual([
+      { requestId: request.requestId, ask: request.ask, openedAt: request.time },
+    ]);
     expect(request.ask).toMatchObject({ kind: 'approval', reason: 'pushing publishes the work' });
     fold.apply(next);
     const resolved = fold.call(request.callId);
@@ -177,6 +253,7 @@ describe('requests, reasoning and usage', () => {
     expect(resolved?.requests[0]).toMatchObject({
       resolution: { outcome: 'approved' },
       resolvedBy: 'fixture',
+      resolvedAt: next.time,
     });
     // The old snapshot still shows the wait.
     expect(waiting?.phase).toBe('waiting');
@@ -324,15 +401,15 @@ describe('earlier turns put before the ones held', () => {
     expect(fold.tree()).toBe(tree);
     expect(() => fold.prepend({ firstTurn: 0, turns: [] })).toThrow(TurnPageError);
     expect(() =>
-      fold.prepend({ firstTurn: 2, turns: [{ prompt: 1 } as unknown as RuntimeTurnNode] }),
+      fold.prepend({ firstTurn: 2, turns: [{ prompt: 1 } as unknown as TurnNode] }),
     ).toThrow(/turns\[2\] is not a turn/);
     expect(() =>
       ConversationFold.seeded({ ...snapshotOf(whole, 0), compactions: {} as never }),
     ).toThrow(/`compactions` is not an array/);
     const broken = runtimeTurns(all.slice(0, all.length - 1));
-    (broken[0]?.items as unknown[]).push({ type: 'tool', callId: 'x' });
+    (broken[0]?.items as unknown[]).push({ type: 'tool', node: { callId: 'x' } });
     expect(() => fold.prepend({ firstTurn: 0, turns: broken })).toThrow(
-      /items\[\d+\] is not a call/,
+      /items\[\d+\]\.node is not a call/,
     );
     // Nothing changed on a refused page.
     expect(fold.tree()).toBe(tree);
@@ -412,7 +489,7 @@ describe('live output is kept within the live bound, as the runtime keeps it', (
     const whole = foldEvents([...events, progress(5, ' more')]);
     const seeded = ConversationFold.seeded({
       firstTurn: 0,
-      turns: runtimeTurnsOf(foldEvents(events)),
+      turns: runtimeTurns(foldEvents(events).tree().turns),
       compactions: [],
       preparingArguments: {},
     });
@@ -422,17 +499,3 @@ describe('live output is kept within the live bound, as the runtime keeps it', (
     expect(seeded.call('c1')?.progressOmittedBytes).toBe(10);
   });
 });
-
-/** A fold's turns in the runtime's JSON shape (a call flattened into its item). */
-function runtimeTurnsOf(fold: ConversationFold): RuntimeTurnNode[] {
-  return JSON.parse(
-    JSON.stringify(
-      fold.tree().turns.map((turn) => ({
-        ...turn,
-        items: turn.items.map((item) =>
-          item.type === 'tool' ? { type: 'tool', ...item.node } : item,
-        ),
-      })),
-    ),
-  ) as RuntimeTurnNode[];
-}

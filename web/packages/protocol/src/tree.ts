@@ -1,137 +1,19 @@
 import type {
-  CallPresentation,
-  CallStatus,
   CallerKind,
-  ContentBlock,
+  CompactionNode,
   ContextCompactedEvent,
-  Detail,
-  ErrorCode,
   Event,
-  FinishReason,
-  RequestAsk,
   RequestOpenedEvent,
-  RequestResolution,
   RequestResolvedEvent,
+  Snapshot,
+  ToolNode,
+  ToolOutcome,
   ToolResultEvent,
   ToolStartEvent,
-  Usage,
+  TurnItem,
+  TurnNode,
 } from './generated';
 import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
-
-/**
- * Where a call is in its life: arguments streaming, dispatched and running, dispatched and
- * waiting for a person to answer a request (an approval, questions), or ended.
- */
-export type Phase = 'preparing' | 'running' | 'waiting' | 'done';
-
-/** A request a call opened, and how it ended once it did. */
-export interface RequestNode {
-  /** The request's id, which an answer names. */
-  readonly requestId: string;
-  /** What is asked. */
-  readonly ask: RequestAsk;
-  /** How it ended; absent while it waits for an answer. */
-  readonly resolution?: RequestResolution;
-  /** Who ended it (`runtime` for a cancellation, else the answering host's name). */
-  readonly resolvedBy?: string;
-}
-
-/** How a finished call ended, as its `tool.result` recorded it. */
-export interface ToolOutcome {
-  /** Ok, error, denied or interrupted (a newer runtime may send another word). */
-  readonly status: CallStatus;
-  /** Why it failed, when it did. */
-  readonly errorCode?: ErrorCode;
-  /** What the model saw: the output, or the error message. */
-  readonly content: readonly ContentBlock[];
-  /** The tool's structured output, when it ran to completion. */
-  readonly output?: unknown;
-  /** The detail the tool presented after the call. */
-  readonly detail?: Detail;
-  /** Wall time from dispatch to result, in milliseconds. */
-  readonly durationMs: number;
-}
-
-/**
- * One call across all its phases, with the calls its code made. A node is never changed in
- * place: an event for a call replaces that node and its ancestors, so every other node keeps
- * its identity and a view memoised on it does not render again.
- */
-export interface ToolNode {
-  /** The call's id, the same through every phase. */
-  readonly callId: string;
-  /** The tool's wire name. */
-  readonly toolName: string;
-  /** Which entry the call came through. */
-  readonly caller: CallerKind;
-  /** The `run_code` call that made this call, for a code-mode call. */
-  readonly parentCallId?: string;
-  /** Where the call is in its life. */
-  readonly phase: Phase;
-  /** The final arguments, once dispatched (any JSON value: the runtime records what it got). */
-  readonly arguments?: unknown;
-  /** The tool's own header text, recorded at dispatch. */
-  readonly presentation?: CallPresentation;
-  /** The detail the tool presented while running. */
-  readonly beforeDetail?: Detail;
-  /**
-   * Live output received so far: all of it, or its start once it outgrew the live bound (the
-   * runtime shows at most the first and last few hundred KB of a call's output live; the result
-   * holds the whole of it).
-   */
-  readonly progress: string;
-  /** Bytes of live output not shown between `progress` and `progressTail`; absent when none. */
-  readonly progressOmittedBytes?: number;
-  /** The latest live output, past `progress` and what was left out; absent while `progress` holds it all. */
-  readonly progressTail?: string;
-  /** How the call ended, once it did. */
-  readonly outcome?: ToolOutcome;
-  /** The requests the call opened, in order (the last may still wait for an answer). */
-  readonly requests: readonly RequestNode[];
-  /** Calls made by this call's code, in order. */
-  readonly subCalls: readonly ToolNode[];
-}
-
-/** One item of a turn, in the order it happened. */
-export type TurnItem =
-  | { readonly type: 'text'; readonly step: number; readonly text: string }
-  | { readonly type: 'reasoning'; readonly step: number; readonly text: string }
-  | { readonly type: 'tool'; readonly node: ToolNode };
-
-/** One turn: a user prompt and what followed. */
-export interface TurnNode {
-  /** The turn's id (empty for events logged before any `turn.started`). */
-  readonly turnId: string;
-  /** The user's prompt. */
-  readonly prompt: string;
-  /** Assistant text, reasoning and root calls, in order. */
-  readonly items: readonly TurnItem[];
-  /** Why the turn ended, once it did. */
-  readonly finished?: FinishReason;
-  /** The message of a turn that ended in error. */
-  readonly message?: string;
-  /** Tokens used by the turn's steps so far. */
-  readonly usage: Usage;
-}
-
-/**
- * A compaction: the conversation up to it was summarised for the model. The turns stay in the
- * tree; a client shows a divider after the turn it follows.
- */
-export interface CompactionNode {
-  /** The `seq` of its `context.compacted` event. */
-  readonly seq: number;
-  /** How many turns came before it (it sits after the turn of that number). */
-  readonly afterTurns: number;
-  /** The summary the model now receives for everything before it. */
-  readonly summary: string;
-  /** Tokens used writing the summary. */
-  readonly usage: Usage;
-  /** The estimated size of a request before it. */
-  readonly estimatedTokensBefore: number;
-  /** The estimated size of a request after it. */
-  readonly estimatedTokensAfter: number;
-}
 
 /** The conversation as the client renders it. */
 export interface ConversationTree {
@@ -156,36 +38,11 @@ interface NodePath {
   subs: number[];
 }
 
-/** A call in the runtime's JSON (`qilin_agent::ToolNode`): `requests` is left out when empty. */
-export type RuntimeToolNode = Omit<ToolNode, 'requests' | 'subCalls'> & {
-  readonly requests?: readonly RequestNode[];
-  readonly subCalls: readonly RuntimeToolNode[];
-};
-
-/** A turn item in the runtime's JSON: a call is flattened into its item. */
-export type RuntimeTurnItem =
-  Exclude<TurnItem, { readonly type: 'tool' }> | ({ readonly type: 'tool' } & RuntimeToolNode);
-
-/** A turn in the runtime's JSON (`qilin_agent::TurnNode`). */
-export type RuntimeTurnNode = Omit<TurnNode, 'items'> & {
-  readonly items: readonly RuntimeTurnItem[];
-};
-
-/** Consecutive turns of a session in the runtime's JSON, as the server's snapshot gives them. */
-export interface TurnPage {
-  /** The session's number (from 0) of the first turn of the page. */
-  readonly firstTurn: number;
-  /** The turns, oldest first. */
-  readonly turns: readonly RuntimeTurnNode[];
-}
+/** Consecutive turns of a session, as the server's snapshot gives them. */
+export type TurnPage = Pick<Snapshot, 'firstTurn' | 'turns'>;
 
 /** The runtime's fold of a session's latest turns, to start a fold from (the server's snapshot). */
-export interface TreeSeed extends TurnPage {
-  /** Every compaction of the session, `afterTurns` counted from its first turn. */
-  readonly compactions: readonly CompactionNode[];
-  /** Raw argument text of calls still preparing, by call id. */
-  readonly preparingArguments: Readonly<Record<string, string>>;
-}
+export type TreeSeed = Pick<Snapshot, 'firstTurn' | 'turns' | 'compactions' | 'preparingArguments'>;
 
 /** A turn page that is not the runtime's JSON of a tree. */
 export class TurnPageError extends Error {
@@ -248,7 +105,7 @@ export class ConversationFold {
     turns.forEach((turn, at) => fold.indexTurn(turn, seed.firstTurn + at));
     fold.compactions = [...seed.compactions];
     for (const [callId, text] of Object.entries(seed.preparingArguments)) {
-      fold.preparing.set(callId, text);
+      if (text !== undefined) fold.preparing.set(callId, text);
     }
     fold.publish();
     return fold;
@@ -340,8 +197,10 @@ export class ConversationFold {
         else turn.message = event.message;
         return { tree: true };
       }
-      case 'session.started':
       case 'step.started':
+        this.writableTurn(this.currentTurn()).latestStep = event.step;
+        return { tree: true };
+      case 'session.started':
       case 'step.reasoning.end':
         return { tree: false };
       case 'step.finished': {
@@ -366,7 +225,14 @@ export class ConversationFold {
       case 'tool.preparing': {
         let tree = false;
         if (!this.index.has(event.callId)) {
-          this.insert(newNode(event.callId, event.toolName, 'direct', undefined));
+          this.insert(this.newNode(event.callId, event.toolName, 'direct', undefined));
+          tree = true;
+        }
+        const path = this.index.get(event.callId);
+        if (path !== undefined && this.nodeAt(path)?.preparingAt === undefined) {
+          this.update(path, (node) => {
+            node.preparingAt = event.time;
+          });
           tree = true;
         }
         this.preparing.set(
@@ -403,10 +269,10 @@ export class ConversationFold {
     }
   }
 
-  private start(event: ToolStartEvent): { preparing?: string } {
+  private start(event: ToolStartEvent & { time: string }): { preparing?: string } {
     const wasPreparing = this.preparing.delete(event.callId);
     if (!this.index.has(event.callId)) {
-      this.insert(newNode(event.callId, event.toolName, event.caller, event.parentCallId));
+      this.insert(this.newNode(event.callId, event.toolName, event.caller, event.parentCallId));
     }
     const path = this.index.get(event.callId);
     if (path !== undefined) {
@@ -414,6 +280,7 @@ export class ConversationFold {
         node.caller = event.caller;
         setOptional(node, 'parentCallId', event.parentCallId);
         node.phase = 'running';
+        node.startedAt = event.time;
         node.arguments = event.arguments;
         node.presentation = event.presentation;
         setOptional(node, 'beforeDetail', event.beforeDetail);
@@ -422,15 +289,16 @@ export class ConversationFold {
     return wasPreparing ? { preparing: event.callId } : {};
   }
 
-  private finish(event: ToolResultEvent): { preparing?: string } {
+  private finish(event: ToolResultEvent & { time: string }): { preparing?: string } {
     const wasPreparing = this.preparing.delete(event.callId);
     if (!this.index.has(event.callId)) {
-      this.insert(newNode(event.callId, event.toolName, event.caller, event.parentCallId));
+      this.insert(this.newNode(event.callId, event.toolName, event.caller, event.parentCallId));
     }
     const path = this.index.get(event.callId);
     if (path !== undefined) {
       this.update(path, (node) => {
         node.phase = 'done';
+        node.finishedAt = event.time;
         const outcome: Mutable<ToolOutcome> = {
           status: event.status,
           content: event.content,
@@ -446,24 +314,32 @@ export class ConversationFold {
   }
 
   /** A waiting call: its phase, and the request appended to its requests. */
-  private open(event: RequestOpenedEvent): boolean {
+  private open(event: RequestOpenedEvent & { time: string }): boolean {
     const path = this.index.get(event.callId);
     if (path === undefined) return false;
     this.update(path, (node) => {
       node.phase = 'waiting';
-      node.requests = [...node.requests, { requestId: event.requestId, ask: event.ask }];
+      node.requests = [
+        ...node.requests,
+        { requestId: event.requestId, ask: event.ask, openedAt: event.time },
+      ];
     });
     return true;
   }
 
   /** The request's answer recorded; a waiting call runs again. */
-  private resolve(event: RequestResolvedEvent): boolean {
+  private resolve(event: RequestResolvedEvent & { time: string }): boolean {
     const path = this.index.get(event.callId);
     if (path === undefined) return false;
     this.update(path, (node) => {
       node.requests = node.requests.map((request) =>
         request.requestId === event.requestId
-          ? { ...request, resolution: event.resolution, resolvedBy: event.resolvedBy }
+          ? {
+              ...request,
+              resolution: event.resolution,
+              resolvedBy: event.resolvedBy,
+              resolvedAt: event.time,
+            }
           : request,
       );
       if (node.phase === 'waiting') node.phase = 'running';
@@ -502,6 +378,28 @@ export class ConversationFold {
     const items = this.writableTurn(turnIndex).items as TurnItem[];
     items.push({ type: 'tool', node });
     this.index.set(node.callId, { turn: turnIndex, item: items.length - 1, subs: [] });
+  }
+
+  /** A new node in the current turn's latest step, or in its parent's step for a nested call. */
+  private newNode(
+    callId: string,
+    toolName: string,
+    caller: CallerKind,
+    parentCallId: string | undefined,
+  ): ToolNode {
+    const parent = parentCallId === undefined ? undefined : this.call(parentCallId);
+    const step = parent === undefined ? this.turns[this.turns.length - 1]?.latestStep : parent.step;
+    return {
+      callId,
+      toolName,
+      caller,
+      ...(parentCallId === undefined ? {} : { parentCallId }),
+      ...(step === undefined ? {} : { step }),
+      phase: 'preparing',
+      progress: '',
+      requests: [],
+      subCalls: [],
+    };
   }
 
   /** The number of the turn events belong to; a log that starts mid-turn gets an unnamed one. */
@@ -690,24 +588,6 @@ function newTurn(turnId: string, prompt: string): TurnNode {
   };
 }
 
-function newNode(
-  callId: string,
-  toolName: string,
-  caller: CallerKind,
-  parentCallId: string | undefined,
-): ToolNode {
-  return {
-    callId,
-    toolName,
-    caller,
-    ...(parentCallId === undefined ? {} : { parentCallId }),
-    phase: 'preparing',
-    progress: '',
-    requests: [],
-    subCalls: [],
-  };
-}
-
 function setOptional<T extends object, K extends keyof T>(
   target: T,
   key: K,
@@ -733,39 +613,33 @@ function readPage(page: TurnPage): TurnNode[] {
   return page.turns.map((turn, at) => readTurn(turn, `turns[${page.firstTurn + at}]`));
 }
 
-function readTurn(raw: RuntimeTurnNode, where: string): TurnNode {
+/** A turn of the server's snapshot, checked to be one. */
+function readTurn(raw: TurnNode, where: string): TurnNode {
   if (!isRecord(raw) || typeof raw.turnId !== 'string' || typeof raw.prompt !== 'string') {
     throw new TurnPageError(`${where} is not a turn (a \`turnId\` and a \`prompt\` string)`);
   }
   if (!Array.isArray(raw.items) || !isRecord(raw.usage)) {
     throw new TurnPageError(`${where} has no \`items\` array or no \`usage\``);
   }
-  return {
-    ...raw,
-    items: raw.items.map((item: RuntimeTurnItem, at): TurnItem => {
-      const kind = isRecord(item) ? item.type : undefined;
-      if (kind === 'tool' && item.type === 'tool') {
-        return { type: 'tool', node: readNode(item, `${where}.items[${at}]`) };
-      }
-      if (kind === 'text' || kind === 'reasoning') return item as TurnItem;
+  raw.items.forEach((item: TurnItem, at) => {
+    const kind = isRecord(item) ? item.type : undefined;
+    if (kind === 'tool' && item.type === 'tool') readNode(item.node, `${where}.items[${at}].node`);
+    else if (kind !== 'text' && kind !== 'reasoning') {
       throw new TurnPageError(`${where}.items[${at}] is not a text, reasoning or tool item`);
-    }),
-  };
+    }
+  });
+  return raw;
 }
 
-/** A call of the runtime's JSON in this client's shape (a flattened item's `type` left out). */
-function readNode(raw: RuntimeToolNode & { readonly type?: string }, where: string): ToolNode {
-  if (typeof raw.callId !== 'string' || typeof raw.toolName !== 'string') {
+/** A call of the server's snapshot and the calls under it, checked to be calls. */
+function readNode(raw: ToolNode, where: string): void {
+  if (!isRecord(raw) || typeof raw.callId !== 'string' || typeof raw.toolName !== 'string') {
     throw new TurnPageError(`${where} is not a call (a \`callId\` and a \`toolName\` string)`);
   }
-  if (!Array.isArray(raw.subCalls)) throw new TurnPageError(`${where} has no \`subCalls\` array`);
-  const node = { ...raw };
-  delete node.type;
-  return {
-    ...node,
-    requests: raw.requests ?? [],
-    subCalls: raw.subCalls.map((sub, at) => readNode(sub, `${where}.subCalls[${at}]`)),
-  };
+  if (!Array.isArray(raw.subCalls) || !Array.isArray(raw.requests)) {
+    throw new TurnPageError(`${where} has no \`subCalls\` or \`requests\` array`);
+  }
+  raw.subCalls.forEach((sub, at) => readNode(sub, `${where}.subCalls[${at}]`));
 }
 
 /** Folds a whole log at once. */

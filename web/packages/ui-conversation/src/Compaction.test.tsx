@@ -7,8 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { fixtureText } from '../../../test-support/fixtures';
 import { CompactionDivider } from './Compaction';
 import { Conversation, registerConversationNodes } from './Conversation';
-import { ConversationLocale } from './messages';
-import { ConversationModel } from './model';
+import { ConversationStore } from '@qilin-agent/protocol';
 
 function recorded(name: string): unknown[] {
   return fixtureText(`${name}.jsonl`)
@@ -17,23 +16,21 @@ function recorded(name: string): unknown[] {
     .map((line) => JSON.parse(line) as unknown);
 }
 
-function renderConversation(model: ConversationModel, locale: 'en' | 'zh-CN' = 'en') {
+function renderConversation(model: ConversationStore, locale: 'en' | 'zh-CN' = 'en') {
   const registry = new SlotRegistry();
   registerConversationNodes(registry);
   return render(
     <I18nProvider locale={locale}>
-      <ConversationLocale.Provider value={locale}>
-        <SlotsProvider registry={registry}>
-          <Conversation snapshot={model.getSnapshot()} />
-        </SlotsProvider>
-      </ConversationLocale.Provider>
+      <SlotsProvider registry={registry}>
+        <Conversation snapshot={model.getSnapshot()} />
+      </SlotsProvider>
     </I18nProvider>,
   );
 }
 
 describe('CompactionDivider', () => {
   it('sits between the turn it follows and the next, its summary folded', async () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(recorded('compacted'));
     const { container } = renderConversation(model);
     const [first, second] = Array.from(container.querySelectorAll('[data-turn-id]'));
@@ -63,7 +60,7 @@ describe('CompactionDivider', () => {
       estimatedTokensBefore: 41234,
       estimatedTokensAfter: 1200,
     } satisfies Event;
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push([
       { seq: 1, time: event.time, type: 'turn.started', turnId: 'turn-1', prompt: 'Fix it.' },
       { seq: 2, time: event.time, type: 'turn.finished', turnId: 'turn-1', reason: 'completed' },
@@ -72,7 +69,11 @@ describe('CompactionDivider', () => {
     const [compaction] = model.getSnapshot().tree.compactions;
     if (compaction === undefined) throw new Error('the compaction was not folded');
     expect(compaction.afterTurns).toBe(1);
-    const { unmount } = render(<CompactionDivider compaction={compaction} />);
+    const { unmount } = render(
+      <I18nProvider>
+        <CompactionDivider compaction={compaction} />
+      </I18nProvider>,
+    );
     expect(screen.getByText('~41,234 → ~1,200 tokens a request')).toBeInTheDocument();
     unmount();
     renderConversation(model, 'zh-CN');

@@ -1,7 +1,7 @@
+import { useT } from '@qilin-agent/i18n';
 import type { CompactionNode } from '@qilin-agent/protocol';
 import { memo } from 'react';
 import { MarkdownText } from './Markdown';
-import { useConversationT } from './messages';
 
 /**
  * A compaction in the transcript: a divider saying the conversation above it was summarised
@@ -11,7 +11,7 @@ import { useConversationT } from './messages';
 export const CompactionDivider = memo(function CompactionDivider(props: {
   compaction: CompactionNode;
 }) {
-  const t = useConversationT();
+  const t = useT();
   const { compaction } = props;
   const sized = compaction.estimatedTokensBefore > 0;
   return (

@@ -8,9 +8,8 @@ import { useSyncExternalStore, type ReactElement } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { fixtureText, recordedSnapshot } from '../../../test-support/fixtures';
 import { Conversation, registerConversationNodes } from './Conversation';
-import { conversationHooks } from './hooks';
-import { ConversationLocale } from './messages';
-import { ConversationModel } from './model';
+import { createToolCallHooks } from '@qilin-agent/client-ui-tool';
+import { ConversationStore } from '@qilin-agent/protocol';
 import type { AnswerRequest } from './Request';
 
 function rawEvents(name: string): Record<string, unknown>[] {
@@ -21,25 +20,23 @@ function rawEvents(name: string): Record<string, unknown>[] {
 }
 
 function renderModel(
-  model: ConversationModel,
+  model: ConversationStore,
   answer?: AnswerRequest,
   locale: 'en' | 'zh-CN' = 'en',
 ) {
   const registry = new SlotRegistry();
   registerBuiltinToolViews(registry);
   registerConversationNodes(registry);
-  const shared = { tool: conversationHooks(model) };
+  const shared = { tool: createToolCallHooks(model) };
   const ui = (): ReactElement => (
     <I18nProvider locale={locale}>
-      <ConversationLocale.Provider value={locale}>
-        <SlotsProvider registry={registry} shared={shared}>
-          <Conversation
-            snapshot={model.getSnapshot()}
-            cwd="/home/qilin/workspace"
-            {...(answer === undefined ? {} : { answer })}
-          />
-        </SlotsProvider>
-      </ConversationLocale.Provider>
+      <SlotsProvider registry={registry} shared={shared}>
+        <Conversation
+          snapshot={model.getSnapshot()}
+          cwd="/home/qilin/workspace"
+          {...(answer === undefined ? {} : { answer })}
+        />
+      </SlotsProvider>
     </I18nProvider>
   );
   const result = render(ui());
@@ -48,7 +45,7 @@ function renderModel(
 
 describe('Conversation', () => {
   it('renders prompts, text, every root call and how each turn ended', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents('review'));
     const { container } = renderModel(model);
     const turns = container.querySelectorAll('[data-turn-id]');
@@ -73,7 +70,7 @@ describe('Conversation', () => {
   });
 
   it('renders Markdown and never raw HTML', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push([
       {
         type: 'turn.started',
@@ -103,7 +100,7 @@ describe('Conversation', () => {
   it('answers an open approval and question in place, then shows the answer', async () => {
     const events = rawEvents('tasks');
     const opened = events.findIndex((event) => event.type === 'request.opened');
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(events.slice(0, opened + 1));
     const answer = vi.fn<AnswerRequest>(async () => {});
     const view = renderModel(model, answer);
@@ -131,7 +128,7 @@ describe('Conversation', () => {
   it('denies an approval with a reason, and says so when sending fails', async () => {
     const events = rawEvents('review');
     const opened = events.findIndex((event) => event.type === 'request.opened');
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(events.slice(0, opened + 1));
     const answer = vi.fn<AnswerRequest>(async () => {
       throw new Error('the request was answered already');
@@ -147,7 +144,7 @@ describe('Conversation', () => {
   it('shows a request raised by code under the nested call that waits, answerable there', async () => {
     const time = '2026-11-30T12:00:00.000Z';
     const presentation = { action: 'Run command', remark: 'git push' };
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push([
       { type: 'turn.started', seq: 1, time, turnId: 't1', prompt: 'publish' },
       { type: 'step.started', seq: 2, time, turnId: 't1', step: 1 },
@@ -213,7 +210,7 @@ describe('Conversation', () => {
   });
 
   it('speaks Simplified Chinese', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents('review'));
     renderModel(model, undefined, 'zh-CN');
     expect(screen.getAllByText(/本轮完成/).length).toBeGreaterThan(0);
@@ -223,13 +220,13 @@ describe('Conversation', () => {
 describe('earlier turns', () => {
   /** A model started from the snapshot of a recorded log's turns from `from` on. */
   function seeded(name: string, from: number) {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.seed(recordedSnapshot(name, from), rawEvents(name)[0]);
     return { model, turns: recordedSnapshot(name, 0).turns };
   }
 
   /** A load that ends when the test says, putting `page` before the turns shown. */
-  function heldLoad(model: ConversationModel, page: TurnPage) {
+  function heldLoad(model: ConversationStore, page: TurnPage) {
     let finish = () => {};
     const load = vi.fn(
       () =>
@@ -244,13 +241,13 @@ describe('earlier turns', () => {
   }
 
   /** The transcript live on `model`, as the app shows it. */
-  function Live(props: { model: ConversationModel; loadEarlier: () => Promise<void> }) {
+  function Live(props: { model: ConversationStore; loadEarlier: () => Promise<void> }) {
     const snapshot = useSyncExternalStore(props.model.subscribe, props.model.getSnapshot);
     return <Conversation snapshot={snapshot} loadEarlier={props.loadEarlier} />;
   }
 
   function renderLive(
-    model: ConversationModel,
+    model: ConversationStore,
     loadEarlier: () => Promise<void>,
     locale: 'en' | 'zh-CN' = 'en',
   ) {
@@ -259,11 +256,9 @@ describe('earlier turns', () => {
     registerConversationNodes(registry);
     return render(
       <I18nProvider locale={locale}>
-        <ConversationLocale.Provider value={locale}>
-          <SlotsProvider registry={registry} shared={{ tool: conversationHooks(model) }}>
-            <Live model={model} loadEarlier={loadEarlier} />
-          </SlotsProvider>
-        </ConversationLocale.Provider>
+        <SlotsProvider registry={registry} shared={{ tool: createToolCallHooks(model) }}>
+          <Live model={model} loadEarlier={loadEarlier} />
+        </SlotsProvider>
       </I18nProvider>,
     );
   }

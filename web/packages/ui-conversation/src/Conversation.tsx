@@ -1,3 +1,4 @@
+import { useT } from '@qilin-agent/i18n';
 import {
   ANY_TOOL,
   REQUESTS_SLOT,
@@ -23,8 +24,7 @@ import {
 } from 'react';
 import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
-import { useConversationT } from './messages';
-import type { ConversationSnapshot } from './model';
+import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { RequestCard, type AnswerRequest } from './Request';
 import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 
@@ -122,7 +122,7 @@ const Item = memo(function Item(props: ChatNodeProps) {
 });
 
 function Usage(props: { usage: TokenUsage }) {
-  const t = useConversationT();
+  const t = useT();
   const { usage } = props;
   return (
     <span className="qc-turn__usage">
@@ -141,7 +141,7 @@ function itemKey(item: TurnItem, index: number): string {
 
 /** One turn: the prompt, the items, and how it ended. */
 const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
-  const t = useConversationT();
+  const t = useT();
   const { turn } = props;
   return (
     <article
@@ -332,7 +332,7 @@ function EarlierTurns(props: {
   start: () => void;
   root: RefObject<HTMLDivElement | null>;
 }) {
-  const t = useConversationT();
+  const t = useT();
   const { count, state, start, root } = props;
   const marker = useRef<HTMLDivElement>(null);
   // A new observer for every page and state: it reports at once whether the top is still near,
@@ -419,7 +419,7 @@ export function Conversation(props: ConversationProps) {
     }),
     [cwd, home, openFile, inspect, answer],
   );
-  const t = useConversationT();
+  const t = useT();
   const { turns, firstTurn } = snapshot.tree;
   const earlier = useEarlierTurns(loadEarlier);
   const showEarlier = firstTurn > 0 && loadEarlier !== undefined;

@@ -1,6 +1,11 @@
-import { render, screen } from '@testing-library/react';
+import { I18nProvider } from '@qilin-agent/i18n';
+import { render as renderBare, screen } from '@testing-library/react';
+import type { ReactElement } from 'react';
 import { describe, expect, it } from 'vitest';
 import { MarkdownText } from './Markdown';
+
+/** Renders inside the catalogue's provider, as the transcript does. */
+const render = (ui: ReactElement) => renderBare(<I18nProvider>{ui}</I18nProvider>);
 
 describe('MarkdownText code blocks', () => {
   it('shows a fenced block plain first, then highlighted', async () => {
@@ -66,10 +71,12 @@ describe('MarkdownText GitHub-flavoured Markdown', () => {
     );
     expect(container.querySelector('del')?.textContent).toBe('old plan');
     const boxes = [...container.querySelectorAll<HTMLInputElement>('li input[type="checkbox"]')];
-    expect(boxes.map((box) => [box.checked, box.disabled])).toEqual([
-      [true, true],
-      [false, true],
-    ]);
+    expect(boxes.map((box) => [box.checked, box.disabled, box.getAttribute('aria-label')])).toEqual(
+      [
+        [true, true, 'Done'],
+        [false, true, 'Not done'],
+      ],
+    );
     const link = screen.getByRole('link', { name: 'https://example.com/docs' });
     expect(link.getAttribute('href')).toBe('https://example.com/docs');
     expect(link.getAttribute('rel')).toBe('noopener noreferrer');

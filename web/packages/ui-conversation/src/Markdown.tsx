@@ -1,4 +1,5 @@
 import { memo } from 'react';
+import { useT } from '@qilin-agent/i18n';
 import { HighlightedCode } from '@qilin-agent/ui-primitives';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
@@ -9,7 +10,23 @@ const REMARK_PLUGINS = [remarkGfm];
 /** The language a fenced block names (` ```python `), from the class the renderer gives it. */
 const FENCE_LANGUAGE = /(?:^|\s)language-(\S+)/;
 
+/** A task list item's box: read-only, and named for a screen reader by its state. */
+function TaskBox(props: { checked: boolean }) {
+  const t = useT();
+  return (
+    <input
+      type="checkbox"
+      checked={props.checked}
+      disabled
+      aria-label={props.checked ? t('markdown.taskDone') : t('markdown.taskOpen')}
+    />
+  );
+}
+
 const COMPONENTS: Components = {
+  // GitHub task lists (`- [x] …`): the only input the Markdown renders.
+  input: ({ type, checked }) =>
+    type === 'checkbox' ? <TaskBox checked={checked === true} /> : null,
   // Links leave the page in a new tab and give it no handle back to this one.
   a: ({ href, children }) => (
     <a href={href} target="_blank" rel="noopener noreferrer">

@@ -1,19 +1,15 @@
-import type { Answer, Question, RequestNode } from '@qilin-agent/protocol';
+import { useT, type Translate } from '@qilin-agent/i18n';
+import type { Question, RequestAnswer, RequestNode } from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
-import { useConversationT, type ConversationTranslate } from './messages';
 
-/** A person's reply to a request, as the server's answer route takes it. */
-export type RequestReply =
-  | { readonly reply: 'approve' }
-  | { readonly reply: 'deny'; readonly reason?: string }
-  | { readonly reply: 'answer'; readonly answers: readonly Answer[] }
-  | { readonly reply: 'dismiss' };
-
-/** Sends a reply; rejects with an error whose message says what went wrong. */
-export type AnswerRequest = (requestId: string, reply: RequestReply) => Promise<void>;
+/**
+ * Sends a person's reply (the server's answer route's body; the host adds who answers);
+ * rejects with an error whose message says what went wrong.
+ */
+export type AnswerRequest = (requestId: string, reply: RequestAnswer) => Promise<void>;
 
 /** How a resolved request ended, and who ended it. */
-export function resolvedText(request: RequestNode, t: ConversationTranslate): string {
+export function resolvedText(request: RequestNode, t: Translate): string {
   const who = request.resolvedBy ?? '';
   switch (request.resolution?.outcome) {
     case 'approved':
@@ -54,12 +50,12 @@ export function RequestCard(props: {
   answer?: AnswerRequest;
 }) {
   const { request, toolName, answer } = props;
-  const t = useConversationT();
+  const t = useT();
   const [sending, setSending] = useState(false);
   const [failure, setFailure] = useState<string>();
   const headingId = useId();
   const open = request.resolution === undefined;
-  const send = async (reply: RequestReply) => {
+  const send = async (reply: RequestAnswer) => {
     if (answer === undefined) return;
     setSending(true);
     setFailure(undefined);
@@ -124,8 +120,8 @@ export function RequestCard(props: {
   );
 }
 
-function ApprovalForm(props: { disabled: boolean; send: (reply: RequestReply) => void }) {
-  const t = useConversationT();
+function ApprovalForm(props: { disabled: boolean; send: (reply: RequestAnswer) => void }) {
+  const t = useT();
   const [reason, setReason] = useState('');
   const reasonId = useId();
   return (
@@ -167,9 +163,9 @@ function ApprovalForm(props: { disabled: boolean; send: (reply: RequestReply) =>
 function QuestionForm(props: {
   questions: readonly Question[];
   disabled: boolean;
-  send: (reply: RequestReply) => void;
+  send: (reply: RequestAnswer) => void;
 }) {
-  const t = useConversationT();
+  const t = useT();
   const [picked, setPicked] = useState<Record<string, readonly string[]>>({});
   const [typed, setTyped] = useState<Record<string, string>>({});
   const formId = useId();

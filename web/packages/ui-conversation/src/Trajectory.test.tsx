@@ -1,11 +1,11 @@
+import { I18nProvider } from '@qilin-agent/i18n';
 import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { fixtureText, runtimeTurns } from '../../../test-support/fixtures';
 import { findCall, rawText } from './callPlace';
-import { ConversationLocale } from './messages';
-import { ConversationModel } from './model';
+import { ConversationStore } from '@qilin-agent/protocol';
 import { CallTrajectory } from './Trajectory';
 
 function rawEvents(name: string): Record<string, unknown>[] {
@@ -91,7 +91,7 @@ function nestedApproval(): Record<string, unknown>[] {
 }
 
 /** The panel over a model, opened from a button that had focus, as the app opens it. */
-function Host(props: { model: ConversationModel; first: string; onClose?: () => void }) {
+function Host(props: { model: ConversationStore; first: string; onClose?: () => void }) {
   const [callId, setCallId] = useState<string | undefined>();
   return (
     <>
@@ -102,8 +102,6 @@ function Host(props: { model: ConversationModel; first: string; onClose?: () => 
         <CallTrajectory
           snapshot={props.model.getSnapshot()}
           callId={callId}
-          callTiming={props.model.callTiming}
-          requestTiming={props.model.requestTiming}
           inspect={setCallId}
           onClose={() => {
             props.onClose?.();
@@ -117,9 +115,13 @@ function Host(props: { model: ConversationModel; first: string; onClose?: () => 
 
 describe('CallTrajectory', () => {
   it("shows a nested call's arguments, result, timing, position and requests", async () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(nestedApproval());
-    render(<Host model={model} first="bash_1" />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="bash_1" />
+      </I18nProvider>,
+    );
     const user = userEvent.setup();
     await user.click(screen.getByRole('button', { name: 'Inspect' }));
     const panel = screen.getByRole('complementary', { name: /Trajectory of bash/ });
@@ -146,12 +148,12 @@ describe('CallTrajectory', () => {
     expect(requests).toHaveTextContent(/opened .*:08\.250.* resolved .*:09\.250/);
   });
 
-  it('shows what the tree has of a call loaded from the snapshot: no times, its turn number', async () => {
+  it('shows a call loaded from the snapshot as one folded from events: times, step, turn', async () => {
     // The tree of the nested approval's log from its second turn on, as the server sends it.
-    const whole = new ConversationModel();
+    const whole = new ConversationStore();
     whole.push(nestedApproval());
     const turns = runtimeTurns(whole.getSnapshot().tree.turns.slice(1));
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.seed({
       headSeq: 11,
       totalTurns: 2,
@@ -159,16 +161,23 @@ describe('CallTrajectory', () => {
       turns,
       compactions: [],
       preparingArguments: {},
+      activeTurn: null,
     });
-    render(<Host model={model} first="bash_1" />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="bash_1" />
+      </I18nProvider>,
+    );
     await userEvent.setup().click(screen.getByRole('button', { name: 'Inspect' }));
     const panel = screen.getByRole('complementary', { name: /Trajectory of bash/ });
     const position = within(panel).getByRole('region', { name: 'Position' });
     expect(position).toHaveTextContent('turn 2 — publish the work');
-    expect(position).toHaveTextContent(/Step\s*—/);
+    const folded = findCall(whole.getSnapshot().tree, 'bash_1')?.node;
+    expect(folded?.step).toEqual(expect.any(Number));
+    expect(position).toHaveTextContent(new RegExp(`Step\\s*${String(folded?.step)}`));
     const timing = within(panel).getByRole('region', { name: 'Timing' });
-    expect(timing).toHaveTextContent('Only its duration is known');
-    expect(timing).toHaveTextContent(/Ended\s*—/);
+    expect(timing).not.toHaveTextContent(/Started\s*—/);
+    expect(timing).not.toHaveTextContent(/Ended\s*—/);
     expect(timing).toHaveTextContent('5 s');
     expect(within(panel).getByRole('region', { name: 'Requests' })).toHaveTextContent(
       'Approval · Allowed by web-tab',
@@ -176,10 +185,14 @@ describe('CallTrajectory', () => {
   });
 
   it('walks to the parent and its nested calls, closes on Escape and gives focus back', async () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents('code-mode'));
     const onClose = vi.fn();
-    render(<Host model={model} first="call_2.2" onClose={onClose} />);
+    render(
+      <I18nProvider>
+        <Host model={model} first="call_2.2" onClose={onClose} />
+      </I18nProvider>,
+    );
     const user = userEvent.setup();
     const opener = screen.getByRole('button', { name: 'Inspect' });
     await user.click(opener);
@@ -207,20 +220,18 @@ describe('CallTrajectory', () => {
   });
 
   it('says when the call is not in the conversation, and speaks Simplified Chinese', async () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(nestedApproval());
     render(
-      <ConversationLocale.Provider value="zh-CN">
+      <I18nProvider locale="zh-CN">
         <Host model={model} first="bash_1" />
         <CallTrajectory
           snapshot={model.getSnapshot()}
           callId="nowhere"
-          callTiming={model.callTiming}
-          requestTiming={model.requestTiming}
           inspect={() => {}}
           onClose={() => {}}
         />
-      </ConversationLocale.Provider>,
+      </I18nProvider>,
     );
     expect(screen.getByRole('alert')).toHaveTextContent('此对话中没有调用 nowhere。');
     await userEvent.setup().click(screen.getByRole('button', { name: 'Inspect' }));
@@ -230,7 +241,7 @@ describe('CallTrajectory', () => {
   });
 
   it('finds a call anywhere and cuts a long raw value with a count', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents('code-mode'));
     const place = findCall(model.getSnapshot().tree, 'call_5.3');
     expect(place?.node.toolName).toBe('todo_write');

@@ -1,9 +1,8 @@
+import { useT, type Translate, useLocale } from '@qilin-agent/i18n';
 import type { ContentBlock, RequestNode, ToolNode } from '@qilin-agent/protocol';
-import { useContext, useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
-import { ConversationLocale, useConversationT, type ConversationTranslate } from './messages';
-import type { ConversationSnapshot } from './model';
+import { useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
+import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { resolvedText } from './Request';
-import type { CallTiming, RequestTiming } from './timing';
 import { between, findCall, rawText } from './callPlace';
 
 /** The props of [`CallTrajectory`]. */
@@ -12,10 +11,6 @@ export interface CallTrajectoryProps {
   snapshot: ConversationSnapshot;
   /** The call shown. */
   callId: string;
-  /** The times of a call (`ConversationModel.callTiming`). */
-  callTiming: (callId: string) => CallTiming | undefined;
-  /** The times of a request (`ConversationModel.requestTiming`). */
-  requestTiming: (requestId: string) => RequestTiming | undefined;
   /** Shows another call (a nested call, the parent `run_code`) in this view. */
   inspect: (callId: string) => void;
   /** Closes the view; focus goes back to what had it before the view opened. */
@@ -33,7 +28,7 @@ function statusOf(node: ToolNode): Status {
 }
 
 function useTimes() {
-  const locale = useContext(ConversationLocale);
+  const locale = useLocale();
   return useMemo(() => {
     const format = new Intl.DateTimeFormat(locale, {
       year: 'numeric',
@@ -59,7 +54,7 @@ function useTimes() {
 
 /** A raw value in a scrollable block, cut with a note when it is long. */
 function Raw(props: { value: unknown; label: string }) {
-  const t = useConversationT();
+  const t = useT();
   // A node the events did not touch keeps its values, so a long value is not written again
   // on every snapshot while the panel is open.
   const { text, cut } = useMemo(() => rawText(props.value), [props.value]);
@@ -89,7 +84,7 @@ function callLabel(node: ToolNode): string {
 }
 
 function ContentView(props: { blocks: readonly ContentBlock[] }) {
-  const t = useConversationT();
+  const t = useT();
   return (
     <>
       {props.blocks.map((block, index) => {
@@ -112,16 +107,16 @@ function ContentView(props: { blocks: readonly ContentBlock[] }) {
   );
 }
 
-function requestState(request: RequestNode, t: ConversationTranslate): string {
+function requestState(request: RequestNode, t: Translate): string {
   return request.resolution === undefined
     ? t('trajectory.request.waiting')
     : resolvedText(request, t);
 }
 
-function RequestItem(props: { request: RequestNode; timing: RequestTiming | undefined }) {
-  const t = useConversationT();
+function RequestItem(props: { request: RequestNode }) {
+  const t = useT();
   const times = useTimes();
-  const { request, timing } = props;
+  const { request } = props;
   const ask = request.ask;
   const resolution = request.resolution;
   return (
@@ -151,10 +146,10 @@ function RequestItem(props: { request: RequestNode; timing: RequestTiming | unde
       ) : null}
       {resolution?.outcome === 'denied' && resolution.reason ? <p>{resolution.reason}</p> : null}
       <p className="qc-trajectory__note">
-        {t('trajectory.request.opened', { at: times.time(timing?.openedAt) ?? '—' })}
-        {timing?.resolvedAt === undefined
+        {t('trajectory.request.opened', { at: times.time(request.openedAt) ?? '—' })}
+        {request.resolvedAt === undefined
           ? null
-          : ` · ${t('trajectory.request.resolved', { at: times.time(timing.resolvedAt) ?? '—' })}`}
+          : ` · ${t('trajectory.request.resolved', { at: times.time(request.resolvedAt) ?? '—' })}`}
       </p>
     </li>
   );
@@ -167,8 +162,8 @@ function RequestItem(props: { request: RequestNode; timing: RequestTiming | unde
  * the close button closes it and gives focus back to what had it.
  */
 export function CallTrajectory(props: CallTrajectoryProps) {
-  const { snapshot, callId, callTiming, requestTiming, inspect, onClose } = props;
-  const t = useConversationT();
+  const { snapshot, callId, inspect, onClose } = props;
+  const t = useT();
   const times = useTimes();
   const headingId = useId();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -183,16 +178,12 @@ export function CallTrajectory(props: CallTrajectoryProps) {
   useEffect(() => {
     heading.current?.focus();
   }, [callId]);
-  const place = useMemo(
-    () => findCall(snapshot.tree, callId, (id) => callTiming(id)?.step),
-    [snapshot.tree, callId, callTiming],
-  );
+  const place = useMemo(() => findCall(snapshot.tree, callId), [snapshot.tree, callId]);
   const node = place?.node;
-  const timing = callTiming(callId);
   const status = node === undefined ? undefined : statusOf(node);
   const parent = place?.ancestors[place.ancestors.length - 1];
   const duration =
-    node?.outcome?.durationMs ?? between(timing?.startedAt, timing?.endedAt) ?? undefined;
+    node?.outcome?.durationMs ?? between(node?.startedAt, node?.finishedAt) ?? undefined;
   return (
     <aside
       className="qc-panel"
@@ -237,7 +228,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
                 )}
               </Fact>
               <Fact term={t('trajectory.step')}>
-                {timing?.step === undefined ? '—' : String(timing.step)}
+                {node.step === undefined ? '—' : String(node.step)}
               </Fact>
               <Fact term={t('trajectory.order')}>
                 {parent === undefined
@@ -268,16 +259,13 @@ export function CallTrajectory(props: CallTrajectoryProps) {
 
           <section aria-label={t('trajectory.timing')}>
             <h3>{t('trajectory.timing')}</h3>
-            {timing === undefined && node.phase === 'done' ? (
-              <p className="qc-trajectory__note">{t('trajectory.noTiming')}</p>
-            ) : null}
             <dl className="qc-trajectory__facts">
-              {timing?.preparingAt === undefined ? null : (
-                <Fact term={t('trajectory.named')}>{times.time(timing.preparingAt)}</Fact>
+              {node.preparingAt === undefined ? null : (
+                <Fact term={t('trajectory.named')}>{times.time(node.preparingAt)}</Fact>
               )}
-              <Fact term={t('trajectory.started')}>{times.time(timing?.startedAt) ?? '—'}</Fact>
+              <Fact term={t('trajectory.started')}>{times.time(node.startedAt) ?? '—'}</Fact>
               <Fact term={t('trajectory.ended')}>
-                {times.time(timing?.endedAt) ??
+                {times.time(node.finishedAt) ??
                   (node.phase === 'done' ? '—' : t('trajectory.notYet'))}
               </Fact>
               <Fact term={t('trajectory.duration')}>
@@ -353,11 +341,7 @@ export function CallTrajectory(props: CallTrajectoryProps) {
               <h3>{t('trajectory.requests')}</h3>
               <ul className="qc-trajectory__requests">
                 {node.requests.map((request) => (
-                  <RequestItem
-                    key={request.requestId}
-                    request={request}
-                    timing={requestTiming(request.requestId)}
-                  />
+                  <RequestItem key={request.requestId} request={request} />
                 ))}
               </ul>
             </section>

@@ -21,21 +21,17 @@ export interface CallPlace {
 
 /**
  * Finds a call anywhere in the tree, with its place; `undefined` when the tree has no such call.
- * `stepOf` gives a call's step (the tree does not hold it), to count a root call among its step's.
+ * A root call is counted among the root calls of its step.
  */
-export function findCall(
-  tree: ConversationTree,
-  callId: string,
-  stepOf: (callId: string) => number | undefined = () => undefined,
-): CallPlace | undefined {
+export function findCall(tree: ConversationTree, callId: string): CallPlace | undefined {
   for (const [turnIndex, turn] of tree.turns.entries()) {
     const roots = turn.items.flatMap((item) => (item.type === 'tool' ? [item.node] : []));
     const found = search(roots, callId, []);
     if (found === undefined) continue;
     const place = { ...found, turn, turnNumber: tree.firstTurn + turnIndex + 1 };
-    const step = stepOf(callId);
+    const step = found.node.step;
     if (found.ancestors.length > 0 || step === undefined) return place;
-    const sameStep = roots.filter((root) => stepOf(root.callId) === step);
+    const sameStep = roots.filter((root) => root.step === step);
     return { ...place, index: sameStep.indexOf(found.node) + 1, count: sameStep.length };
   }
   return undefined;

@@ -7,13 +7,6 @@
 import './slots';
 
 export {
-  ConversationModel,
-  type ConversationSnapshot,
-  type SessionFacts,
-  type SessionSnapshot,
-  type SkippedEvent,
-} from './model';
-export {
   Conversation,
   registerConversationNodes,
   type ConversationHost,
@@ -23,15 +16,5 @@ export { CompactionDivider, compactionsAfter } from './Compaction';
 export { MarkdownText } from './Markdown';
 export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';
-export { CallTimeline, type CallTiming, type RequestTiming } from './timing';
-export { RequestCard, type AnswerRequest, type RequestReply } from './Request';
+export { RequestCard, type AnswerRequest } from './Request';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
-export {
-  CONVERSATION_MESSAGES,
-  ConversationLocale,
-  conversationTranslator,
-  useConversationT,
-  type ConversationMessageKey,
-  type ConversationTranslate,
-} from './messages';
-export { conversationHooks } from './hooks';

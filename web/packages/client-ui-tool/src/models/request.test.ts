@@ -7,6 +7,9 @@ import { questionModel } from './question';
 import { requestNotes } from './request';
 import { shellModel } from './shell';
 
+/** When the hand-made requests below were opened. */
+const OPENED = '2026-11-30T17:05:16.123Z';
+
 /** A call of a log folded up to (and with) its first `request.opened`, and that request. */
 function waitingCall(fixture: string, toolName: string) {
   const { events, opened } = untilRequest(fixture, toolName);
@@ -113,24 +116,31 @@ describe('requestNotes', () => {
     const requests: RequestNode[] = [
       {
         requestId: 'a',
+        openedAt: OPENED,
         ask: approval,
         resolution: { outcome: 'denied', reason: '  not on a Friday\n' },
         resolvedBy: 'web-1',
       },
       {
         requestId: 'b',
+        openedAt: OPENED,
         ask: approval,
         resolution: { outcome: 'cancelled' },
         resolvedBy: 'runtime',
       },
       {
         requestId: 'c',
+        openedAt: OPENED,
         ask: { kind: 'sign_off' } as unknown as RequestNode['ask'],
         resolution: { outcome: 'signed' } as unknown as RequestNode['resolution'],
         resolvedBy: 'lead',
       },
-      { requestId: 'd', ask: approval },
-      { requestId: 'e', ask: { kind: 'sign_off' } as unknown as RequestNode['ask'] },
+      { requestId: 'd', openedAt: OPENED, ask: approval },
+      {
+        requestId: 'e',
+        openedAt: OPENED,
+        ask: { kind: 'sign_off' } as unknown as RequestNode['ask'],
+      },
     ];
     const notes = requestNotes(requests, requests[4]);
     expect(notes.map((note) => [note.requestId, note.waiting, note.headline])).toEqual([
@@ -155,6 +165,7 @@ describe('requestNotes', () => {
     const requests: RequestNode[] = [
       {
         requestId: 'a',
+        openedAt: OPENED,
         ask,
         resolution: {
           outcome: 'approved_for_session',
@@ -164,6 +175,7 @@ describe('requestNotes', () => {
       },
       {
         requestId: 'b',
+        openedAt: OPENED,
         ask,
         resolution: { outcome: 'approved_for_session', grant: { tool: 'web_fetch' } },
         resolvedBy: 'web-1',

@@ -27,7 +27,7 @@ import {
   type ToolCallViewProps,
 } from '../slots';
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
-import { GenericToolView } from '../views/builtin';
+import { GenericToolView } from '../views/generic';
 import { RequestNotes } from '../views/request';
 
 /** The props of [`ToolCallTree`]. */

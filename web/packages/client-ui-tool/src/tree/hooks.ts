@@ -51,7 +51,7 @@ export function createToolCallHooks(store: ConversationStore): ToolCallShared {
   }
   function usePreviousToolCall(callId: string, toolName: string): ToolNode | undefined {
     const read = useCallback(
-      () => previousCall(store.getTree(), callId, toolName),
+      () => previousCall(store.getSnapshot().tree, callId, toolName),
       [callId, toolName],
     );
     return useSyncExternalStore(store.subscribe, read, read);

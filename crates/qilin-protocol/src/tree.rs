@@ -1,22 +1,25 @@
 //! The conversation tree: a pure fold of a session's event log into what a client renders.
 //!
 //! Each turn holds its assistant text and its root calls in order; a call is one node across
-//! its phases (preparing → running → done) and holds the calls its code made as `subCalls`,
-//! recursively. The raw argument text of a preparing call is kept beside the tree, so
-//! streaming it never touches a node.
+//! its phases (preparing → running → done), with the time it entered each, and holds the
+//! calls its code made as `subCalls`, recursively. The raw argument text of a preparing call
+//! is kept beside the tree, so streaming it never touches a node. The node types are part of
+//! the wire (the server's snapshot serves them) and generated into TypeScript with the events.
 
-use qilin_protocol::{
+use crate::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
-    ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestResolution,
-    ToolResultEvent, ToolStartEvent, Usage,
+    ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestOpenedEvent,
+    RequestResolution, RequestResolvedEvent, ToolPreparingEvent, ToolResultEvent, ToolStartEvent,
+    Usage,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use ts_rs::TS;
 
 /// Where a call is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// The model is still streaming its arguments.
@@ -29,32 +32,36 @@ pub enum Phase {
     Done,
 }
 
-/// How a finished call ended.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+/// How a finished call ended, as its `tool.result` recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutcome {
     /// Ok, error, denied or interrupted.
     pub status: CallStatus,
     /// Why it failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub error_code: Option<ErrorCode>,
-    /// What the model saw.
+    /// What the model saw: the output, or the error message.
     pub content: Vec<ContentBlock>,
     /// The structured output, when the call succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
     pub output: Option<Value>,
     /// The detail shown after the call.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub detail: Option<Detail>,
-    /// Wall time in milliseconds.
+    /// Wall time from dispatch to result, in milliseconds.
+    #[ts(type = "number")]
     pub duration_ms: u64,
 }
 
-/// One call, across all its phases.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+/// One call, across all its phases, with the calls its code made.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolNode {
-    /// The call's id.
+    /// The call's id, the same through every phase.
     pub call_id: String,
     /// The tool's wire name.
     pub tool_name: String,
@@ -62,56 +69,89 @@ pub struct ToolNode {
     pub caller: CallerKind,
     /// The `run_code` call that made this call, for a code-mode call.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub parent_call_id: Option<String>,
+    /// The step of its turn the call was made in (a nested call: its `run_code` call's step);
+    /// absent for a call seen before any `step.started` of its turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub step: Option<u32>,
     /// Where the call is in its life.
     pub phase: Phase,
-    /// The final arguments, once dispatched.
+    /// When the model named the tool (its first `tool.preparing`); absent for a call that was
+    /// never seen preparing (a nested call, or one dispatched in one piece).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub preparing_at: Option<String>,
+    /// When it was dispatched (`tool.start`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub started_at: Option<String>,
+    /// When it ended (`tool.result`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub finished_at: Option<String>,
+    /// The final arguments, once dispatched (any JSON value: the runtime records what it got).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
     pub arguments: Option<Value>,
     /// The card's header, once dispatched.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub presentation: Option<CallPresentation>,
     /// The detail shown while running.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub before_detail: Option<Detail>,
     /// Live output received so far: all of it, or its start when it outgrew the live bound
-    /// (see [`qilin_protocol::live`]; the result holds the whole output).
+    /// (see [`crate::live`]; the result holds the whole output).
     pub progress: String,
-    /// Bytes of live output not shown between `progress` and `progress_tail`; 0 when none.
+    /// Bytes of live output not shown between `progress` and `progress_tail`; absent when none.
     #[serde(skip_serializing_if = "is_zero")]
+    #[ts(as = "Option<u32>", optional)]
     pub progress_omitted_bytes: u64,
-    /// The latest live output, past what `progress` holds and what was left out; empty while
+    /// The latest live output, past what `progress` holds and what was left out; absent while
     /// `progress` holds all of it.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[ts(as = "Option<String>", optional)]
     pub progress_tail: String,
     /// How the call ended, once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub outcome: Option<ToolOutcome>,
-    /// The requests the call opened (an approval, questions), in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The requests the call opened (an approval, questions), in order; the last may still
+    /// wait for an answer.
     pub requests: Vec<RequestNode>,
     /// Calls made by this call's code, in order.
     pub sub_calls: Vec<ToolNode>,
 }
 
 /// A request a call opened, and how it ended once it did.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestNode {
     /// The request's id, which an answer names.
     pub request_id: String,
     /// What is asked.
     pub ask: RequestAsk,
-    /// How it ended; `None` while it waits for an answer.
+    /// When it was opened.
+    pub opened_at: String,
+    /// How it ended; absent while it waits for an answer.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub resolution: Option<RequestResolution>,
-    /// Who ended it.
+    /// Who ended it (`runtime` for a cancellation, else the answering host's name).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub resolved_by: Option<String>,
+    /// When it was answered or cancelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub resolved_at: Option<String>,
 }
 
 /// One item of a turn, in the order it happened.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum TurnItem {
     /// Assistant text of one step.
@@ -129,45 +169,59 @@ pub enum TurnItem {
         text: String,
     },
     /// A root call (one the model made directly).
-    Tool(Box<ToolNode>),
+    Tool {
+        /// The call.
+        node: Box<ToolNode>,
+    },
 }
 
 /// One turn: a user prompt and what followed.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnNode {
-    /// The turn's id.
+    /// The turn's id (empty for events logged before any `turn.started`).
     pub turn_id: String,
     /// The user's prompt.
     pub prompt: String,
-    /// Text and root calls, in order.
+    /// Assistant text, reasoning and root calls, in order.
     pub items: Vec<TurnItem>,
     /// Why the turn ended, once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub finished: Option<FinishReason>,
     /// The message of a turn that ended in error.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub message: Option<String>,
     /// Tokens used by the turn's steps so far.
     pub usage: Usage,
+    /// The latest step started in the turn (the one its next calls belong to); absent before
+    /// its first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub latest_step: Option<u32>,
 }
 
 /// A compaction: the conversation up to it was summarised for the model (the turns stay in
 /// the tree; a client shows a divider after them).
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionNode {
     /// The `seq` of its `context.compacted` event.
+    #[ts(type = "number")]
     pub seq: u64,
     /// How many turns came before it (it sits after the turn of that number).
+    #[ts(type = "number")]
     pub after_turns: usize,
     /// The summary, what the model now receives for everything before it.
     pub summary: String,
     /// Tokens used writing the summary.
     pub usage: Usage,
     /// The estimated size of a request before it.
+    #[ts(type = "number")]
     pub estimated_tokens_before: u64,
     /// The estimated size of a request after it.
+    #[ts(type = "number")]
     pub estimated_tokens_after: u64,
 }
 
@@ -195,6 +249,7 @@ pub struct ConversationTree {
     pub compactions: Vec<CompactionNode>,
     /// Raw argument text of calls still preparing, by call id.
     pub preparing_arguments: BTreeMap<String, String>,
+    /// Where each call's node is, by call id.
     #[serde(skip)]
     index: HashMap<String, NodePath>,
 }
@@ -229,6 +284,7 @@ impl ConversationTree {
                 finished: None,
                 message: None,
                 usage: Usage::default(),
+                latest_step: None,
             }),
             EventBody::TurnFinished {
                 reason, message, ..
@@ -238,9 +294,8 @@ impl ConversationTree {
                     turn.message = message.clone();
                 }
             }
-            EventBody::SessionStarted(_)
-            | EventBody::StepStarted { .. }
-            | EventBody::StepReasoningEnd { .. } => {}
+            EventBody::StepStarted { step, .. } => self.current_turn().latest_step = Some(*step),
+            EventBody::SessionStarted(_) | EventBody::StepReasoningEnd { .. } => {}
             EventBody::StepFinished { usage, .. } => {
                 let turn = self.current_turn();
                 turn.usage.input_tokens += usage.input_tokens;
@@ -249,54 +304,16 @@ impl ConversationTree {
             }
             EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text, false),
             EventBody::StepReasoningDelta { step, text, .. } => self.push_text(*step, text, true),
-            EventBody::RequestOpened(opened) => {
-                if let Some(node) = self.node_mut(&opened.call_id) {
-                    node.phase = Phase::Waiting;
-                    node.requests.push(RequestNode {
-                        request_id: opened.request_id.clone(),
-                        ask: opened.ask.clone(),
-                        resolution: None,
-                        resolved_by: None,
-                    });
-                }
-            }
-            EventBody::RequestResolved(resolved) => {
-                if let Some(node) = self.node_mut(&resolved.call_id) {
-                    if let Some(request) = node
-                        .requests
-                        .iter_mut()
-                        .find(|r| r.request_id == resolved.request_id)
-                    {
-                        request.resolution = Some(resolved.resolution.clone());
-                        request.resolved_by = Some(resolved.resolved_by.clone());
-                    }
-                    if node.phase == Phase::Waiting {
-                        node.phase = Phase::Running;
-                    }
-                }
-            }
-            EventBody::ToolPreparing(preparing) => {
-                if !self.index.contains_key(&preparing.call_id) {
-                    let node = ToolNode::new(
-                        &preparing.call_id,
-                        &preparing.tool_name,
-                        CallerKind::Direct,
-                        None,
-                    );
-                    self.insert(node);
-                }
-                self.preparing_arguments
-                    .entry(preparing.call_id.clone())
-                    .or_default()
-                    .push_str(&preparing.arguments_delta);
-            }
-            EventBody::ToolStart(start) => self.start(start),
+            EventBody::RequestOpened(opened) => self.open(opened, &event.time),
+            EventBody::RequestResolved(resolved) => self.resolve(resolved, &event.time),
+            EventBody::ToolPreparing(preparing) => self.prepare(preparing, &event.time),
+            EventBody::ToolStart(start) => self.start(start, &event.time),
             EventBody::ToolProgress(progress) => {
                 if let Some(node) = self.node_mut(&progress.call_id) {
                     node.push_progress(&progress.text, progress.omitted_bytes.unwrap_or(0));
                 }
             }
-            EventBody::ToolResult(result) => self.finish(result),
+            EventBody::ToolResult(result) => self.finish(result, &event.time),
             EventBody::ContextCompacted(compacted) => {
                 self.compactions
                     .push(CompactionNode::new(event.seq, self.turns.len(), compacted))
@@ -307,7 +324,7 @@ impl ConversationTree {
     /// The node of a call, wherever it sits.
     pub fn call(&self, call_id: &str) -> Option<&ToolNode> {
         let path = self.index.get(call_id)?;
-        let TurnItem::Tool(root) = self.turns.get(path.turn)?.items.get(path.item)? else {
+        let TurnItem::Tool { node: root } = self.turns.get(path.turn)?.items.get(path.item)? else {
             return None;
         };
         let mut node: &ToolNode = root;
@@ -339,10 +356,65 @@ impl ConversationTree {
         });
     }
 
-    fn start(&mut self, start: &ToolStartEvent) {
+    /// A waiting call: its phase, and the request appended to its requests.
+    fn open(&mut self, opened: &RequestOpenedEvent, time: &str) {
+        if let Some(node) = self.node_mut(&opened.call_id) {
+            node.phase = Phase::Waiting;
+            node.requests.push(RequestNode {
+                request_id: opened.request_id.clone(),
+                ask: opened.ask.clone(),
+                opened_at: time.to_string(),
+                resolution: None,
+                resolved_by: None,
+                resolved_at: None,
+            });
+        }
+    }
+
+    /// The request's answer recorded; a waiting call runs again.
+    fn resolve(&mut self, resolved: &RequestResolvedEvent, time: &str) {
+        if let Some(node) = self.node_mut(&resolved.call_id) {
+            if let Some(request) = node
+                .requests
+                .iter_mut()
+                .find(|r| r.request_id == resolved.request_id)
+            {
+                request.resolution = Some(resolved.resolution.clone());
+                request.resolved_by = Some(resolved.resolved_by.clone());
+                request.resolved_at = Some(time.to_string());
+            }
+            if node.phase == Phase::Waiting {
+                node.phase = Phase::Running;
+            }
+        }
+    }
+
+    /// A call whose arguments stream: its node on the first delta, its text beside the tree.
+    fn prepare(&mut self, preparing: &ToolPreparingEvent, time: &str) {
+        if !self.index.contains_key(&preparing.call_id) {
+            let node = self.new_node(
+                &preparing.call_id,
+                &preparing.tool_name,
+                CallerKind::Direct,
+                None,
+            );
+            self.insert(node);
+        }
+        if let Some(node) = self.node_mut(&preparing.call_id)
+            && node.preparing_at.is_none()
+        {
+            node.preparing_at = Some(time.to_string());
+        }
+        self.preparing_arguments
+            .entry(preparing.call_id.clone())
+            .or_default()
+            .push_str(&preparing.arguments_delta);
+    }
+
+    fn start(&mut self, start: &ToolStartEvent, time: &str) {
         self.preparing_arguments.remove(&start.call_id);
         if !self.index.contains_key(&start.call_id) {
-            let node = ToolNode::new(
+            let node = self.new_node(
                 &start.call_id,
                 &start.tool_name,
                 start.caller,
@@ -354,16 +426,17 @@ impl ConversationTree {
             node.caller = start.caller;
             node.parent_call_id = start.parent_call_id.clone();
             node.phase = Phase::Running;
+            node.started_at = Some(time.to_string());
             node.arguments = Some(start.arguments.clone());
             node.presentation = Some(start.presentation.clone());
             node.before_detail = start.before_detail.clone();
         }
     }
 
-    fn finish(&mut self, result: &ToolResultEvent) {
+    fn finish(&mut self, result: &ToolResultEvent, time: &str) {
         self.preparing_arguments.remove(&result.call_id);
         if !self.index.contains_key(&result.call_id) {
-            let node = ToolNode::new(
+            let node = self.new_node(
                 &result.call_id,
                 &result.tool_name,
                 result.caller,
@@ -373,6 +446,7 @@ impl ConversationTree {
         }
         if let Some(node) = self.node_mut(&result.call_id) {
             node.phase = Phase::Done;
+            node.finished_at = Some(time.to_string());
             node.outcome = Some(ToolOutcome {
                 status: result.status,
                 error_code: result.error_code,
@@ -400,7 +474,9 @@ impl ConversationTree {
             return;
         }
         let turn = self.current_turn();
-        turn.items.push(TurnItem::Tool(Box::new(node)));
+        turn.items.push(TurnItem::Tool {
+            node: Box::new(node),
+        });
         let path = NodePath {
             turn: self.turns.len() - 1,
             item: self.turns[self.turns.len() - 1].items.len() - 1,
@@ -415,7 +491,9 @@ impl ConversationTree {
     }
 
     fn node_at_mut(&mut self, path: &NodePath) -> Option<&mut ToolNode> {
-        let TurnItem::Tool(root) = self.turns.get_mut(path.turn)?.items.get_mut(path.item)? else {
+        let TurnItem::Tool { node: root } =
+            self.turns.get_mut(path.turn)?.items.get_mut(path.item)?
+        else {
             return None;
         };
         let mut node: &mut ToolNode = root;
@@ -435,21 +513,35 @@ impl ConversationTree {
                 finished: None,
                 message: None,
                 usage: Usage::default(),
+                latest_step: None,
             });
         }
         let last = self.turns.len() - 1;
         &mut self.turns[last]
     }
-}
 
-impl ToolNode {
-    fn new(call_id: &str, tool_name: &str, caller: CallerKind, parent: Option<String>) -> Self {
+    /// A new node in the current turn's latest step, or in its parent's step for a nested call.
+    fn new_node(
+        &mut self,
+        call_id: &str,
+        tool_name: &str,
+        caller: CallerKind,
+        parent: Option<String>,
+    ) -> ToolNode {
+        let parent_step = parent
+            .as_deref()
+            .and_then(|id| self.call(id))
+            .map(|p| p.step);
         ToolNode {
             call_id: call_id.to_string(),
             tool_name: tool_name.to_string(),
             caller,
             parent_call_id: parent,
+            step: parent_step.unwrap_or_else(|| self.current_turn().latest_step),
             phase: Phase::Preparing,
+            preparing_at: None,
+            started_at: None,
+            finished_at: None,
             arguments: None,
             presentation: None,
             before_detail: None,
@@ -461,7 +553,9 @@ impl ToolNode {
             sub_calls: Vec::new(),
         }
     }
+}
 
+impl ToolNode {
     /// Folds live output into the node, within the live bound.
     fn push_progress(&mut self, text: &str, omitted_bytes: u64) {
         let mut view = LiveView {

@@ -6,7 +6,7 @@ import {
   runtimeTurns,
 } from '../../../test-support/fixtures';
 import type { ToolNode } from '@qilin-agent/protocol';
-import { ConversationModel } from './model';
+import { ConversationStore } from './store';
 
 /** A recorded log as the server sends it: one parsed JSON value per event. */
 function rawEvents(name: string): Record<string, unknown>[] {
@@ -17,7 +17,7 @@ function rawEvents(name: string): Record<string, unknown>[] {
 }
 
 /** Every call of a model's tree, nested calls included. */
-function allCalls(model: ConversationModel): ToolNode[] {
+function allCalls(model: ConversationStore): ToolNode[] {
   const out: ToolNode[] = [];
   const visit = (node: ToolNode) => {
     out.push(node);
@@ -29,9 +29,9 @@ function allCalls(model: ConversationModel): ToolNode[] {
   return out;
 }
 
-describe('ConversationModel', () => {
+describe('ConversationStore', () => {
   it.each(recordedFixtures())('folds %s to the tree the runtime recorded', (name) => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents(name));
     const expected = JSON.parse(fixtureText(`${name}.tree.json`)) as { turns: unknown[] };
     const snapshot = model.getSnapshot();
@@ -43,9 +43,9 @@ describe('ConversationModel', () => {
 
   it('shows every event once when history and a resumed stream overlap', () => {
     const events = rawEvents('review');
-    const whole = new ConversationModel();
+    const whole = new ConversationStore();
     whole.push(events);
-    const pieces = new ConversationModel();
+    const pieces = new ConversationStore();
     pieces.push(events.slice(0, 40));
     // The stream reconnects and repeats what the page already had, then goes on.
     pieces.push(events.slice(25, 90));
@@ -57,7 +57,7 @@ describe('ConversationModel', () => {
   });
 
   it('reads each request, with its answer, from the call that waited', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push(rawEvents('review'));
     const calls = allCalls(model);
     const push = calls.find((node) =>
@@ -67,7 +67,7 @@ describe('ConversationModel', () => {
     expect(push?.requests[0]?.resolution).toEqual({ outcome: 'approved' });
     const denied = calls.flatMap((node) => node.requests).find((r) => r.requestId === 'req-2');
     expect(denied?.resolution?.outcome).toBe('denied');
-    const tasks = new ConversationModel();
+    const tasks = new ConversationStore();
     tasks.push(rawEvents('tasks'));
     const question = allCalls(tasks)
       .flatMap((node) => node.requests)
@@ -77,7 +77,7 @@ describe('ConversationModel', () => {
 
   it('sums usage per turn and says when a turn is running', () => {
     const events = rawEvents('review');
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const firstEnd = events.findIndex((event) => event.type === 'turn.finished');
     model.push(events.slice(0, firstEnd));
     expect(model.getSnapshot().running).toBe(true);
@@ -98,7 +98,7 @@ describe('ConversationModel', () => {
   });
 
   it('skips a malformed value with a reason, and moves past an unknown type', () => {
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     model.push([{ type: 'turn.started', seq: 1, time: '2026-11-30T12:00:00.000Z' }]);
     expect(model.skipped).toHaveLength(1);
     expect(model.skipped[0]?.message).toMatch(/turnId|prompt/);
@@ -109,7 +109,7 @@ describe('ConversationModel', () => {
 
   it('keeps untouched turns identical between snapshots', () => {
     const events = rawEvents('interrupts');
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const firstEnd = events.findIndex((event) => event.type === 'turn.finished');
     const text = events.findIndex(
       (event, index) => index > firstEnd && event.type === 'step.text.delta',
@@ -130,10 +130,10 @@ describe('a model started from the server snapshot', () => {
     '%s: the runtime tree, the session facts, and the earlier turns',
     (name) => {
       const events = rawEvents(name);
-      const whole = new ConversationModel();
+      const whole = new ConversationStore();
       whole.push(events);
       const total = whole.getSnapshot().tree.turns.length;
-      const model = new ConversationModel();
+      const model = new ConversationStore();
       expect(model.seed(snapshotOf(name, total - 1), events[0])).toBe(true);
       const seeded = model.getSnapshot();
       expect(seeded.lastSeq).toBe(events.length);
@@ -152,13 +152,13 @@ describe('a model started from the server snapshot', () => {
     },
   );
 
-  it('folds the events after the snapshot and loads earlier turns; seeded calls have no timing', () => {
+  it('folds the events after the snapshot and loads earlier turns; seeded calls keep their times', () => {
     const events = rawEvents('interrupts');
-    const model = new ConversationModel();
+    const model = new ConversationStore();
     const snapshot = snapshotOf('interrupts', 3);
     // The snapshot as of an earlier head: the last turn's events come from the stream.
     const firstOfLast = events.findLastIndex((event) => event.type === 'turn.started');
-    const head = new ConversationModel();
+    const head = new ConversationStore();
     head.push(events.slice(0, firstOfLast));
     const headTree = head.getSnapshot().tree;
     expect(
@@ -184,7 +184,7 @@ describe('a model started from the server snapshot', () => {
     expect(heard).toBe(2);
     expect(model.prepend({ firstTurn: 0, turns: earlier.slice(0, 2) })).toBe(0);
     expect(heard).toBe(3);
-    const whole = new ConversationModel();
+    const whole = new ConversationStore();
     whole.push(events);
     expect(JSON.parse(JSON.stringify(model.getSnapshot().tree))).toEqual(
       JSON.parse(JSON.stringify(whole.getSnapshot().tree)),
@@ -195,6 +195,7 @@ describe('a model started from the server snapshot', () => {
         .tree.turns[0]?.items.some((item) => item.type === 'tool' && item.node === node),
     );
     expect(seededCall).toBeDefined();
-    expect(model.callTiming(seededCall?.callId ?? '')).toBeUndefined();
+    // The snapshot carries each call's phase times: the trajectory needs no events for them.
+    expect(seededCall?.startedAt).toEqual(expect.any(String));
   });
 });

@@ -1,0 +1,14 @@
+import { grepModel } from '../models/search';
+import type { ToolCallViewProps } from '../slots';
+import { SearchCard } from './search';
+import { Generic, useModel } from './shared';
+
+/** `grep`: the search card. */
+export function GrepView(props: ToolCallViewProps) {
+  const model = useModel(props, grepModel);
+  return model.kind === 'generic' ? (
+    <Generic view={props} model={model} />
+  ) : (
+    <SearchCard view={props} model={model} icon="search" />
+  );
+}

@@ -1,0 +1,33 @@
+// The helpers every built-in view shares: the host part of a view's props, a memoised card model,
+// the generic card.
+import { useMemo } from 'react';
+import { cardInput } from '../models/common';
+import type { GenericModel } from '../models/generic';
+import type { ToolCallHost, ToolCallViewProps } from '../slots';
+import { GenericCard } from './card';
+
+/** The host part of a view's props. */
+export function hostOf(props: ToolCallViewProps): ToolCallHost {
+  return {
+    loadImage: props.loadImage,
+    ...(props.cwd === undefined ? {} : { cwd: props.cwd }),
+    ...(props.home === undefined ? {} : { home: props.home }),
+    ...(props.openFile === undefined ? {} : { openFile: props.openFile }),
+    ...(props.inspect === undefined ? {} : { inspect: props.inspect }),
+  };
+}
+
+/** A card model of the view's props, computed once per change of the props. */
+export function useModel<M>(
+  props: ToolCallViewProps,
+  build: (input: ReturnType<typeof cardInput>) => M,
+): M {
+  // The props object is rebuilt by the tree only when the call's data changed.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  return useMemo(() => build(cardInput(props)), [props]);
+}
+
+/** The generic card of a view's call, for a call no dedicated card can show. */
+export function Generic(props: { view: ToolCallViewProps; model: GenericModel }) {
+  return <GenericCard model={props.model} callId={props.view.callId} host={hostOf(props.view)} />;
+}

@@ -1,0 +1,58 @@
+import { useT } from '@qilin-agent/i18n';
+import { TerminalOutput } from '@qilin-agent/ui-primitives';
+import { shellModel } from '../models/shell';
+import type { ToolCallViewProps } from '../slots';
+import { PlainDetails, ToolCard } from './card';
+import { Generic, hostOf, useModel } from './shared';
+
+/** `bash` and `pwsh`: the terminal card. */
+export function ShellView(props: ToolCallViewProps) {
+  const t = useT();
+  const model = useModel(props, shellModel);
+  if (model.kind === 'generic') return <Generic view={props} model={model} />;
+  const title = t(props.toolName === 'pwsh' ? 'tool.pwsh.title' : 'tool.bash.title');
+  const { body } = model;
+  return (
+    <ToolCard
+      callId={props.callId}
+      host={hostOf(props)}
+      state={model.state}
+      icon="terminal"
+      title={title}
+      summary={model.summary}
+      suffix={
+        model.background ? <span className="qp-caption">{t('shell.background')}</span> : undefined
+      }
+      capsule={model.capsule === undefined ? undefined : t(model.capsule)}
+    >
+      {body?.kind === 'terminal' && (
+        <>
+          <pre className="qt-command">
+            <span aria-hidden="true">$ </span>
+            {body.command}
+          </pre>
+          {body.output !== undefined && (
+            <TerminalOutput
+              text={body.output}
+              {...(body.gap === undefined ? {} : { gap: body.gap })}
+              label={model.summary ?? title}
+            />
+          )}
+        </>
+      )}
+      {body?.kind === 'receipt' && (
+        <dl className="qt-receipt" aria-label={t('shell.startedInBackground')}>
+          <dt>{t('shell.command')}</dt>
+          <dd>
+            <code>{body.command}</code>
+          </dd>
+          <dt>{t('shell.folder')}</dt>
+          <dd>
+            <code>{body.cwd}</code>
+          </dd>
+        </dl>
+      )}
+      {body?.kind === 'plain' && <PlainDetails body={body} label={title} />}
+    </ToolCard>
+  );
+}
