@@ -30,8 +30,10 @@ static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tool
 /// The registry of every built-in tool.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
-    qilin_tools::register_builtins(&mut registry)
-        .expect("the built-in tools have unique names and valid schemas");
+    built_in(
+        qilin_tools::register_builtins(&mut registry),
+        "the built-in tools have unique names and valid schemas",
+    );
     registry
 }
 
@@ -67,12 +69,11 @@ pub fn discover_skills_with(
 /// (what `qilin check` and `qilin tools` look at, and what an agent file is checked against).
 pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry {
     let mut registry = builtin_registry();
-    registry
-        .register(SkillTool::new(skills))
-        .expect("`skill` is not a built-in tool's name");
-    registry
-        .register(RunCode::new(code_mode))
-        .expect("`run_code` is not a built-in tool's name");
+    built_in(registry.register(SkillTool::new(skills)), SKILL_NAME_FREE);
+    built_in(
+        registry.register(RunCode::new(code_mode)),
+        RUN_CODE_NAME_FREE,
+    );
     registry
 }
 
@@ -85,13 +86,31 @@ pub fn agent_registry(
 ) -> Result<ToolRegistry> {
     let mut registry = builtin_registry();
     let readable = agent_skill_set(agent, skills).map_err(RuntimeError::Prompt)?;
-    registry
-        .register(SkillTool::new(Arc::new(readable)))
-        .expect("`skill` is not a built-in tool's name");
+    built_in(
+        registry.register(SkillTool::new(Arc::new(readable))),
+        SKILL_NAME_FREE,
+    );
     if let Some(code_mode) = code_mode {
-        registry
-            .register(RunCode::new(code_mode))
-            .expect("`run_code` is not a built-in tool's name");
+        built_in(
+            registry.register(RunCode::new(code_mode)),
+            RUN_CODE_NAME_FREE,
+        );
     }
     Ok(registry)
+}
+
+/// Why registering `skill` beside the built-ins cannot fail.
+const SKILL_NAME_FREE: &str = "`skill` is not a built-in tool's name";
+/// Why registering `run_code` beside the built-ins cannot fail.
+const RUN_CODE_NAME_FREE: &str = "`run_code` is not a built-in tool's name";
+
+/// The one place a registration of Qilin's own tools is taken as infallible: their names and
+/// schemas are fixed when Qilin is compiled, and every test that builds a session builds
+/// these registries, so a failure here is a bug in Qilin that the tests catch, never an input.
+#[expect(
+    clippy::expect_used,
+    reason = "Qilin's own tools' names and schemas are fixed at compile time"
+)]
+fn built_in<E: std::fmt::Debug>(registered: std::result::Result<(), E>, why: &str) {
+    registered.expect(why);
 }

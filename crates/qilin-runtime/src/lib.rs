@@ -36,12 +36,6 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-// `assembly` and `session` are being reworked on another branch; their few `expect`s (a
-// built-in tool name registered twice, a summary waited for) go with that work.
-#[cfg_attr(
-    not(test),
-    expect(clippy::expect_used, reason = "removed with the assembly rework")
-)]
 mod assembly;
 mod builtin;
 mod check;
@@ -50,10 +44,6 @@ mod error;
 mod host;
 mod recovery;
 mod runtime;
-#[cfg_attr(
-    not(test),
-    expect(clippy::expect_used, reason = "removed with the session host rework")
-)]
 mod session;
 
 pub use assembly::{

@@ -738,16 +738,17 @@ impl TurnHandle {
 
     /// Waits for the turn to end and says how it ended.
     pub async fn finished(mut self) -> TurnSummary {
-        match self.done.wait_for(Option::is_some).await {
-            Ok(summary) => summary.clone().expect("waited for a summary"),
-            Err(_) => TurnSummary {
-                reason: qilin_protocol::FinishReason::Error,
-                steps: 0,
-                usage: Default::default(),
-                final_text: String::new(),
-                error: Some("the turn's task ended without a summary".to_string()),
-            },
-        }
+        let summary = match self.done.wait_for(Option::is_some).await {
+            Ok(summary) => summary.clone(),
+            Err(_) => None,
+        };
+        summary.unwrap_or_else(|| TurnSummary {
+            reason: qilin_protocol::FinishReason::Error,
+            steps: 0,
+            usage: Default::default(),
+            final_text: String::new(),
+            error: Some("the turn's task ended without a summary".to_string()),
+        })
     }
 }
 
