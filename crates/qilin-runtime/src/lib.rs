@@ -55,8 +55,7 @@ pub use check::check;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
 pub use host::{
-    HostError, LeaseTiming, LiveTree, Placement, PrepareResume, SessionHost, workspace_model,
-    workspace_script,
+    HostError, LeaseTiming, LiveTree, Placement, SessionHost, workspace_model, workspace_script,
 };
 pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};

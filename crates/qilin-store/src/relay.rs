@@ -57,7 +57,15 @@ pub enum RelayError {
     },
 }
 
-/// Carries commands to the process that runs a session; see the [module](self) notes.
+/// Carries commands to the process that runs a session.
+///
+/// With several processes on one database, a request may reach any of them, but a session's
+/// turns run in the one process holding its lease, so a command — start a turn, interrupt,
+/// answer a request — must reach that owner. [`EventStore::connect_relay`](crate::EventStore::connect_relay)
+/// gives a relay for a store several processes share (PostgreSQL); the host hands it a
+/// [`RelayHandler`] that runs the commands other processes send to it, and calls
+/// [`CommandRelay::forward`] to send its own. Commands and outcomes are texts the host chooses
+/// (JSON, say): the store carries them and never reads them.
 #[async_trait]
 pub trait CommandRelay: Send + Sync {
     /// Runs `command` on `session` in the process named `target` (the owner of its lease), and

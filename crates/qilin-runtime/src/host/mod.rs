@@ -1,33 +1,5 @@
-//! [`SessionHost`]: the sessions one process runs, and how a stored session comes to run there.
-//!
-//! Every host that runs many sessions — the server, and the subagents, schedules and workflows
-//! standing on the runtime — hosts them through a `SessionHost`:
-//!
-//! - **Leases.** A session runs in one process at a time: the one holding its lease in the
-//!   store. [`SessionHost::create`] builds a session and takes its lease;
-//!   [`SessionHost::open`] finds where a session runs ([`Placement`]), resuming a stored session
-//!   that runs nowhere (after a restart, or after its process died and its lease ran out) here.
-//!   A hosted session's lease is renewed every third of [`LeaseTiming::ttl`]; when another
-//!   process took it meanwhile, the session stops running here.
-//! - **Idle close.** A hosted session with no turn running, nothing waiting and nothing new for
-//!   [`LeaseTiming::idle_close`] is closed and its lease given up; the next `open` resumes it.
-//! - **Recovery.** [`SessionHost::recover_abandoned`] closes, as interrupted, what sessions
-//!   nobody runs left open (their process died); [`SessionHost::watch_abandoned`] does so every
-//!   lease period.
-//! - **Per-session locks.** Opening, closing, deleting and recovering one session never
-//!   overlap, so a session is resumed once however many callers ask for it at the same time.
-//! - **The live tree.** [`SessionHost::tree`] reads a session's conversation tree
-//!   ([`LiveTree`]) kept folded for the sessions looked at lately, so a snapshot of a long
-//!   session reads only the events stored since the last look — for any session of the store,
-//!   hosted here or not.
-//! - **Commands for other processes.** With a store several processes share,
-//!   [`SessionHost::connect_relay`] connects the store's [`CommandRelay`]: a command for a
-//!   session another process runs is [forwarded](SessionHost::forward) to it, and the commands
-//!   other processes send here are run by the host's handler. What a command is, the host
-//!   decides (the store carries text).
-//!
-//! [`SessionHost::resolve`] answers a request of a hosted session and, when the request is not
-//! open here, says from the log how it ended.
+//! [`SessionHost`]: the sessions one process runs, and how a stored session comes to run there
+//! (leases, idle close, recovery, per-session locks, the live trees, the command relay).
 
 mod tree;
 
@@ -113,9 +85,40 @@ pub enum HostError {
 
 /// Prepares the builder of a session the host resumes (who answers its requests, its sandbox,
 /// services), given the builder [`Runtime::resume`] made with the session's recorded model.
-pub type PrepareResume = Arc<dyn Fn(SessionBuilder) -> SessionBuilder + Send + Sync>;
+type PrepareResume = Arc<dyn Fn(SessionBuilder) -> SessionBuilder + Send + Sync>;
 
-/// The sessions of one process; see the [module](self) notes. Cheap to clone.
+/// The sessions one process runs, and how a stored session comes to run there.
+///
+/// Every host that runs many sessions — the server, and the subagents, schedules and workflows
+/// standing on the runtime — hosts them through a `SessionHost`:
+///
+/// - **Leases.** A session runs in one process at a time: the one holding its lease in the
+///   store. [`SessionHost::create`] builds a session and takes its lease;
+///   [`SessionHost::open`] finds where a session runs ([`Placement`]), resuming a stored session
+///   that runs nowhere (after a restart, or after its process died and its lease ran out) here.
+///   A hosted session's lease is renewed every third of [`LeaseTiming::ttl`]; when another
+///   process took it meanwhile, the session stops running here.
+/// - **Idle close.** A hosted session with no turn running, nothing waiting and nothing new for
+///   [`LeaseTiming::idle_close`] is closed and its lease given up; the next `open` resumes it.
+/// - **Recovery.** [`SessionHost::recover_abandoned`] closes, as interrupted, what sessions
+///   nobody runs left open (their process died); [`SessionHost::watch_abandoned`] does so every
+///   lease period.
+/// - **Per-session locks.** Opening, closing, deleting and recovering one session never
+///   overlap, so a session is resumed once however many callers ask for it at the same time.
+/// - **The live tree.** [`SessionHost::tree`] reads a session's conversation tree
+///   ([`LiveTree`]) kept folded for the sessions looked at lately, so a snapshot of a long
+///   session reads only the events stored since the last look — for any session of the store,
+///   hosted here or not.
+/// - **Commands for other processes.** With a store several processes share,
+///   [`SessionHost::connect_relay`] connects the store's [`CommandRelay`]: a command for a
+///   session another process runs is [forwarded](SessionHost::forward) to it, and the commands
+///   other processes send here are run by the host's handler. What a command is, the host
+///   decides (the store carries text).
+///
+/// [`SessionHost::resolve`] answers a request of a hosted session and, when the request is not
+/// open here, says from the log how it ended.
+///
+/// Cheap to clone; every clone is the same host.
 #[derive(Clone)]
 pub struct SessionHost {
     inner: Arc<Inner>,

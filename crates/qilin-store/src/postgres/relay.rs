@@ -30,7 +30,10 @@ fn waiting(waiting: &Waiting) -> MutexGuard<'_, HashMap<i64, oneshot::Sender<()>
     waiting.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// The relay of one process; see the [module](self) notes.
+/// The relay of one process: a command is a row of `server_commands` (in the store's schema),
+/// announced to its target with `NOTIFY` on the target's own channel; the target claims the row,
+/// runs it through its [`RelayHandler`], writes the outcome and wakes the sender. A command the
+/// target does not take within [`PostgresRelay::WAIT`] is withdrawn, so it never takes effect.
 pub struct PostgresRelay {
     pool: Pool,
     owner: String,
