@@ -14,9 +14,8 @@
 //! `QILIN_UPDATE_FIXTURES=1 cargo test -p qilin-cli --test web_fixtures`.
 
 use futures_util::StreamExt;
-use qilin_agent::ConversationTree;
 use qilin_model::{Script, ScriptedProvider};
-use qilin_protocol::{Answer, CallStatus, Event, EventBody, RequestAsk};
+use qilin_protocol::{Answer, CallStatus, ConversationTree, Event, EventBody, RequestAsk};
 use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
 use qilin_store::MemoryStore;
 use qilin_tool::RequestReply;

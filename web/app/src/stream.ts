@@ -1,4 +1,9 @@
-import { ConversationStore, type EventPage, type Snapshot } from '@qilin-agent/protocol';
+import {
+  ConversationStore,
+  type EndReason,
+  type EventPage,
+  type Snapshot,
+} from '@qilin-agent/protocol';
 import { useCallback, useEffect, useState } from 'react';
 import { api, ServerError } from './api';
 
@@ -58,14 +63,11 @@ export async function loadEarlierTurns(
 }
 
 /**
- * Why the server ended a stream, the `reason` of its `end` message (`StreamEnd` in the
- * OpenAPI document): the session was `deleted`, the server is `stopping`, or this tab read too
- * slowly and was cut (`lagging`: nothing was lost, resume at once).
+ * The reason an `end` message's data (a `StreamEnd`) gives: the session was `deleted`, the
+ * server is `stopping`, or this tab read too slowly and was cut (`lagging`: nothing was lost,
+ * resume at once); `undefined` when it gives none this page knows.
  */
-export type StreamEndReason = 'deleted' | 'stopping' | 'lagging';
-
-/** The reason an `end` message's data gives; `undefined` when it gives none this page knows. */
-export function endReason(data: unknown): StreamEndReason | undefined {
+export function endReason(data: unknown): EndReason | undefined {
   if (typeof data !== 'string') return undefined;
   try {
     const end: unknown = JSON.parse(data);

@@ -61,7 +61,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The runtime's fold of an event log into the conversation tree, the same rules as
- * `qilin_agent::ConversationTree` (its output for the recorded fixtures is checked against
+ * `qilin_protocol::ConversationTree` (its output for the recorded fixtures is checked against
  * the runtime's): a call is placed under its `parentCallId` when that call is known, else
  * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
  * a result with no start still makes a node; `request.opened` makes its call wait and
