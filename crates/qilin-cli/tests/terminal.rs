@@ -19,6 +19,8 @@ struct Terminal {
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
     master: Box<dyn portable_pty::MasterPty + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Told when the reader has read everything `qilin` wrote (its end of the terminal closed).
+    output_ended: std::sync::mpsc::Receiver<()>,
 }
 
 impl Terminal {
@@ -50,6 +52,7 @@ impl Terminal {
         let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
         let mut reader = pty.master.try_clone_reader().unwrap();
         let (reading, answering) = (Arc::clone(&screen), Arc::clone(&writer));
+        let (ended, output_ended) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut buffer = [0u8; 4096];
             while let Ok(read) = reader.read(&mut buffer) {
@@ -66,12 +69,14 @@ impl Terminal {
                     let _ = answering.lock().unwrap().write_all(answer.as_bytes());
                 }
             }
+            let _ = ended.send(());
         });
         Terminal {
             screen,
             writer,
             master: pty.master,
             child,
+            output_ended,
         }
     }
 
@@ -399,7 +404,10 @@ fn the_demo_on_a_terminal_leaves_no_line_behind_at_40_80_and_200_columns() {
             std::thread::sleep(Duration::from_millis(100));
         };
         // What the process wrote last reaches the screen.
-        std::thread::sleep(Duration::from_millis(300));
+        terminal
+            .output_ended
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the terminal's output ends after qilin exits");
         let screen = terminal.rows();
         assert_eq!(status.exit_code(), 0, "{columns}:\n{screen}");
         for frame in [

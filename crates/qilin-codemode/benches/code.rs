@@ -5,7 +5,8 @@
 //!
 //! ```sh
 //! cargo build --release -p qilin-cli             # the worker binary for the pooled figures
-//! cargo bench -p qilin-codemode --bench code     # QILIN_BIN=/path/to/qilin to use another
+//! cargo bench -p qilin-codemode --bench code --features type-check
+//! # QILIN_BIN=/path/to/qilin to use another worker binary
 //! ```
 
 use qilin_codemode::{

@@ -3,9 +3,14 @@
 //! child of the `run_code` call.
 //!
 //! Code runs in worker processes ([`WorkerPool`], the `qilin` binary serving
-//! [`worker::serve_stdio`]) or, for embedding and benchmarks, in this process. Each run is
+//! `worker::serve_stdio`) or, for embedding and benchmarks, in this process. Each run is
 //! capped by [`CodeLimits`]. [`python_stubs`] describes the tools as Python for the model and
-//! for the type checker ([`type_check`]).
+//! for the type checker (`type_check`).
+//!
+//! Features: `type-check` compiles the type checker (`type_check`,
+//! [`CodeMode::with_type_check`]); `worker` the worker side (`worker::serve_stdio`), for a
+//! binary that serves the pool's workers. Both are off by default: a host of code mode needs
+//! neither.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -20,15 +25,18 @@ mod run_code;
 mod sandbox;
 mod sdk;
 mod stubs;
+#[cfg(feature = "type-check")]
 mod typecheck;
+#[cfg(feature = "worker")]
 pub mod worker;
 
 pub use convert::{json_to_monty, monty_to_json};
 pub use error::CodeError;
 pub use pool::{PoolOptions, WorkerPool};
 pub use qilin_tool::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
-pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox};
+pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox, TypeCheckUnavailable};
 pub use run_code::{RunCode, RunCodeArgs};
 pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};
 pub use stubs::python_stubs;
+#[cfg(feature = "type-check")]
 pub use typecheck::type_check;

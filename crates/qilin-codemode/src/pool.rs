@@ -1,5 +1,5 @@
 //! Worker processes for the interpreter (`monty-pool`): a crash kills one worker, never the
-//! runtime. The worker is a binary that serves [`crate::worker::serve_stdio`] when started
+//! runtime. The worker is a binary that serves `worker::serve_stdio` (the `worker` feature) when started
 //! with the argument `subprocess` — the `qilin` binary itself.
 
 use crate::error::CodeError;

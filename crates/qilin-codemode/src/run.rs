@@ -10,7 +10,9 @@ use crate::output::PrintedOutput;
 use crate::pool::WorkerPool;
 use crate::sandbox::{Answer, SandboxError, SandboxSession, Suspension};
 use crate::sdk::{self, Request};
+#[cfg(feature = "type-check")]
 use crate::stubs::python_stubs;
+#[cfg(feature = "type-check")]
 use crate::typecheck::type_check;
 use monty_pool::ReplConfig;
 use monty_types::{ExcType, MontyException, MontyObject, ResourceLimits};
@@ -19,6 +21,14 @@ use qilin_tool::ToolContext;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// Type checking asked of a build without the type checker.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "type checking of code needs the type checker, which this build leaves out: build \
+     qilin-codemode with its `type-check` feature"
+)]
+pub struct TypeCheckUnavailable;
 
 /// The file name the model's code has in tracebacks.
 pub const SCRIPT_NAME: &str = "main.py";
@@ -37,6 +47,7 @@ pub enum Sandbox {
 pub struct CodeMode {
     sandbox: Sandbox,
     limits: CodeLimits,
+    #[cfg(feature = "type-check")]
     type_check: bool,
 }
 
@@ -70,6 +81,7 @@ impl CodeMode {
         CodeMode {
             sandbox: Sandbox::InProcess,
             limits,
+            #[cfg(feature = "type-check")]
             type_check: false,
         }
     }
@@ -79,15 +91,44 @@ impl CodeMode {
         CodeMode {
             sandbox: Sandbox::Workers(pool),
             limits,
+            #[cfg(feature = "type-check")]
             type_check: false,
         }
     }
 
     /// The same, type-checking code against the tools' stubs before it runs (off by
     /// default: see docs/benchmarks.md for its cost).
-    pub fn with_type_check(mut self, on: bool) -> Self {
+    #[cfg(feature = "type-check")]
+    pub fn with_type_check(mut self, on: bool) -> Result<Self, TypeCheckUnavailable> {
         self.type_check = on;
-        self
+        Ok(self)
+    }
+
+    /// The same, type-checking code before it runs: refused, this build has no type checker
+    /// (the `type-check` feature is off); turning it off is accepted.
+    #[cfg(not(feature = "type-check"))]
+    pub fn with_type_check(self, on: bool) -> Result<Self, TypeCheckUnavailable> {
+        if on {
+            Err(TypeCheckUnavailable)
+        } else {
+            Ok(self)
+        }
+    }
+
+    /// Checks `code` against the stubs of the tools `cx` can call, when type checking is on.
+    #[cfg(feature = "type-check")]
+    fn check_types(&self, code: &str, cx: &ToolContext) -> Result<(), CodeError> {
+        if !self.type_check {
+            return Ok(());
+        }
+        let stubs = python_stubs(cx.executor().registry().list());
+        type_check(code, &stubs).map_err(|diagnostics| CodeError::TypeCheck { diagnostics })
+    }
+
+    /// Without the type checker there is nothing to check (it cannot be turned on).
+    #[cfg(not(feature = "type-check"))]
+    fn check_types(&self, _code: &str, _cx: &ToolContext) -> Result<(), CodeError> {
+        Ok(())
     }
 
     /// The limits of every run.
@@ -116,15 +157,7 @@ impl CodeMode {
             spill_path,
         );
         let mut calls = ToolCalls::new(cx, limits.max_tool_calls, limits.concurrency());
-        let stubs = self
-            .type_check
-            .then(|| python_stubs(cx.executor().registry().list()));
-        let checked = match &stubs {
-            Some(stubs) => {
-                type_check(code, stubs).map_err(|diagnostics| CodeError::TypeCheck { diagnostics })
-            }
-            None => Ok(()),
-        };
+        let checked = self.check_types(code, cx);
         let result = match (checked, &self.sandbox) {
             (Err(err), _) => Err(err),
             (Ok(()), Sandbox::InProcess) => {

@@ -2,9 +2,13 @@
 
 mod support;
 
-use qilin_codemode::{CodeLimits, CodeMode, python_stubs, type_check};
+#[cfg(feature = "type-check")]
+use qilin_codemode::type_check;
+use qilin_codemode::{CodeLimits, CodeMode, python_stubs};
 use std::sync::Arc;
-use support::{Gauge, Harness, registry};
+#[cfg(feature = "type-check")]
+use support::Harness;
+use support::{Gauge, registry};
 
 fn stubs() -> String {
     let registry = registry(
@@ -33,6 +37,7 @@ fn every_tool_gets_typed_dicts_and_a_documented_signature() {
     }
 }
 
+#[cfg(feature = "type-check")]
 #[test]
 fn correct_code_type_checks_and_wrong_arguments_or_keys_are_reported_by_line() {
     let stubs = stubs();
@@ -45,9 +50,14 @@ fn correct_code_type_checks_and_wrong_arguments_or_keys_are_reported_by_line() {
     assert!(diagnostics.contains("nope"), "{diagnostics}");
 }
 
+#[cfg(feature = "type-check")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_type_checking_on_a_badly_typed_script_is_refused_before_it_runs() {
-    let h = Harness::new(CodeMode::in_process(CodeLimits::default()).with_type_check(true));
+    let h = Harness::new(
+        CodeMode::in_process(CodeLimits::default())
+            .with_type_check(true)
+            .unwrap(),
+    );
     let run = h
         .run("print('side effect')\nsdk.tool.call('echo', {'text': 3})")
         .await;
@@ -57,4 +67,20 @@ async fn with_type_checking_on_a_badly_typed_script_is_refused_before_it_runs() 
     assert!(!error.contains("side effect"), "{error}");
     assert!(run.nested().is_empty());
     h.assert_healthy().await;
+}
+
+#[cfg(not(feature = "type-check"))]
+#[test]
+fn without_the_type_checker_turning_it_on_is_refused_with_the_feature_to_build() {
+    let refused = CodeMode::in_process(CodeLimits::default())
+        .with_type_check(true)
+        .err()
+        .expect("refused");
+    let message = refused.to_string();
+    assert!(message.contains("`type-check` feature"), "{message}");
+    assert!(
+        CodeMode::in_process(CodeLimits::default())
+            .with_type_check(false)
+            .is_ok()
+    );
 }

@@ -2,6 +2,7 @@
 
 mod support;
 
+use futures_util::StreamExt;
 use qilin_protocol::{CallStatus, EventBody, FinishReason, ToolResultEvent};
 use std::time::Duration;
 use support::{assert_consistent, fixture, stored};
@@ -123,8 +124,21 @@ async fn an_interrupt_ends_nested_calls_with_what_they_had() {
     let f = fixture(CODER);
     let script = run_code("sdk.tool.call(\"bash\", {\"command\": \"echo started; sleep 30\"})\n");
     let session = f.session(&script, false).await;
+    let mut live = session.subscribe_from(0);
     let turn = session.submit("go", None).unwrap();
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Interrupt once the nested command has printed, so there is output to keep.
+    let printed = async {
+        while let Some(event) = live.next().await {
+            if let EventBody::ToolProgress(progress) = event.unwrap().body
+                && progress.text.contains("started")
+            {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), printed)
+        .await
+        .expect("the nested command prints");
     assert!(session.interrupt());
     let summary = turn.finished().await;
     assert_eq!(summary.reason, FinishReason::Interrupted);

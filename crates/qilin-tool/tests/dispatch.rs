@@ -642,10 +642,13 @@ async fn a_dispatch_dropped_half_way_still_records_its_result() {
             )
             .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Dropped once the call is under way.
+    let start = h.events.recv().await.expect("the call starts");
+    assert_eq!(start.body.kind(), "tool.start");
     running.abort();
     let _ = running.await;
-    let events = drain(&mut h.events);
+    let mut events = vec![start];
+    events.extend(drain(&mut h.events));
     let kinds: Vec<&str> = events.iter().map(|e| e.body.kind()).collect();
     assert_eq!(kinds, ["tool.start", "tool.result"]);
     let EventBody::ToolResult(result) = &events[1].body else {
@@ -655,7 +658,7 @@ async fn a_dispatch_dropped_half_way_still_records_its_result() {
     assert!(text(&result.content).contains("stopped before it finished"));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_deadline_counts_from_the_approval_not_from_the_request() {
     let config = ExecConfig {
         timeout: Some(Duration::from_millis(300)),
