@@ -757,3 +757,72 @@ fn read_preloads(
     }
     files
 }
+
+#[cfg(test)]
+mod known_keys_tests {
+    use super::*;
+    use crate::mcp::McpServerConfig;
+    use qilin_sandbox::SandboxLimits;
+    use qilin_tool::CodeLimits;
+    use serde::de::value::Error;
+
+    /// Catches the field names serde's derive passes to `deserialize_struct`: the keys the
+    /// type accepts, as written in a file.
+    struct FieldNames(Option<&'static [&'static str]>);
+
+    impl<'de> Deserializer<'de> for &mut FieldNames {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Error> {
+            self.0 = Some(fields);
+            Err(de::Error::custom("fields caught"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
+        let mut names = FieldNames(None);
+        let _ = T::deserialize(&mut names);
+        let mut fields = names.0.expect("a struct with derived Deserialize").to_vec();
+        fields.sort_unstable();
+        fields
+    }
+
+    #[test]
+    fn the_known_keys_are_the_fields_of_the_types_they_are_read_into() {
+        let types: Vec<(&str, Vec<&str>)> = vec![
+            ("", fields_of::<RawAgent>()),
+            ("mcp_servers.*", fields_of::<McpServerConfig>()),
+            ("sandbox", fields_of::<SandboxSettings>()),
+            ("sandbox.limits", fields_of::<SandboxLimits>()),
+            ("files", fields_of::<FilesConfig>()),
+            ("skills", fields_of::<RawSkills>()),
+            ("skills.preload.*", fields_of::<RawPreload>()),
+            ("limits", fields_of::<Limits>()),
+            ("limits.code", fields_of::<CodeLimits>()),
+        ];
+        let known: Vec<(&str, Vec<&str>)> = KNOWN_KEYS
+            .iter()
+            .map(|(path, keys)| {
+                let mut keys = keys.to_vec();
+                keys.sort_unstable();
+                (*path, keys)
+            })
+            .collect();
+        assert_eq!(known, types);
+    }
+}
