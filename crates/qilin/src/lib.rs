@@ -126,8 +126,12 @@
 //!
 //! # Features
 //!
+//! - `postgres` (on by default): [`PostgresStore`], sessions in PostgreSQL that several
+//!   processes share.
 //! - `server`: `qilin::server`, the HTTP API and web client of `qilin serve`, to serve your
-//!   runtime's sessions to a browser.
+//!   runtime's sessions to a browser: host them with [`SessionHost::new`] over the runtime
+//!   your [`Runtime::builder`] built (so its tools are the sessions' tools), and give the host
+//!   to `server::ServerState::new`. `examples/invoices` does it in `invoices serve`.
 
 /// The tool layer: the trait, the registry, the execution layer, the review policy. The
 /// `#[derive(Tool)]` here is the one for applications (its expansion names `::qilin::tool`).
@@ -163,10 +167,12 @@ pub use qilin_protocol::{
     FinishReason, ToolResultEvent, ToolStartEvent,
 };
 pub use qilin_runtime::{
-    CodeSandbox, ModelChoice, Runtime, RuntimeBuilder, RuntimeError, SessionBuilder, SessionHandle,
-    SessionSnapshot, TurnHandle, check,
+    CodeSandbox, LeaseTiming, ModelChoice, Runtime, RuntimeBuilder, RuntimeError, SessionBuilder,
+    SessionHandle, SessionHost, SessionSnapshot, TurnHandle, check,
 };
-pub use qilin_store::{EventStore, MemoryStore, PostgresStore, SqliteStore, StoreError};
+#[cfg(feature = "postgres")]
+pub use qilin_store::PostgresStore;
+pub use qilin_store::{EventStore, MemoryStore, SqliteStore, StoreError};
 pub use tool::{
     DynamicTool, Tool, ToolContext, ToolError, ToolRegistry, ToolResult, default_content,
 };

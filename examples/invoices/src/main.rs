@@ -5,8 +5,11 @@
 //! in `run_code` with the code-mode-only `invoice_totals`. It prints the session's events as
 //! JSON lines, as `qilin run --json` does. `invoices check [PATH]` lints the application's tools
 //! with its workspace (or the workspace, skill folder or agent file at `PATH`), as
-//! `qilin check` lints Qilin's, and fails on an error.
+//! `qilin check` lints Qilin's, and fails on an error. `invoices serve` serves the
+//! application's sessions over HTTP with Qilin's server and web client, on 127.0.0.1, each new
+//! session running the offline script with the application's tools.
 
+mod serve;
 mod tools;
 
 use futures_util::StreamExt;
@@ -19,9 +22,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use tools::{CreateInvoice, InvoiceBook, InvoiceTotalsTool};
 
+/// What the scripted model does, turn by turn.
+const SCRIPT: &str = include_str!("../workspace/offline.script.yaml");
+
+/// The script's file name within the workspace.
+const SCRIPT_FILE: &str = "offline.script.yaml";
+
 /// The files of the application's workspace, written to a fresh folder for each run: its
-/// agent file and the skill that teaches both tools.
+/// agent file, the skill that teaches both tools, and the scripted model's script.
 const WORKSPACE_FILES: &[(&str, &str)] = &[
+    (SCRIPT_FILE, SCRIPT),
     (
         "invoices.agent",
         include_str!("../workspace/invoices.agent"),
@@ -34,9 +44,6 @@ const WORKSPACE_FILES: &[(&str, &str)] = &[
 
 /// The agent file the session runs, within the workspace.
 const AGENT_FILE: &str = "invoices.agent";
-
-/// What the scripted model does, turn by turn.
-const SCRIPT: &str = include_str!("../workspace/offline.script.yaml");
 
 /// The prompt of the offline run.
 const PROMPT: &str = "Invoice Acme GmbH for two half-day design workshops at 450.00 EUR each and \
@@ -54,10 +61,11 @@ async fn main() -> ExitCode {
     {
         [] => run().await,
         ["check"] => check(None),
+        ["serve"] => serve().await,
         ["check", path] => check(Some(Path::new(path))),
         _ => {
             eprintln!(
-                "usage: invoices            run the offline session, printing its events as JSON lines\n       invoices check [PATH]  lint the tools with the workspace (or PATH)"
+                "usage: invoices            run the offline session, printing its events as JSON lines\n       invoices check [PATH]  lint the tools with the workspace (or PATH)\n       invoices serve         serve the application's sessions over HTTP on 127.0.0.1"
             );
             return ExitCode::from(2);
         }
@@ -98,7 +106,7 @@ fn write_workspace(dir: &Path) -> std::io::Result<()> {
 async fn run() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let workspace = tempfile::tempdir()?;
     write_workspace(workspace.path())?;
-    let script = Script::parse(SCRIPT, Path::new("offline.script.yaml"))?;
+    let script = Script::parse(SCRIPT, Path::new(SCRIPT_FILE))?;
     let session = runtime()?
         .session(workspace.path())
         .agent_file(workspace.path().join(AGENT_FILE))
@@ -155,4 +163,19 @@ fn check(path: Option<&Path>) -> Result<ExitCode, Box<dyn std::error::Error>> {
         true => ExitCode::FAILURE,
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Serves the application's sessions over HTTP until stopped, in a fresh workspace.
+async fn serve() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let workspace = tempfile::tempdir()?;
+    write_workspace(workspace.path())?;
+    let workspace_path = workspace.path().canonicalize()?;
+    let served = serve::Served {
+        agent_file: workspace_path.join(AGENT_FILE),
+        model: format!("scripted:{SCRIPT_FILE}"),
+        workspace: workspace_path,
+    };
+    let code = serve::serve(runtime()?, served).await?;
+    drop(workspace);
+    Ok(code)
 }

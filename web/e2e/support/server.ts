@@ -121,3 +121,56 @@ export function startScriptedServer(
     'scripted:script.yaml',
   ]);
 }
+
+/** The example application's binary: `INVOICES_BIN`, else the workspace's debug build. */
+function invoicesBinary(): string {
+  const binary =
+    process.env.INVOICES_BIN ?? resolve(import.meta.dirname, '../../../target/debug/invoices');
+  if (!existsSync(binary)) {
+    throw new Error(
+      `no invoices binary at ${binary}: build it with \`npm --prefix web run build:app && cargo build -p invoices\` (or set INVOICES_BIN)`,
+    );
+  }
+  return binary;
+}
+
+/** An application's server: where to open it, and how to stop it. */
+export interface AppServer {
+  /** The page's URL with the token in its fragment, as the application printed it. */
+  readonly url: string;
+  /** Stops the server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `invoices serve`: the example application's sessions, with its own tools, served by
+ * Qilin's server (its workspace, agent and scripted model are the application's own).
+ */
+export async function startInvoicesServer(): Promise<AppServer> {
+  const child: ChildProcess = spawn(invoicesBinary(), ['serve'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let output = '';
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`invoices serve printed no URL in 30 s:\n${output}`)),
+      30_000,
+    );
+    const hear = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /(http:\/\/127\.0\.0\.1:\d+\/\S*#token=\S+)/.exec(output);
+      if (found?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolveUrl(found[1]);
+      }
+    };
+    child.stdout?.on('data', hear);
+    child.stderr?.on('data', hear);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`invoices serve exited (${code}):\n${output}`));
+    });
+  });
+  return { url, stop: () => halt(child) };
+}
