@@ -21,6 +21,8 @@
 //! Every request passes [`Access`]: its `Host` must name the server, its `Origin` (when
 //! present) must be the server's own, and every API request must carry the token.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod api;
 mod assets;
 mod auth;

@@ -133,6 +133,8 @@
 //!   your [`Runtime::builder`] built (so its tools are the sessions' tools), and give the host
 //!   to `server::ServerState::new`. `examples/invoices` does it in `invoices serve`.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 /// The tool layer: the trait, the registry, the execution layer, the review policy. The
 /// `#[derive(Tool)]` here is the one for applications (its expansion names `::qilin::tool`).
 pub mod tool {

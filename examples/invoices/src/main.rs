@@ -9,6 +9,8 @@
 //! application's sessions over HTTP with Qilin's server and web client, on 127.0.0.1, each new
 //! session running the offline script with the application's tools.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod serve;
 mod tools;
 
