@@ -44,10 +44,15 @@ async function launch(workspace: string, args: readonly string[]): Promise<Runni
     ['serve', '--workspace', workspace, '--no-sandbox', ...args],
     { cwd: workspace, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
   );
+  return { child, url: await printedUrl(child, 'qilin serve') };
+}
+
+/** Waits for the URL with its token that a server started as `child` prints (30 s at most). */
+function printedUrl(child: ChildProcess, name: string): Promise<string> {
   let output = '';
-  const url = await new Promise<string>((resolveUrl, reject) => {
+  return new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`qilin serve printed no URL in 30 s:\n${output}`)),
+      () => reject(new Error(`${name} printed no URL in 30 s:\n${output}`)),
       30_000,
     );
     const hear = (chunk: Buffer) => {
@@ -62,10 +67,9 @@ async function launch(workspace: string, args: readonly string[]): Promise<Runni
     child.stderr?.on('data', hear);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`qilin serve exited (${code}):\n${output}`));
+      reject(new Error(`${name} exited (${code}):\n${output}`));
     });
   });
-  return { child, url };
 }
 
 /** Stops a server as Ctrl-C does (it stores its running turns' ends), killing it after 10 s. */
@@ -151,26 +155,6 @@ export async function startInvoicesServer(): Promise<AppServer> {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
   });
-  let output = '';
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`invoices serve printed no URL in 30 s:\n${output}`)),
-      30_000,
-    );
-    const hear = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /(http:\/\/127\.0\.0\.1:\d+\/\S*#token=\S+)/.exec(output);
-      if (found?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolveUrl(found[1]);
-      }
-    };
-    child.stdout?.on('data', hear);
-    child.stderr?.on('data', hear);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`invoices serve exited (${code}):\n${output}`));
-    });
-  });
+  const url = await printedUrl(child, 'invoices serve');
   return { url, stop: () => halt(child) };
 }
