@@ -46,7 +46,7 @@ pub use error::{ApiError, ErrorBody};
 pub use new_session::SessionDefaults;
 pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
-pub use serve::{ConnectionLimits, serve};
+pub use serve::{ConnectionLimits, serve, serve_hosted};
 
 use qilin_runtime::{LiveTree, ModelChoice, SessionHandle, SessionHost};
 use qilin_store::{EventStore, RelayHandler};

@@ -20,6 +20,7 @@ use axum::response::Response;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
+use qilin_runtime::SessionHost;
 use std::convert::Infallible;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -51,6 +52,30 @@ impl Default for ConnectionLimits {
             idle: Duration::from_secs(60),
         }
     }
+}
+
+/// Serves `state` as [`serve`] does until `stop` completes, then stops `sessions` — their
+/// running turns interrupted and their events stored — and ends the event streams, so every
+/// connection closes; returns once the server and its sessions have stopped. This is how
+/// `qilin serve`, and an application serving its own sessions, run until asked to stop.
+pub async fn serve_hosted(
+    listener: TcpListener,
+    state: ServerState,
+    sessions: SessionHost,
+    stop: impl Future<Output = ()> + Send,
+) {
+    let stopping = {
+        let state = state.clone();
+        let sessions = sessions.clone();
+        async move {
+            stop.await;
+            sessions.shutdown().await;
+            state.end_streams();
+        }
+    };
+    serve(listener, state, stopping).await;
+    // A session opened while the server was stopping is stopped too.
+    sessions.shutdown().await;
 }
 
 /// Serves the server of `state` ([`app`](crate::app)) on every connection `listener`

@@ -72,17 +72,7 @@ pub async fn serve(
         .and_then(|()| stdout.flush());
     drop(stdout);
 
-    let stopping = {
-        let state = state.clone();
-        let sessions = sessions.clone();
-        async move {
-            stop_requested().await;
-            sessions.shutdown().await;
-            state.end_streams();
-        }
-    };
-    qilin::server::serve(listener, state, stopping).await;
-    sessions.shutdown().await;
+    qilin::server::serve_hosted(listener, state, sessions, stop_requested()).await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -258,24 +258,17 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         .and_then(|()| stdout.flush());
     drop(stdout);
 
-    let stopping = {
-        let state = state.clone();
-        let sessions = sessions.clone();
-        async move {
-            // Ctrl-C, SIGTERM (a service manager, `kill`) or SIGHUP: a stop that ends every
-            // session, so their sandboxes' temp folders go with them.
-            crate::ending::stop_requested().await;
-            let _ = writeln!(
-                std::io::stderr(),
-                "Stopping: interrupting running turns and storing their events…"
-            );
-            sessions.shutdown().await;
-            state.end_streams();
-        }
+    // Ctrl-C, SIGTERM (a service manager, `kill`) or SIGHUP: a stop that ends every session,
+    // so their sandboxes' temp folders go with them.
+    let stop = async {
+        crate::ending::stop_requested().await;
+        let _ = writeln!(
+            std::io::stderr(),
+            "Stopping: interrupting running turns and storing their events…"
+        );
     };
-    qilin_server::serve(listener, state.clone(), stopping).await;
+    qilin_server::serve_hosted(listener, state, sessions, stop).await;
     let _ = std::fs::remove_file(&token_file);
-    sessions.shutdown().await;
     drop(temporary);
     Ok(ExitCode::SUCCESS)
 }
