@@ -16,10 +16,17 @@ use std::sync::Arc;
 /// and how to fix it; [`Report::fails`] says whether the check fails.
 pub fn check(tools: &ToolRegistry, path: &Path) -> Result<Report, RuntimeError> {
     let target = Target::from_path(path, &[builtin_skills_root()])?;
-    let mut registry = full_registry(
-        Arc::new(SkillSet::new()),
-        CodeMode::in_process(CodeLimits::default()),
-    );
+    let mut registry = check_registry();
     registry.extend(tools)?;
     Ok(qilin_check::check(&registry, &[target]))
+}
+
+/// The tools a check lints against before a host adds its own (an application's, or MCP
+/// servers'): the built-ins, `skill` and `run_code`. The skills are the check's targets, so
+/// `skill` here serves none.
+pub fn check_registry() -> ToolRegistry {
+    full_registry(
+        Arc::new(SkillSet::new()),
+        CodeMode::in_process(CodeLimits::default()),
+    )
 }

@@ -51,7 +51,7 @@ pub use assembly::{
     full_registry, workspace_of,
 };
 pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
-pub use check::check;
+pub use check::{check, check_registry};
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
 pub use host::{

@@ -3,13 +3,11 @@
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use qilin_check::{Target, check, render_json, render_text};
-use qilin_codemode::{CodeLimits, CodeMode};
 use qilin_mcp::{ServerSnapshot, generated_skills, register_server_tools, workspace_snapshots};
-use qilin_runtime::{builtin_skills_root, full_registry, workspace_of};
-use qilin_skill::{SkillRoot, SkillSet};
+use qilin_runtime::{builtin_skills_root, check_registry, workspace_of};
+use qilin_skill::SkillRoot;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// What `--deny` can turn into errors.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -70,10 +68,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         .iter()
         .map(|path| Target::from_path(path, &builtin))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut registry = full_registry(
-        Arc::new(SkillSet::new()),
-        CodeMode::in_process(CodeLimits::default()),
-    );
+    let mut registry = check_registry();
     for snapshot in &snapshots {
         if let Err(error) = register_server_tools(&mut registry, snapshot, None, &[]) {
             eprintln!("warning: {error}");
