@@ -20,6 +20,9 @@ pub struct Report {
     pub skills: usize,
     /// How many agent files were checked.
     pub agents: usize,
+    /// What the check could not look at, and why (an MCP server's last listing unreadable):
+    /// not findings, so they never fail a check. The host shows them as warnings.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -119,5 +122,6 @@ pub fn check(registry: &ToolRegistry, targets: &[Target]) -> Report {
         },
         skills: checked_skills.len(),
         agents: checked_agents.len(),
+        notes: Vec::new(),
     }
 }

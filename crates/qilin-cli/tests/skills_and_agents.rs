@@ -175,8 +175,8 @@ fn agent_prompt_succeeds_for_a_valid_agent_and_counts_the_findings_of_skills_it_
     assert!(stdout(&out).contains("- changelog: Keep CHANGELOG.md in order.\n"));
     assert_eq!(
         err,
-        "note: 2 more skill findings are not shown here, as this agent does not need them; \
-         `qilin check` lists every finding\n"
+        "note: 2 more skill findings are not shown, as this agent does not need them; a check \
+         of the workspace lists every finding\n"
     );
 }
 
@@ -264,7 +264,11 @@ fn agent_prompt_prints_the_system_prompt_then_the_tools() {
     let (_, tools) = text.split_once("\n--- tools ---\n").unwrap();
     let tools: serde_json::Value = serde_json::from_str(tools).unwrap();
     assert_eq!(tools[0]["name"], "skill");
-    assert!(!text.contains(ws.path().to_str().unwrap()));
+    // Skill files are named by their place in the skill, never by a path on this machine.
+    assert!(
+        !text.contains(&format!("path=\"{}", ws.path().display())),
+        "{text}"
+    );
 }
 
 #[test]
@@ -415,4 +419,72 @@ fn builtin_skills_are_served_from_memory_and_nothing_in_the_temp_folder_is_used(
         .map(|entry| entry.unwrap().path())
         .collect();
     assert_eq!(left, vec![planted], "the temp folder was written to");
+}
+
+/// A provider that keeps every request it receives and answers as its script says.
+struct Recording {
+    script: qilin_model::ScriptedProvider,
+    received: std::sync::Mutex<Vec<qilin_model::ModelRequest>>,
+}
+
+impl qilin_model::ModelProvider for Recording {
+    fn stream(&self, request: qilin_model::ModelRequest) -> qilin_model::ModelStream {
+        self.received.lock().unwrap().push(request.clone());
+        qilin_model::ModelProvider::stream(&self.script, request)
+    }
+}
+
+#[tokio::test]
+async fn agent_prompt_prints_byte_for_byte_what_the_provider_receives() {
+    let (ws, _) = fixture();
+    // The project context is part of the prompt: a memory file, the environment.
+    write(ws.path(), "AGENTS.md", "Run the tests with `make check`.\n");
+    write(
+        ws.path(),
+        "analyst.agent",
+        "name: analyst\ninstructions: You answer questions about CSV files.\ntools: [read, grep]\n\
+         code_mode: true\nskills:\n  preload:\n    - name: table-query\n    - name: release-notes\n",
+    );
+    let agent = ws.path().join("analyst.agent");
+    // The real home: the session below, in this process, finds the user's skills there too.
+    let home = std::env::var("HOME").unwrap();
+    let printed = qilin(
+        Path::new(&home),
+        &["agent", "prompt", agent.to_str().unwrap(), "--json"],
+    );
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let printed: serde_json::Value = serde_json::from_slice(&printed.stdout).unwrap();
+
+    let script =
+        qilin_model::Script::parse("turns:\n  - say: Done.\n", Path::new("t.yaml")).unwrap();
+    let provider = std::sync::Arc::new(Recording {
+        script: qilin_model::ScriptedProvider::new(script),
+        received: Default::default(),
+    });
+    let runtime = qilin_runtime::Runtime::new(
+        std::sync::Arc::new(qilin_store::MemoryStore::new()),
+        qilin_runtime::CodeSandbox::InProcess,
+    )
+    .with_sandbox_helper(qilin_sandbox::SandboxHelper::new(
+        env!("CARGO_BIN_EXE_qilin"),
+        qilin_runtime::SANDBOX_HELPER_ARGS.iter().copied(),
+    ));
+    let session = runtime
+        .session(ws.path())
+        .agent_file(&agent)
+        .model(qilin_runtime::ModelChoice::Provider {
+            provider: provider.clone(),
+            model: "recorded".into(),
+            label: "recorded".into(),
+        })
+        .build()
+        .await
+        .unwrap();
+    session.submit("hi", None).unwrap().finished().await;
+    session.close().await.unwrap();
+    let received = provider.received.lock().unwrap();
+    let sent = &received[0];
+    assert!(sent.system.contains("Run the tests with `make check`."));
+    assert_eq!(printed["system"].as_str().unwrap(), sent.system);
+    assert_eq!(printed["tools"], serde_json::to_value(&sent.tools).unwrap());
 }

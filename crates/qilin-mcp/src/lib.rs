@@ -34,7 +34,7 @@ pub use connections::{McpConnections, add_direct_tools, add_server_skills, gener
 pub use error::McpError;
 pub use names::tool_wire_name;
 pub use result::map_call_result;
-pub use server::{NoModel, QilinMcpServer, ServedSession, ServedTools, serve_stdio};
+pub use server::{QilinMcpServer, ServedSession, ServedTools, serve_stdio};
 pub use skill::{GeneratedSkill, STUBS_FILE, example_arguments, generate_skill};
 pub use snapshot::{ServerSnapshot, snapshot_path, workspace_snapshots};
 pub use stdio::MAX_MESSAGE_BYTES;

@@ -5,8 +5,6 @@
 //! later, or changes its tools, joins, and the host is told the tool list changed.
 
 use futures_util::future::BoxFuture;
-use futures_util::stream;
-use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream};
 use qilin_protocol::{CallStatus, ContentBlock};
 use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolCall};
 use rmcp::model::{
@@ -198,21 +196,4 @@ pub async fn serve_stdio(session: Arc<dyn ServedSession>) -> Result<(), std::io:
     watcher.abort();
     stopped.map_err(|err| std::io::Error::other(format!("the MCP server stopped: {err}")))?;
     Ok(())
-}
-
-/// The model of a session that has none: one served over MCP, where the host's model decides
-/// the calls. Asking it for an answer is an error saying so.
-pub struct NoModel;
-
-impl ModelProvider for NoModel {
-    fn stream(&self, _request: ModelRequest) -> ModelStream {
-        Box::pin(stream::once(async {
-            Err(ModelError::Config {
-                provider: "mcp",
-                reason: "this session is served over MCP and has no model of its own; the \
-                         host's model calls its tools"
-                    .to_string(),
-            })
-        }))
-    }
 }

@@ -15,8 +15,8 @@
 //! for the repository's root); it is copied into a temporary workspace, which the servers run
 //! in.
 
-use qilin_mcp::{McpClient, NoModel};
-use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+use qilin_mcp::McpClient;
+use qilin_runtime::{CodeSandbox, Runtime};
 use qilin_skill::{MCP_WORKSPACE_FILE, workspace_mcp_servers};
 use qilin_store::{EventStore, MemoryStore};
 use std::path::Path;
@@ -162,20 +162,12 @@ impl Prefix {
 async fn prefix(workspace: &Path, agent: &Path) -> anyhow::Result<Prefix> {
     let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
     let runtime = Runtime::new(store, CodeSandbox::InProcess);
-    let handle = runtime
+    let prompt = runtime
         .session(workspace)
         .agent_file(agent)
-        // No bash tool is mounted; the sandbox's helper is not needed to measure.
-        .no_sandbox(true)
-        .model(ModelChoice::Provider {
-            provider: Arc::new(NoModel),
-            model: "none".to_string(),
-            label: "none".to_string(),
-        })
-        .build()
-        .await?;
-    let prompt = handle.prompt();
-    handle.close().await?;
+        .prompt()
+        .await?
+        .prompt;
     let system = prompt.system.as_str();
     let (instructions, catalog, rest) =
         match (system.find(CATALOG_OPEN), system.find(CATALOG_CLOSE)) {

@@ -67,7 +67,7 @@ pub fn discover_skills_with(
 
 /// Every tool: the built-ins, `skill` over `skills`, and `run_code` running as `code_mode`
 /// (what `qilin check` and `qilin tools` look at, and what an agent file is checked against).
-pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry {
+pub(crate) fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry {
     let mut registry = builtin_registry();
     built_in(registry.register(SkillTool::new(skills)), SKILL_NAME_FREE);
     built_in(
@@ -79,7 +79,7 @@ pub fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry
 
 /// The tools `agent` runs with: the built-ins, `skill` serving only the skills it may read,
 /// and `run_code` only when its code mode is on (running as `code_mode`).
-pub fn agent_registry(
+pub(crate) fn agent_registry(
     agent: &Agent,
     skills: &SkillSet,
     code_mode: Option<CodeMode>,

@@ -1,17 +1,41 @@
-//! The agents built into Qilin, run when a host names no agent file: today `coder`, the
-//! default of `qilin` in a folder.
+//! The agents built into Qilin, run when a host names no agent file: `coder`, the default of
+//! `qilin` in a folder, and `tools`, every tool mounted for a host that calls them itself.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 /// The name of the agent a host runs when none is named.
 pub const DEFAULT_AGENT: &str = "coder";
 
-/// Every built-in agent: its name and the text of its agent file.
-const BUILTIN_AGENTS: &[(&str, &str)] = &[("coder", include_str!("../agents/coder.agent"))];
+/// The name of the built-in agent mounting every dual-active built-in tool directly, with code
+/// mode on: the agent of a host that runs tools for a caller of its own rather than for a
+/// model's turn (tools served over MCP, a script run from the command line).
+pub const TOOLS_AGENT: &str = "tools";
+
+/// The built-in agents written as files: their names and texts.
+const AGENT_FILES: &[(&str, &str)] = &[("coder", include_str!("../agents/coder.agent"))];
+
+/// The text of [`TOOLS_AGENT`], made from the built-in tools of this build.
+static TOOLS_AGENT_TEXT: LazyLock<String> = LazyLock::new(|| {
+    let registry = crate::builtin_registry();
+    let direct: Vec<&str> = registry
+        .list()
+        .filter(|tool| tool.direct_definition().is_some())
+        .map(|tool| tool.name())
+        .collect();
+    format!(
+        "name: {TOOLS_AGENT}\ndescription: Every tool of Qilin, for a host that calls them itself.\n\
+         instructions: Qilin's tools.\ncode_mode: true\ntools: [{}]\n",
+        direct.join(", ")
+    )
+});
 
 /// The text of the built-in agent `name`'s agent file, if there is one.
 pub fn builtin_agent(name: &str) -> Option<&'static str> {
-    BUILTIN_AGENTS
+    if name == TOOLS_AGENT {
+        return Some(TOOLS_AGENT_TEXT.as_str());
+    }
+    AGENT_FILES
         .iter()
         .find(|(builtin, _)| *builtin == name)
         .map(|(_, text)| *text)
@@ -19,7 +43,10 @@ pub fn builtin_agent(name: &str) -> Option<&'static str> {
 
 /// The names of the built-in agents.
 pub fn builtin_agents() -> impl Iterator<Item = &'static str> {
-    BUILTIN_AGENTS.iter().map(|(name, _)| *name)
+    AGENT_FILES
+        .iter()
+        .map(|(name, _)| *name)
+        .chain([TOOLS_AGENT])
 }
 
 /// How a built-in agent's file is named in findings: `(built-in)/coder.agent`.

@@ -42,24 +42,25 @@ mod check;
 mod context;
 mod error;
 mod host;
+mod mount;
 mod recovery;
 mod runtime;
 mod session;
 
 pub use assembly::{
-    agent_registry, builtin_registry, builtin_skills_root, discover_skills, discover_skills_with,
-    full_registry, workspace_of,
+    builtin_registry, builtin_skills_root, discover_skills, discover_skills_with, workspace_of,
 };
-pub use builtin::{DEFAULT_AGENT, builtin_agent, builtin_agents};
-pub use check::{check, check_registry};
+pub use builtin::{DEFAULT_AGENT, TOOLS_AGENT, builtin_agent, builtin_agents};
+pub use check::{check, tool_catalog};
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
 pub use host::{
     HostError, LeaseTiming, LiveTree, Placement, SessionHost, workspace_model, workspace_script,
 };
+pub use mount::AgentSource;
 pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};
 pub use session::{
-    AgentSource, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder,
-    SessionHandle, SessionSnapshot, TurnHandle,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder, SessionHandle,
+    SessionPrompt, SessionSnapshot, TurnHandle,
 };

@@ -190,7 +190,7 @@ impl Runtime {
     /// an agent file — as `qilin check` does, with the application's tools beside the
     /// built-ins: [`crate::check`] over [`Runtime::tools`].
     pub fn check(&self, path: &Path) -> Result<qilin_check::Report, RuntimeError> {
-        crate::check(self.tools(), path)
+        crate::check(self.tools(), &[path])
     }
 
     /// The user's answers about trusting workspaces' MCP servers, when the host keeps them.

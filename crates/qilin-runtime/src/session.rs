@@ -2,30 +2,24 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
-use crate::assembly::{agent_registry, discover_skills_with, full_registry};
+use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
 use crate::runtime::read_after;
 use crate::{CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
-use qilin_codemode::CodeMode;
-use qilin_mcp::{
-    McpConnections, ServerSnapshot, add_direct_tools, add_server_skills, generated_skills,
-};
-use qilin_model::{ModelProvider, select_model};
+use qilin_mcp::McpConnections;
+use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
 use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
     RequestResolution, RequestResolvedEvent, SessionContext, SessionStartedEvent,
 };
 use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
-use qilin_skill::{
-    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, agent_named_files,
-    assemble_prompt_in, declared_mcp_servers,
-};
+use qilin_skill::{Agent as AgentFile, Diagnostic, agent_named_files};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
-    DynamicTool, ExecConfig, Executor, Mounts, RegistryError, RequestReply, Requests, ResolveError,
+    DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests, ResolveError,
     Reviewer, Services, Session, Tool, ToolRegistry,
 };
 use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
@@ -49,16 +43,6 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// The most events one append to the store carries.
 const MAX_BATCH: usize = 1024;
 
-/// Where a session's agent comes from.
-pub enum AgentSource {
-    /// An `.agent` file, loaded and checked when the session is built.
-    File(PathBuf),
-    /// An agent already loaded.
-    Loaded(Box<AgentFile>),
-    /// An agent built into Qilin, by name (see [`crate::builtin_agent`]).
-    Builtin(String),
-}
-
 /// Which model a session talks to.
 #[derive(Clone)]
 pub enum ModelChoice {
@@ -76,6 +60,17 @@ pub enum ModelChoice {
 }
 
 impl ModelChoice {
+    /// No model: for a session whose host runs its tools itself (served over MCP, a script
+    /// run from the command line). Asking it for an answer is an error saying so. The session
+    /// records it as `none`.
+    pub fn none() -> Self {
+        ModelChoice::Provider {
+            provider: Arc::new(NoModel),
+            model: "none".to_string(),
+            label: "none".to_string(),
+        }
+    }
+
     /// A model that plays `script` ([`qilin_model::ScriptedProvider`]): offline, no key — for
     /// tests, demos and an application's examples. The session records it as `scripted`.
     pub fn scripted(script: qilin_model::Script) -> Self {
@@ -84,6 +79,20 @@ impl ModelChoice {
             model: "scripted".to_string(),
             label: "scripted".to_string(),
         }
+    }
+}
+
+/// The model of a session that has none ([`ModelChoice::none`]).
+struct NoModel;
+
+impl ModelProvider for NoModel {
+    fn stream(&self, _request: ModelRequest) -> ModelStream {
+        Box::pin(futures_util::stream::once(async {
+            Err(ModelError::Config {
+                provider: "none",
+                reason: "this session has no model of its own: its host runs its tools".to_string(),
+            })
+        }))
     }
 }
 
@@ -107,6 +116,7 @@ pub struct SessionBuilder {
     call_timeout: Option<Duration>,
     no_sandbox: bool,
     id: Option<String>,
+    data_dir: Option<PathBuf>,
     services: Services,
     resumed: Option<Resumed>,
     project_context: bool,
@@ -129,6 +139,7 @@ impl SessionBuilder {
             call_timeout: Some(DEFAULT_CALL_TIMEOUT),
             no_sandbox: false,
             id: None,
+            data_dir: None,
             services: qilin_tools::session_services(),
             resumed: None,
             project_context: true,
@@ -140,6 +151,16 @@ impl SessionBuilder {
     /// The agent file to run.
     pub fn agent_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.agent = Some(AgentSource::File(path.into()));
+        self
+    }
+
+    /// An agent file's text, checked when the session is built; `path` names it in findings
+    /// (it need not exist, and the session records no agent file).
+    pub fn agent_text(mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
+        self.agent = Some(AgentSource::Text {
+            path: path.into(),
+            text: text.into(),
+        });
         self
     }
 
@@ -250,12 +271,36 @@ impl SessionBuilder {
         self.resumed.as_ref().map(|resumed| resumed.id.as_str())
     }
 
-    /// Loads the agent, assembles its prompt and tools, and starts the session: a new one gets
-    /// its row in the store and its `session.started`; a resumed one continues its log.
-    pub async fn build(self) -> Result<SessionHandle, RuntimeError> {
-        if let Some(refused) = self.refused {
+    /// Where the session keeps its files (spilled outputs, job logs): `.qilin/sessions/ID` of
+    /// the workspace unless set. The folder is created private (mode 0700) if missing.
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// The prompt the session would send its model — the system prompt and the tools list,
+    /// byte for byte — with the findings about its agent and skills, mounted exactly as
+    /// [`SessionBuilder::build`] mounts them (the agent's MCP servers reached and closed
+    /// again), without starting a session: nothing is stored and no model is needed.
+    pub async fn prompt(self) -> Result<SessionPrompt, RuntimeError> {
+        let (mounted, _) = self.mount().await?;
+        mounted.remount.mcp.close().await;
+        Ok(SessionPrompt {
+            prompt: mounted.tools.prompt,
+            diagnostics: mounted.diagnostics,
+            notes: mounted.notes,
+        })
+    }
+
+    /// Mounts the session's agent and tools: what [`SessionBuilder::build`] and
+    /// [`SessionBuilder::prompt`] share. Returns the rest of the builder with the mount.
+    async fn mount(mut self) -> Result<(MountedAgent, Self), RuntimeError> {
+        if let Some(refused) = self.refused.take() {
             return Err(RuntimeError::Tools(refused));
         }
+        let agent = self.agent.take().ok_or_else(|| {
+            RuntimeError::Model("the session has no agent: give it an agent file".to_string())
+        })?;
         // The application's tools: the runtime's, then this session's.
         let mut app_tools = self.runtime.tools().clone();
         app_tools.extend(&self.tools)?;
@@ -268,7 +313,7 @@ impl SessionBuilder {
                 })?;
         // A resumed session runs the agent file it began with, or nothing: checked before any
         // of the file's settings (its MCP servers first) take effect.
-        if let (Some(resumed), Some(AgentSource::File(path))) = (&self.resumed, &self.agent)
+        if let (Some(resumed), Some(path)) = (&self.resumed, agent.recorded_file())
             && let Some(recorded) = &resumed.agent_hash
         {
             let now = agent_file_hash(path);
@@ -284,108 +329,58 @@ impl SessionBuilder {
                 });
             }
         }
-        // The agent's MCP servers are reached first: their tools are checked with the agent
-        // file's, and the skills generated for them are found with the others.
-        let mcp_servers = match &self.agent {
-            Some(AgentSource::File(path)) => declared_mcp_servers(path).unwrap_or_default(),
-            Some(AgentSource::Loaded(agent)) => agent.mcp_servers.clone(),
-            // The built-in agents declare no MCP servers.
-            Some(AgentSource::Builtin(_)) | None => Vec::new(),
-        };
-        // A repository's own servers run only once the user trusted its file.
-        qilin_mcp::check_trust(self.runtime.trust_file(), &mcp_servers)?;
-        let mut notes = Vec::new();
-        let mcp = McpConnections::start(&mcp_servers).await;
-        let (mcp_snapshots, listed_notes) = mcp.snapshots().await;
-        notes.extend(listed_notes);
-        let found = discover_skills_with(
-            &workspace,
-            &self.skill_dirs,
-            generated_skills(&mcp_snapshots),
-        )?;
-        let skills = Arc::new(found.skills.clone());
-        let mut diagnostics = Vec::new();
-        let sandbox = self.runtime.code_sandbox();
-        let builtin = matches!(self.agent, Some(AgentSource::Builtin(_)));
-        let mut agent = match self.agent {
-            Some(AgentSource::File(path)) => {
-                let mut checking =
-                    full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
-                checking.extend(&app_tools)?;
-                mcp.register(&mut checking, &mcp_snapshots)?;
-                let loaded = AgentFile::load(&path, &skills, &checking)?;
-                diagnostics.extend(loaded.warnings);
-                loaded.value
-            }
-            Some(AgentSource::Loaded(agent)) => *agent,
-            Some(AgentSource::Builtin(name)) => {
-                let text = crate::builtin_agent(&name).ok_or_else(|| {
-                    RuntimeError::Model(format!(
-                        "no built-in agent is named `{name}`; the built-in agents are: {}",
-                        crate::builtin_agents().collect::<Vec<_>>().join(", ")
-                    ))
-                })?;
-                let mut checking =
-                    full_registry(Arc::clone(&skills), sandbox.code_mode(Default::default()));
-                checking.extend(&app_tools)?;
-                let path = crate::builtin::builtin_agent_path(&name);
-                let loaded = AgentFile::from_text(&path, text, &skills, &checking)?;
-                diagnostics.extend(loaded.warnings);
-                loaded.value
-            }
-            None => {
-                return Err(RuntimeError::Model(
-                    "the session has no agent: give it an agent file".to_string(),
-                ));
-            }
-        };
-        add_server_skills(&mut agent, &skills, &mcp_snapshots);
-        let concerning = found.diagnostics_for(&agent);
-        diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());
-        if concerning.others > 0 {
-            notes.push(format!(
-                "{} more skill finding(s) not shown, as this agent does not need those skills; \
-                 a check of the workspace lists every finding",
-                concerning.others
-            ));
-        }
-        let code_mode = agent
-            .code_mode
-            .then(|| sandbox.code_mode(agent.limits.code));
         let context = match &self.resumed {
             Some(resumed) => resumed.context.clone(),
             None => self
                 .project_context
                 .then(|| crate::project_context(&workspace)),
         };
-        let mounted = mount_tools(
-            &agent,
-            &skills,
-            &app_tools,
-            code_mode.clone(),
-            context.as_ref(),
-            &mcp,
-            &mcp_snapshots,
-        )?;
-        notes.extend(mounted.notes);
+        let mounted = mount(MountRequest {
+            workspace: &workspace,
+            agent,
+            skill_dirs: &self.skill_dirs,
+            app_tools,
+            sandbox: self.runtime.code_sandbox(),
+            trust: self.runtime.trust_file(),
+            context,
+        })
+        .await?;
+        self.workspace = workspace;
+        Ok((mounted, self))
+    }
+
+    /// Loads the agent, assembles its prompt and tools, and starts the session: a new one gets
+    /// its row in the store and its `session.started`; a resumed one continues its log.
+    pub async fn build(self) -> Result<SessionHandle, RuntimeError> {
+        let (mounted, this) = self.mount().await?;
+        let MountedAgent {
+            agent,
+            builtin,
+            recorded_file,
+            tools: mounted_tools,
+            remount,
+            diagnostics,
+            mut notes,
+        } = mounted;
+        let workspace = this.workspace;
         let protection = session_protection(&agent, &workspace);
         let sandbox = Sandbox::start(
-            agent.sandbox.clone().opted_out(self.no_sandbox),
-            self.runtime.sandbox_helper().clone(),
+            agent.sandbox.clone().opted_out(this.no_sandbox),
+            this.runtime.sandbox_helper().clone(),
         )?
         .with_protection(protection.clone());
         notes.extend(sandbox.warning());
-        let mut services = self.services;
+        let mut services = this.services;
         services.insert(Arc::new(sandbox));
         services.insert(Arc::new(qilin_tools::FileAccess { protection }));
-        let (provider, model_name, model_label) = match self.model {
+        let (provider, model_name, model_label) = match this.model {
             Some(ModelChoice::Provider {
                 provider,
                 model,
                 label,
             }) => (provider, model, label),
             Some(ModelChoice::Spec(spec)) => select(&spec)?,
-            None => match (&agent.model, self.default_model) {
+            None => match (&agent.model, this.default_model) {
                 (Some(spec), _) => select(spec)?,
                 (None, Some(ModelChoice::Spec(spec))) => select(&spec)?,
                 (
@@ -403,18 +398,20 @@ impl SessionBuilder {
                 }
             },
         };
-        let agent_hash = match builtin {
-            true => None,
-            false => agent_file_hash(&agent.path).ok(),
-        };
-        let store = Arc::clone(self.runtime.store());
+        let agent_hash = recorded_file
+            .as_deref()
+            .and_then(|path| agent_file_hash(path).ok());
+        let store = Arc::clone(this.runtime.store());
 
-        let id = match (&self.resumed, self.id) {
+        let id = match (&this.resumed, this.id) {
             (Some(resumed), _) => resumed.id.clone(),
             (None, Some(id)) => id,
             (None, None) => new_session_id(),
         };
-        let data_dir = workspace.join(".qilin").join("sessions").join(&id);
+        let data_dir = match this.data_dir {
+            Some(dir) => dir,
+            None => workspace.join(".qilin").join("sessions").join(&id),
+        };
         private_folder(&data_dir).map_err(|source| RuntimeError::Io {
             what: format!("creating the session folder {}", data_dir.display()),
             source,
@@ -424,22 +421,22 @@ impl SessionBuilder {
             protocol_version: PROTOCOL_VERSION,
             agent: AgentInfo {
                 name: agent.name.clone(),
-                file: (!builtin).then(|| agent.path.display().to_string()),
+                file: recorded_file.map(|path| path.display().to_string()),
                 file_hash: agent_hash.clone(),
                 builtin,
             },
             model: model_label,
             workspace: workspace.display().to_string(),
-            context,
+            context: remount.context().cloned(),
         };
-        let requests = match self.attended {
+        let requests = match this.attended {
             true => Requests::attended(),
             false => Requests::unattended(),
         };
         let mut session = Session::new(&id, &workspace, &data_dir)
             .with_services(services)
             .with_requests(requests);
-        let stored = match self.resumed {
+        let stored = match this.resumed {
             Some(resumed) => {
                 session = session.continuing_after(resumed.events.last().map_or(0, |e| e.seq));
                 resumed.events
@@ -493,33 +490,23 @@ impl SessionBuilder {
         );
         let reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
         let config = ExecConfig {
-            timeout: self.call_timeout,
+            timeout: this.call_timeout,
             ..ExecConfig::default()
         };
         let executor = Executor::with_mounts(
-            Arc::new(mounted.registry),
+            Arc::new(mounted_tools.registry),
             Arc::clone(&session),
             Arc::clone(&reviewer),
             config.clone(),
-            mounted.mounts,
+            mounted_tools.mounts,
         );
-        let remount = (!mcp.is_empty()).then(|| {
-            Arc::new(Remount {
-                agent: agent.clone(),
-                app_tools,
-                code_mode,
-                context: started.context.clone(),
-                workspace: workspace.clone(),
-                skill_dirs: self.skill_dirs.clone(),
-                reviewer,
-                config,
-                session: Arc::clone(&session),
-                mcp: mcp.clone(),
-            })
-        });
+        let mcp = remount.mcp.clone();
+        let remount = remount
+            .into_remount(Arc::clone(&session), reviewer, config)
+            .map(Arc::new);
         let agent_loop = Agent::resume(
             provider,
-            mounted.prompt,
+            mounted_tools.prompt,
             executor,
             LoopSettings {
                 model: model_name,
@@ -556,126 +543,15 @@ impl SessionBuilder {
     }
 }
 
-/// A session's tools as mounted: the registry, the prompt the model sees and which tools each
-/// entry may call, with notes for the user.
-struct MountedTools {
-    registry: ToolRegistry,
-    prompt: AgentPrompt,
-    mounts: Mounts,
-    notes: Vec<String>,
-}
-
-/// Mounts `agent`'s tools: the built-ins, `skill` over `skills`, `run_code` when `code_mode`
-/// is given, the application's `app_tools`, and the MCP tools of `snapshots` (code-mode-only,
-/// but for each server's `direct` ones, which join the tools list).
-fn mount_tools(
-    agent: &AgentFile,
-    skills: &SkillSet,
-    app_tools: &ToolRegistry,
-    code_mode: Option<CodeMode>,
-    context: Option<&SessionContext>,
-    mcp: &McpConnections,
-    snapshots: &[ServerSnapshot],
-) -> Result<MountedTools, RuntimeError> {
-    let mut notes = Vec::new();
-    let mut registry = agent_registry(agent, skills, code_mode)?;
-    registry.extend(app_tools)?;
-    let mcp_tools = mcp.register(&mut registry, snapshots)?;
-    notes.extend(mcp_tools.warnings);
-    let mut prompt =
-        assemble_prompt_in(agent, skills, &registry, context).map_err(RuntimeError::Prompt)?;
-    add_direct_tools(&mut prompt.tools, &registry, &mcp_tools.direct);
-    if !agent.code_mode && snapshots.iter().any(|s| !s.tools.is_empty()) {
-        notes.push(
-            "the agent's MCP tools are code-mode-only (but those under `direct`), and its \
-             `code_mode` is off: turn it on so the model can call them from `run_code`"
-                .to_string(),
-        );
-    }
-    notes.extend(prompt.catalog.note());
-    let code_tools: Vec<String> = match agent.code_mode {
-        true => registry
-            .names()
-            .filter(|name| {
-                // A code-only agent reads its skills from code, whatever `code_tools` says.
-                *name != RUN_CODE_TOOL
-                    && (agent.code_tools.allows(name) || (*name == SKILL_TOOL && agent.code_only()))
-            })
-            .map(str::to_string)
-            .collect(),
-        false => Vec::new(),
-    };
-    let mounts = Mounts::new(
-        prompt.tools.iter().map(|tool| tool.name.clone()),
-        code_tools,
-    );
-    Ok(MountedTools {
-        registry,
-        prompt: AgentPrompt {
-            system: prompt.system,
-            tools: prompt.tools,
-        },
-        mounts,
-        notes,
-    })
-}
-
-/// What a session's tools are made from, kept to make them again when an MCP server says its
-/// tool list changed (or was started again): the new tools and the regenerated skills reach
-/// the model from the next turn on.
-struct Remount {
-    agent: AgentFile,
-    /// The application's tools, the runtime's and the session's.
-    app_tools: ToolRegistry,
-    code_mode: Option<CodeMode>,
-    /// The project context the session's prompt was made with.
-    context: Option<SessionContext>,
-    workspace: PathBuf,
-    skill_dirs: Vec<PathBuf>,
-    reviewer: Arc<dyn Reviewer>,
-    config: ExecConfig,
-    session: Arc<Session>,
-    mcp: McpConnections,
-}
-
-impl Remount {
-    /// Tries the servers due for another start, and makes the tools again when a server's tool
-    /// list changed (or it came up); returns whether it did.
-    async fn refresh(&self, agent: &Agent) -> Result<bool, RuntimeError> {
-        self.mcp.restart_due().await;
-        if !self.mcp.take_changed() {
-            return Ok(false);
-        }
-        self.run(agent).await?;
-        Ok(true)
-    }
-
-    async fn run(&self, agent: &Agent) -> Result<(), RuntimeError> {
-        let (snapshots, _) = self.mcp.snapshots().await;
-        let found = discover_skills_with(
-            &self.workspace,
-            &self.skill_dirs,
-            generated_skills(&snapshots),
-        )?;
-        let mounted = mount_tools(
-            &self.agent,
-            &found.skills,
-            &self.app_tools,
-            self.code_mode.clone(),
-            self.context.as_ref(),
-            &self.mcp,
-            &snapshots,
-        )?;
-        let executor = Executor::with_mounts(
-            Arc::new(mounted.registry),
-            Arc::clone(&self.session),
-            Arc::clone(&self.reviewer),
-            self.config.clone(),
-            mounted.mounts,
-        );
-        agent.replace_tools(mounted.prompt, executor);
-        Ok(())
-    }
+/// The prompt a session would send its model, from [`SessionBuilder::prompt`].
+#[derive(Debug, Clone)]
+pub struct SessionPrompt {
+    /// The system prompt and the tools list, exactly as the provider receives them.
+    pub prompt: AgentPrompt,
+    /// Findings about the agent file and the skills it uses (warnings; errors fail the mount).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Notes for the user: MCP servers down, skill findings not shown, what to turn on.
+    pub notes: Vec<String>,
 }
 
 fn select(spec: &str) -> Result<(Arc<dyn ModelProvider>, String, String), RuntimeError> {

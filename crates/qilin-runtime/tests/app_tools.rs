@@ -387,11 +387,11 @@ fn check_fails_a_dual_active_app_tool_with_an_undescribed_field() {
     let f = support::fixture("name: clerk\ninstructions: Stamp.\ntools: [stamp]\n");
     let mut tools = ToolRegistry::new();
     tools.register(Stamp).unwrap();
-    let report = qilin_runtime::check(&tools, f.workspace()).unwrap();
+    let report = qilin_runtime::check(&tools, &[f.workspace()]).unwrap();
     assert!(!report.fails(false), "{:#?}", report.findings);
 
     tools.register(Book).unwrap();
-    let report = qilin_runtime::check(&tools, f.workspace()).unwrap();
+    let report = qilin_runtime::check(&tools, &[f.workspace()]).unwrap();
     assert!(report.fails(false));
     let [finding] = report.findings.as_slice() else {
         panic!("one finding: {:#?}", report.findings);
@@ -408,7 +408,7 @@ fn check_fails_a_dual_active_app_tool_with_an_undescribed_field() {
         finding.location
     );
     // A path that is neither a workspace, a skill nor an agent file is refused by name.
-    let missing = qilin_runtime::check(&tools, &f.workspace().join("nowhere"));
+    let missing = qilin_runtime::check(&tools, &[f.workspace().join("nowhere")]);
     assert!(
         matches!(&missing, Err(RuntimeError::CheckTarget(_))),
         "{:?}",

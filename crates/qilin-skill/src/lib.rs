@@ -41,7 +41,8 @@ pub use generated::{GENERATED_ROOT, GeneratedSkills};
 pub use limits::Limits;
 pub use mcp::{
     DEFAULT_MCP_STARTUP, MAX_SERVER_NAME_CHARS, MCP_WORKSPACE_FILE, McpServer, McpServerConfig,
-    McpTransport, RawMcpServers, declared_mcp_servers, mcp_skill_name, workspace_mcp_servers,
+    McpTransport, RawMcpServers, declared_mcp_servers, declared_mcp_servers_in, mcp_skill_name,
+    workspace_mcp_servers,
 };
 pub use prompt::{
     AssembledPrompt, CatalogSummary, PromptError, RUN_CODE_TOOL, SHORT_DESCRIPTION_CHARS,

@@ -378,12 +378,21 @@ pub fn declared_mcp_servers(agent_file: &Path) -> Result<Vec<McpServer>, Vec<Dia
             format!("the agent file could not be read: {err}"),
         )]
     })?;
+    declared_mcp_servers_in(agent_file, &text)
+}
+
+/// As [`declared_mcp_servers`], for an agent file's `text` (named `agent_file` in findings;
+/// its `mcp_servers` are found as that file's would be).
+pub fn declared_mcp_servers_in(
+    agent_file: &Path,
+    text: &str,
+) -> Result<Vec<McpServer>, Vec<Diagnostic>> {
     let source = Source {
         path: agent_file,
-        text: &text,
+        text,
         line_offset: 0,
     };
-    let deserializer = serde_yaml_ng::Deserializer::from_str(&text);
+    let deserializer = serde_yaml_ng::Deserializer::from_str(text);
     let raw = RawAgentServers::deserialize(deserializer).unwrap_or_default();
     let mut errors = Vec::new();
     let servers = agent_mcp_servers(&raw.mcp_servers, &source, &mut errors);

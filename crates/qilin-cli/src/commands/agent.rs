@@ -1,13 +1,13 @@
-//! `qilin agent prompt`: exactly what a provider would receive for an agent file.
+//! `qilin agent prompt`: exactly what a provider receives for an agent file — the system
+//! prompt and the tools list a session of it sends, mounted as the session mounts them.
 
-use crate::commands::skills::{SkillSources, report, report_for_agent};
-use crate::commands::worker_sandbox;
-use anyhow::Result;
+use crate::commands::skills::{SkillSources, report};
+use crate::commands::{runtime_error, worker_sandbox};
+use anyhow::{Context, Result};
 use clap::Subcommand;
-use qilin_codemode::CodeLimits;
-use qilin_mcp::{add_direct_tools, add_server_skills, register_server_tools};
-use qilin_runtime::{full_registry, workspace_of};
-use qilin_skill::{Agent, assemble_prompt, declared_mcp_servers};
+use qilin_runtime::{Runtime, workspace_of};
+use qilin_store::MemoryStore;
+use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// The `agent` subcommands.
 #[derive(Subcommand)]
 pub enum AgentCommand {
-    /// Print the system prompt, then the tools list as JSON, for an agent file.
+    /// Print the system prompt, then the tools list as JSON, for an agent file: byte for byte
+    /// what a session of it sends the model (project context included).
     Prompt {
         /// The `.agent` file.
         file: PathBuf,
@@ -27,6 +28,13 @@ pub enum AgentCommand {
     },
 }
 
+/// The prompt as `--json` prints it.
+#[derive(Serialize)]
+struct PromptJson<'a> {
+    system: &'a str,
+    tools: &'a [qilin_tool::DirectDefinition],
+}
+
 /// Runs an `agent` subcommand. The exit status is the agent's: 0 when it loads, whatever is
 /// wrong with skills it does not use (their findings are counted, and `qilin check` lists
 /// them).
@@ -36,52 +44,30 @@ pub fn run(command: AgentCommand) -> Result<ExitCode> {
         json,
         sources,
     } = command;
-    // The agent's MCP servers as last listed in the workspace: their tools and generated
-    // skills, as a session would mount them.
-    let servers = declared_mcp_servers(&file).unwrap_or_default();
-    let (found, snapshots) = sources.discover_with_servers(&workspace_of(&file), |name| {
-        servers.iter().any(|server| server.name == name)
-    })?;
-    let mut registry = full_registry(
-        Arc::new(found.skills.clone()),
-        worker_sandbox()?.code_mode(CodeLimits::default()),
-    );
-    let mut direct = Vec::new();
-    for snapshot in &snapshots {
-        let declared = servers.iter().find(|s| s.name == snapshot.server);
-        let mounted = register_server_tools(
-            &mut registry,
-            snapshot,
-            None,
-            declared.map_or(&[][..], |s| &s.direct[..]),
-        )?;
-        direct.extend(mounted.direct);
+    let fallback = workspace_of(&file);
+    let workspace = sources.folders(&fallback)?;
+    // Nothing is stored: the session is mounted, not started.
+    let runtime = crate::trust::trusting(Runtime::new(
+        Arc::new(MemoryStore::new()),
+        worker_sandbox()?,
+    ));
+    let mut builder = runtime.session(workspace).agent_file(&file);
+    for dir in &sources.skills {
+        builder = builder.skill_dir(dir);
     }
-    let loaded = match Agent::load(&file, &found.skills, &registry) {
-        Ok(loaded) => loaded,
-        Err(err) => {
-            let skill_errors: Vec<_> = found
-                .diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .cloned()
-                .collect();
-            report(&skill_errors);
-            return Err(err.into());
-        }
-    };
-    report(&loaded.warnings);
-    let mut agent = loaded.value;
-    add_server_skills(&mut agent, &found.skills, &snapshots);
-    report_for_agent(&found, &agent);
-    let mut prompt = assemble_prompt(&agent, &found.skills, &registry)?;
-    add_direct_tools(&mut prompt.tools, &registry, &direct);
-    if let Some(note) = prompt.catalog.note() {
+    let tokio = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let mounted = tokio.block_on(builder.prompt()).map_err(runtime_error)?;
+    report(&mounted.diagnostics);
+    for note in &mounted.notes {
         eprintln!("note: {note}");
     }
+    let prompt = &mounted.prompt;
     let mut out = String::new();
     if json {
-        out.push_str(&serde_json::to_string_pretty(&prompt)?);
+        out.push_str(&serde_json::to_string_pretty(&PromptJson {
+            system: &prompt.system,
+            tools: &prompt.tools,
+        })?);
     } else {
         out.push_str(&prompt.system);
         out.push_str("\n--- tools ---\n");

@@ -2,10 +2,8 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use qilin_check::{Target, check, render_json, render_text};
-use qilin_mcp::{ServerSnapshot, generated_skills, register_server_tools, workspace_snapshots};
-use qilin_runtime::{builtin_skills_root, check_registry, workspace_of};
-use qilin_skill::SkillRoot;
+use qilin_check::{render_json, render_text};
+use qilin_tool::ToolRegistry;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,41 +38,10 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     } else {
         args.paths
     };
-    // The MCP servers' tools as last listed in each workspace (`.qilin/mcp/*.json`), with the
-    // skills generated for them: checked as the sessions will see them.
-    let mut snapshots: Vec<ServerSnapshot> = Vec::new();
-    for path in &paths {
-        let workspace = if path.is_dir() {
-            path.clone()
-        } else {
-            workspace_of(path)
-        };
-        let (found, errors) = workspace_snapshots(&workspace);
-        for error in errors {
-            eprintln!("warning: {error}");
-        }
-        for snapshot in found {
-            if !snapshots.iter().any(|s| s.server == snapshot.server) {
-                snapshots.push(snapshot);
-            }
-        }
+    let mut report = qilin_runtime::check(&ToolRegistry::new(), &paths)?;
+    for note in &report.notes {
+        eprintln!("warning: {note}");
     }
-    let mut builtin = Vec::new();
-    if !snapshots.is_empty() {
-        builtin.push(SkillRoot::generated(generated_skills(&snapshots)));
-    }
-    builtin.push(builtin_skills_root());
-    let targets = paths
-        .iter()
-        .map(|path| Target::from_path(path, &builtin))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut registry = check_registry();
-    for snapshot in &snapshots {
-        if let Err(error) = register_server_tools(&mut registry, snapshot, None, &[]) {
-            eprintln!("warning: {error}");
-        }
-    }
-    let mut report = check(&registry, &targets);
     let deny_warnings = args.strict || args.deny.contains(&Deny::Warnings);
     if deny_warnings {
         report.deny_warnings();

@@ -1,14 +1,13 @@
 //! `qilin code run`: run a Python script against the built-in tools of a workspace, the way
 //! `run_code` runs a model's code; and the hidden worker entry the sandbox pool starts.
 
-use crate::commands::{sandbox_helper, worker_sandbox};
+use crate::commands::{runtime_error, sandbox_helper, worker_sandbox};
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use qilin_codemode::CodeLimits;
 use qilin_protocol::{CallStatus, EventBody, ToolResultEvent};
-use qilin_runtime::{discover_skills, full_registry};
-use qilin_sandbox::Sandbox;
-use qilin_tool::{CallOutcome, Caller, Executor, Session, ToolCall};
+use qilin_runtime::{ModelChoice, Runtime, TOOLS_AGENT};
+use qilin_store::MemoryStore;
+use qilin_tool::{CallOutcome, Caller, ToolCall};
 use serde::Serialize;
 use std::io::Read;
 use std::path::PathBuf;
@@ -155,23 +154,28 @@ fn read_script(file: &str) -> Result<String> {
     std::fs::read_to_string(file).with_context(|| format!("cannot read the script {file}"))
 }
 
+/// Runs `code` as the `run_code` call of a session of the built-in `tools` agent — no model,
+/// nothing stored, its files in `data_dir` — and gathers the results of the calls it made.
 async fn run_script(
     code: String,
     workspace: PathBuf,
     data_dir: PathBuf,
 ) -> Result<(CallOutcome, Vec<NestedCall>)> {
-    let found = discover_skills(&workspace, &[])?;
-    let registry = full_registry(
-        Arc::new(found.skills),
-        worker_sandbox()?.code_mode(CodeLimits::default()),
-    );
-    let mut services = qilin_tools::session_services();
-    match sandbox_helper().and_then(|helper| Ok(Sandbox::start(Default::default(), helper)?)) {
-        Ok(sandbox) => services.insert(Arc::new(sandbox)),
-        Err(err) => eprintln!("note: bash calls will fail: {err:#}"),
+    let runtime = Runtime::new(Arc::new(MemoryStore::new()), worker_sandbox()?)
+        .with_sandbox_helper(sandbox_helper()?);
+    let handle = runtime
+        .session(&workspace)
+        .builtin_agent(TOOLS_AGENT)
+        .model(ModelChoice::none())
+        .project_context(false)
+        .data_dir(data_dir)
+        .build()
+        .await
+        .map_err(runtime_error)?;
+    for note in handle.notes() {
+        eprintln!("note: {note}");
     }
-    let session = Session::new("code-run", workspace, data_dir).with_services(services);
-    let executor = Executor::new(Arc::new(registry), Arc::new(session));
+    let executor = handle.executor();
     let mut events = executor.session().events().subscribe();
     let call = ToolCall {
         call_id: CALL_ID.into(),
@@ -187,6 +191,7 @@ async fn run_script(
             calls.push(nested(result));
         }
     }
+    handle.close().await.map_err(runtime_error)?;
     Ok((outcome, calls))
 }
 

@@ -9,7 +9,7 @@ use qilin_mcp::{
     McpClient, STUBS_FILE, ServedSession, ServedTools, ServerSnapshot, describe, generate_skill,
     serve_stdio, tool_wire_name,
 };
-use qilin_runtime::{ModelChoice, Runtime, SessionHandle};
+use qilin_runtime::{ModelChoice, Runtime, SessionHandle, TOOLS_AGENT};
 use qilin_skill::{
     MCP_WORKSPACE_FILE, McpServer, McpTransport, SKILL_FILE, declared_mcp_servers,
     workspace_mcp_servers,
@@ -312,23 +312,13 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     let runtime = crate::trust::trusting(
         Runtime::new(store, super::worker_sandbox()?).with_sandbox_helper(super::sandbox_helper()?),
     );
-    let builder = runtime.session(&workspace).model(ModelChoice::Provider {
-        provider: Arc::new(qilin_mcp::NoModel),
-        model: "none".to_string(),
-        label: "mcp-host".to_string(),
-    });
-    // Without an agent file, one mounting every dual-active built-in tool, with code mode,
-    // written aside for the time the server runs.
-    let aside = tempfile::tempdir()?;
-    let agent = match &args.agent {
-        Some(agent) => agent.clone(),
-        None => {
-            let path = aside.path().join("served.agent");
-            std::fs::write(&path, served_agent())?;
-            path
-        }
+    // Without an agent file, the built-in one mounting every dual-active tool, with code mode.
+    let builder = runtime.session(&workspace).model(ModelChoice::none());
+    let builder = match &args.agent {
+        Some(agent) => builder.agent_file(agent),
+        None => builder.builtin_agent(TOOLS_AGENT),
     };
-    let handle = builder.agent_file(agent).build().await?;
+    let handle = builder.build().await.map_err(super::runtime_error)?;
     for note in handle.notes() {
         eprintln!("note: {note}");
     }
@@ -398,18 +388,4 @@ fn trust(workspace: Option<PathBuf>) -> Result<ExitCode> {
         println!("  {}", visible(&describe(server)));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// An agent file mounting every dual-active built-in tool, with code mode on.
-fn served_agent() -> String {
-    let registry = qilin_runtime::builtin_registry();
-    let direct: Vec<&str> = registry
-        .list()
-        .filter(|tool| tool.direct_definition().is_some())
-        .map(|tool| tool.name())
-        .collect();
-    format!(
-        "name: qilin\ninstructions: Qilin's tools, served over MCP.\ncode_mode: true\ntools: [{}]\n",
-        direct.join(", ")
-    )
 }

@@ -2,9 +2,9 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use qilin_mcp::{ServerSnapshot, generated_skills, workspace_snapshots};
+use qilin_mcp::{generated_skills, workspace_snapshots};
 use qilin_runtime::discover_skills_with;
-use qilin_skill::{Agent, Diagnostic, SkillDiscovery};
+use qilin_skill::{Diagnostic, SkillDiscovery};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,16 +27,21 @@ impl SkillSources {
     /// the skills generated for the workspace's MCP servers (from their last listing,
     /// `.qilin/mcp/*.json`) among them.
     pub fn discover(&self, fallback: &Path) -> Result<SkillDiscovery> {
-        Ok(self.discover_with_servers(fallback, |_| true)?.0)
+        let workspace = self.folders(fallback)?;
+        let (snapshots, errors) = workspace_snapshots(workspace);
+        for error in errors {
+            eprintln!("warning: {error}");
+        }
+        Ok(discover_skills_with(
+            workspace,
+            &self.skills,
+            generated_skills(&snapshots),
+        )?)
     }
 
-    /// As [`SkillSources::discover`], with only the generated skills of the servers `keep`
-    /// accepts (by name), and their last listings.
-    pub fn discover_with_servers(
-        &self,
-        fallback: &Path,
-        keep: impl Fn(&str) -> bool,
-    ) -> Result<(SkillDiscovery, Vec<ServerSnapshot>)> {
+    /// The workspace (`fallback` when `--workspace` is absent), once it and every `--skills`
+    /// folder are found to be folders.
+    pub fn folders<'a>(&'a self, fallback: &'a Path) -> Result<&'a Path> {
         let workspace = self.workspace.as_deref().unwrap_or(fallback);
         anyhow::ensure!(
             workspace.is_dir(),
@@ -50,13 +55,7 @@ impl SkillSources {
                 dir.display()
             );
         }
-        let (mut snapshots, errors) = workspace_snapshots(workspace);
-        for error in errors {
-            eprintln!("warning: {error}");
-        }
-        snapshots.retain(|snapshot| keep(&snapshot.server));
-        let found = discover_skills_with(workspace, &self.skills, generated_skills(&snapshots))?;
-        Ok((found, snapshots))
+        Ok(workspace)
     }
 }
 
@@ -98,28 +97,6 @@ pub fn report(diagnostics: &[Diagnostic]) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-/// Prints to stderr the skill diagnostics that concern `agent` (those of the skills it names,
-/// and errors of skills it could read) and a count of the others with a pointer to
-/// `qilin check`.
-pub fn report_for_agent(found: &SkillDiscovery, agent: &Agent) {
-    let picked = found.diagnostics_for(agent);
-    for diagnostic in &picked.relevant {
-        eprintln!("{diagnostic}");
-    }
-    if picked.others > 0 {
-        let (noun, verb) = match picked.others {
-            1 => ("finding", "is"),
-            _ => ("findings", "are"),
-        };
-        eprintln!(
-            "note: {} more skill {noun} {verb} not shown here, as this agent does not need \
-             {}; `qilin check` lists every finding",
-            picked.others,
-            if picked.others == 1 { "it" } else { "them" },
-        );
     }
 }
 

@@ -1,15 +1,10 @@
 //! `qilin tools list`, `qilin tools show` and `qilin tools stubs`.
 
-use crate::commands::worker_sandbox;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use qilin_codemode::CodeLimits;
-use qilin_runtime::full_registry;
-use qilin_skill::SkillSet;
 use qilin_tool::ToolRegistry;
 use serde::Serialize;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// The `tools` subcommands.
 #[derive(Subcommand)]
@@ -55,10 +50,7 @@ fn first_sentence(description: &str) -> String {
 
 /// Runs a `tools` subcommand against the built-in registry.
 pub fn run(command: ToolsCommand) -> Result<ExitCode> {
-    let registry = full_registry(
-        Arc::new(SkillSet::new()),
-        worker_sandbox()?.code_mode(CodeLimits::default()),
-    );
+    let registry = qilin_runtime::tool_catalog();
     let mut out = String::new();
     match command {
         ToolsCommand::List { json } => list(&registry, json, &mut out)?,
