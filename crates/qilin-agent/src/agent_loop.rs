@@ -9,12 +9,18 @@ use futures_util::StreamExt;
 use qilin_model::{
     Message, ModelEvent, ModelProvider, ModelRequest, Reasoning, ReasoningSetting, StopReason,
 };
-use qilin_protocol::{ErrorCode, Event, EventBody, FinishReason, ToolPreparingEvent, Usage};
-use qilin_tool::{CallOutcome, Caller, DirectDefinition, Executor, ToolEffect, ToolError};
+use qilin_protocol::{
+    CallPresentation, ErrorCode, Event, EventBody, FinishReason, ToolPreparingEvent, Usage,
+};
+use qilin_tool::{
+    CallOutcome, Caller, DirectDefinition, Executor, ToolEffect, ToolError, ToolRegistry,
+};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -97,6 +103,37 @@ struct StepCall {
     /// The model finished the call's arguments.
     ended: bool,
     running: Option<JoinHandle<CallOutcome>>,
+    /// When the streaming arguments were last presented, and what that gave.
+    presented: Option<(Instant, Option<CallPresentation>)>,
+}
+
+/// Arguments up to this many bytes are presented again at every piece that streams in.
+const SHORT_ARGUMENTS: usize = 4096;
+/// How often, at most, a call whose arguments are longer is presented again as they stream.
+const PRESENT_LONG_ARGUMENTS_EVERY: Duration = Duration::from_millis(200);
+
+impl StepCall {
+    /// The presentation to send with the arguments streamed so far: the tool's, when it is
+    /// due (every piece while the arguments are short, then at most every
+    /// [`PRESENT_LONG_ARGUMENTS_EVERY`]) and differs from the last one sent.
+    fn presentation_due(&mut self, registry: &ToolRegistry) -> Option<CallPresentation> {
+        let due = self.arguments.len() <= SHORT_ARGUMENTS
+            || self
+                .presented
+                .as_ref()
+                .is_none_or(|(at, _)| at.elapsed() >= PRESENT_LONG_ARGUMENTS_EVERY);
+        if !due {
+            return None;
+        }
+        let now = registry
+            .get(&self.name)
+            .and_then(|tool| tool.present_partial(&self.arguments));
+        let last = self.presented.replace((Instant::now(), now.clone()));
+        match last {
+            Some((_, sent)) if sent == now => None,
+            _ => now,
+        }
+    }
 }
 
 /// Keeps the calls of one step in the model's order where order matters, as a read/write
@@ -332,13 +369,19 @@ impl Agent {
                     });
                 }
                 Some(Ok(ModelEvent::ToolCallStart { id, name })) => {
-                    self.emit(preparing(&id, &name, String::new()));
+                    self.emit(EventBody::ToolPreparing(ToolPreparingEvent {
+                        call_id: id.clone(),
+                        tool_name: name.clone(),
+                        arguments_delta: String::new(),
+                        presentation: None,
+                    }));
                     calls.push(StepCall {
                         id,
                         name,
                         arguments: String::new(),
                         ended: false,
                         running: None,
+                        presented: None,
                     });
                 }
                 Some(Ok(ModelEvent::ToolCallDelta {
@@ -347,7 +390,13 @@ impl Agent {
                 })) => {
                     if let Some(call) = calls.iter_mut().find(|c| c.id == id) {
                         call.arguments.push_str(&arguments_delta);
-                        self.emit(preparing(&call.id, &call.name, arguments_delta));
+                        let presentation = call.presentation_due(mounted.executor.registry());
+                        self.emit(EventBody::ToolPreparing(ToolPreparingEvent {
+                            call_id: call.id.clone(),
+                            tool_name: call.name.clone(),
+                            arguments_delta,
+                            presentation,
+                        }));
                     }
                 }
                 Some(Ok(ModelEvent::ToolCallEnd { id })) => {
@@ -540,14 +589,6 @@ enum StepEnd {
 fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
     let text = if text.trim().is_empty() { "{}" } else { text };
     serde_json::from_str(text)
-}
-
-fn preparing(call_id: &str, tool_name: &str, delta: String) -> EventBody {
-    EventBody::ToolPreparing(ToolPreparingEvent {
-        call_id: call_id.to_string(),
-        tool_name: tool_name.to_string(),
-        arguments_delta: delta,
-    })
 }
 
 fn add_usage(total: &mut Usage, step: Usage) {

@@ -392,3 +392,43 @@ turns:
     };
     assert_eq!(*reason, FinishReason::Interrupted);
 }
+
+#[tokio::test]
+async fn a_call_is_named_while_its_arguments_stream_and_each_name_is_sent_once() {
+    let mut f = fixture(
+        r#"
+turns:
+  - calls:
+      - tool: meet
+        args: {name: "Ada Lovelace of the Analytical Engine"}
+  - say: "Met."
+"#,
+        10,
+    );
+    f.agent.run_turn("meet", CancellationToken::new()).await;
+    let events = drain(&mut f.events);
+    let mut named = Vec::new();
+    let mut started = false;
+    for event in &events {
+        match &event.body {
+            EventBody::ToolPreparing(preparing) => {
+                assert!(!started, "presented after the call started");
+                named.extend(preparing.presentation.clone());
+            }
+            EventBody::ToolStart(_) => started = true,
+            _ => {}
+        }
+    }
+    // The name grows as the arguments stream, each presentation sent once.
+    assert!(named.len() >= 2, "{named:?}");
+    assert!(named.windows(2).all(|pair| pair[0] != pair[1]), "{named:?}");
+    assert!(named.iter().all(|p| p.action == "Meet"), "{named:?}");
+    let last = named.last().unwrap();
+    assert_eq!(last.remark, "Ada Lovelace of the Analytical Engine");
+    // The tree names the call from the last one.
+    let tree = ConversationTree::from_events(&events);
+    assert_eq!(
+        tree.call("call_1").unwrap().presentation.as_ref(),
+        Some(last)
+    );
+}

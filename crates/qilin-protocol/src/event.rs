@@ -292,6 +292,12 @@ pub struct ToolPreparingEvent {
     pub tool_name: String,
     /// Argument text appended since the previous `tool.preparing` of this call.
     pub arguments_delta: String,
+    /// How the tool presents the call from the arguments streamed so far, when that changed
+    /// since the last one sent: sent at most every few hundred milliseconds once the
+    /// arguments are long, so every client can name a call while the model writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub presentation: Option<CallPresentation>,
 }
 
 /// The `tool.start` event: the call passed its checks' entry and is dispatched.

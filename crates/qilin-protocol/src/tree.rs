@@ -95,7 +95,8 @@ pub struct ToolNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub arguments: Option<Value>,
-    /// The card's header, once dispatched.
+    /// The card's header: while the arguments stream, as the tool presents them so far; once
+    /// dispatched, as it presents the final ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub presentation: Option<CallPresentation>,
@@ -400,10 +401,13 @@ impl ConversationTree {
             );
             self.insert(node);
         }
-        if let Some(node) = self.node_mut(&preparing.call_id)
-            && node.preparing_at.is_none()
-        {
-            node.preparing_at = Some(time.to_string());
+        if let Some(node) = self.node_mut(&preparing.call_id) {
+            if node.preparing_at.is_none() {
+                node.preparing_at = Some(time.to_string());
+            }
+            if let Some(presentation) = &preparing.presentation {
+                node.presentation = Some(presentation.clone());
+            }
         }
         self.preparing_arguments
             .entry(preparing.call_id.clone())

@@ -17,6 +17,7 @@ mod dispatch;
 mod events;
 mod live;
 mod output_cap;
+mod partial;
 mod path_arguments;
 mod registry;
 mod requests;
@@ -38,6 +39,7 @@ pub use live::{COALESCE_BYTES, COALESCE_INTERVAL, GLIMPSE_INTERVAL};
 pub use output_cap::{
     CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture, create_private_file,
 };
+pub use partial::partial_arguments;
 pub use qilin_tool_macros::Tool;
 pub use registry::{
     DynamicHandler, DynamicOutput, DynamicResult, DynamicTool, RegisteredTool, RegistryError,

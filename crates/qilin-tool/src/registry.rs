@@ -318,6 +318,14 @@ impl RegisteredTool {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepared.presentation())).ok()
     }
 
+    /// How the tool presents a call whose argument `text` is still streaming (a JSON object's
+    /// beginning): the text closed and its missing required fields given placeholders
+    /// ([`crate::partial_arguments`]), so a call is named ("Search TODO") before its
+    /// arguments are complete. `None` when the tool cannot present them yet.
+    pub fn present_partial(&self, text: &str) -> Option<CallPresentation> {
+        self.present(crate::partial_arguments(text, self.parameters()))
+    }
+
     pub(crate) fn prepare(
         &self,
         arguments: Value,

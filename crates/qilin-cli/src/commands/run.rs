@@ -8,9 +8,7 @@ use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
-use crate::render::{
-    Presenter, SPINNER, Style, TerminalRenderer, partial_arguments, thousands, visible,
-};
+use crate::render::{Presenter, SPINNER, Style, TerminalRenderer, thousands, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -384,7 +382,7 @@ async fn start_showing(
     let executor = handle.executor();
     let presenter: Presenter = Box::new(move |tool, text| {
         let tool = executor.registry().get(tool)?;
-        tool.present(partial_arguments(text, tool.parameters()))
+        tool.present_partial(text)
     });
     renderer
         .lock()

@@ -1,13 +1,11 @@
 //! The terminal as a client: renders a session's events as they happen.
 
 mod markdown;
-mod partial;
 mod sanitize;
 mod style;
 mod terminal;
 mod text;
 
-pub use partial::partial_arguments;
 pub use sanitize::visible;
 pub(crate) use style::SPINNER;
 pub use style::Style;

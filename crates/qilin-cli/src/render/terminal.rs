@@ -1314,7 +1314,7 @@ Done
             None,
             Some(Box::new(move |tool, text| {
                 let tool = registry.get(tool)?;
-                tool.present(super::super::partial_arguments(text, tool.parameters()))
+                tool.present_partial(text)
             })),
         );
         let preparing = |seq: u64, delta: &str| {

@@ -270,7 +270,13 @@ toolName: string,
 /**
  * Argument text appended since the previous `tool.preparing` of this call.
  */
-argumentsDelta: string, };
+argumentsDelta: string, 
+/**
+ * How the tool presents the call from the arguments streamed so far, when that changed
+ * since the last one sent: sent at most every few hundred milliseconds once the
+ * arguments are long, so every client can name a call while the model writes it.
+ */
+presentation?: CallPresentation, };
 
 export type ToolStartEvent = { 
 /**
@@ -704,7 +710,8 @@ finishedAt?: string,
  */
 arguments?: unknown, 
 /**
- * The card's header, once dispatched.
+ * The card's header: while the arguments stream, as the tool presents them so far; once
+ * dispatched, as it presents the final ones.
  */
 presentation?: CallPresentation, 
 /**
