@@ -9,7 +9,7 @@ use ts_rs::TS;
 /// memory files (`AGENTS.md`, `CLAUDE.md`) as they read when the session began.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionContext {
+pub struct ProjectContext {
     /// Where the session runs.
     pub environment: Environment,
     /// The project's memory files, from the repository root down to the workspace.

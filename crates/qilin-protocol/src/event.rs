@@ -1,5 +1,5 @@
 use crate::{
-    Answer, CallPresentation, ContentBlock, Detail, ErrorCode, Question, SessionContext,
+    Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
 };
 use schemars::JsonSchema;
@@ -184,7 +184,7 @@ pub struct SessionStartedEvent {
     /// session began (a resumed session reuses them, so its prompt stays byte-identical).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub context: Option<SessionContext>,
+    pub context: Option<ProjectContext>,
 }
 
 /// Which agent a session runs.

@@ -21,7 +21,7 @@ pub mod tree;
 pub mod typescript;
 
 pub use content::ContentBlock;
-pub use context::{Environment, MemoryFile, SessionContext, SessionGrant};
+pub use context::{Environment, MemoryFile, ProjectContext, SessionGrant};
 pub use error::ErrorCode;
 pub use event::{
     AgentInfo, CallStatus, CallerKind, ContextCompactedEvent, Event, EventBody, FinishReason,

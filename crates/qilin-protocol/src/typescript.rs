@@ -35,7 +35,7 @@ pub fn bindings() -> String {
         ErrorCode::decl(&cfg),
         CallPresentation::decl(&cfg),
         Detail::decl(&cfg),
-        SessionContext::decl(&cfg),
+        ProjectContext::decl(&cfg),
         Environment::decl(&cfg),
         MemoryFile::decl(&cfg),
         SessionGrant::decl(&cfg),

@@ -3,7 +3,7 @@
 //! the repository root down to the workspace. Gathered once when a session begins and kept in
 //! its `session.started`, so that a resumed session's prompt is byte-identical.
 
-use qilin_protocol::{Environment, MemoryFile, SessionContext};
+use qilin_protocol::{Environment, MemoryFile, ProjectContext};
 use qilin_sandbox::{SMALL_FILE_LIMIT, read_own_text};
 use qilin_tool::Workspace;
 use std::io::Read;
@@ -17,9 +17,9 @@ pub const MEMORY_FILES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 pub const MAX_MEMORY_BYTES: usize = 32 * 1024;
 
 /// The context of a session beginning now in `workspace` (an absolute, canonical folder).
-pub fn project_context(workspace: &Path) -> SessionContext {
+pub fn project_context(workspace: &Path) -> ProjectContext {
     let repository = repository_root(workspace);
-    SessionContext {
+    ProjectContext {
         environment: Environment {
             workspace: workspace.display().to_string(),
             os: std::env::consts::OS.to_string(),

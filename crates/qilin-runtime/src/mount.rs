@@ -14,7 +14,7 @@ use qilin_mcp::{
     McpConnections, ServerSnapshot, TrustFile, add_direct_tools, add_server_skills,
     generated_skills,
 };
-use qilin_protocol::SessionContext;
+use qilin_protocol::ProjectContext;
 use qilin_skill::{
     Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
     declared_mcp_servers,
@@ -66,7 +66,7 @@ pub(crate) struct MountRequest<'a> {
     /// The file of trusted workspaces, when the host keeps one.
     pub(crate) trust: Option<&'a TrustFile>,
     /// The project context the prompt carries.
-    pub(crate) context: Option<SessionContext>,
+    pub(crate) context: Option<ProjectContext>,
 }
 
 /// An agent mounted: what a session is started with.
@@ -213,7 +213,7 @@ fn mount_tools(
     skills: &SkillSet,
     app_tools: &ToolRegistry,
     code_mode: Option<CodeMode>,
-    context: Option<&SessionContext>,
+    context: Option<&ProjectContext>,
     mcp: &McpConnections,
     snapshots: &[ServerSnapshot],
 ) -> Result<MountedTools, RuntimeError> {
@@ -268,7 +268,7 @@ pub(crate) struct RemountPlan {
     app_tools: ToolRegistry,
     code_mode: Option<CodeMode>,
     /// The project context the session's prompt was made with.
-    context: Option<SessionContext>,
+    context: Option<ProjectContext>,
     workspace: PathBuf,
     skill_dirs: Vec<PathBuf>,
     pub(crate) mcp: McpConnections,
@@ -276,7 +276,7 @@ pub(crate) struct RemountPlan {
 
 impl RemountPlan {
     /// The project context the session's prompt was made with.
-    pub(crate) fn context(&self) -> Option<&SessionContext> {
+    pub(crate) fn context(&self) -> Option<&ProjectContext> {
         self.context.as_ref()
     }
 

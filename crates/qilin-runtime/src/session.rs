@@ -12,8 +12,8 @@ use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummar
 use qilin_mcp::McpConnections;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
 use qilin_protocol::{
-    AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, RequestOpenedEvent,
-    RequestResolution, RequestResolvedEvent, SessionContext, SessionStartedEvent,
+    AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, ProjectContext,
+    RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
 use qilin_skill::{Agent as AgentFile, Diagnostic, agent_named_files};
@@ -100,7 +100,7 @@ impl ModelProvider for NoModel {
 pub(crate) struct Resumed {
     pub(crate) id: String,
     pub(crate) agent_hash: Option<String>,
-    pub(crate) context: Option<SessionContext>,
+    pub(crate) context: Option<ProjectContext>,
     pub(crate) events: Vec<Event>,
 }
 

@@ -3,7 +3,7 @@
 //! prompt cache keeps working across turns, steps and runs.
 
 use crate::{Agent, AvailableSkills, Skill, SkillSet};
-use qilin_protocol::SessionContext;
+use qilin_protocol::ProjectContext;
 use qilin_tool::{DirectDefinition, ToolRegistry};
 use serde::Serialize;
 
@@ -152,7 +152,7 @@ pub fn assemble_prompt_in(
     agent: &Agent,
     skills: &SkillSet,
     registry: &ToolRegistry,
-    context: Option<&SessionContext>,
+    context: Option<&ProjectContext>,
 ) -> Result<AssembledPrompt, PromptError> {
     let available = available_skills(agent, skills)?;
     let mut sections = Vec::new();
@@ -203,7 +203,7 @@ pub fn assemble_prompt_in(
 }
 
 /// The project memory and environment sections of a session's system prompt.
-fn context_sections(context: &SessionContext) -> Vec<String> {
+fn context_sections(context: &ProjectContext) -> Vec<String> {
     let mut sections = Vec::new();
     if !context.memory.is_empty() {
         let mut memory = String::from(

@@ -216,7 +216,7 @@ workspace: string,
  * The environment and project memory the system prompt carries, as they were when the
  * session began (a resumed session reuses them, so its prompt stays byte-identical).
  */
-context?: SessionContext, };
+context?: ProjectContext, };
 
 export type AgentInfo = { 
 /**
@@ -585,7 +585,7 @@ exitCode: number | null, } | { "type": "json",
  */
 value: unknown, };
 
-export type SessionContext = { 
+export type ProjectContext = { 
 /**
  * Where the session runs.
  */
