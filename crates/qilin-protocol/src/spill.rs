@@ -3,9 +3,12 @@
 //! One writer and one reader, so that every client (terminal, web, code mode) recognises a
 //! spilled output the same way.
 
-const OPEN: &str = "[qilin: output cut; all ";
-const MIDDLE: &str = " bytes saved to ";
-const CLOSE: &str = " - read that file for the rest]";
+/// What a spill notice begins with, before the size.
+pub(crate) const OPEN: &str = "[qilin: output cut; all ";
+/// What stands between the size and the path.
+pub(crate) const MIDDLE: &str = " bytes saved to ";
+/// What a spill notice ends with, after the path.
+pub(crate) const CLOSE: &str = " - read that file for the rest]";
 
 /// What a spill notice says: where the whole output is and how large it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -98,6 +98,28 @@ pub fn bindings() -> String {
     for (doc, name, value) in bounds {
         out.push_str(&format!("\n/** {doc} */\nexport const {name} = {value};\n"));
     }
+    let notice = [
+        (
+            "What a spill notice begins with, before the size.",
+            "SPILL_NOTICE_OPEN",
+            crate::spill::OPEN,
+        ),
+        (
+            "What stands between a spill notice's size and its path.",
+            "SPILL_NOTICE_MIDDLE",
+            crate::spill::MIDDLE,
+        ),
+        (
+            "What a spill notice ends with, after the path.",
+            "SPILL_NOTICE_CLOSE",
+            crate::spill::CLOSE,
+        ),
+    ];
+    for (doc, name, value) in notice {
+        // A JSON string is a TypeScript string literal.
+        let literal = serde_json::Value::from(value).to_string();
+        out.push_str(&format!("\n/** {doc} */\nexport const {name} = {literal};\n"));
+    }
     out
 }
 

@@ -1293,3 +1293,12 @@ export const LIVE_HEAD_BYTES = 262144;
 
 /** The most bytes of a call's latest output shown live after its start. */
 export const LIVE_TAIL_BYTES = 262144;
+
+/** What a spill notice begins with, before the size. */
+export const SPILL_NOTICE_OPEN = "[qilin: output cut; all ";
+
+/** What stands between a spill notice's size and its path. */
+export const SPILL_NOTICE_MIDDLE = " bytes saved to ";
+
+/** What a spill notice ends with, after the path. */
+export const SPILL_NOTICE_CLOSE = " - read that file for the rest]";

@@ -1,10 +1,11 @@
 /**
  * Qilin's wire protocol for the browser: the event, conversation tree and HTTP API types
  * generated from the `qilin-protocol` crate (`generated.ts`, written by its test), a tolerant reader of event logs, the conversation tree fold (the runtime's own rules)
- * and a store that publishes it to views.
+ * a store that publishes it to views, and the runtime's spill notice (`./notice`).
  */
 export type * from './generated';
 export { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
+export { formatSpillNotice, hasSpillNotice, parseSpillNotice, type SpillNotice } from './notice';
 export {
   KNOWN_EVENT_TYPES,
   describe,

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { fixtureText } from '../../../test-support/fixtures';
-import { formatSpillNotice } from './index';
-import { hasSpillNotice, parseSpillNotice } from './notice';
+import { formatSpillNotice, hasSpillNotice, parseSpillNotice } from './notice';
 
 interface Vectors {
   written: { path: string; totalBytes: string; notice: string }[];
