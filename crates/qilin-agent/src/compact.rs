@@ -248,7 +248,7 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qilin_model::ToolCall;
+    use qilin_model::AssistantToolCall;
 
     #[test]
     fn the_transcript_names_calls_and_cuts_long_results_to_head_and_tail() {
@@ -257,7 +257,7 @@ mod tests {
             Message::user("Fix the typo."),
             Message::assistant(
                 "Reading.",
-                vec![ToolCall {
+                vec![AssistantToolCall {
                     id: "c1".into(),
                     name: "read".into(),
                     arguments: r#"{"path":"a.txt"}"#.into(),

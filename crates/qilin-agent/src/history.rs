@@ -4,7 +4,7 @@
 //! record, and sends what the fold holds. A stored log folds to exactly the same messages, so a
 //! session resumed in another process sends the same bytes an uninterrupted one would have.
 
-use qilin_model::{Message, Reasoning, ToolCall, ToolCallResult};
+use qilin_model::{AssistantToolCall, Message, Reasoning, ToolCallResult};
 use qilin_protocol::{CallStatus, CallerKind, Event, EventBody};
 
 /// The messages a provider receives, rebuilt from events in `seq` order.
@@ -25,7 +25,7 @@ struct StepSoFar {
     reasoning_text: String,
     /// The blocks of reasoning the provider wants back, in order.
     reasoning: Vec<Reasoning>,
-    calls: Vec<ToolCall>,
+    calls: Vec<AssistantToolCall>,
     results: Vec<ToolCallResult>,
 }
 
@@ -94,7 +94,7 @@ impl HistoryFold {
                 let Some(step) = &mut self.step else { return };
                 match step.calls.iter_mut().find(|c| c.id == preparing.call_id) {
                     Some(call) => call.arguments.push_str(&preparing.arguments_delta),
-                    None => step.calls.push(ToolCall {
+                    None => step.calls.push(AssistantToolCall {
                         id: preparing.call_id.clone(),
                         name: preparing.tool_name.clone(),
                         arguments: preparing.arguments_delta.clone(),

@@ -53,7 +53,7 @@ pub use event::{ModelEvent, Reasoning, StopReason};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelStream};
 pub use request::{
-    Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCall, ToolCallResult,
+    AssistantToolCall, Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCallResult,
 };
 pub use response::ModelResponse;
 pub use retry::{DEFAULT_MAX_RETRY_AFTER, RetryPolicy};

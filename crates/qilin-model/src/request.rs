@@ -168,7 +168,7 @@ pub enum Message {
         /// The answer's text; empty when the model only called tools.
         text: String,
         /// The calls, in the order the model made them.
-        tool_calls: Vec<ToolCall>,
+        tool_calls: Vec<AssistantToolCall>,
         /// The answer's [`ModelEvent::ReasoningBlock`](crate::ModelEvent::ReasoningBlock)s,
         /// in order. Each provider sends back what its API requires and leaves out the rest
         /// (another provider's reasoning included): Anthropic its signed and redacted
@@ -192,14 +192,14 @@ impl Message {
     }
 
     /// An assistant message with its text and tool calls, and no reasoning.
-    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<AssistantToolCall>) -> Self {
         Self::assistant_with_reasoning(text, tool_calls, Vec::new())
     }
 
     /// An assistant message with its text, tool calls and the reasoning to send back.
     pub fn assistant_with_reasoning(
         text: impl Into<String>,
-        tool_calls: Vec<ToolCall>,
+        tool_calls: Vec<AssistantToolCall>,
         reasoning: Vec<Reasoning>,
     ) -> Self {
         Message::Assistant {
@@ -217,7 +217,7 @@ impl Message {
 
 /// A tool call as the model made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolCall {
+pub struct AssistantToolCall {
     /// The call's id, as the provider assigned it.
     pub id: String,
     /// The tool's wire name.

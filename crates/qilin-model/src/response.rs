@@ -1,5 +1,5 @@
 use crate::provider::ModelStream;
-use crate::{Message, ModelError, ModelEvent, Reasoning, StopReason, ToolCall};
+use crate::{AssistantToolCall, Message, ModelError, ModelEvent, Reasoning, StopReason};
 use futures_util::StreamExt;
 use qilin_protocol::Usage;
 
@@ -14,7 +14,7 @@ pub struct ModelResponse {
     /// The reasoning to send back with the assistant message, in order.
     pub reasoning: Vec<Reasoning>,
     /// The calls in the order they started, each with its whole argument text.
-    pub tool_calls: Vec<ToolCall>,
+    pub tool_calls: Vec<AssistantToolCall>,
     /// The answer's token counts (zero until the provider reports them).
     pub usage: Usage,
     /// Why the model stopped; `None` until [`ModelEvent::Finished`] is applied.
@@ -29,7 +29,7 @@ impl ModelResponse {
             ModelEvent::TextDelta(text) => self.text.push_str(text),
             ModelEvent::ReasoningDelta(text) => self.reasoning_text.push_str(text),
             ModelEvent::ReasoningBlock(block) => self.reasoning.push(block.clone()),
-            ModelEvent::ToolCallStart { id, name } => self.tool_calls.push(ToolCall {
+            ModelEvent::ToolCallStart { id, name } => self.tool_calls.push(AssistantToolCall {
                 id: id.clone(),
                 name: name.clone(),
                 arguments: String::new(),
@@ -39,7 +39,7 @@ impl ModelResponse {
                 arguments_delta,
             } => match self.tool_calls.iter_mut().rev().find(|call| call.id == *id) {
                 Some(call) => call.arguments.push_str(arguments_delta),
-                None => self.tool_calls.push(ToolCall {
+                None => self.tool_calls.push(AssistantToolCall {
                     id: id.clone(),
                     name: String::new(),
                     arguments: arguments_delta.clone(),

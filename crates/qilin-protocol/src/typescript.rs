@@ -118,7 +118,9 @@ pub fn bindings() -> String {
     for (doc, name, value) in notice {
         // A JSON string is a TypeScript string literal.
         let literal = serde_json::Value::from(value).to_string();
-        out.push_str(&format!("\n/** {doc} */\nexport const {name} = {literal};\n"));
+        out.push_str(&format!(
+            "\n/** {doc} */\nexport const {name} = {literal};\n"
+        ));
     }
     out
 }

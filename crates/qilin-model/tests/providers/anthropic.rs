@@ -165,12 +165,12 @@ async fn arguments_that_are_not_a_json_object_go_back_under_raw_arguments() {
     request.messages.push(Message::assistant(
         "",
         vec![
-            qilin_model::ToolCall {
+            qilin_model::AssistantToolCall {
                 id: "toolu_1".into(),
                 name: "read".into(),
                 arguments: "{\"path\": ".into(),
             },
-            qilin_model::ToolCall {
+            qilin_model::AssistantToolCall {
                 id: "toolu_2".into(),
                 name: "grep".into(),
                 arguments: String::new(),

@@ -8,9 +8,9 @@ use crate::support::{
     response,
 };
 use qilin_model::{
-    AnthropicConfig, AnthropicProvider, Message, ModelError, ModelEvent, ModelProvider,
-    ModelRequest, OpenAiConfig, OpenAiProvider, Reasoning, ReasoningEffort, ReasoningSetting,
-    StopReason, ToolCall,
+    AnthropicConfig, AnthropicProvider, AssistantToolCall, Message, ModelError, ModelEvent,
+    ModelProvider, ModelRequest, OpenAiConfig, OpenAiProvider, Reasoning, ReasoningEffort,
+    ReasoningSetting, StopReason,
 };
 use qilin_protocol::Usage;
 use serde_json::{Value, json};
@@ -317,7 +317,7 @@ async fn vllm_the_reasoning_field_is_shown_but_never_sent_back() {
     assert!(answer.reasoning.is_empty(), "{:?}", answer.reasoning);
     assert_eq!(
         answer.tool_calls,
-        [ToolCall {
+        [AssistantToolCall {
             id: "chatcmpl-tool-5e1b9c7d02a34f8e".into(),
             name: "read".into(),
             arguments: "{\"path\": \"src/main.rs\"}".into(),
@@ -486,7 +486,7 @@ async fn anthropic_a_call_cut_by_max_tokens_ends_and_the_stop_reason_says_so() {
     assert_eq!(answer.stop_reason, Some(StopReason::MaxTokens));
     assert_eq!(
         answer.tool_calls,
-        [ToolCall {
+        [AssistantToolCall {
             id: "toolu_01Kx7Fq2Rb9Tn4Wm8Yp3Ls6D".into(),
             name: "write".into(),
             arguments: "{\"path\": \"docs/CHANGES.md\", \"content\": \"# Changes\\n\\n## 2.4"

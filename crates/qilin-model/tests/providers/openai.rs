@@ -2,7 +2,9 @@ use crate::support::{
     FakeServer, Reply, events, first_request, fixture, next_request, pieces, quick_settings,
     response,
 };
-use qilin_model::{ModelEvent, ModelProvider, OpenAiConfig, OpenAiProvider, StopReason, ToolCall};
+use qilin_model::{
+    AssistantToolCall, ModelEvent, ModelProvider, OpenAiConfig, OpenAiProvider, StopReason,
+};
 use qilin_protocol::Usage;
 use serde_json::json;
 
@@ -116,12 +118,12 @@ async fn the_next_request_answers_every_call_under_its_id_with_the_same_prefix()
     assert_eq!(
         answer.tool_calls,
         vec![
-            ToolCall {
+            AssistantToolCall {
                 id: READ_ID.into(),
                 name: "read".into(),
                 arguments: r#"{"path": "src/main.rs"}"#.into(),
             },
-            ToolCall {
+            AssistantToolCall {
                 id: GREP_ID.into(),
                 name: "grep".into(),
                 arguments: r#"{"pattern": "TODO"}"#.into(),

@@ -1,7 +1,7 @@
 use crate::support::{events, first_request, response};
 use qilin_model::{
-    CHUNK_BYTES, ModelEvent, ModelProvider, SCRIPT_EXHAUSTED, Script, ScriptError,
-    ScriptedProvider, StopReason, ToolCall,
+    AssistantToolCall, CHUNK_BYTES, ModelEvent, ModelProvider, SCRIPT_EXHAUSTED, Script,
+    ScriptError, ScriptedProvider, StopReason,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -41,12 +41,12 @@ async fn each_request_takes_the_turn_after_the_answers_it_holds_and_ids_run_acro
     assert_eq!(
         first.tool_calls,
         vec![
-            ToolCall {
+            AssistantToolCall {
                 id: "call_1".into(),
                 name: "glob".into(),
                 arguments: r#"{"pattern":"src/**/*.rs","limit":20}"#.into(),
             },
-            ToolCall {
+            AssistantToolCall {
                 id: "call_2".into(),
                 name: "read".into(),
                 arguments: r#"{"path":"src/main.rs"}"#.into(),
@@ -64,12 +64,12 @@ async fn each_request_takes_the_turn_after_the_answers_it_holds_and_ids_run_acro
     assert_eq!(
         second.tool_calls,
         vec![
-            ToolCall {
+            AssistantToolCall {
                 id: "call_3".into(),
                 name: "grep".into(),
                 arguments: r#"{"pattern": "TODO", "path": "#.into(),
             },
-            ToolCall {
+            AssistantToolCall {
                 id: "call_4".into(),
                 name: "todo_write".into(),
                 arguments: "{}".into(),
