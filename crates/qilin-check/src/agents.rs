@@ -1,14 +1,14 @@
-//! Agent rules. Loading an agent file with [`Agent::load`] already checks its tools, skills
+//! Agent rules. Loading an agent file with [`AgentFile::load`] already checks its tools, skills
 //! and preload files; each of its diagnostics becomes a finding with the rule it breaks. On top
 //! of that, an agent with code mode on must be able to read a skill (Q404).
 
 use crate::{Finding, Location, Rule};
 use qilin_sandbox::{CONFIG_FILE_LIMIT, read_own_text};
-use qilin_skill::{Agent, AvailableSkills, Diagnostic, DiagnosticKind, SkillSet};
+use qilin_skill::{AgentFile, AvailableSkills, Diagnostic, DiagnosticKind, SkillSet};
 use qilin_tool::ToolRegistry;
 use std::path::Path;
 
-/// Which rule an [`Agent::load`] error breaks, from its kind.
+/// Which rule an [`AgentFile::load`] error breaks, from its kind.
 fn rule_of_error(kind: DiagnosticKind) -> Rule {
     match kind {
         DiagnosticKind::UnknownTool => Rule::AgentUnknownTool,
@@ -18,7 +18,7 @@ fn rule_of_error(kind: DiagnosticKind) -> Rule {
     }
 }
 
-/// Which rule an [`Agent::load`] warning breaks, from its kind: a code-mode-only tool under
+/// Which rule an [`AgentFile::load`] warning breaks, from its kind: a code-mode-only tool under
 /// `tools:` loads (it is left out of the tools list) but fails the check.
 fn rule_of_warning(kind: DiagnosticKind) -> Rule {
     match kind {
@@ -49,7 +49,7 @@ fn finding(rule: Rule, diagnostic: &Diagnostic) -> Finding {
 
 /// Checks the agent file at `path` against the tools and skills it can use.
 pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: &mut Vec<Finding>) {
-    match Agent::load(path, skills, registry) {
+    match AgentFile::load(path, skills, registry) {
         Err(error) => {
             findings.extend(error.diagnostics.iter().map(
                 |diagnostic| match diagnostic.is_error() {
@@ -72,7 +72,7 @@ pub fn check(path: &Path, skills: &SkillSet, registry: &ToolRegistry, findings: 
     }
 }
 
-fn no_readable_skill(agent: &Agent, skills: &SkillSet) -> Option<Finding> {
+fn no_readable_skill(agent: &AgentFile, skills: &SkillSet) -> Option<Finding> {
     if !agent.code_mode || !agent.preload.is_empty() {
         return None;
     }

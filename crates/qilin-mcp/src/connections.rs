@@ -7,7 +7,9 @@ use crate::{
     register_server_tools,
 };
 use futures_util::future::join_all;
-use qilin_skill::{Agent, AvailableSkills, GeneratedSkills, McpServer, SkillSet, mcp_skill_name};
+use qilin_skill::{
+    AgentFile, AvailableSkills, GeneratedSkills, McpServer, SkillSet, mcp_skill_name,
+};
 use qilin_tool::{DirectDefinition, ToolRegistry};
 
 /// The clients of one session's MCP servers. Cheap to clone.
@@ -128,7 +130,7 @@ pub fn generated_skills(snapshots: &[ServerSnapshot]) -> GeneratedSkills {
 
 /// Lets an agent in code mode that names its skills (`skills.available: [...]`) still read
 /// the skills generated for its MCP servers (those of `snapshots` found in `skills`).
-pub fn add_server_skills(agent: &mut Agent, skills: &SkillSet, snapshots: &[ServerSnapshot]) {
+pub fn add_server_skills(agent: &mut AgentFile, skills: &SkillSet, snapshots: &[ServerSnapshot]) {
     if !agent.code_mode {
         return;
     }

@@ -7,7 +7,7 @@ use crate::RuntimeError;
 use include_dir::{Dir, include_dir};
 use qilin_codemode::{CodeMode, RunCode};
 use qilin_skill::{
-    Agent, EmbeddedSkills, GeneratedSkills, SkillDiscovery, SkillRoot, SkillSet, SkillTool,
+    AgentFile, EmbeddedSkills, GeneratedSkills, SkillDiscovery, SkillRoot, SkillSet, SkillTool,
     agent_skill_set, discover, skill_roots,
 };
 use qilin_tool::ToolRegistry;
@@ -80,7 +80,7 @@ pub(crate) fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolR
 /// The tools `agent` runs with: the built-ins, `skill` serving only the skills it may read,
 /// and `run_code` only when its code mode is on (running as `code_mode`).
 pub(crate) fn agent_registry(
-    agent: &Agent,
+    agent: &AgentFile,
     skills: &SkillSet,
     code_mode: Option<CodeMode>,
 ) -> Result<ToolRegistry> {

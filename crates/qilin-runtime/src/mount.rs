@@ -16,7 +16,7 @@ use qilin_mcp::{
 };
 use qilin_protocol::ProjectContext;
 use qilin_skill::{
-    Agent as AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
+    AgentFile, Diagnostic, RUN_CODE_TOOL, SKILL_TOOL, SkillSet, assemble_prompt_in,
     declared_mcp_servers,
 };
 use qilin_tool::{ExecConfig, Executor, Mounts, Reviewer, Session, ToolRegistry};

@@ -16,7 +16,7 @@ use qilin_protocol::{
     RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
 };
 use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
-use qilin_skill::{Agent as AgentFile, Diagnostic, agent_named_files};
+use qilin_skill::{AgentFile, Diagnostic, agent_named_files};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests, ResolveError,

@@ -172,7 +172,7 @@ impl fmt::Debug for CompiledPolicy {
 
 /// A loaded and checked agent file.
 #[derive(Debug, Clone)]
-pub struct Agent {
+pub struct AgentFile {
     /// The agent file.
     pub path: PathBuf,
     /// The agent's name.
@@ -292,7 +292,7 @@ fn key(name: &str) -> Segment {
     Segment::Key(name.to_string())
 }
 
-impl Agent {
+impl AgentFile {
     /// Whether every tool of the agent is reached from code: code mode is on and nothing is
     /// mounted directly (no built-in tool, no MCP tool under `direct`). Its tools list is then
     /// `run_code` alone, and its skills are read from code too (`sdk.skill("NAME")`), as a
@@ -312,7 +312,7 @@ impl Agent {
         path: &Path,
         skills: &SkillSet,
         registry: &ToolRegistry,
-    ) -> Result<Loaded<Agent>, AgentError> {
+    ) -> Result<Loaded<AgentFile>, AgentError> {
         let fail = |diagnostic: Diagnostic| AgentError {
             diagnostics: vec![diagnostic],
         };
@@ -334,7 +334,7 @@ impl Agent {
         text: &str,
         skills: &SkillSet,
         registry: &ToolRegistry,
-    ) -> Result<Loaded<Agent>, AgentError> {
+    ) -> Result<Loaded<AgentFile>, AgentError> {
         let fail = |diagnostic: Diagnostic| AgentError {
             diagnostics: vec![diagnostic],
         };
@@ -401,7 +401,7 @@ impl Agent {
             });
         };
         Ok(Loaded {
-            value: Agent {
+            value: AgentFile {
                 path: path.to_path_buf(),
                 name: raw.name,
                 description: raw.description,

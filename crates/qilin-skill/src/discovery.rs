@@ -4,8 +4,8 @@
 
 use crate::generated::GENERATED_ROOT;
 use crate::{
-    Agent, AvailableSkills, Diagnostic, DiagnosticKind, EmbeddedSkills, GeneratedSkills, Loaded,
-    SKILL_FILE, Skill, SkillSet,
+    AgentFile, AvailableSkills, Diagnostic, DiagnosticKind, EmbeddedSkills, GeneratedSkills,
+    Loaded, SKILL_FILE, Skill, SkillSet,
 };
 use std::path::{Path, PathBuf};
 
@@ -108,7 +108,7 @@ impl SkillDiscovery {
     ///
     /// A diagnostic concerns the skill whose folder holds its path: a loaded skill by its
     /// name, a refused one by its folder's name.
-    pub fn diagnostics_for(&self, agent: &Agent) -> AgentDiagnostics<'_> {
+    pub fn diagnostics_for(&self, agent: &AgentFile) -> AgentDiagnostics<'_> {
         let mut named: Vec<&str> = agent
             .preload
             .iter()

@@ -7,7 +7,7 @@
 //!
 //! An **agent file** (`.agent`, YAML) says which tools an agent mounts directly, which skills
 //! it may read or preloads, whether code mode is on, its limits and its review policy;
-//! [`Agent::load`] checks it against the registry and the skills. [`assemble_prompt`] turns
+//! [`AgentFile::load`] checks it against the registry and the skills. [`assemble_prompt`] turns
 //! an agent into exactly what a provider receives.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -29,7 +29,7 @@ mod workspace;
 mod yaml;
 
 pub use agent::{
-    Agent, AgentError, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
+    AgentError, AgentFile, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
     FilesConfig, NAMED_FILE_KEYS, PreloadedFile, agent_named_files,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};

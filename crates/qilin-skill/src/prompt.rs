@@ -2,7 +2,7 @@
 //! receives, in a fixed order and byte-identical for the same inputs so that a provider's
 //! prompt cache keeps working across turns, steps and runs.
 
-use crate::{Agent, AvailableSkills, Skill, SkillSet};
+use crate::{AgentFile, AvailableSkills, Skill, SkillSet};
 use qilin_protocol::ProjectContext;
 use qilin_tool::{DirectDefinition, ToolRegistry};
 use serde::Serialize;
@@ -136,7 +136,7 @@ fn did_you_mean(suggestions: &[String]) -> String {
 /// Assembles the prompt. A pure function of its inputs: no clock, no absolute paths, no
 /// unordered iteration, so equal inputs give byte-identical output.
 pub fn assemble_prompt(
-    agent: &Agent,
+    agent: &AgentFile,
     skills: &SkillSet,
     registry: &ToolRegistry,
 ) -> Result<AssembledPrompt, PromptError> {
@@ -149,7 +149,7 @@ pub fn assemble_prompt(
 /// its context when it begins and passes the same one whenever it assembles its prompt again
 /// (on resume), so the bytes never change within a session.
 pub fn assemble_prompt_in(
-    agent: &Agent,
+    agent: &AgentFile,
     skills: &SkillSet,
     registry: &ToolRegistry,
     context: Option<&ProjectContext>,
@@ -239,7 +239,7 @@ fn context_sections(context: &ProjectContext) -> Vec<String> {
 
 /// The skills the agent may read with the `skill` tool: its available skills and those it
 /// preloads.
-pub fn agent_skill_set(agent: &Agent, skills: &SkillSet) -> Result<SkillSet, PromptError> {
+pub fn agent_skill_set(agent: &AgentFile, skills: &SkillSet) -> Result<SkillSet, PromptError> {
     let available = available_skills(agent, skills)?;
     let names = available
         .iter()
@@ -251,7 +251,7 @@ pub fn agent_skill_set(agent: &Agent, skills: &SkillSet) -> Result<SkillSet, Pro
 /// The skills an agent may read, in the catalog's priority order: those named under
 /// `skills.available` in the order written, or every skill in name order.
 fn available_skills<'a>(
-    agent: &Agent,
+    agent: &AgentFile,
     skills: &'a SkillSet,
 ) -> Result<Vec<&'a Skill>, PromptError> {
     match &agent.available_skills {
@@ -411,7 +411,7 @@ enum SkillReading {
 }
 
 impl SkillReading {
-    fn of(agent: &Agent) -> Self {
+    fn of(agent: &AgentFile) -> Self {
         if agent.code_only() {
             SkillReading::Code
         } else {
@@ -474,7 +474,7 @@ fn markup_escaped(text: &str) -> String {
 }
 
 fn tools_list(
-    agent: &Agent,
+    agent: &AgentFile,
     registry: &ToolRegistry,
     reads_skills: bool,
 ) -> Result<Vec<DirectDefinition>, PromptError> {

@@ -4,7 +4,7 @@ mod common;
 
 use common::{discover_workspace, registry_with, write_files, write_skill};
 use qilin_skill::{
-    Agent, AgentError, AvailableSkills, Diagnostic, DiagnosticKind, Loaded, SkillDiscovery,
+    AgentError, AgentFile, AvailableSkills, Diagnostic, DiagnosticKind, Loaded, SkillDiscovery,
 };
 use std::path::Path;
 
@@ -36,11 +36,11 @@ fn workspace() -> Workspace {
 }
 
 impl Workspace {
-    fn load(&self, text: &str) -> Result<Loaded<Agent>, AgentError> {
+    fn load(&self, text: &str) -> Result<Loaded<AgentFile>, AgentError> {
         let path = self.dir.path().join("test.agent");
         std::fs::write(&path, text).unwrap();
         let registry = registry_with(&self.discovery);
-        Agent::load(&path, &self.discovery.skills, &registry)
+        AgentFile::load(&path, &self.discovery.skills, &registry)
     }
 
     fn error(&self, text: &str) -> Diagnostic {
@@ -247,7 +247,7 @@ fn an_agent_file_that_does_not_exist_names_its_path() {
     let ws = workspace();
     let registry = registry_with(&ws.discovery);
     let err =
-        Agent::load(Path::new("/no/such.agent"), &ws.discovery.skills, &registry).unwrap_err();
+        AgentFile::load(Path::new("/no/such.agent"), &ws.discovery.skills, &registry).unwrap_err();
     assert!(
         err.to_string().starts_with("/no/such.agent: error:"),
         "{err}"
@@ -430,7 +430,7 @@ fn files_qilin_reads_for_itself_are_bounded_regular_files_never_fifos_or_links()
     // An agent file that is a link to a device is not read through.
     std::os::unix::fs::symlink("/dev/zero", root.join("zero.agent")).unwrap();
     let registry = registry_with(&ws.discovery);
-    let err = Agent::load(&root.join("zero.agent"), &ws.discovery.skills, &registry)
+    let err = AgentFile::load(&root.join("zero.agent"), &ws.discovery.skills, &registry)
         .unwrap_err()
         .to_string();
     assert!(err.contains("symbolic link"), "{err}");

@@ -4,14 +4,14 @@ mod common;
 
 use common::{discover_workspace, registry_with};
 use qilin_sandbox::{SandboxMode, SandboxSettings};
-use qilin_skill::{Agent, AgentError, Loaded};
+use qilin_skill::{AgentError, AgentFile, Loaded};
 
-fn load(text: &str) -> Result<Loaded<Agent>, AgentError> {
+fn load(text: &str) -> Result<Loaded<AgentFile>, AgentError> {
     let dir = tempfile::tempdir().unwrap();
     let discovery = discover_workspace(dir.path());
     let path = dir.path().join("test.agent");
     std::fs::write(&path, text).unwrap();
-    Agent::load(&path, &discovery.skills, &registry_with(&discovery))
+    AgentFile::load(&path, &discovery.skills, &registry_with(&discovery))
 }
 
 #[test]

@@ -5,7 +5,7 @@
 mod common;
 
 use common::RunCode;
-use qilin_skill::{Agent, SkillDiscovery, SkillTool, assemble_prompt, discover, skill_roots};
+use qilin_skill::{AgentFile, SkillDiscovery, SkillTool, assemble_prompt, discover, skill_roots};
 use qilin_tool::ToolRegistry;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ fn the_example_skills_load_without_any_diagnostic() {
 fn the_coder_mounts_the_built_in_tools_directly() {
     let skills = example_skills();
     let registry = registry(&skills);
-    let loaded = Agent::load(
+    let loaded = AgentFile::load(
         &example_workspace().join("coder.agent"),
         &skills.skills,
         &registry,
@@ -66,7 +66,7 @@ fn the_coder_mounts_the_built_in_tools_directly() {
 fn the_analyst_works_in_code_mode_with_its_skill_preloaded() {
     let skills = example_skills();
     let registry = registry(&skills);
-    let loaded = Agent::load(
+    let loaded = AgentFile::load(
         &example_workspace().join("analyst.agent"),
         &skills.skills,
         &registry,

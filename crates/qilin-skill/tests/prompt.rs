@@ -4,7 +4,7 @@ mod common;
 
 use common::{RunCode, discover_workspace, registry_with, write_files, write_skill};
 use qilin_skill::{
-    Agent, AssembledPrompt, PromptError, SkillDiscovery, SkillTool, assemble_prompt,
+    AgentFile, AssembledPrompt, PromptError, SkillDiscovery, SkillTool, assemble_prompt,
 };
 use qilin_tool::{Caller, Executor, Session, ToolCall, ToolRegistry};
 use serde_json::json;
@@ -36,10 +36,10 @@ fn workspace() -> Workspace {
 }
 
 impl Workspace {
-    fn agent(&self, text: &str, registry: &ToolRegistry) -> Agent {
+    fn agent(&self, text: &str, registry: &ToolRegistry) -> AgentFile {
         let path = self.dir.path().join("test.agent");
         std::fs::write(&path, text).unwrap();
-        Agent::load(&path, &self.discovery.skills, registry)
+        AgentFile::load(&path, &self.discovery.skills, registry)
             .unwrap()
             .value
     }
@@ -122,7 +122,7 @@ fn prompt_with_skills(count: usize, agent: &str) -> AssembledPrompt {
     let registry = registry_with(&discovery);
     let path = dir.path().join("test.agent");
     std::fs::write(&path, agent).unwrap();
-    let agent = Agent::load(&path, &discovery.skills, &registry)
+    let agent = AgentFile::load(&path, &discovery.skills, &registry)
         .unwrap()
         .value;
     assemble_prompt(&agent, &discovery.skills, &registry).unwrap()

@@ -394,7 +394,7 @@ fn a_run_shows_the_diagnostics_of_the_skills_its_agent_uses_and_counts_the_rest(
     let shown = |agent: &str| {
         let path = ws.path().join("a.agent");
         std::fs::write(&path, agent).unwrap();
-        let agent = qilin_skill::Agent::load(&path, &found.skills, &registry)
+        let agent = qilin_skill::AgentFile::load(&path, &found.skills, &registry)
             .unwrap()
             .value;
         let picked = found.diagnostics_for(&agent);
