@@ -414,7 +414,7 @@ async fn a_server_down_when_the_session_starts_is_tried_again_and_its_tools_join
     let first = handle.submit("add", None).unwrap().finished().await;
     assert_eq!(first.final_text, "Not yet.", "{first:?}");
     // Past the wait after one failed start, the next turn tries the server again.
-    tokio::time::sleep(qilin_mcp::retry_delay(1) + Duration::from_millis(200)).await;
+    tokio::time::sleep(qilin_mcp::RESTART_BACKOFF.delay(1) + Duration::from_millis(200)).await;
     let second = handle.submit("add now", None).unwrap().finished().await;
     assert_eq!(second.final_text, "Done.", "{second:?}");
     assert!(
