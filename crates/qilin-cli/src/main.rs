@@ -176,6 +176,9 @@ fn error_line(err: &anyhow::Error) -> String {
             text.push_str(&cause);
         }
     }
+    if let Some(hint) = hint(err) {
+        text.push_str(hint);
+    }
     let located = text
         .split_once(": error: ")
         .is_some_and(|(place, _)| place.contains(':') && !place.contains(' '));
@@ -186,9 +189,37 @@ fn error_line(err: &anyhow::Error) -> String {
     }
 }
 
+/// What the libraries' messages, written for every host, leave to the command line: the flag
+/// a user passes about `err`, to follow its message.
+fn hint(err: &anyhow::Error) -> Option<&'static str> {
+    err.chain().find_map(
+        |cause| match cause.downcast_ref::<qilin_sandbox::SandboxError>() {
+            Some(qilin_sandbox::SandboxError::Unsupported { .. }) => Some(", or pass --no-sandbox"),
+            _ => None,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::error_line;
+
+    #[test]
+    fn an_unsandboxable_session_is_told_the_flag_that_opts_out() {
+        let unsupported = qilin_sandbox::SandboxError::Unsupported {
+            mode: qilin_sandbox::SandboxMode::WorkspaceWrite,
+            missing: vec!["Landlock is not enabled".to_string()],
+        };
+        let text = unsupported.to_string();
+        assert!(!text.contains("--"), "the library names no flag: {text}");
+        let err = anyhow::Error::from(qilin_runtime::RuntimeError::Sandbox(unsupported));
+        assert_eq!(
+            error_line(&err),
+            format!("error: {text}, or pass --no-sandbox")
+        );
+        let other = anyhow::anyhow!("something else");
+        assert_eq!(error_line(&other), "error: something else");
+    }
 
     #[test]
     fn an_error_is_said_once() {

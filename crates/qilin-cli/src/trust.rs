@@ -50,7 +50,12 @@ pub fn settle(untrusted: &UntrustedServers, trust: bool) -> Result<()> {
         return Ok(());
     }
     if !can_ask() {
-        bail!("{}", visible(&untrusted.to_string()));
+        bail!(
+            "{} by answering yes on a terminal, with `qilin mcp trust --workspace {}`, or with \
+             `--trust`",
+            visible(&untrusted.to_string()),
+            visible(&untrusted.workspace.display().to_string())
+        );
     }
     if ask(untrusted)? {
         file.trust(&untrusted.workspace)?;

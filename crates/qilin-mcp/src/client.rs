@@ -1,10 +1,11 @@
 //! One connection to an MCP server: started (a command, or an HTTP endpoint), listed, called,
 //! watched for `notifications/tools/list_changed`, and started again after it crashed or hung.
 //! A server that fails to start is tried again later, waiting longer after each failure
-//! ([`retry_delay`]), so a server down when the session starts joins it once it comes up.
+//! ([`RESTART_BACKOFF`]), so a server down when the session starts joins it once it comes up.
 
 use crate::stdio::{MAX_MESSAGE_BYTES, OVERSIZED};
 use crate::{McpError, ServerSnapshot};
+use qilin_backoff::Backoff;
 use qilin_skill::{McpServer, McpTransport};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, Implementation, PaginatedRequestParams,
@@ -34,22 +35,14 @@ pub const INHERITED_ENV: &[&str] = &[
 /// The lines of a server's stderr kept to explain its failures.
 const STDERR_LINES: usize = 20;
 
-/// The longest wait between two attempts to start a server that keeps failing to start.
-pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
-
 /// The most pages of a server's `tools/list` Qilin reads; a server offering more (one paging
 /// forever) fails its listing.
 pub const MAX_TOOL_PAGES: usize = 100;
 
-/// How long a server that failed to start `failures` times in a row (at least once) is left
+/// How long a server that failed to start (or to list its tools) `n` times in a row is left
 /// alone before it is tried again: 1 s, then twice as long after each further failure, up to
-/// [`MAX_RETRY_DELAY`].
-pub fn retry_delay(failures: u32) -> Duration {
-    let doubled = 1u64
-        .checked_shl(failures.saturating_sub(1))
-        .unwrap_or(u64::MAX);
-    Duration::from_secs(doubled).min(MAX_RETRY_DELAY)
-}
+/// 5 min.
+pub const RESTART_BACKOFF: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
 
 /// Receives the server's notifications.
 #[derive(Clone)]
@@ -139,7 +132,8 @@ impl Down {
         if self.failures == 0 {
             return Duration::ZERO;
         }
-        (self.since + retry_delay(self.failures)).saturating_duration_since(Instant::now())
+        (self.since + RESTART_BACKOFF.delay(self.failures))
+            .saturating_duration_since(Instant::now())
     }
 }
 
@@ -193,7 +187,7 @@ impl McpClient {
     }
 
     /// Starts the server unless it runs, or failed to start too recently: after a failed
-    /// start it is left alone for [`retry_delay`] (1 s, 2 s, 4 s… up to 5 min), and until then
+    /// start it is left alone for [`RESTART_BACKOFF`] (1 s, 2 s, 4 s… up to 5 min), and until then
     /// this (and every call) fails at once with [`McpError::Down`]. When a server that was
     /// down comes up, its tool list counts as changed ([`McpClient::take_tools_changed`]).
     pub async fn ensure_started(&self) -> Result<(), McpError> {
@@ -277,7 +271,7 @@ impl McpClient {
                 tracing::warn!(
                     server = %self.name(),
                     error = %error,
-                    retry_in_secs = retry_delay(failures).as_secs(),
+                    retry_in_secs = RESTART_BACKOFF.delay(failures).as_secs(),
                     "MCP server could not be started"
                 );
                 *state = State::Down(Down {
@@ -301,7 +295,7 @@ impl McpClient {
     }
 
     /// Takes a running server that failed its listing for hung: it is stopped, and left alone
-    /// for [`retry_delay`] of the listings failed in a row before it is started again, so a
+    /// for [`RESTART_BACKOFF`] of the listings failed in a row before it is started again, so a
     /// server that never lists does not hold up every turn. Returns the error to report.
     async fn listing_failed(&self, connection: &Arc<Connection>, why: String) -> McpError {
         let failures = self.inner.listing_failures.fetch_add(1, Ordering::SeqCst) + 1;
@@ -321,7 +315,7 @@ impl McpClient {
             server: self.name().to_string(),
             reason: format!(
                 "{why}; it was stopped, and is started again in {} s",
-                retry_delay(failures).as_secs()
+                RESTART_BACKOFF.delay(failures).as_secs()
             ),
         }
     }
@@ -637,9 +631,11 @@ mod tests {
 
     #[test]
     fn a_server_that_keeps_failing_to_start_is_tried_again_less_and_less_often() {
-        let delays: Vec<u64> = (1..=10).map(|n| retry_delay(n).as_secs()).collect();
+        let delays: Vec<u64> = (1..=10)
+            .map(|n| RESTART_BACKOFF.delay(n).as_secs())
+            .collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300]);
-        assert_eq!(retry_delay(u32::MAX), MAX_RETRY_DELAY);
+        assert_eq!(RESTART_BACKOFF.delay(u32::MAX), Duration::from_secs(300));
     }
 
     #[tokio::test]

@@ -29,7 +29,7 @@ mod stdio;
 mod tools;
 mod trust;
 
-pub use client::{INHERITED_ENV, MAX_RETRY_DELAY, MAX_TOOL_PAGES, McpClient, retry_delay};
+pub use client::{INHERITED_ENV, MAX_TOOL_PAGES, McpClient, RESTART_BACKOFF};
 pub use connections::{McpConnections, add_direct_tools, add_server_skills, generated_skills};
 pub use error::McpError;
 pub use names::tool_wire_name;

@@ -54,14 +54,13 @@ impl fmt::Display for UntrustedServers {
         } else {
             "this workspace's servers are not trusted yet"
         };
+        // Host-neutral: each host adds how its user trusts the file.
         write!(
             f,
             "{} declares MCP servers that would run on this machine with your rights, outside \
-             the sandbox ({}), and {why}. Read the file; then trust it by answering yes on a \
-             terminal, with `qilin mcp trust --workspace {}`, or with `--trust`",
+             the sandbox ({}), and {why}: read the file, then trust it",
             file.display(),
             self.servers.join("; "),
-            self.workspace.display()
         )
     }
 }
@@ -286,6 +285,21 @@ fn declaration_digest(workspace: &Path) -> Result<Option<String>, McpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_refusal_names_the_file_and_its_servers_and_no_host_command() {
+        let untrusted = UntrustedServers {
+            workspace: PathBuf::from("/work/repo"),
+            servers: vec!["arith: node server.js".to_string()],
+            changed: true,
+        };
+        assert_eq!(
+            untrusted.to_string(),
+            "/work/repo/.qilin/mcp.yaml declares MCP servers that would run on this machine with \
+             your rights, outside the sandbox (arith: node server.js), and it changed since its \
+             servers were trusted: read the file, then trust it"
+        );
+    }
 
     fn declare(workspace: &Path, text: &str) {
         std::fs::create_dir_all(workspace.join(".qilin")).unwrap();

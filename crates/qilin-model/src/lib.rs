@@ -52,6 +52,7 @@ pub use error::ModelError;
 pub use event::{ModelEvent, Reasoning, StopReason};
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use provider::{ModelProvider, ModelStream};
+pub use qilin_backoff::Backoff;
 pub use request::{
     AssistantToolCall, Message, ModelRequest, ReasoningEffort, ReasoningSetting, ToolCallResult,
 };

@@ -1,3 +1,4 @@
+use qilin_backoff::Backoff;
 use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
 
@@ -8,10 +9,9 @@ use std::time::{Duration, SystemTime};
 pub struct RetryPolicy {
     /// The most requests sent for one answer, the first included (at least 1).
     pub max_attempts: u32,
-    /// The wait before the first retry; each retry after doubles it.
-    pub initial_backoff: Duration,
-    /// The longest computed wait.
-    pub max_backoff: Duration,
+    /// The waits between attempts when the provider asks for none: from half to all of
+    /// 500 ms before the first retry, doubling up to 30 s, by default.
+    pub backoff: Backoff,
     /// The longest wait a provider's `Retry-After` may ask for: one asking for longer fails the
     /// request at once, saying what the provider asked.
     pub max_retry_after: Duration,
@@ -24,34 +24,19 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
             max_attempts: 4,
-            initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(30),
+            backoff: Backoff::new(Duration::from_millis(500), Duration::from_secs(30)).jittered(),
             max_retry_after: DEFAULT_MAX_RETRY_AFTER,
         }
     }
 }
 
 impl RetryPolicy {
-    /// The wait before retry number `retry` (1 for the first), exponential with jitter: a
-    /// random duration between half and all of `initial_backoff * 2^(retry-1)`, capped at
-    /// `max_backoff`.
-    pub fn backoff(&self, retry: u32) -> Duration {
-        let exponent = retry.saturating_sub(1).min(20);
-        let full = self
-            .initial_backoff
-            .saturating_mul(1u32 << exponent)
-            .min(self.max_backoff);
-        // Between half and all of `full`, in whole nanoseconds.
-        let nanos = u64::try_from(full.as_nanos()).unwrap_or(u64::MAX);
-        Duration::from_nanos(fastrand::u64(nanos / 2..=nanos))
-    }
-
     /// The wait before the next retry: the provider's `Retry-After` when it sent one, the
     /// jittered backoff otherwise; an `Err` with what the provider asked when that is longer
     /// than [`RetryPolicy::max_retry_after`].
     pub(crate) fn delay(&self, retry: u32, headers: &HeaderMap) -> Result<Duration, String> {
         match retry_after(headers, SystemTime::now()) {
-            None => Ok(self.backoff(retry)),
+            None => Ok(self.backoff.delay(retry)),
             Some(RetryAfter {
                 wait: Some(wait), ..
             }) if wait <= self.max_retry_after => Ok(wait),
@@ -117,20 +102,12 @@ mod tests {
     use reqwest::header::HeaderValue;
 
     #[test]
-    fn backoff_doubles_within_its_jitter_and_stops_at_the_cap() {
-        let policy = RetryPolicy {
-            max_attempts: 6,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_millis(1000),
-            ..RetryPolicy::default()
-        };
-        for _ in 0..50 {
-            let first = policy.backoff(1);
-            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
-            let third = policy.backoff(3);
-            assert!(third >= Duration::from_millis(200) && third <= Duration::from_millis(400));
-            let tenth = policy.backoff(10);
-            assert!(tenth >= Duration::from_millis(500) && tenth <= Duration::from_millis(1000));
+    fn a_provider_asking_for_no_wait_gets_the_jittered_backoff() {
+        let policy = RetryPolicy::default();
+        for (retry, full_ms) in [(1, 500), (2, 1000), (3, 2000), (8, 30_000)] {
+            let wait = policy.delay(retry, &HeaderMap::new()).unwrap();
+            let full = Duration::from_millis(full_ms);
+            assert!(wait >= full / 2 && wait <= full, "{retry}: {wait:?}");
         }
     }
 
@@ -202,6 +179,6 @@ mod tests {
         let backoff = policy
             .delay(1, &headers(&[("retry-after", "soon")]))
             .unwrap();
-        assert!(backoff <= policy.initial_backoff);
+        assert!(backoff <= policy.backoff.initial);
     }
 }

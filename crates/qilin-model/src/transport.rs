@@ -98,7 +98,7 @@ impl HttpTransport {
                             attempts: attempt,
                         });
                     }
-                    policy.backoff(attempt)
+                    policy.backoff.delay(attempt)
                 }
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {

@@ -74,11 +74,12 @@ pub enum SandboxError {
         /// What it printed.
         output: String,
     },
-    /// The kernel cannot confine commands, and the settings did not opt out.
+    /// The kernel cannot confine commands, and the settings did not opt out. The message says
+    /// how an agent file opts out; a host that offers its own way (a flag) adds it.
     #[error(
         "bash cannot be sandboxed on this machine, so Qilin will not start it in `{mode}` mode: \
          {}. To run commands without a sandbox (with your full file system, network and \
-         environment rights), set `sandbox: {{mode: off}}` in the agent file or pass --no-sandbox.",
+         environment rights), set `sandbox: {{mode: off}}` in the agent file",
         .missing.join("; ")
     )]
     Unsupported {
@@ -262,7 +263,7 @@ impl Sandbox {
     /// The warning a host shows at start when commands run unconfined.
     pub fn warning(&self) -> Option<String> {
         (self.settings.mode == SandboxMode::Off).then(|| {
-            "WARNING: the bash sandbox is OFF (`sandbox: {mode: off}` or --no-sandbox): commands \
+            "WARNING: the bash sandbox is OFF for this session: commands \
              can write anywhere you can, reach any network address, and leave processes running \
              after the session ends. Only the environment is still filtered."
                 .to_string()

@@ -172,6 +172,81 @@ enum Ending {
     Stuck,
 }
 
+/// How reading a command's output ended, and whether its time limit or an interruption cut
+/// it short.
+struct Reading {
+    ending: Ending,
+    timed_out: bool,
+    interrupted: bool,
+}
+
+/// A call's output: captured for its result, and sent on live as text.
+struct CallOutput<'a> {
+    capture: OutputCapture,
+    live_text: Utf8Chunks,
+    progress: &'a (dyn Fn(String) + Send + Sync),
+}
+
+impl CallOutput<'_> {
+    /// Keeps `bytes` and sends on their text.
+    fn take(&mut self, bytes: &[u8]) {
+        self.capture.push(bytes);
+        let text = self.live_text.push(bytes);
+        if !text.is_empty() {
+            (self.progress)(text);
+        }
+    }
+}
+
+/// Reads the command's output (from what was read past the last marker on) until its
+/// marker comes, the shell exits, `timeout` passes or `cancel` interrupts the call.
+async fn read_to_end(
+    shell: &mut LiveShell,
+    scanner: &mut MarkerScanner,
+    output: &mut CallOutput<'_>,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Reading {
+    let pending = std::mem::take(&mut shell.pending);
+    let (chunk, mut seen) = scanner.push(&pending);
+    output.take(&chunk);
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let mut interrupted = false;
+    let mut buf = vec![0u8; 16 * 1024];
+    let ending = loop {
+        if let Some(seen) = seen.take() {
+            break Ending::Marker(seen);
+        }
+        tokio::select! {
+            read = shell.output.read(&mut buf) => match read {
+                Ok(n) if n > 0 => {
+                    let (chunk, found) = scanner.push(&buf[..n]);
+                    output.take(&chunk);
+                    seen = found;
+                }
+                _ => break shell.exited().await,
+            },
+            status = shell.child.wait() => {
+                break Ending::Exited(exit_description(status));
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                timed_out = true;
+                break Ending::Stuck;
+            }
+            () = cancel.cancelled() => {
+                interrupted = true;
+                break Ending::Stuck;
+            }
+        }
+    };
+    Reading {
+        ending,
+        timed_out,
+        interrupted,
+    }
+}
+
 impl PersistentShell {
     /// A shell of `kind` named `name`, started on its first call.
     pub fn new(kind: ShellKind, name: &str) -> PersistentShell {
@@ -224,6 +299,79 @@ impl PersistentShell {
         let started = Instant::now();
         let mut live = self.live.lock().await;
         let mut earlier = OutputCapture::new(DEFAULT_OUTPUT_CAP / 4, cx.earlier_spill_path);
+        let reset_reason = self.make_ready(&mut live, reset, &mut earlier).await;
+        let new_shell = live.is_none();
+        let shell = match live.take() {
+            Some(shell) => live.insert(shell),
+            None => live.insert(self.start(cx.sandbox, cx.workspace)?),
+        };
+        let _reading = shell.output.reading();
+        self.note_call_started(command);
+        shell.take_available(&mut earlier);
+        let before = shell.children_now();
+        let marker = Marker::new();
+        let script = match self.send(shell, command, &marker).await {
+            Ok(script) => script,
+            Err(source) => {
+                self.end();
+                *live = None;
+                crate::jobs::lock(&self.summary).busy = false;
+                return Err(PersistentError::Send {
+                    name: self.name.clone(),
+                    source,
+                });
+            }
+        };
+        shell.in_flight = Some(InFlight {
+            marker: marker.clone(),
+            before: before.clone(),
+        });
+
+        let mut output = CallOutput {
+            capture: OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path),
+            live_text: Utf8Chunks::default(),
+            progress: cx.progress,
+        };
+        let mut scanner = MarkerScanner::new(marker.clone());
+        let read = read_to_end(shell, &mut scanner, &mut output, timeout, cx.cancel).await;
+        let in_flight = InFlight { marker, before };
+        let ending = self
+            .settle(shell, read.ending, &mut scanner, &in_flight, &mut output)
+            .await;
+        output.take(scanner.held());
+        // The shell read the whole script when it began sourcing it.
+        drop(script);
+        let (exit_code, cwd, shell_ended) = self.conclude(&mut live, ending);
+        crate::jobs::lock(&self.summary).busy = false;
+        let total_bytes = output.capture.total_bytes();
+        let captured = output.capture.finish();
+        let earlier = earlier.finish().text;
+        Ok(PersistentRun {
+            output: captured.text,
+            total_bytes,
+            spill_path: captured.spill_path,
+            exit_code,
+            cwd,
+            timed_out: read.timed_out,
+            interrupted: read.interrupted,
+            reset: reset_reason,
+            new_shell,
+            shell_ended,
+            earlier_output: (!earlier.is_empty()).then_some(earlier),
+            duration: started.elapsed(),
+        })
+    }
+
+    /// Makes `live` ready for a call: the shell is ended when `reset` asks, when it ended
+    /// since the last call, or when an earlier interrupted command (whose output goes to
+    /// `earlier`) cannot be stopped, and `live` is then left empty. Says why a new shell
+    /// starts, if one does for a reason the call should tell.
+    async fn make_ready(
+        &self,
+        live: &mut Option<LiveShell>,
+        reset: bool,
+        earlier: &mut OutputCapture,
+    ) -> Option<ResetReason> {
         let mut reset_reason = None;
         let ended_before = crate::jobs::lock(&self.ended).take();
         if reset && (live.is_some() || ended_before.is_some()) {
@@ -249,7 +397,7 @@ impl PersistentShell {
                 let _reading = shell.output.reading();
                 let mut scanner = MarkerScanner::new(in_flight.marker.clone());
                 match self
-                    .finish_interrupted(shell, &mut scanner, &in_flight, &mut earlier)
+                    .finish_interrupted(shell, &mut scanner, &in_flight, earlier)
                     .await
                 {
                     Ending::Marker(seen) => shell.pending = seen.rest,
@@ -268,102 +416,54 @@ impl PersistentShell {
                 *live = None;
             }
         }
-        let new_shell = live.is_none();
-        let shell = match live.take() {
-            Some(shell) => live.insert(shell),
-            None => live.insert(self.start(cx.sandbox, cx.workspace)?),
-        };
-        let _reading = shell.output.reading();
-        {
-            let mut summary = crate::jobs::lock(&self.summary);
-            summary.last_command = command.to_string();
-            summary.running = true;
-            summary.busy = true;
-            summary.calls += 1;
-        }
-        shell.take_available(&mut earlier);
-        let before = shell.children_now();
-        let marker = Marker::new();
-        let sent = async {
-            let script = CallScript::write(&self.kind.script_name(&self.name), command)?;
-            let line = self.kind.driver(&script.path(), &marker);
-            shell.input.write_all(line.as_bytes()).await?;
-            Ok::<_, std::io::Error>(script)
-        }
-        .await;
-        let script = match sent {
-            Ok(script) => script,
-            Err(source) => {
-                self.end();
-                *live = None;
-                crate::jobs::lock(&self.summary).busy = false;
-                return Err(PersistentError::Send {
-                    name: self.name.clone(),
-                    source,
-                });
-            }
-        };
-        shell.in_flight = Some(InFlight {
-            marker: marker.clone(),
-            before: before.clone(),
-        });
+        reset_reason
+    }
 
-        let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path);
-        let mut scanner = MarkerScanner::new(marker.clone());
-        let mut live_text = Utf8Chunks::default();
-        let pending = std::mem::take(&mut shell.pending);
-        let mut take = |bytes: &[u8], capture: &mut OutputCapture| {
-            capture.push(bytes);
-            let text = live_text.push(bytes);
-            if !text.is_empty() {
-                (cx.progress)(text);
-            }
-        };
-        let (chunk, mut seen) = scanner.push(&pending);
-        take(&chunk, &mut capture);
-        let deadline = Instant::now() + timeout;
-        let mut timed_out = false;
-        let mut interrupted = false;
-        let mut buf = vec![0u8; 16 * 1024];
-        let ending = loop {
-            if let Some(seen) = seen.take() {
-                break Ending::Marker(seen);
-            }
-            tokio::select! {
-                read = shell.output.read(&mut buf) => match read {
-                    Ok(n) if n > 0 => {
-                        let (chunk, found) = scanner.push(&buf[..n]);
-                        take(&chunk, &mut capture);
-                        seen = found;
-                    }
-                    _ => break shell.exited().await,
-                },
-                status = shell.child.wait() => {
-                    break Ending::Exited(exit_description(status));
-                }
-                () = tokio::time::sleep_until(deadline) => {
-                    timed_out = true;
-                    break Ending::Stuck;
-                }
-                () = cx.cancel.cancelled() => {
-                    interrupted = true;
-                    break Ending::Stuck;
-                }
-            }
-        };
-        let in_flight = InFlight { marker, before };
-        let ending = match ending {
+    /// Notes in the shell's summary that it runs `command`.
+    fn note_call_started(&self, command: &str) {
+        let mut summary = crate::jobs::lock(&self.summary);
+        summary.last_command = command.to_string();
+        summary.running = true;
+        summary.busy = true;
+        summary.calls += 1;
+    }
+
+    /// Writes `command` to its script and sends the shell the line that runs it and then
+    /// prints `marker`; the script, kept until the shell has read it.
+    async fn send(
+        &self,
+        shell: &mut LiveShell,
+        command: &str,
+        marker: &Marker,
+    ) -> std::io::Result<CallScript> {
+        let script = CallScript::write(&self.kind.script_name(&self.name), command)?;
+        let line = self.kind.driver(&script.path(), marker);
+        shell.input.write_all(line.as_bytes()).await?;
+        Ok(script)
+    }
+
+    /// After the reading ended: a command still running is stopped (its further output
+    /// kept), and a shell that exited has what it wrote before exiting read, marker included.
+    async fn settle(
+        &self,
+        shell: &mut LiveShell,
+        ending: Ending,
+        scanner: &mut MarkerScanner,
+        in_flight: &InFlight,
+        output: &mut CallOutput<'_>,
+    ) -> Ending {
+        match ending {
             Ending::Stuck => {
                 let mut rest = OutputCapture::new(DEFAULT_OUTPUT_CAP, PathBuf::new());
                 let ending = self
-                    .finish_interrupted(shell, &mut scanner, &in_flight, &mut rest)
+                    .finish_interrupted(shell, scanner, in_flight, &mut rest)
                     .await;
-                take(&rest.finish().text.into_bytes(), &mut capture);
+                output.take(rest.finish().text.as_bytes());
                 ending
             }
             Ending::Exited(how) => {
-                // Whatever it wrote before exiting, marker included.
                 let drain_until = Instant::now() + EXIT_DRAIN;
+                let mut buf = vec![0u8; 16 * 1024];
                 while let Ok(Ok(n)) =
                     tokio::time::timeout_at(drain_until, shell.output.read(&mut buf)).await
                 {
@@ -371,7 +471,7 @@ impl PersistentShell {
                         break;
                     }
                     let (chunk, found) = scanner.push(&buf[..n]);
-                    take(&chunk, &mut capture);
+                    output.take(&chunk);
                     if found.is_some() {
                         break;
                     }
@@ -379,50 +479,34 @@ impl PersistentShell {
                 Ending::Exited(how)
             }
             marker => marker,
-        };
-        take(scanner.held(), &mut capture);
-        // The shell read the whole script when it began sourcing it.
-        drop(script);
-        let (exit_code, cwd, shell_ended) = match ending {
+        }
+    }
+
+    /// What the call's `ending` says: the command's exit status and working directory when
+    /// its marker came; otherwise the shell is ended (`live` left empty) and how it ended is
+    /// kept for the next call.
+    fn conclude(
+        &self,
+        live: &mut Option<LiveShell>,
+        ending: Ending,
+    ) -> (Option<i32>, Option<String>, Option<String>) {
+        let how = match ending {
             Ending::Marker(seen) => {
-                shell.in_flight = None;
-                shell.pending = seen.rest;
-                (seen.status, Some(seen.cwd), None)
+                if let Some(shell) = live.as_mut() {
+                    shell.in_flight = None;
+                    shell.pending = seen.rest;
+                }
+                return (seen.status, Some(seen.cwd), None);
             }
-            Ending::Exited(how) => {
-                self.end();
-                *live = None;
-                *crate::jobs::lock(&self.ended) = Some(how.clone());
-                (None, None, Some(how))
-            }
-            Ending::Stuck => {
-                self.end();
-                *live = None;
-                let how = "the command did not stop on SIGINT and SIGKILL of its processes, so \
-                           the shell was ended"
-                    .to_string();
-                *crate::jobs::lock(&self.ended) = Some(how.clone());
-                (None, None, Some(how))
-            }
+            Ending::Exited(how) => how,
+            Ending::Stuck => "the command did not stop on SIGINT and SIGKILL of its processes, so \
+                              the shell was ended"
+                .to_string(),
         };
-        crate::jobs::lock(&self.summary).busy = false;
-        let total_bytes = capture.total_bytes();
-        let captured = capture.finish();
-        let earlier = earlier.finish().text;
-        Ok(PersistentRun {
-            output: captured.text,
-            total_bytes,
-            spill_path: captured.spill_path,
-            exit_code,
-            cwd,
-            timed_out,
-            interrupted,
-            reset: reset_reason,
-            new_shell,
-            shell_ended,
-            earlier_output: (!earlier.is_empty()).then_some(earlier),
-            duration: started.elapsed(),
-        })
+        self.end();
+        *live = None;
+        *crate::jobs::lock(&self.ended) = Some(how.clone());
+        (None, None, Some(how))
     }
 
     /// Starts the shell process in `workspace`.

@@ -13,7 +13,7 @@ use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
-    ToolResultEvent, Usage,
+    ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
 };
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -259,178 +259,215 @@ impl TerminalRenderer {
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
             }
-            EventBody::TurnStarted { .. } => {
-                self.tally = TurnTally {
-                    started: Some(event.time.clone()),
-                    ..TurnTally::default()
-                };
-            }
-            EventBody::StepStarted { .. } => {
-                self.waiting = Some(Waiting {
-                    since: Instant::now(),
-                    reasoning: String::new(),
-                    reasoned: false,
-                });
-                self.redraw();
-            }
-            EventBody::StepReasoningDelta { text, .. } => {
-                if let Some(waiting) = &mut self.waiting {
-                    waiting.reasoned = true;
-                    waiting.reasoning.push_str(text);
-                    if let Some(last) = waiting
-                        .reasoning
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                    {
-                        waiting.reasoning = last.trim().to_string();
-                    }
-                    self.redraw();
-                }
-            }
+            EventBody::TurnStarted { .. } => self.start_turn(&event.time),
+            EventBody::StepStarted { .. } => self.start_step(),
+            EventBody::StepReasoningDelta { text, .. } => self.add_reasoning(text),
             EventBody::StepReasoningEnd { .. } => {}
             EventBody::RequestOpened(_) => self.flush_text(),
-            EventBody::StepTextDelta { text, .. } => {
-                self.end_waiting();
-                self.text.push_str(text);
-                self.write_complete_text();
-            }
-            EventBody::StepFinished { usage, .. } => {
-                self.end_waiting();
-                self.flush_text();
-                self.tally.steps += 1;
-                add_usage(&mut self.tally.usage, usage);
-                self.tally.cost += self.total.add(usage, self.price);
-                self.redraw();
-            }
-            EventBody::ToolPreparing(preparing) => {
-                self.end_waiting();
-                self.flush_text();
-                let index = match self
-                    .running
-                    .iter()
-                    .position(|r| r.call_id == preparing.call_id)
-                {
-                    Some(index) => index,
-                    None => {
-                        self.running.push(Running {
-                            call_id: preparing.call_id.clone(),
-                            depth: 0,
-                            presentation: CallPresentation::new(&preparing.tool_name, "preparing…"),
-                            started: Instant::now(),
-                            last_output: String::new(),
-                            preparing: Some(Preparing {
-                                tool_name: preparing.tool_name.clone(),
-                                arguments: String::new(),
-                                presented: None,
-                            }),
-                        });
-                        self.running.len() - 1
-                    }
-                };
-                let running = &mut self.running[index];
-                if let (Some(state), Some(present)) = (&mut running.preparing, &self.presenter) {
-                    state.arguments.push_str(&preparing.arguments_delta);
-                    let due = state.arguments.len() <= SHORT_ARGUMENTS
-                        || state
-                            .presented
-                            .is_none_or(|at| at.elapsed() >= PRESENT_LONG_ARGUMENTS_EVERY);
-                    if due {
-                        state.presented = Some(Instant::now());
-                        if let Some(presentation) = present(&state.tool_name, &state.arguments) {
-                            running.presentation = presentation;
-                        }
-                    }
-                }
-                self.redraw();
-            }
-            EventBody::ToolStart(start) => {
-                self.end_waiting();
-                self.flush_text();
-                let depth = match &start.parent_call_id {
-                    Some(parent) => {
-                        self.head_parent(parent);
-                        self.depth.get(parent).map_or(0, |d| d + 1)
-                    }
-                    None => 0,
-                };
-                self.depth.insert(start.call_id.clone(), depth);
-                self.presentations
-                    .insert(start.call_id.clone(), start.presentation.clone());
-                match self.running.iter_mut().find(|r| r.call_id == start.call_id) {
-                    Some(running) => {
-                        running.presentation = start.presentation.clone();
-                        running.depth = depth;
-                        running.preparing = None;
-                    }
-                    None => self.running.push(Running {
-                        call_id: start.call_id.clone(),
-                        depth,
-                        presentation: start.presentation.clone(),
-                        started: Instant::now(),
-                        last_output: String::new(),
-                        preparing: None,
-                    }),
-                }
-                self.redraw();
-            }
-            EventBody::ToolProgress(progress) => {
-                if let Some(running) = self
-                    .running
-                    .iter_mut()
-                    .find(|r| r.call_id == progress.call_id)
-                    && let Some(line) = progress.text.lines().rev().find(|l| !l.trim().is_empty())
-                {
-                    running.last_output = line.trim().to_string();
-                    self.redraw();
-                }
-            }
-            EventBody::ToolResult(result) => {
-                self.running.retain(|r| r.call_id != result.call_id);
-                let lines = self.result_lines(result);
-                self.after_text_block = false;
-                self.permanent(lines);
-            }
+            EventBody::StepTextDelta { text, .. } => self.add_text(text),
+            EventBody::StepFinished { usage, .. } => self.finish_step(usage),
+            EventBody::ToolPreparing(preparing) => self.prepare_call(preparing),
+            EventBody::ToolStart(start) => self.start_call(start),
+            EventBody::ToolProgress(progress) => self.show_progress(progress),
+            EventBody::ToolResult(result) => self.finish_call(result),
             EventBody::TurnFinished {
                 reason, message, ..
-            } => {
-                self.waiting = None;
-                self.flush_text();
-                let line = match reason {
-                    FinishReason::Completed => None,
-                    FinishReason::MaxSteps => Some(self.style.yellow(&format!(
-                        "■ stopped: the agent reached its step limit{} (raise `limits.max_steps` \
-                         in the agent file)",
-                        message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
-                    ))),
-                    FinishReason::Interrupted => Some(self.style.yellow("■ interrupted")),
-                    FinishReason::MaxTokens => Some(self.style.yellow(&format!(
-                        "■ stopped: the answer reached the model's token limit{}",
-                        message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
-                    ))),
-                    FinishReason::Refused => Some(self.style.yellow(&format!(
-                        "■ the model refused{}",
-                        message.as_deref().map(|m| format!(": {m}")).unwrap_or_default()
-                    ))),
-                    FinishReason::Error => Some(self.style.red(&format!(
-                        "✗ the turn failed: {}",
-                        message.as_deref().unwrap_or("unknown error")
-                    ))),
-                };
-                let mut lines: Vec<String> = line.into_iter().collect();
-                lines.push(self.style.dim(&self.turn_summary(&event.time)));
-                self.after_text_block = false;
-                match (&mut self.notices, self.style.live) {
-                    (Some(notices), false) => {
-                        let _ = self.out.flush();
-                        for line in lines {
-                            let _ = writeln!(notices, "{line}");
-                        }
-                        let _ = notices.flush();
-                    }
-                    _ => self.permanent(lines),
+            } => self.finish_turn(*reason, message.as_deref(), &event.time),
+        }
+    }
+
+    /// A turn started at `time`: its tally starts afresh.
+    fn start_turn(&mut self, time: &str) {
+        self.tally = TurnTally {
+            started: Some(time.to_string()),
+            ..TurnTally::default()
+        };
+    }
+
+    /// The model is asked: the live region waits for its answer.
+    fn start_step(&mut self) {
+        self.waiting = Some(Waiting {
+            since: Instant::now(),
+            reasoning: String::new(),
+            reasoned: false,
+        });
+        self.redraw();
+    }
+
+    /// Reasoning streamed: the live region shows its last non-empty line.
+    fn add_reasoning(&mut self, text: &str) {
+        if let Some(waiting) = &mut self.waiting {
+            waiting.reasoned = true;
+            waiting.reasoning.push_str(text);
+            if let Some(last) = waiting
+                .reasoning
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+            {
+                waiting.reasoning = last.trim().to_string();
+            }
+            self.redraw();
+        }
+    }
+
+    /// Answer text streamed: its complete lines are written above the live region.
+    fn add_text(&mut self, text: &str) {
+        self.end_waiting();
+        self.text.push_str(text);
+        self.write_complete_text();
+    }
+
+    /// A step ended: its text is written whole, its tokens and cost counted.
+    fn finish_step(&mut self, usage: &Usage) {
+        self.end_waiting();
+        self.flush_text();
+        self.tally.steps += 1;
+        add_usage(&mut self.tally.usage, usage);
+        self.tally.cost += self.total.add(usage, self.price);
+        self.redraw();
+    }
+
+    /// A call's arguments streamed: the call is shown as preparing, named by the presenter
+    /// from its arguments so far (at once while they are short, then now and then).
+    fn prepare_call(&mut self, preparing: &ToolPreparingEvent) {
+        self.end_waiting();
+        self.flush_text();
+        let index = match self
+            .running
+            .iter()
+            .position(|r| r.call_id == preparing.call_id)
+        {
+            Some(index) => index,
+            None => {
+                self.running.push(Running {
+                    call_id: preparing.call_id.clone(),
+                    depth: 0,
+                    presentation: CallPresentation::new(&preparing.tool_name, "preparing…"),
+                    started: Instant::now(),
+                    last_output: String::new(),
+                    preparing: Some(Preparing {
+                        tool_name: preparing.tool_name.clone(),
+                        arguments: String::new(),
+                        presented: None,
+                    }),
+                });
+                self.running.len() - 1
+            }
+        };
+        let running = &mut self.running[index];
+        if let (Some(state), Some(present)) = (&mut running.preparing, &self.presenter) {
+            state.arguments.push_str(&preparing.arguments_delta);
+            let due = state.arguments.len() <= SHORT_ARGUMENTS
+                || state
+                    .presented
+                    .is_none_or(|at| at.elapsed() >= PRESENT_LONG_ARGUMENTS_EVERY);
+            if due {
+                state.presented = Some(Instant::now());
+                if let Some(presentation) = present(&state.tool_name, &state.arguments) {
+                    running.presentation = presentation;
                 }
             }
+        }
+        self.redraw();
+    }
+
+    /// A call started: it runs in the live region, under its parent's heading when it has one.
+    fn start_call(&mut self, start: &ToolStartEvent) {
+        self.end_waiting();
+        self.flush_text();
+        let depth = match &start.parent_call_id {
+            Some(parent) => {
+                self.head_parent(parent);
+                self.depth.get(parent).map_or(0, |d| d + 1)
+            }
+            None => 0,
+        };
+        self.depth.insert(start.call_id.clone(), depth);
+        self.presentations
+            .insert(start.call_id.clone(), start.presentation.clone());
+        match self.running.iter_mut().find(|r| r.call_id == start.call_id) {
+            Some(running) => {
+                running.presentation = start.presentation.clone();
+                running.depth = depth;
+                running.preparing = None;
+            }
+            None => self.running.push(Running {
+                call_id: start.call_id.clone(),
+                depth,
+                presentation: start.presentation.clone(),
+                started: Instant::now(),
+                last_output: String::new(),
+                preparing: None,
+            }),
+        }
+        self.redraw();
+    }
+
+    /// A running call printed: the live region shows its last non-empty line.
+    fn show_progress(&mut self, progress: &ToolProgressEvent) {
+        if let Some(running) = self
+            .running
+            .iter_mut()
+            .find(|r| r.call_id == progress.call_id)
+            && let Some(line) = progress.text.lines().rev().find(|l| !l.trim().is_empty())
+        {
+            running.last_output = line.trim().to_string();
+            self.redraw();
+        }
+    }
+
+    /// A call ended: it leaves the live region and its result is written above it.
+    fn finish_call(&mut self, result: &ToolResultEvent) {
+        self.running.retain(|r| r.call_id != result.call_id);
+        let lines = self.result_lines(result);
+        self.after_text_block = false;
+        self.permanent(lines);
+    }
+
+    /// A turn ended at `time`: how it ended (unless it completed) and its summary, written
+    /// above the live region — or to the notices when the output is not a terminal.
+    fn finish_turn(&mut self, reason: FinishReason, message: Option<&str>, time: &str) {
+        self.waiting = None;
+        self.flush_text();
+        let mut lines: Vec<String> = self.ending_line(reason, message).into_iter().collect();
+        lines.push(self.style.dim(&self.turn_summary(time)));
+        self.after_text_block = false;
+        match (&mut self.notices, self.style.live) {
+            (Some(notices), false) => {
+                let _ = self.out.flush();
+                for line in lines {
+                    let _ = writeln!(notices, "{line}");
+                }
+                let _ = notices.flush();
+            }
+            _ => self.permanent(lines),
+        }
+    }
+
+    /// The line saying how a turn ended, with the `message` it ended with; none for a turn
+    /// that completed.
+    fn ending_line(&self, reason: FinishReason, message: Option<&str>) -> Option<String> {
+        match reason {
+            FinishReason::Completed => None,
+            FinishReason::MaxSteps => Some(self.style.yellow(&format!(
+                "■ stopped: the agent reached its step limit{} (raise `limits.max_steps` \
+                 in the agent file)",
+                message.map(|m| format!(" ({m})")).unwrap_or_default()
+            ))),
+            FinishReason::Interrupted => Some(self.style.yellow("■ interrupted")),
+            FinishReason::MaxTokens => Some(self.style.yellow(&format!(
+                "■ stopped: the answer reached the model's token limit{}",
+                message.map(|m| format!(" ({m})")).unwrap_or_default()
+            ))),
+            FinishReason::Refused => Some(self.style.yellow(&format!(
+                "■ the model refused{}",
+                message.map(|m| format!(": {m}")).unwrap_or_default()
+            ))),
+            FinishReason::Error => Some(self.style.red(&format!(
+                "✗ the turn failed: {}",
+                message.unwrap_or("unknown error")
+            ))),
         }
     }
 

@@ -1,7 +1,7 @@
 //! A minimal HTTP/1.1 server on 127.0.0.1 that replays scripted replies and records every
 //! request, to fake a provider at the HTTP boundary.
 
-use qilin_model::{HttpSettings, ModelEvent, ModelResponse, ModelStream, RetryPolicy};
+use qilin_model::{Backoff, HttpSettings, ModelEvent, ModelResponse, ModelStream, RetryPolicy};
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -251,8 +251,7 @@ pub fn quick_settings() -> HttpSettings {
         idle_timeout: Duration::from_secs(5),
         retry: RetryPolicy {
             max_attempts: 4,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_millis(20),
+            backoff: Backoff::new(Duration::from_millis(5), Duration::from_millis(20)).jittered(),
             ..RetryPolicy::default()
         },
     }

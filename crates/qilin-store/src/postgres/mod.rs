@@ -26,6 +26,7 @@ use committer::{Append, Committer};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use qilin_backoff::Backoff;
 use qilin_protocol::{Event, RequestOpenedEvent};
 use std::sync::Arc;
 use std::time::Duration;
@@ -327,6 +328,9 @@ async fn listen(
     Ok((client, driver))
 }
 
+/// The waits before reconnecting a listening connection: 100 ms, doubling up to 5 s.
+const RECONNECT_BACKOFF: Backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(5));
+
 /// Keeps a listening connection up: when it drops, reconnects (backing off to 5 s) and calls
 /// `reconnected`, since notifications may have been missed meanwhile.
 async fn keep_listening(
@@ -342,15 +346,12 @@ async fn keep_listening(
         // The connection ended, however it ended; the task's outcome says nothing more.
         let _ = (&mut driver).await;
         drop(client);
-        let mut wait = Duration::from_millis(100);
+        let mut retries = RECONNECT_BACKOFF.retries();
         loop {
-            tokio::time::sleep(wait).await;
-            match listen(&config, &channel, &heard, context).await {
-                Ok((new_client, new_driver)) => {
-                    (client, driver) = (new_client, new_driver);
-                    break;
-                }
-                Err(_) => wait = (wait * 2).min(Duration::from_secs(5)),
+            retries.wait().await;
+            if let Ok((new_client, new_driver)) = listen(&config, &channel, &heard, context).await {
+                (client, driver) = (new_client, new_driver);
+                break;
             }
         }
         reconnected();
