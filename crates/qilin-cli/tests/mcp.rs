@@ -10,19 +10,18 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
 /// The path of the MCP test server. It is a binary of the qilin-mcp package, which cargo builds
-/// for that package's tests only, so it is built here (once per test process, a no-op when it
-/// is up to date): `cargo nextest run -p qilin-cli` works from a fresh clone.
+/// for the workspace's tests but names only to that package's, so it is asked of cargo here
+/// (once per test process) with the very build `cargo nextest run --workspace` made: a no-op
+/// then, and from a fresh clone `cargo nextest run -p qilin-cli` still works.
 fn server() -> &'static str {
     static SERVER: OnceLock<String> = OnceLock::new();
     SERVER.get_or_init(|| {
         let built = Command::new(env!("CARGO"))
             .args([
-                "build",
+                "test",
+                "--no-run",
+                "--workspace",
                 "--locked",
-                "--package",
-                "qilin-mcp",
-                "--bin",
-                "qilin-mcp-test-server",
                 "--message-format=json-render-diagnostics",
             ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -37,8 +36,10 @@ fn server() -> &'static str {
             .lines()
             .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
             .find(|message| {
+                // The binary itself, not its unit tests' harness.
                 message["reason"] == "compiler-artifact"
                     && message["target"]["name"] == "qilin-mcp-test-server"
+                    && message["profile"]["test"] == false
             })
             .and_then(|artifact| artifact["executable"].as_str().map(str::to_string))
             .expect("cargo names the test server's executable")

@@ -365,7 +365,10 @@ fn a_newcomer_converses_answers_a_question_denies_an_approval_interrupts_and_res
     terminal.wait_for("Stopped.");
     terminal.wait_for_prompt();
     terminal.type_keys("/cost\r");
-    let cost = terminal.wait_for("this session:");
+    // The sandbox warning says "this session:" too; the summary's line begins with it.
+    let cost = terminal.wait_until("the session's cost", |s| {
+        s.lines().any(|l| l.starts_with("this session:"))
+    });
     let cost = cost
         .lines()
         .find(|l| l.starts_with("this session:"))

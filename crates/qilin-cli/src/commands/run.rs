@@ -8,7 +8,7 @@ use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::config::{Settings, no_model_help, price_key};
 use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
-use crate::render::{Presenter, SPINNER, Style, TerminalRenderer, thousands, visible};
+use crate::render::{SPINNER, Style, TerminalRenderer, thousands, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
@@ -373,21 +373,16 @@ async fn conversation(
 }
 
 /// Tells the renderer about the session it shows from now on: its model's price (the config
-/// file's, if any) and how its calls are named while the model writes them.
+/// file's, if any).
 async fn start_showing(
     renderer: &Arc<Mutex<TerminalRenderer>>,
     handle: &SessionHandle,
     settings: &Settings,
 ) {
-    let executor = handle.executor();
-    let presenter: Presenter = Box::new(move |tool, text| {
-        let tool = executor.registry().get(tool)?;
-        tool.present_partial(text)
-    });
     renderer
         .lock()
         .await
-        .start_session(settings.price(&handle.info().model), Some(presenter));
+        .start_session(settings.price(&handle.info().model));
 }
 
 /// `/compact`: has the model summarise the conversation, with a live line while it works,

@@ -9,5 +9,5 @@ mod text;
 pub use sanitize::visible;
 pub(crate) use style::SPINNER;
 pub use style::Style;
+pub use terminal::TerminalRenderer;
 pub(crate) use terminal::thousands;
-pub use terminal::{Presenter, TerminalRenderer};

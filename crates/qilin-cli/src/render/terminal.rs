@@ -26,29 +26,12 @@ const FALLBACK_COLUMNS: usize = 80;
 /// The rows assumed when a terminal does not say its size.
 const FALLBACK_ROWS: usize = 24;
 
-/// How often, at most, a call whose arguments are long is presented again as they stream.
-const PRESENT_LONG_ARGUMENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-/// Arguments up to this length are presented again at every piece that streams in.
-const SHORT_ARGUMENTS: usize = 4096;
-
-/// Presents a call of the tool named first from the argument text streamed so far (a JSON
-/// object's beginning): its verb and remark as its call line will show them, if the tool can.
-pub type Presenter = Box<dyn Fn(&str, &str) -> Option<CallPresentation> + Send>;
-
 struct Running {
     call_id: String,
     depth: usize,
     presentation: CallPresentation,
     started: Instant,
     last_output: String,
-    /// While the model writes the call: its argument text so far, and when it was presented.
-    preparing: Option<Preparing>,
-}
-
-struct Preparing {
-    tool_name: String,
-    arguments: String,
-    presented: Option<Instant>,
 }
 
 /// What the model is doing before its first visible output of a step.
@@ -163,8 +146,6 @@ pub struct TerminalRenderer {
     total: SessionTally,
     /// The price of the session's model, when the configuration gives it.
     price: Option<Price>,
-    /// Names a call while its arguments stream (the raw tool name without it).
-    presenter: Option<Presenter>,
     /// The display widths of the live lines on screen, and the columns they were drawn at.
     live: Vec<usize>,
     live_columns: usize,
@@ -194,19 +175,16 @@ impl TerminalRenderer {
             tally: TurnTally::default(),
             total: SessionTally::default(),
             price: None,
-            presenter: None,
             live: Vec::new(),
             live_columns: 0,
             frame: 0,
         }
     }
 
-    /// Starts counting a new session's tokens and cost; `price` is its model's, if known;
-    /// `presenter` names its calls while their arguments stream.
-    pub fn start_session(&mut self, price: Option<Price>, presenter: Option<Presenter>) {
+    /// Starts counting a new session's tokens and cost; `price` is its model's, if known.
+    pub fn start_session(&mut self, price: Option<Price>) {
         self.total = SessionTally::default();
         self.price = price;
-        self.presenter = presenter;
     }
 
     /// The tokens and cost of the session's turns shown so far: `/cost`. The cost is left
@@ -328,8 +306,8 @@ impl TerminalRenderer {
         self.redraw();
     }
 
-    /// A call's arguments streamed: the call is shown as preparing, named by the presenter
-    /// from its arguments so far (at once while they are short, then now and then).
+    /// A call's arguments streamed: the call is shown as preparing, named as the runtime
+    /// presents its arguments so far (the raw tool name until it does).
     fn prepare_call(&mut self, preparing: &ToolPreparingEvent) {
         self.end_waiting();
         self.flush_text();
@@ -346,28 +324,12 @@ impl TerminalRenderer {
                     presentation: CallPresentation::new(&preparing.tool_name, "preparing…"),
                     started: Instant::now(),
                     last_output: String::new(),
-                    preparing: Some(Preparing {
-                        tool_name: preparing.tool_name.clone(),
-                        arguments: String::new(),
-                        presented: None,
-                    }),
                 });
                 self.running.len() - 1
             }
         };
-        let running = &mut self.running[index];
-        if let (Some(state), Some(present)) = (&mut running.preparing, &self.presenter) {
-            state.arguments.push_str(&preparing.arguments_delta);
-            let due = state.arguments.len() <= SHORT_ARGUMENTS
-                || state
-                    .presented
-                    .is_none_or(|at| at.elapsed() >= PRESENT_LONG_ARGUMENTS_EVERY);
-            if due {
-                state.presented = Some(Instant::now());
-                if let Some(presentation) = present(&state.tool_name, &state.arguments) {
-                    running.presentation = presentation;
-                }
-            }
+        if let Some(presentation) = &preparing.presentation {
+            self.running[index].presentation = presentation.clone();
         }
         self.redraw();
     }
@@ -390,7 +352,6 @@ impl TerminalRenderer {
             Some(running) => {
                 running.presentation = start.presentation.clone();
                 running.depth = depth;
-                running.preparing = None;
             }
             None => self.running.push(Running {
                 call_id: start.call_id.clone(),
@@ -398,7 +359,6 @@ impl TerminalRenderer {
                 presentation: start.presentation.clone(),
                 started: Instant::now(),
                 last_output: String::new(),
-                preparing: None,
             }),
         }
         self.redraw();
@@ -1055,14 +1015,11 @@ Done
     #[test]
     fn a_priced_model_s_turns_show_their_cost_and_the_session_adds_them_up() {
         let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
-        renderer.start_session(
-            Some(Price {
-                input: 2.0,
-                output: 8.0,
-                cached_input: Some(0.5),
-            }),
-            None,
-        );
+        renderer.start_session(Some(Price {
+            input: 2.0,
+            output: 8.0,
+            cached_input: Some(0.5),
+        }));
         let step = r#"{"seq":2,"time":"2026-11-30T12:00:01.000Z","type":"step.finished","turnId":"t1","step":1,"usage":{"inputTokens":12034,"outputTokens":310,"cacheReadTokens":8000}}"#;
         let finished = r#"{"seq":3,"time":"2026-11-30T12:00:02.500Z","type":"turn.finished","turnId":"t1","reason":"completed"}"#;
         let started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}"#;
@@ -1092,7 +1049,7 @@ Done
             "{}",
             renderer.session_summary()
         );
-        renderer.start_session(None, None);
+        renderer.start_session(None);
         assert_eq!(
             renderer.session_summary(),
             "this session: 0 tokens in · 0 out"
@@ -1330,7 +1287,7 @@ Done
     }
 
     #[test]
-    fn a_call_being_written_is_named_by_its_verb_as_its_line_will_be() {
+    fn a_call_being_written_is_named_as_the_runtime_presents_it() {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(
             std::num::NonZeroU16::new(20).unwrap(),
             std::num::NonZeroU16::new(80).unwrap(),
@@ -1346,39 +1303,41 @@ Done
         };
         let mut renderer =
             TerminalRenderer::with_size(style, size, Box::new(Screen(Arc::clone(&parser))));
-        let registry = qilin_runtime::builtin_registry();
-        renderer.start_session(
-            None,
-            Some(Box::new(move |tool, text| {
-                let tool = registry.get(tool)?;
-                tool.present_partial(text)
-            })),
-        );
-        let preparing = |seq: u64, delta: &str| {
-            let delta = serde_json::to_string(delta).unwrap();
-            event(
-                seq,
-                &format!(
-                    r#"{{"type":"tool.preparing","callId":"c1","toolName":"grep","argumentsDelta":{delta}}}"#
-                ),
-            )
+        // What the agent loop sends: each piece of the arguments, and the presentation when
+        // it changed.
+        let preparing = |seq: u64, delta: &str, presentation: Option<(&str, &str)>| {
+            let mut body = serde_json::json!({
+                "type": "tool.preparing",
+                "callId": "c1",
+                "toolName": "grep",
+                "argumentsDelta": delta,
+            });
+            if let Some((action, remark)) = presentation {
+                body["presentation"] = serde_json::json!({"action": action, "remark": remark});
+            }
+            event(seq, &body.to_string())
         };
         renderer.handle(&event(
             1,
             r#"{"type":"turn.started","turnId":"t1","prompt":"go"}"#,
         ));
-        renderer.handle(&preparing(2, r#"{"pat"#));
+        renderer.handle(&preparing(2, r#"{"pat"#, Some(("Search", ""))));
         let screen = rows(&parser.lock().unwrap());
         assert!(screen.contains(" Search  "), "{screen}");
         assert!(!screen.contains("grep"), "{screen}");
-        renderer.handle(&preparing(3, r#"tern":"TO"#));
-        renderer.handle(&preparing(4, r#"DO","path":"sr"#));
+        renderer.handle(&preparing(3, r#"tern":"TO"#, Some(("Search", "TO"))));
+        renderer.handle(&preparing(
+            4,
+            r#"DO","path":"sr"#,
+            Some(("Search", "TODO in sr")),
+        ));
+        // A piece without a presentation keeps the last one.
+        renderer.handle(&preparing(5, r#"c"#, None));
         let screen = rows(&parser.lock().unwrap());
         assert!(screen.contains(" Search TODO in sr  "), "{screen}");
-        // A tool without a presenter's help keeps its wire name.
-        renderer.start_session(None, None);
+        // Until the runtime presents a call, it keeps its wire name.
         let other = event(
-            5,
+            6,
             r#"{"type":"tool.preparing","callId":"c2","toolName":"glob","argumentsDelta":"{"}"#,
         );
         renderer.handle(&other);
