@@ -519,6 +519,38 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
             policy: Value::Null,
             timeout: None,
         },
+        Scenario {
+            name: "session-queries",
+            turns: vec![
+                turn("Fix the retry logic in the report."),
+                turn("Where was the report changed?"),
+            ],
+            script: script(vec![
+                say_call(
+                    "Reading the report first.",
+                    "read",
+                    json!({"path": "src/report.py", "limit": 4}),
+                ),
+                call(
+                    "run_code",
+                    json!({"code": "len(sdk.tool.call(\"read\", {\"path\": \"README.md\"})[\"text\"])\n"}),
+                ),
+                say("I changed the retry logic: three tries, a pause between them."),
+                call("session_search", json!({"query": "retry logic"})),
+                call(
+                    "session_events",
+                    json!({"session": SESSION_ID, "types": ["turn.started", "tool.start", "tool.result"], "limit": 4}),
+                ),
+                call(
+                    "session_trajectory",
+                    json!({"session": SESSION_ID, "turn": 1}),
+                ),
+                call("session_events", json!({"session": "other-session"})),
+                say("The retry logic was changed in the first turn of this session."),
+            ]),
+            policy: Value::Null,
+            timeout: None,
+        },
     ]
 }
 
@@ -643,14 +675,26 @@ const DIRECT_TOOLS: &[&str] = &[
     "question",
 ];
 
-/// The agent file a scenario runs (JSON, which is YAML): every built-in tool mounted, code
-/// mode on, the scenario's review rules.
+/// The tools a scenario mounts beside [`DIRECT_TOOLS`], by scenario name.
+const EXTRA_TOOLS: &[(&str, &[&str])] = &[(
+    "session-queries",
+    &["session_search", "session_events", "session_trajectory"],
+)];
+
+/// The agent file a scenario runs (JSON, which is YAML): every built-in tool mounted (and the
+/// scenario's [`EXTRA_TOOLS`]), code mode on, the scenario's review rules.
 fn agent_file(scenario: &Scenario) -> String {
+    let mut tools: Vec<&str> = DIRECT_TOOLS.to_vec();
+    for (name, extra) in EXTRA_TOOLS {
+        if *name == scenario.name {
+            tools.extend_from_slice(extra);
+        }
+    }
     let mut agent = json!({
         "name": "fixture",
         "description": "Runs the web client's fixture scenarios.",
         "instructions": "You are the fixture agent.",
-        "tools": DIRECT_TOOLS,
+        "tools": tools,
         "code_mode": true,
         "limits": {"max_steps": 40},
     });
@@ -736,8 +780,9 @@ async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
 ///
 /// - Strings: the workspace's real path becomes [`WORKSPACE`]; the web server's port (a run of
 ///   digits on its own, since the model streams a URL in pieces that may cut it anywhere)
-///   becomes that of [`WEB_ORIGIN`]; seconds written as `1.2 s` become `0.0 s`, and
-///   `(pid 123)` `(pid 0)`.
+///   becomes that of [`WEB_ORIGIN`]; seconds written as `1.2 s` become `0.0 s`,
+///   `(pid 123)` `(pid 0)`, and a time written as events write theirs (which a recalled
+///   session's hits, lines and nodes carry) [`FIXED_TIME`].
 /// - Fields: durations (`durationMs`, `duration_ms`, `ran_for_ms`), process ids (`pid`) and
 ///   token estimates (which count the bytes of the varying paths) become 0; every event's
 ///   `time` becomes [`FIXED_TIME`].
@@ -750,7 +795,9 @@ fn normalise(events: Vec<Event>, workspace: &Path, web_origin: &str) -> Vec<Valu
     let fixed_port = WEB_ORIGIN.rsplit(':').next().unwrap_or_default();
     let rewrite = |text: &str| {
         let text = text.replace(&workspace.display().to_string(), WORKSPACE);
-        zero_seconds(&zero_pids(&replace_number(&text, port, fixed_port)))
+        fixed_times(&zero_seconds(&zero_pids(&replace_number(
+            &text, port, fixed_port,
+        ))))
     };
     let ended_ok: HashSet<&str> = events
         .iter()
@@ -838,6 +885,35 @@ fn scrub(value: &mut Value, rewrite: &dyn Fn(&str) -> String) {
         }
         _ => {}
     }
+}
+
+/// Every time written as events write theirs (`2026-12-02T05:00:00.123Z`, in a recalled
+/// session's hits, lines and nodes) → [`FIXED_TIME`].
+fn fixed_times(text: &str) -> String {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd.dddZ";
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i + SHAPE.len() <= bytes.len() {
+        let fits = SHAPE
+            .iter()
+            .zip(&bytes[i..])
+            .all(|(shape, byte)| match shape {
+                b'd' => byte.is_ascii_digit(),
+                other => other == byte,
+            });
+        if fits {
+            out.push_str(&text[copied..i]);
+            out.push_str(FIXED_TIME);
+            i += SHAPE.len();
+            copied = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// `(pid 4242)` → `(pid 0)`.
@@ -948,6 +1024,12 @@ fn the_normalising_pass_touches_only_what_varies() {
     assert_eq!(
         zero_seconds("[exit code 0, 12.3 s] took 1.5 s, v1.2 stays, 3.25 s stays"),
         "[exit code 0, 0.0 s] took 0.0 s, v1.2 stays, 3.25 s stays"
+    );
+    assert_eq!(
+        fixed_times(
+            "#3 2026-12-02T05:01:02.345Z turn 1, 2026-12-02 stays, é2026-12-02T05:01:02.345Z"
+        ),
+        "#3 2026-01-01T00:00:00.000Z turn 1, 2026-12-02 stays, é2026-01-01T00:00:00.000Z"
     );
     assert_eq!(
         zero_pids("job-1 (pid 4242) and (pid x) and (pid 7"),
