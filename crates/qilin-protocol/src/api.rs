@@ -4,8 +4,10 @@
 //! Fields a request may leave out are optional in TypeScript; fields a reply always carries
 //! (`null` when empty) are required there.
 
+use crate::sessions::SearchHit;
 use crate::{
-    Answer, CompactionNode, Event, RequestOpenedEvent, RequestResolution, SessionGrant, TurnNode,
+    Answer, CallStatus, CompactionNode, Event, RequestOpenedEvent, RequestResolution, SessionGrant,
+    TurnNode,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -483,4 +485,59 @@ pub struct StreamEnd {
     pub session_id: Option<String>,
     /// Why.
     pub reason: EndReason,
+}
+
+/// `GET /api/search`: what to find in the sessions' recorded text, where, and which page.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchSessions {
+    /// The words to find (1 to 1000 characters, not only spaces): every word must occur in
+    /// a hit; the words as one phrase rank first. Taken literally: quotes, `*`, `-` and the
+    /// like are no operators.
+    #[schemars(length(min = 1, max = 1000), regex(pattern = r"\S"))]
+    pub q: String,
+    /// Only these sessions: their ids joined by `,`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub sessions: Option<String>,
+    /// Only sessions of this agent (its name).
+    #[serde(default)]
+    #[ts(optional)]
+    pub agent: Option<String>,
+    /// Only hits in calls of this tool (its wire name).
+    #[serde(default)]
+    #[ts(optional)]
+    pub tool: Option<String>,
+    /// Only hits in calls that ended so.
+    #[serde(default)]
+    #[ts(optional)]
+    pub status: Option<CallStatus>,
+    /// Only events at or after this time: RFC 3339 (`2026-12-02T05:00:00Z`) or a date
+    /// (`2026-12-02`, midnight UTC).
+    #[serde(default)]
+    #[ts(optional)]
+    pub after: Option<String>,
+    /// Only events before this time: RFC 3339 or a date, as `after`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub before: Option<String>,
+    /// The most hits on the page (1 to 100, default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+    /// The `next` of the previous page.
+    #[serde(default)]
+    #[ts(optional)]
+    pub cursor: Option<String>,
+}
+
+/// One page of search hits (`GET /api/search`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchPage {
+    /// The hits, best first.
+    pub hits: Vec<SearchHit>,
+    /// The cursor of the next page, when more hits follow.
+    pub next: Option<String>,
 }

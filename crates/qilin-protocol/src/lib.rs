@@ -1,8 +1,8 @@
 //! The wire vocabulary every Qilin client shares.
 //!
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
-//! union. The events, the conversation tree folded from them ([`tree`]) and the HTTP API's
-//! shapes ([`api`]) are generated into TypeScript, straight into the web client's
+//! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
+//! shapes ([`api`]) and what the session query tools return ([`sessions`]) are generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
 
@@ -16,6 +16,7 @@ mod event;
 pub mod live;
 mod presentation;
 mod question;
+pub mod sessions;
 mod spill;
 pub mod tree;
 pub mod typescript;

@@ -73,6 +73,17 @@ pub fn bindings() -> String {
         api::EndReason::decl(&cfg),
         api::StreamEnd::decl(&cfg),
         api::ErrorBody::decl(&cfg),
+        api::SearchSessions::decl(&cfg),
+        api::SearchPage::decl(&cfg),
+        sessions::HitField::decl(&cfg),
+        sessions::SearchHit::decl(&cfg),
+        sessions::SessionSearchOutput::decl(&cfg),
+        sessions::EventLine::decl(&cfg),
+        sessions::SessionEventsOutput::decl(&cfg),
+        sessions::TrajectoryKind::decl(&cfg),
+        sessions::TrajectoryStatus::decl(&cfg),
+        sessions::TrajectoryNode::decl(&cfg),
+        sessions::SessionTrajectoryOutput::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\

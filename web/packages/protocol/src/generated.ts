@@ -1281,6 +1281,234 @@ resolvedBy?: string,
  */
 owner?: string, };
 
+export type SearchSessions = { 
+/**
+ * The words to find (1 to 1000 characters, not only spaces): every word must occur in
+ * a hit; the words as one phrase rank first. Taken literally: quotes, `*`, `-` and the
+ * like are no operators.
+ */
+q: string, 
+/**
+ * Only these sessions: their ids joined by `,`.
+ */
+sessions?: string, 
+/**
+ * Only sessions of this agent (its name).
+ */
+agent?: string, 
+/**
+ * Only hits in calls of this tool (its wire name).
+ */
+tool?: string, 
+/**
+ * Only hits in calls that ended so.
+ */
+status?: CallStatus, 
+/**
+ * Only events at or after this time: RFC 3339 (`2026-12-02T05:00:00Z`) or a date
+ * (`2026-12-02`, midnight UTC).
+ */
+after?: string, 
+/**
+ * Only events before this time: RFC 3339 or a date, as `after`.
+ */
+before?: string, 
+/**
+ * The most hits on the page (1 to 100, default 20).
+ */
+limit?: number, 
+/**
+ * The `next` of the previous page.
+ */
+cursor?: string, };
+
+export type SearchPage = { 
+/**
+ * The hits, best first.
+ */
+hits: Array<SearchHit>, 
+/**
+ * The cursor of the next page, when more hits follow.
+ */
+next: string | null, };
+
+export type HitField = "prompt" | "text" | "arguments" | "result" | "error" | "answer" | "tool";
+
+export type SearchHit = { 
+/**
+ * The session's id.
+ */
+session: string, 
+/**
+ * The session's title; empty when it has none yet.
+ */
+title: string, 
+/**
+ * The `seq` of the event the hit is in (of a step's text: its first text event).
+ */
+seq: number, 
+/**
+ * The turn the event belongs to, counted from 1; null before the first turn.
+ */
+turn: number | null, 
+/**
+ * The call the event belongs to, when it is a call's (arguments, result, answer).
+ */
+callId: string | null, 
+/**
+ * That call's tool.
+ */
+tool: string | null, 
+/**
+ * Which part of the event matched.
+ */
+field: HitField, 
+/**
+ * Up to a few dozen words of the matched text around the match, each match as `«…»`,
+ * cut text marked `…`.
+ */
+snippet: string, 
+/**
+ * When the event happened, RFC 3339 UTC.
+ */
+time: string, 
+/**
+ * How well it matches; higher is better. An exact phrase scores above its words apart.
+ */
+score: number, };
+
+export type SessionSearchOutput = { 
+/**
+ * The query as searched.
+ */
+query: string, 
+/**
+ * The hits, best first.
+ */
+hits: Array<SearchHit>, 
+/**
+ * Whether more hits matched than were returned (raise `limit`, or narrow the query).
+ */
+truncated: boolean, };
+
+export type EventLine = { 
+/**
+ * The event's `seq`.
+ */
+seq: number, 
+/**
+ * When it happened, RFC 3339 UTC.
+ */
+time: string, 
+/**
+ * The event's `type` (`turn.started`, `tool.start`, …).
+ */
+type: string, 
+/**
+ * The turn it belongs to, counted from 1; null before the first turn.
+ */
+turn: number | null, 
+/**
+ * The call it belongs to, for a call's events.
+ */
+callId: string | null, 
+/**
+ * The event in a line or a few: the prompt, the text, the call and its arguments, the
+ * result's first lines, shortened.
+ */
+text: string, };
+
+export type SessionEventsOutput = { 
+/**
+ * The session's id.
+ */
+session: string, 
+/**
+ * The session's title; empty when it has none yet.
+ */
+title: string, 
+/**
+ * The events, in order (consecutive model text of a step as one line).
+ */
+events: Array<EventLine>, 
+/**
+ * Pass as `after` for the next page; null when the page reaches the session's end.
+ */
+next: number | null, };
+
+export type TrajectoryKind = "turn" | "call" | "text" | "request";
+
+export type TrajectoryStatus = "ok" | "error" | "denied" | "interrupted" | "running";
+
+export type TrajectoryNode = { 
+/**
+ * The indentation: 0 for a turn, one more than its parent for everything under it (a
+ * code-mode call sits one deeper than the `run_code` call that made it).
+ */
+depth: number, 
+/**
+ * What the node stands for.
+ */
+kind: TrajectoryKind, 
+/**
+ * The turn it belongs to, counted from 1.
+ */
+turn: number, 
+/**
+ * The call, for a call or a request.
+ */
+callId: string | null, 
+/**
+ * The call's tool, for a call or a request.
+ */
+tool: string | null, 
+/**
+ * Where the call or turn stands; null for text.
+ */
+status: TrajectoryStatus | null, 
+/**
+ * The node in one line (a prompt, a call's header, text), shortened.
+ */
+summary: string, 
+/**
+ * When it started, RFC 3339 UTC, when known.
+ */
+startedAt: string | null, 
+/**
+ * How long it ran, in milliseconds, once it ended.
+ */
+durationMs: number | null, };
+
+export type SessionTrajectoryOutput = { 
+/**
+ * The session's id.
+ */
+session: string, 
+/**
+ * The session's title; empty when it has none yet.
+ */
+title: string, 
+/**
+ * The turn asked for (counted from 1), if one was.
+ */
+turn: number | null, 
+/**
+ * The call asked for, if one was.
+ */
+call: string | null, 
+/**
+ * The nodes, in order, each under the one before it with a smaller depth.
+ */
+nodes: Array<TrajectoryNode>, 
+/**
+ * Whether nodes past the cap were left out (the spill file has them all).
+ */
+truncated: boolean, 
+/**
+ * The file holding the whole trajectory as text, when it was cut.
+ */
+spill: string | null, };
+
 /** The most bytes of a call's output shown live from its start. */
 export const LIVE_HEAD_BYTES = 262144;
 
