@@ -1,5 +1,12 @@
-// The session query cards' models, on calls built here after the agreed shapes of
-// `session_search`, `session_events` and `session_trajectory`.
+// The session query cards' models, on calls built here with the recorded output types of
+// `session_search`, `session_events` and `session_trajectory` (generated from qilin-protocol).
+import type {
+  SearchHit,
+  SessionEventsOutput,
+  SessionSearchOutput,
+  SessionTrajectoryOutput,
+  TrajectoryNode,
+} from '@qilin-agent/protocol';
 import { describe, expect, test } from 'vitest';
 import type { CardInput } from './common';
 import { sessionEventsModel } from './sessionEvents';
@@ -38,7 +45,7 @@ const HIT = {
   snippet: '… change the «retry» «backoff» to 5 s …',
   time: '2026-12-02T05:00:00Z',
   score: 1.25,
-};
+} satisfies SearchHit;
 
 describe('snippets', () => {
   test('each «match» is highlighted, the text around it is kept as it is', () => {
@@ -119,27 +126,23 @@ describe('times and durations', () => {
 describe('session_search', () => {
   test('hits with title, highlighted snippet, tool, time and a link to the card', () => {
     const model = sessionSearchModel(
-      ended(
-        'session_search',
-        { query: 'retry backoff' },
-        {
-          query: 'retry backoff',
-          hits: [
-            HIT,
-            {
-              ...HIT,
-              title: null,
-              seq: 9,
-              turn: null,
-              callId: null,
-              tool: null,
-              field: 'prompt',
-              snippet: 'fix the «retry»',
-            },
-          ],
-          truncated: true,
-        },
-      ),
+      ended('session_search', { query: 'retry backoff' }, {
+        query: 'retry backoff',
+        hits: [
+          HIT,
+          {
+            ...HIT,
+            title: '',
+            seq: 9,
+            turn: null,
+            callId: null,
+            tool: null,
+            field: 'prompt',
+            snippet: 'fix the «retry»',
+          },
+        ],
+        truncated: true,
+      } satisfies SessionSearchOutput),
     );
     expect(model).toMatchObject({
       kind: 'sessionSearch',
@@ -254,7 +257,7 @@ describe('session_events', () => {
       },
     ],
     next: 57,
-  };
+  } satisfies SessionEventsOutput;
 
   test('a compact list, each event a link to its place, and where the page stands', () => {
     const model = sessionEventsModel(
@@ -283,7 +286,7 @@ describe('session_events', () => {
 
   test('the last page, an empty page, an untitled session', () => {
     const last = sessionEventsModel(
-      ended('session_events', { session: 's-42' }, { ...EVENTS, next: null, title: null }),
+      ended('session_events', { session: 's-42' }, { ...EVENTS, next: null, title: '' }),
     );
     expect(last).toMatchObject({
       summary: 's-42',
@@ -320,7 +323,11 @@ describe('session_events', () => {
 });
 
 describe('session_trajectory', () => {
-  const node = (depth: number, kind: string, extra: Record<string, unknown> = {}) => ({
+  const node = (
+    depth: number,
+    kind: TrajectoryNode['kind'],
+    extra: Partial<TrajectoryNode> = {},
+  ): TrajectoryNode => ({
     depth,
     kind,
     turn: 2,
@@ -348,7 +355,7 @@ describe('session_trajectory', () => {
     ],
     truncated: false,
     spill: null,
-  };
+  } satisfies SessionTrajectoryOutput;
 
   /** The tree as `depth:label` lines, indented by nesting: what the card shows. */
   function outline(rows: readonly TrajectoryRow[], level = 0): string[] {
@@ -429,8 +436,8 @@ describe('session_trajectory', () => {
       sessionTrajectoryModel(ended('session_trajectory', { session: 's-42' }, jumped)).kind,
     ).toBe('generic');
     for (const nodes of [
-      [node(0, 'turn', { status: 'finished' })],
-      [node(0, 'step')],
+      [{ ...node(0, 'turn'), status: 'finished' }],
+      [{ ...node(0, 'turn'), kind: 'step' }],
       [node(-1, 'turn')],
       [node(0, 'turn', { durationMs: 1.5 })],
     ]) {

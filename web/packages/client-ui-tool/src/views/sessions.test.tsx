@@ -68,7 +68,7 @@ describe('session_search card', () => {
         },
         {
           session: 's-7',
-          title: null,
+          title: '',
           seq: 4,
           turn: 1,
           callId: null,
