@@ -233,6 +233,31 @@ fn run_records_the_session_and_reports_a_failed_turn_by_its_exit_status() {
         events,
         "the session store holds exactly what was printed"
     );
+
+    // What the session recorded is searchable: as JSON, as a table, and a query with no
+    // word is a clear error.
+    let ws = workspace.to_str().unwrap();
+    let searched = qilin(&["sessions", "search", "ALPHA", "--json", "--workspace", ws]);
+    assert!(searched.status.success(), "{searched:?}");
+    let hits: serde_json::Value = serde_json::from_slice(&searched.stdout).unwrap();
+    let hits = hits.as_array().unwrap();
+    assert!(!hits.is_empty(), "{hits:?}");
+    assert!(hits.iter().all(|hit| hit["session"] == id), "{hits:?}");
+    let result = hits.iter().find(|hit| hit["field"] == "result").unwrap();
+    assert_eq!(result["tool"], "read");
+    assert_eq!(result["turn"], 1);
+    assert!(
+        result["snippet"].as_str().unwrap().contains("«alpha»"),
+        "{result}"
+    );
+    let table = qilin(&["sessions", "search", "alpha", "--workspace", ws]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.starts_with("session"), "{table}");
+    assert!(table.contains("«alpha»") && table.contains(id), "{table}");
+    let refused = qilin(&["sessions", "search", "* (", "--workspace", ws]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("no word to search for"), "{stderr}");
 }
 
 #[test]

@@ -436,6 +436,12 @@ impl SessionBuilder {
             true => Requests::attended(),
             false => Requests::unattended(),
         };
+        services.insert(Arc::new(qilin_sessions::SessionQueries::new(
+            Arc::clone(&store),
+            &id,
+            &started.workspace,
+            agent.session_queries,
+        )));
         let mut session = Session::new(&id, &workspace, &data_dir)
             .with_services(services)
             .with_requests(requests);

@@ -3,9 +3,9 @@
 
 pub use qilin_protocol::api::{
     AuthRequest, CreateSession, EndReason, EventPage, EventsQuery, FileQuery, Interrupted,
-    ListSessions, MultiStreamQuery, OpenRequests, RequestAnswer, RequestResolved, ServerInfo,
-    SessionEvent, SessionView, Snapshot, SnapshotQuery, StartTurn, StreamEnd, StreamQuery,
-    TextFile, TurnAccepted, UpdateSession,
+    ListSessions, MultiStreamQuery, OpenRequests, RequestAnswer, RequestResolved, SearchSessions,
+    ServerInfo, SessionEvent, SessionView, Snapshot, SnapshotQuery, StartTurn, StreamEnd,
+    StreamQuery, TextFile, TurnAccepted, UpdateSession,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

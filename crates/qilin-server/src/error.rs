@@ -174,6 +174,7 @@ impl From<StoreError> for ApiError {
             StoreError::InvalidCursor(_) => {
                 ApiError::bad_request("invalid_cursor", err.to_string())
             }
+            StoreError::InvalidQuery(_) => ApiError::bad_request("invalid_query", err.to_string()),
             StoreError::Busy(_) => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "store_busy",

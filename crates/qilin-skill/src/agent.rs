@@ -41,6 +41,7 @@ const KNOWN_KEYS: KnownKeys = &[
             "sandbox",
             "files",
             "mcp_servers",
+            "session_queries",
         ],
     ),
     ("mcp_servers.*", SERVER_KEYS),
@@ -211,9 +212,26 @@ pub struct Agent {
     pub files: FilesConfig,
     /// The MCP servers whose tools it uses (`mcp_servers:`), resolved.
     pub mcp_servers: Vec<McpServer>,
+    /// Which recorded sessions its session query tools (`session_search`, `session_events`,
+    /// `session_trajectory`) may read (`session_queries:`).
+    pub session_queries: SessionQueryScope,
     /// The files the agent file names ([`NAMED_FILE_KEYS`]: its `instructions_file`), as
     /// absolute paths: they stay read-only to the model.
     pub named_files: Vec<PathBuf>,
+}
+
+/// Which recorded sessions an agent's session query tools may read: the `session_queries:`
+/// key of its agent file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionQueryScope {
+    /// Every session of its workspace (the default).
+    #[default]
+    Workspace,
+    /// Its own session alone.
+    Session,
+    /// None: the tools refuse every call.
+    Off,
 }
 
 /// The `files:` section of an agent file: what the file tools may write beyond ordinary
@@ -266,6 +284,8 @@ struct RawAgent {
     files: FilesConfig,
     #[serde(default)]
     mcp_servers: RawMcpServers,
+    #[serde(default)]
+    session_queries: SessionQueryScope,
 }
 
 #[derive(Deserialize, Default)]
@@ -420,6 +440,7 @@ impl Agent {
                 sandbox: raw.sandbox,
                 files: raw.files,
                 mcp_servers,
+                session_queries: raw.session_queries,
                 named_files: instructions_path.into_iter().collect(),
             },
             warnings,

@@ -30,7 +30,7 @@ mod yaml;
 
 pub use agent::{
     Agent, AgentError, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
-    FilesConfig, NAMED_FILE_KEYS, PreloadedFile, agent_named_files,
+    FilesConfig, NAMED_FILE_KEYS, PreloadedFile, SessionQueryScope, agent_named_files,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{

@@ -16,6 +16,10 @@
 //!   between a `turn.started` and its `turn.finished`), turn count, last activity and its open
 //!   requests (`request.opened` without a `request.resolved`) are kept up to date by `append`
 //!   itself, in the same transaction as the events.
+//! - **Searchable.** The text events carry (prompts, the model's text, calls' tools, arguments,
+//!   results and errors, answers) is indexed by `append` in the same transaction, and
+//!   [`EventStore::search`] finds it, ranked, with snippets ([`search`] says how words match);
+//!   deleting a session deletes its index entries.
 //! - **One owner per session.** A host runs a session's turns only while it holds the session's
 //!   lease ([`EventStore::acquire_lease`]); a lease expires unless renewed, so the session of a
 //!   crashed process can be taken over. In a store only one process writes (memory, SQLite) the
@@ -44,14 +48,17 @@ mod plan;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod relay;
+pub mod search;
 mod sqlite;
 
 pub use memory::MemoryStore;
 pub use open::{DEFAULT_DATABASE, DEFAULT_POSTGRES_SCHEMA, open_database, postgres_schema};
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresRelay, PostgresStore};
-pub use qilin_protocol::api::{SessionInfo, SessionPage, SessionStatus};
+pub use qilin_protocol::api::{SearchPage, SessionInfo, SessionPage, SessionStatus};
+pub use qilin_protocol::sessions::{HitField, SearchHit};
 pub use relay::{CommandRelay, RelayError, RelayHandler};
+pub use search::SearchQuery;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
@@ -206,6 +213,9 @@ pub enum StoreError {
         /// The newest version this binary knows.
         supported: i64,
     },
+    /// A search query that cannot be searched: no word in it, too long, a malformed time.
+    #[error("invalid search: {0}")]
+    InvalidQuery(String),
     /// A paging cursor that no list returned.
     #[error("invalid page cursor `{0}`: pass the `next` of the previous page")]
     InvalidCursor(String),
@@ -228,6 +238,10 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// A page of sessions, newest activity first.
     async fn list_sessions(&self, query: &SessionQuery) -> Result<SessionPage, StoreError>;
+
+    /// A page of the places `query`'s words occur in the sessions' recorded text, best first
+    /// (see [`search`] for how words match).
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError>;
 
     /// Sets a session's title.
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError>;

@@ -2,9 +2,11 @@
 //! nothing after they exit.
 
 use crate::lease::LeaseTable;
+use crate::search::{PreparedSearch, log_documents, scan_match};
 use crate::{
-    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SessionInfo, SessionPage,
-    SessionQuery, SessionStatus, StoreError, page_limit, title_from_prompt,
+    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SearchHit, SearchPage,
+    SearchQuery, SessionInfo, SessionPage, SessionQuery, SessionStatus, StoreError, page_limit,
+    title_from_prompt,
 };
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -130,6 +132,73 @@ impl EventStore for MemoryStore {
         }
         all.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
         Ok(crate::session_page(all, page_limit(query)))
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
+        let search = PreparedSearch::new(query)?;
+        let sessions: Vec<Arc<MemorySession>> = lock(&self.sessions).values().cloned().collect();
+        let mut hits = Vec::new();
+        for session in sessions {
+            let (info, events) = {
+                let state = lock(&session.state);
+                (state.info.clone(), state.events.clone())
+            };
+            let wanted = (search.sessions.is_empty() || search.sessions.contains(&info.id))
+                && search
+                    .workspace
+                    .as_ref()
+                    .is_none_or(|w| *w == info.workspace)
+                && search.agent.as_ref().is_none_or(|a| *a == info.agent);
+            if !wanted {
+                continue;
+            }
+            for (doc, turn, call) in log_documents(&info.id, &events)? {
+                let tool = call.as_ref().map(|call| call.tool.clone());
+                let status = call.as_ref().and_then(|call| call.status);
+                let kept = search
+                    .tool
+                    .as_ref()
+                    .is_none_or(|t| Some(t) == tool.as_ref())
+                    && search.status.is_none_or(|s| Some(s) == status)
+                    && search.after.as_ref().is_none_or(|after| doc.time >= *after)
+                    && search
+                        .before
+                        .as_ref()
+                        .is_none_or(|before| doc.time < *before);
+                if !kept {
+                    continue;
+                }
+                if let Some((score, snippet)) = scan_match(&search, &doc.body) {
+                    hits.push(SearchHit {
+                        session: info.id.clone(),
+                        title: info.title.clone().unwrap_or_default(),
+                        seq: u64::try_from(doc.seq).unwrap_or(0),
+                        turn,
+                        call_id: doc.call_id,
+                        tool,
+                        field: doc.field,
+                        snippet,
+                        time: doc.time,
+                        score,
+                    });
+                }
+            }
+        }
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| (&a.session, a.seq).cmp(&(&b.session, b.seq)))
+        });
+        let more = hits.len() > search.offset.saturating_add(search.limit);
+        let hits = hits
+            .into_iter()
+            .skip(search.offset)
+            .take(search.limit)
+            .collect();
+        Ok(SearchPage {
+            hits,
+            next: more.then(|| search.next_cursor()),
+        })
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -1,7 +1,8 @@
 //! [`AppendPlan`]: an append turned into rows before it reaches a database — the events
 //! encoded, the gapless order checked within the batch, and what they change in the derived
-//! rows (title, status, turns, last activity, open requests).
+//! rows (title, status, turns, last activity, open requests) and in the search index.
 
+use crate::search::IndexPlan;
 use crate::{EventJson, SessionStatus, StoreError, title_from_prompt};
 use qilin_protocol::{Event, EventBody};
 
@@ -53,6 +54,8 @@ pub(crate) struct AppendPlan {
     pub status: Option<SessionStatus>,
     /// The open requests it adds and removes, in order.
     pub requests: Vec<RequestChange>,
+    /// What it adds to the search index.
+    pub index: IndexPlan,
 }
 
 impl AppendPlan {
@@ -93,6 +96,7 @@ impl AppendPlan {
             title: None,
             status: None,
             requests: Vec::new(),
+            index: IndexPlan::default(),
         };
         for event in events {
             let seq = sql_seq(session, event.seq)?;
@@ -117,6 +121,7 @@ impl AppendPlan {
                 }
                 _ => {}
             }
+            plan.index.add(seq, event, plan.turns_started);
             plan.rows.push(EventRow {
                 seq,
                 time: event.time.clone(),

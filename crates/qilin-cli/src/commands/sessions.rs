@@ -1,12 +1,13 @@
-//! `qilin sessions`: the sessions stored for a workspace — list them, show one as it was
-//! rendered, export its event log.
+//! `qilin sessions`: the sessions stored for a workspace — list them, search what they
+//! recorded, show one as it was rendered, export its event log.
 
 use crate::commands::open_store;
 use crate::render::{Style, TerminalRenderer};
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
+use qilin_protocol::CallStatus;
 use qilin_protocol::Event;
-use qilin_store::{EventStore, SessionInfo, SessionQuery, SessionStatus};
+use qilin_store::{EventStore, SearchHit, SearchQuery, SessionInfo, SessionQuery, SessionStatus};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,6 +24,39 @@ pub enum SessionsCommand {
         #[arg(long, default_value_t = 50)]
         limit: usize,
         /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search what the workspace's sessions recorded — prompts, the model's text, calls'
+    /// arguments, results and errors — best hits first.
+    Search {
+        /// The words to find, taken literally; hits with them together as a phrase rank first.
+        query: String,
+        /// The workspace; the current folder when omitted.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Only hits in calls of this tool.
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only hits in calls that ended so: ok, error, denied or interrupted.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<CallStatus>,
+        /// Only sessions of this agent.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only this session (repeat for several).
+        #[arg(long = "session")]
+        sessions: Vec<String>,
+        /// Only events at or after this time (RFC 3339, or a date).
+        #[arg(long)]
+        after: Option<String>,
+        /// Only events before this time (RFC 3339, or a date).
+        #[arg(long)]
+        before: Option<String>,
+        /// The most hits (1 to 100).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print the hits as a JSON array instead of a table.
         #[arg(long)]
         json: bool,
     },
@@ -54,6 +88,33 @@ pub fn run(command: SessionsCommand) -> Result<ExitCode> {
                 limit,
                 json,
             } => list(&workspace_or_here(workspace)?, limit, json).await,
+            SessionsCommand::Search {
+                query,
+                workspace,
+                tool,
+                status,
+                agent,
+                sessions,
+                after,
+                before,
+                limit,
+                json,
+            } => {
+                let workspace = workspace_or_here(workspace)?;
+                let query = SearchQuery {
+                    text: query,
+                    sessions,
+                    workspace: Some(workspace.display().to_string()),
+                    agent,
+                    tool,
+                    status,
+                    after,
+                    before,
+                    limit,
+                    cursor: None,
+                };
+                search(&workspace, &query, json).await
+            }
             SessionsCommand::Show { id, workspace } => {
                 show(&workspace_or_here(workspace)?, &id).await
             }
@@ -105,6 +166,82 @@ async fn list(workspace: &Path, limit: usize, json: bool) -> Result<ExitCode> {
         writeln!(out, "{}", row(session))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A call status from its name.
+fn parse_status(name: &str) -> Result<CallStatus, String> {
+    match name {
+        "ok" => Ok(CallStatus::Ok),
+        "error" => Ok(CallStatus::Error),
+        "denied" => Ok(CallStatus::Denied),
+        "interrupted" => Ok(CallStatus::Interrupted),
+        other => Err(format!(
+            "`{other}` is no call status; give ok, error, denied or interrupted"
+        )),
+    }
+}
+
+async fn search(workspace: &Path, query: &SearchQuery, json: bool) -> Result<ExitCode> {
+    if !(1..=qilin_store::search::MAX_SEARCH_PAGE).contains(&query.limit) {
+        bail!(
+            "--limit {} is out of range; give 1 to {}",
+            query.limit,
+            qilin_store::search::MAX_SEARCH_PAGE
+        );
+    }
+    let store = open_store(workspace)?;
+    let page = store.search(query).await?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&page.hits)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if page.hits.is_empty() {
+        writeln!(
+            out,
+            "No hit for `{}` in the sessions of {}.",
+            query.text,
+            workspace.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{:<18} {:>4} {:<16} {:<10} {:<20} snippet",
+        "session", "turn", "call", "field", "time"
+    )?;
+    for hit in &page.hits {
+        writeln!(out, "{}", hit_row(hit))?;
+    }
+    if page.next.is_some() {
+        writeln!(
+            out,
+            "(more hits: raise --limit, or narrow with --tool, --status, --after)"
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn hit_row(hit: &SearchHit) -> String {
+    let call = match (&hit.call_id, &hit.tool) {
+        (Some(call), Some(tool)) => format!("{tool} {call}"),
+        (Some(call), None) => call.clone(),
+        _ => String::new(),
+    };
+    let snippet: String = hit
+        .snippet
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!(
+        "{:<18} {:>4} {:<16} {:<10} {:<20} {}",
+        hit.session,
+        hit.turn.map_or(String::new(), |turn| turn.to_string()),
+        clip(&call, 16),
+        hit.field.as_str(),
+        hit.time.get(..19).unwrap_or(&hit.time),
+        clip(&snippet, 100)
+    )
 }
 
 fn row(session: &SessionInfo) -> String {

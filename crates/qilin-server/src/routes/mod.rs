@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod files;
+pub mod search;
 pub mod sessions;
 pub mod turns;
 
@@ -90,6 +91,27 @@ pub fn app(state: ServerState) -> Router {
                     422,
                     503,
                     507
+                ))
+            }),
+        )
+        .api_route(
+            "/api/search",
+            get_with(search::search, |op| {
+                authed(errors!(
+                    op.id("searchSessions")
+                        .summary("Hits over what the sessions recorded, best first, a page at a time")
+                        .description(
+                            "Every word of `q` must occur in a hit (taken literally: no \
+                             character is an operator); hits with the words together as a \
+                             phrase rank first. Prompts, the model's text, calls' tools, \
+                             arguments, results and errors, and answers are searched; each hit \
+                             names its session, turn, call and event `seq`, with a snippet \
+                             marking each match as `«match»`. A query with no word, too long, \
+                             or a malformed time or cursor is a 400 `invalid_query` or \
+                             `invalid_cursor`.",
+                        ),
+                    400,
+                    503
                 ))
             }),
         )

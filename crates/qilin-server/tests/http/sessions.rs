@@ -729,3 +729,78 @@ pub async fn compact_summarises_between_turns_and_is_refused_while_one_runs(back
     server.stop().await;
     world.finish().await;
 }
+
+/// `GET /api/search` finds what a session recorded — the prompt, the model's text, a call's
+/// result — a page at a time, narrowed by tool; a query it cannot search is a 400 that says
+/// why, never a 500.
+pub async fn search_finds_recorded_text_and_refuses_bad_queries_clearly(backend: Backend) {
+    let world = World::new(backend, ASKING_AGENT);
+    world.script("tour.yaml", TOUR);
+    let server = world.serve().await;
+    let session = server.create("tour.yaml").await;
+    server
+        .start_turn(&session, "Look around the workspace")
+        .await;
+    wait_for_events(&server, &session, |events| {
+        events.last().is_some_and(finishes_turn)
+    })
+    .await;
+    let found = server.get("/api/search?q=notes%20file").await;
+    assert_eq!(found.status, 200, "{found:?}");
+    let hits = found.body["hits"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{found:?}");
+    assert!(hits.iter().all(|hit| hit["session"] == json!(session)));
+    assert_eq!(
+        hits[0]["field"],
+        json!("text"),
+        "the phrase ranks first: {found:?}"
+    );
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("«notes file»")
+            || hits[0]["snippet"]
+                .as_str()
+                .unwrap()
+                .contains("«notes» «file»"),
+        "{found:?}"
+    );
+    assert_eq!(hits[0]["turn"], json!(1));
+    let prompt = server.get("/api/search?q=around&limit=1").await;
+    assert_eq!(prompt.status, 200, "{prompt:?}");
+    assert_eq!(prompt.body["hits"].as_array().unwrap().len(), 1);
+    let next = prompt.body["next"].as_str().expect("a second page");
+    let second = Server::send(server.request(reqwest::Method::GET, "/api/search").query(&[
+        ("q", "around"),
+        ("limit", "1"),
+        ("cursor", next),
+    ]))
+    .await;
+    assert_eq!(second.status, 200, "{second:?}");
+    assert_ne!(second.body["hits"][0], prompt.body["hits"][0]);
+    let in_glob = server.get("/api/search?q=txt&tool=glob").await;
+    assert_eq!(in_glob.status, 200, "{in_glob:?}");
+    let in_glob = in_glob.body["hits"].as_array().unwrap();
+    assert!(!in_glob.is_empty() && in_glob.iter().all(|hit| hit["tool"] == json!("glob")));
+    for (path, code) in [
+        ("/api/search?q=*", "invalid_query"),
+        ("/api/search?q=%22%20(%20-", "invalid_query"),
+        ("/api/search?q=notes&after=yesterday", "invalid_query"),
+        ("/api/search?q=notes&cursor=later", "invalid_cursor"),
+        ("/api/search?q=notes&limit=0", "invalid_query"),
+        ("/api/search?q=notes&agent=a%00b", "invalid_query"),
+    ] {
+        let refused = server.get(path).await;
+        assert_eq!(refused.status, 400, "{path}: {refused:?}");
+        assert_eq!(refused.code(), code, "{path}: {refused:?}");
+    }
+    let long = format!("/api/search?q={}", "retry%20".repeat(2000));
+    assert_eq!(server.get(&long).await.status, 400);
+    let missing = server.get("/api/search").await;
+    assert_eq!(missing.status, 400, "{missing:?}");
+    let quoted = server.get("/api/search?q=%22notes%22%20OR%20%2A").await;
+    assert_eq!(quoted.status, 200, "{quoted:?}");
+    server.stop().await;
+    world.finish().await;
+}

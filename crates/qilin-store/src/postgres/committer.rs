@@ -8,6 +8,7 @@
 //! events, the derived rows and the open requests with one statement each, announces each
 //! session's new head, and commits.
 
+use super::index::IndexRows;
 use super::{append_payload, connection, pg_error};
 use crate::StoreError;
 use crate::live::LiveMap;
@@ -91,7 +92,7 @@ impl Committer {
         ids.dedup();
         let rows = tx
             .query(
-                "SELECT id, head_seq FROM sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+                "SELECT id, head_seq, turns FROM sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE",
                 &[&ids],
             )
             .await
@@ -100,13 +101,15 @@ impl Committer {
         for row in &rows {
             let id: String = row.try_get(0).map_err(error)?;
             let head: i64 = row.try_get(1).map_err(error)?;
-            heads.insert(id, u64::try_from(head).unwrap_or(0));
+            let turns: i64 = row.try_get(2).map_err(error)?;
+            heads.insert(id, (u64::try_from(head).unwrap_or(0), turns));
         }
 
         let mut rows = Rows::default();
+        let mut index = IndexRows::default();
         for (append, outcome) in batch.iter().zip(outcomes.iter_mut()) {
             let plan = &append.plan;
-            let Some(head) = heads.get_mut(&plan.session) else {
+            let Some((head, turns)) = heads.get_mut(&plan.session) else {
                 *outcome = Some(Err(StoreError::UnknownSession(plan.session.clone())));
                 continue;
             };
@@ -119,6 +122,8 @@ impl Committer {
                 continue;
             }
             *head = plan.last_seq;
+            index.add(plan, *turns);
+            *turns += plan.turns_started;
             rows.add(plan).map_err(Failure::Store)?;
             *outcome = Some(Ok(plan.last_seq));
         }
@@ -139,6 +144,7 @@ impl Committer {
             }
             other => other.map_err(error)?,
         };
+        index.write(&tx, context).await.map_err(Failure::Store)?;
         let sessions = rows.sessions();
         tx.execute(
             "UPDATE sessions AS s

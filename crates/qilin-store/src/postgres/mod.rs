@@ -10,6 +10,7 @@
 //! row, timed by the database's clock, so processes need not agree on the time.
 
 mod committer;
+mod index;
 mod relay;
 
 pub use relay::PostgresRelay;
@@ -17,9 +18,10 @@ pub use relay::PostgresRelay;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::relay::{CommandRelay, RelayHandler};
+use crate::search::PreparedSearch;
 use crate::{
-    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SessionInfo,
-    SessionPage, SessionQuery, StoreError, page_limit,
+    CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SearchPage,
+    SearchQuery, SessionInfo, SessionPage, SessionQuery, StoreError, page_limit,
 };
 use async_trait::async_trait;
 use committer::{Append, Committer};
@@ -71,7 +73,34 @@ const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (session_id, request_id)
     );"#,
+    // 2: the search index — one row per searchable text of an event (as written, and as its
+    // tokens with their `tsvector` under a GIN index), and each call's tool and status; filled
+    // from the stored events as it is created.
+    r#"CREATE TABLE search_docs (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        turn BIGINT,
+        call_id TEXT,
+        field TEXT NOT NULL,
+        time TEXT COLLATE "C" NOT NULL,
+        body TEXT NOT NULL,
+        terms TEXT NOT NULL,
+        terms_tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, terms)) STORED
+    );
+    CREATE INDEX search_docs_by_session ON search_docs (session_id);
+    CREATE INDEX search_docs_text ON search_docs USING GIN (terms_tsv);
+    CREATE TABLE search_calls (
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        status TEXT,
+        PRIMARY KEY (session_id, call_id)
+    );"#,
 ];
+
+/// The schema version that brought the search index: migrating to it indexes what is stored.
+const SEARCH_INDEX_VERSION: i64 = 2;
 
 /// The schema version this binary writes.
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -281,6 +310,9 @@ async fn migrate(pool: &Pool, schema: &str) -> Result<(), StoreError> {
     }
     for (version, sql) in (found..).zip(&MIGRATIONS[usize::try_from(found).unwrap_or(0)..]) {
         tx.batch_execute(sql).await.map_err(error)?;
+        if version + 1 == SEARCH_INDEX_VERSION {
+            index::backfill(&tx, &context).await?;
+        }
         tx.execute("DELETE FROM schema_version", &[])
             .await
             .map_err(error)?;
@@ -544,6 +576,13 @@ impl EventStore for PostgresStore {
             .sessions(&sql, &[&query.workspace, &title, &activity, &id, &fetch])
             .await?;
         Ok(crate::session_page(page, limit))
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
+        let search = PreparedSearch::new(query)?;
+        let context = self.context();
+        let client = connection(&self.pool, &self.schema).await?;
+        index::search(&client, &search, &context).await
     }
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {

@@ -46,7 +46,30 @@ const MIGRATIONS: &[&str] = &[
         data TEXT NOT NULL,
         PRIMARY KEY (session, request_id)
     ) WITHOUT ROWID;",
+    // 2: the search index — one document per searchable text of an event, its text in an FTS5
+    // table, and each call's tool and status; filled from the stored events as it is created.
+    "CREATE TABLE search_docs (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        turn INTEGER,
+        call_id TEXT,
+        field TEXT NOT NULL,
+        time TEXT NOT NULL
+    );
+    CREATE INDEX search_docs_by_session ON search_docs (session);
+    CREATE VIRTUAL TABLE search_text USING fts5 (body, tokenize = 'unicode61');
+    CREATE TABLE search_calls (
+        session INTEGER NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        status TEXT,
+        PRIMARY KEY (session, call_id)
+    ) WITHOUT ROWID;",
 ];
+
+/// The schema version that brought the search index: migrating to it indexes what is stored.
+const SEARCH_INDEX_VERSION: i64 = 2;
 
 /// The schema version this binary writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -152,6 +175,9 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     for (version, sql) in (found..).zip(&MIGRATIONS[usize::try_from(found).unwrap_or(0)..]) {
         let tx = conn.transaction().map_err(error)?;
         tx.execute_batch(sql).map_err(error)?;
+        if version + 1 == SEARCH_INDEX_VERSION {
+            super::index::backfill(&tx, path)?;
+        }
         tx.pragma_update(None, "user_version", version + 1)
             .map_err(error)?;
         tx.commit().map_err(error)?;

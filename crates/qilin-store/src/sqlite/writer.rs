@@ -60,6 +60,8 @@ pub(super) struct Writer {
     pub checkpointer: Checkpointer,
     /// Held until the thread ends, after the connections closed.
     pub lock: ProcessLock,
+    /// Whether appends are indexed for search.
+    pub search_index: bool,
 }
 
 impl Writer {
@@ -72,6 +74,7 @@ impl Writer {
             leases,
             checkpointer,
             lock,
+            search_index,
         } = self;
         while let Ok(first) = commands.recv() {
             let mut batch = vec![first];
@@ -81,7 +84,7 @@ impl Writer {
                     Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
                 }
             }
-            let outcomes = commit(&conn, &path, &batch);
+            let outcomes = commit(&conn, &path, &batch, search_index);
             for (command, outcome) in batch.into_iter().zip(outcomes) {
                 finish(command, outcome, &live, &leases);
             }
@@ -93,7 +96,12 @@ impl Writer {
 }
 
 /// Applies `batch` in as few transactions as it takes and returns each operation's outcome.
-fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Applied, StoreError>> {
+fn commit(
+    conn: &Connection,
+    path: &Path,
+    batch: &[Command],
+    search_index: bool,
+) -> Vec<Result<Applied, StoreError>> {
     let error = |err: rusqlite::Error| sqlite_error(&err, &path.display().to_string());
     let mut outcomes: Vec<Option<Result<Applied, StoreError>>> =
         batch.iter().map(|_| None).collect();
@@ -108,9 +116,9 @@ fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Appli
             if outcomes[index].is_some() {
                 continue;
             }
-            let step = run(conn, "SAVEPOINT op")
-                .map_err(error)
-                .and_then(|()| apply(conn, command).map_err(|err| err.into_store(&error)));
+            let step = run(conn, "SAVEPOINT op").map_err(error).and_then(|()| {
+                apply(conn, command, search_index).map_err(|err| err.into_store(&error))
+            });
             match step {
                 Ok(done) => match run(conn, "RELEASE op") {
                     Ok(()) => applied.push((index, done)),
@@ -228,13 +236,14 @@ fn mismatch() -> StoreError {
 }
 
 /// Why an operation failed: a store error decided by the operation, or a database error.
-enum ApplyError {
+pub(super) enum ApplyError {
     Store(StoreError),
     Sqlite(rusqlite::Error),
 }
 
 impl ApplyError {
-    fn into_store(self, sqlite: &impl Fn(rusqlite::Error) -> StoreError) -> StoreError {
+    /// The failure as a store error, a database error mapped by `sqlite`.
+    pub(super) fn into_store(self, sqlite: &impl Fn(rusqlite::Error) -> StoreError) -> StoreError {
         match self {
             ApplyError::Store(err) => err,
             ApplyError::Sqlite(err) => sqlite(err),
@@ -255,7 +264,7 @@ impl From<StoreError> for ApplyError {
 }
 
 /// Runs one operation inside the open transaction.
-fn apply(conn: &Connection, command: &Command) -> Result<Applied, ApplyError> {
+fn apply(conn: &Connection, command: &Command, search_index: bool) -> Result<Applied, ApplyError> {
     match command {
         Command::Create { session, .. } => create(conn, session).map(Applied::Created),
         Command::Rename { id, title, .. } => {
@@ -269,6 +278,7 @@ fn apply(conn: &Connection, command: &Command) -> Result<Applied, ApplyError> {
         }
         Command::Delete { id, .. } => {
             let key = session_key(conn, id)?;
+            super::index::delete_session(conn, key)?;
             conn.prepare_cached("DELETE FROM events WHERE session = ?1")?
                 .execute([key])?;
             conn.prepare_cached("DELETE FROM requests WHERE session = ?1")?
@@ -277,7 +287,7 @@ fn apply(conn: &Connection, command: &Command) -> Result<Applied, ApplyError> {
                 .execute([key])?;
             Ok(Applied::Done)
         }
-        Command::Append { plan, .. } => append(conn, plan).map(Applied::Appended),
+        Command::Append { plan, .. } => append(conn, plan, search_index).map(Applied::Appended),
     }
 }
 
@@ -311,10 +321,12 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
     Ok(crate::created_session(session.clone()))
 }
 
-fn append(conn: &Connection, plan: &AppendPlan) -> Result<u64, ApplyError> {
-    let (key, head): (i64, i64) = conn
-        .prepare_cached("SELECT key, head_seq FROM sessions WHERE id = ?1")?
-        .query_row([&plan.session], |row| Ok((row.get(0)?, row.get(1)?)))
+fn append(conn: &Connection, plan: &AppendPlan, search_index: bool) -> Result<u64, ApplyError> {
+    let (key, head, turns): (i64, i64, i64) = conn
+        .prepare_cached("SELECT key, head_seq, turns FROM sessions WHERE id = ?1")?
+        .query_row([&plan.session], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
         .optional()?
         .ok_or_else(|| StoreError::UnknownSession(plan.session.clone()))?;
     let head = u64::try_from(head).unwrap_or(0);
@@ -331,6 +343,9 @@ fn append(conn: &Connection, plan: &AppendPlan) -> Result<u64, ApplyError> {
     )?;
     for row in &plan.rows {
         insert.execute(params![key, row.seq, row.time, row.kind, row.json])?;
+    }
+    if search_index {
+        super::index::index_append(conn, key, turns, plan)?;
     }
     let title_lower = plan.title.as_deref().map(str::to_lowercase);
     conn.prepare_cached(

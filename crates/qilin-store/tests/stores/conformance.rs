@@ -3,9 +3,11 @@
 
 use crate::support::*;
 use futures_util::StreamExt;
+use qilin_protocol::CallStatus;
 use qilin_protocol::{Event, EventBody};
 use qilin_store::{
-    EventStore, Lease, SessionQuery, SessionStatus, StoreError, TITLE_CHARS, title_from_prompt,
+    EventStore, HitField, Lease, SearchHit, SearchQuery, SessionQuery, SessionStatus, StoreError,
+    TITLE_CHARS, title_from_prompt,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -43,6 +45,12 @@ macro_rules! conformance {
             open_requests_are_the_unanswered_ones,
             running_sessions_are_those_mid_turn,
             leases_have_one_owner_and_expire,
+            search_finds_every_kind_of_text,
+            search_ranks_the_exact_phrase_first,
+            search_filters_and_pages,
+            search_finds_chinese_text,
+            search_forgets_deleted_sessions,
+            search_takes_hostile_queries_literally,
         );
     };
 }
@@ -800,5 +808,298 @@ pub async fn leases_have_one_owner_and_expire(store: Arc<dyn EventStore>) {
     assert!(
         matches!(unknown, StoreError::UnknownSession(_)),
         "{unknown}"
+    );
+}
+
+/// The hits of `text` with `query`'s other settings.
+async fn search(store: &dyn EventStore, text: &str, query: SearchQuery) -> Vec<SearchHit> {
+    store
+        .search(&SearchQuery {
+            text: text.into(),
+            limit: 100,
+            ..query
+        })
+        .await
+        .unwrap_or_else(|err| panic!("searching `{text}`: {err}"))
+        .hits
+}
+
+/// The hit of `hits` in `field` at `seq` of `session`.
+fn hit<'a>(hits: &'a [SearchHit], session: &str, seq: u64, field: HitField) -> &'a SearchHit {
+    hits.iter()
+        .find(|hit| hit.session == session && hit.seq == seq && hit.field == field)
+        .unwrap_or_else(|| panic!("no {field:?} hit at {session}:{seq} in {hits:#?}"))
+}
+
+/// Prompts, the model's text (over several events and appends), arguments, results and
+/// errors are found, each hit placed in its session, turn and call, with its match marked.
+pub async fn search_finds_every_kind_of_text(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    let hits = search(store.as_ref(), "backoff", SearchQuery::default()).await;
+    let text = hit(&hits, "a", 3, HitField::Text);
+    assert_eq!(text.turn, Some(1));
+    assert_eq!(text.call_id, None);
+    assert!(text.snippet.contains("«backoff»"), "{}", text.snippet);
+    assert!(
+        text.snippet.contains("retry logic in client.rs"),
+        "{}",
+        text.snippet
+    );
+    assert_eq!(text.title, "Where did we change the retry logic?");
+    assert_eq!(text.time, time(3));
+    let arguments = hit(&hits, "a", 6, HitField::Arguments);
+    assert_eq!(arguments.call_id.as_deref(), Some("c1"));
+    assert_eq!(arguments.tool.as_deref(), Some("bash"));
+    let result = hit(&hits, "a", 7, HitField::Result);
+    assert_eq!(result.call_id.as_deref(), Some("c1"));
+    assert_eq!(hits.len(), 3, "{hits:#?}");
+
+    let hits = search(store.as_ref(), "relation already", SearchQuery::default()).await;
+    let error = hit(&hits, "a", 9, HitField::Error);
+    assert_eq!(
+        (error.turn, error.call_id.as_deref()),
+        (Some(1), Some("c2"))
+    );
+    assert!(error.snippet.contains("«relation»"), "{}", error.snippet);
+
+    let hits = search(store.as_ref(), "where did we", SearchQuery::default()).await;
+    assert_eq!(hit(&hits, "a", 1, HitField::Prompt).turn, Some(1));
+    let hits = search(store.as_ref(), "PSQL", SearchQuery::default()).await;
+    assert_eq!(
+        hit(&hits, "a", 8, HitField::Arguments).tool.as_deref(),
+        Some("bash")
+    );
+    let hits = search(store.as_ref(), "bash", SearchQuery::default()).await;
+    assert_eq!(
+        hit(&hits, "a", 8, HitField::Tool).call_id.as_deref(),
+        Some("c2")
+    );
+    assert!(
+        search(store.as_ref(), "nowhere", SearchQuery::default())
+            .await
+            .is_empty()
+    );
+}
+
+/// Hits where the words make the phrase asked rank above hits with the words apart.
+pub async fn search_ranks_the_exact_phrase_first(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    let hits = search(store.as_ref(), "retry logic", SearchQuery::default()).await;
+    let places: Vec<(&str, u64)> = hits.iter().map(|h| (h.session.as_str(), h.seq)).collect();
+    assert_eq!(places.len(), 3, "{hits:#?}");
+    assert!(
+        places[..2].contains(&("a", 1)) && places[..2].contains(&("a", 3)),
+        "{hits:#?}"
+    );
+    assert_eq!(places[2], ("b", 1), "{hits:#?}");
+    assert!(hits[1].score > hits[2].score, "{hits:#?}");
+    assert!(hits.windows(2).all(|pair| pair[0].score >= pair[1].score));
+}
+
+/// Hits narrowed by session, workspace, agent, tool, status and time, a page at a time.
+pub async fn search_filters_and_pages(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    let sessions_of = |hits: &[SearchHit]| -> BTreeSet<String> {
+        hits.iter().map(|hit| hit.session.clone()).collect()
+    };
+    let all = search(store.as_ref(), "retry", SearchQuery::default()).await;
+    assert_eq!(sessions_of(&all), BTreeSet::from(["a".into(), "b".into()]));
+    let by_agent = SearchQuery {
+        agent: Some("reviewer".into()),
+        ..SearchQuery::default()
+    };
+    assert_eq!(
+        sessions_of(&search(store.as_ref(), "retry", by_agent).await),
+        BTreeSet::from(["b".into()])
+    );
+    let by_workspace = SearchQuery {
+        workspace: Some("/work/a".into()),
+        ..SearchQuery::default()
+    };
+    assert_eq!(
+        sessions_of(&search(store.as_ref(), "retry", by_workspace).await),
+        BTreeSet::from(["a".into()])
+    );
+    let by_session = SearchQuery {
+        sessions: vec!["b".into(), "none".into()],
+        ..SearchQuery::default()
+    };
+    assert_eq!(
+        sessions_of(&search(store.as_ref(), "retry", by_session).await),
+        BTreeSet::from(["b".into()])
+    );
+    let by_tool = SearchQuery {
+        tool: Some("bash".into()),
+        ..SearchQuery::default()
+    };
+    let in_calls = search(store.as_ref(), "retry", by_tool).await;
+    assert!(!in_calls.is_empty());
+    assert!(
+        in_calls
+            .iter()
+            .all(|hit| hit.call_id.as_deref() == Some("c1")),
+        "{in_calls:#?}"
+    );
+    let failed = SearchQuery {
+        status: Some(CallStatus::Error),
+        ..SearchQuery::default()
+    };
+    let failed = search(store.as_ref(), "psql migrate", failed).await;
+    assert!(!failed.is_empty());
+    assert!(
+        failed
+            .iter()
+            .all(|hit| hit.call_id.as_deref() == Some("c2")),
+        "{failed:#?}"
+    );
+    let later = SearchQuery {
+        after: Some(time(1000)),
+        ..SearchQuery::default()
+    };
+    let later = search(store.as_ref(), "重试", later).await;
+    assert!(
+        !later.is_empty() && later.iter().all(|hit| hit.turn == Some(2)),
+        "{later:#?}"
+    );
+    let earlier = SearchQuery {
+        before: Some(time(1000)),
+        ..SearchQuery::default()
+    };
+    assert!(search(store.as_ref(), "重试", earlier).await.is_empty());
+
+    let mut pages = Vec::new();
+    let mut query = SearchQuery {
+        text: "retry".into(),
+        limit: 2,
+        ..SearchQuery::default()
+    };
+    loop {
+        let page = store.search(&query).await.unwrap();
+        assert!(page.hits.len() <= 2);
+        pages.extend(
+            page.hits
+                .into_iter()
+                .map(|hit| (hit.session, hit.seq, hit.field)),
+        );
+        match page.next {
+            Some(next) => query.cursor = Some(next),
+            None => break,
+        }
+    }
+    let whole: Vec<_> = all
+        .into_iter()
+        .map(|hit| (hit.session, hit.seq, hit.field))
+        .collect();
+    assert_eq!(pages, whole);
+    let bad = store
+        .search(&SearchQuery {
+            text: "retry".into(),
+            cursor: Some("page two".into()),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, StoreError::InvalidCursor(_)), "{bad}");
+}
+
+/// Chinese text, written without spaces, is found by any run of its characters.
+pub async fn search_finds_chinese_text(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    let hits = search(store.as_ref(), "重试逻辑", SearchQuery::default()).await;
+    let prompt = hit(&hits, "a", 11, HitField::Prompt);
+    assert_eq!(prompt.turn, Some(2));
+    let text = hit(&hits, "a", 13, HitField::Text);
+    let plain = text.snippet.replace(['«', '»'], "");
+    assert!(plain.contains("我们修改了重试逻辑"), "{}", text.snippet);
+    assert!(text.snippet.contains('«'), "{}", text.snippet);
+    assert_eq!(hits.len(), 2, "{hits:#?}");
+    assert!(
+        search(store.as_ref(), "退避", SearchQuery::default())
+            .await
+            .len()
+            == 1
+    );
+    // Characters that are not next to each other are not the word.
+    assert!(
+        search(store.as_ref(), "逻修", SearchQuery::default())
+            .await
+            .is_empty()
+    );
+}
+
+/// A deleted session's text is found no more.
+pub async fn search_forgets_deleted_sessions(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    store.delete_session("a").await.unwrap();
+    let hits = search(store.as_ref(), "retry", SearchQuery::default()).await;
+    assert!(hits.iter().all(|hit| hit.session == "b"), "{hits:#?}");
+    assert!(
+        search(store.as_ref(), "backoff", SearchQuery::default())
+            .await
+            .is_empty()
+    );
+    assert!(
+        search(store.as_ref(), "重试", SearchQuery::default())
+            .await
+            .is_empty()
+    );
+}
+
+/// Query syntax is no syntax: quotes, `*`, `NEAR(`, `OR`, a column filter are words or
+/// nothing; a query with no word or too long is a clear error, never a failure.
+pub async fn search_takes_hostile_queries_literally(store: Arc<dyn EventStore>) {
+    searchable_sessions(store.as_ref()).await;
+    let quoted = search(store.as_ref(), "\"retry", SearchQuery::default()).await;
+    assert!(!quoted.is_empty());
+    for hostile in [
+        "NEAR(retry logic",
+        "retry\" OR \"x",
+        "body:retry",
+        "retry*",
+        "a\" OR 1=1 --",
+        "(retry AND",
+        "'; DROP TABLE events; --",
+        "^retry",
+        "retry NOT backoff",
+    ] {
+        let query = SearchQuery {
+            text: hostile.into(),
+            ..SearchQuery::default()
+        };
+        match store.search(&query).await {
+            Ok(_) | Err(StoreError::InvalidQuery(_)) => {}
+            Err(err) => panic!("`{hostile}` failed: {err}"),
+        }
+    }
+    for empty in ["*", "\"\"", "( ) -", "   "] {
+        let err = store
+            .search(&SearchQuery {
+                text: empty.into(),
+                ..SearchQuery::default()
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::InvalidQuery(message) if message.contains("no word")),
+            "`{empty}`: {err}"
+        );
+    }
+    let long = "retry ".repeat(2000);
+    let err = store
+        .search(&SearchQuery {
+            text: long,
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::InvalidQuery(m) if m.contains("at most")),
+        "{err}"
+    );
+    // The store still works.
+    assert!(
+        !search(store.as_ref(), "retry", SearchQuery::default())
+            .await
+            .is_empty()
     );
 }

@@ -8,7 +8,9 @@
 
 use crate::support::*;
 use futures_util::StreamExt;
-use qilin_store::{EventStore, Lease, PostgresOptions, PostgresStore, RelayHandler, StoreError};
+use qilin_store::{
+    EventStore, Lease, PostgresOptions, PostgresStore, RelayHandler, SearchQuery, StoreError,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -369,6 +371,47 @@ async fn a_newer_schema_is_refused() {
         "{err}"
     );
     assert!(err.to_string().contains("upgrade Qilin"), "{err}");
+    drop_schema(schema).await;
+}
+
+/// Tables from before the search index (schema version 1) are indexed on connect: what they
+/// stored is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_from_before_the_index_are_indexed_on_connect() {
+    let schema = fresh_schema();
+    let store = store_on(&schema).await;
+    searchable_sessions(&store).await;
+    drop(store);
+    admin(&format!(
+        "DROP TABLE {schema}.search_docs, {schema}.search_calls;
+         UPDATE {schema}.schema_version SET version = 1"
+    ))
+    .await;
+    let store = store_on(&schema).await;
+    let page = store
+        .search(&SearchQuery {
+            text: "retry logic".into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    let places: Vec<(&str, u64, Option<u32>)> = page
+        .hits
+        .iter()
+        .map(|hit| (hit.session.as_str(), hit.seq, hit.turn))
+        .collect();
+    assert_eq!(places.len(), 3, "{page:#?}");
+    assert!(places.contains(&("a", 3, Some(1))), "{page:#?}");
+    assert_eq!(places[2], ("b", 1, Some(1)));
+    let chinese = store
+        .search(&SearchQuery {
+            text: "重试".into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(chinese.hits.iter().all(|hit| hit.turn == Some(2)) && chinese.hits.len() == 2);
+    drop(store);
     drop_schema(schema).await;
 }
 

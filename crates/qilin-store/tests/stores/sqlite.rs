@@ -3,7 +3,7 @@
 //! a newer Qilin.
 
 use crate::support::*;
-use qilin_store::{EventStore, SqliteOptions, SqliteStore, StoreError};
+use qilin_store::{EventStore, SearchQuery, SqliteOptions, SqliteStore, StoreError};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -411,9 +411,66 @@ fn a_newer_schema_is_refused() {
     );
     // Refusing it released the lock: an older version of the file opens again.
     let raw = rusqlite::Connection::open(&database).unwrap();
-    raw.pragma_update(None, "user_version", 1).unwrap();
+    raw.pragma_update(None, "user_version", 2).unwrap();
     drop(raw);
     SqliteStore::open(&database).unwrap();
+}
+
+/// A database from before the search index (schema version 1) is indexed when opened: what
+/// it stored is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_from_before_the_index_is_indexed_when_opened() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    searchable_sessions(&store).await;
+    drop(store);
+    // What version 1 had: no search tables.
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.execute_batch(
+        "DROP TABLE search_docs; DROP TABLE search_text; DROP TABLE search_calls;
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    drop(raw);
+    let store = SqliteStore::open(&database).unwrap();
+    let page = store
+        .search(&SearchQuery {
+            text: "retry logic".into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    let places: Vec<(&str, u64, Option<u32>)> = page
+        .hits
+        .iter()
+        .map(|hit| (hit.session.as_str(), hit.seq, hit.turn))
+        .collect();
+    assert_eq!(places.len(), 3, "{page:#?}");
+    assert!(places.contains(&("a", 3, Some(1))), "{page:#?}");
+    assert_eq!(places[2], ("b", 1, Some(1)));
+    let chinese = store
+        .search(&SearchQuery {
+            text: "重试".into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    assert!(chinese.hits.iter().all(|hit| hit.turn == Some(2)) && chinese.hits.len() == 2);
+    // New appends are indexed as before.
+    store
+        .append("b", &[event(3, 0, turn_started("t2", "another prompt"))])
+        .await
+        .unwrap();
+    let another = store
+        .search(&SearchQuery {
+            text: "another".into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(another.hits.len(), 1);
+    assert_eq!(another.hits[0].turn, Some(2));
 }
 
 /// A file that is not a database is an error naming it, not a panic.

@@ -218,3 +218,124 @@ pub fn assert_run(events: &[Event], expected: &[Event], from: u64, to: u64) {
         );
     }
 }
+
+/// A step's start.
+pub fn step_started(turn: &str, step: u32) -> EventBody {
+    EventBody::StepStarted {
+        turn_id: turn.into(),
+        step,
+    }
+}
+
+/// A step's end.
+pub fn step_finished(turn: &str, step: u32) -> EventBody {
+    EventBody::StepFinished {
+        turn_id: turn.into(),
+        step,
+        usage: qilin_protocol::Usage::default(),
+        stop_reason: None,
+    }
+}
+
+/// A direct call of `tool` with `arguments`.
+pub fn tool_start(call: &str, tool: &str, arguments: serde_json::Value) -> EventBody {
+    EventBody::ToolStart(ToolStartEvent {
+        call_id: call.into(),
+        tool_name: tool.into(),
+        caller: CallerKind::Direct,
+        parent_call_id: None,
+        arguments,
+        presentation: CallPresentation::new("Run", tool),
+        before_detail: None,
+    })
+}
+
+/// The end of call `call` with `status`, the model seeing `text`.
+pub fn tool_result(call: &str, tool: &str, status: CallStatus, text: &str) -> EventBody {
+    EventBody::ToolResult(ToolResultEvent {
+        call_id: call.into(),
+        tool_name: tool.into(),
+        caller: CallerKind::Direct,
+        parent_call_id: None,
+        status,
+        error_code: None,
+        content: vec![ContentBlock::text(text)],
+        output: None,
+        detail: None,
+        duration_ms: 5,
+    })
+}
+
+/// Two sessions to search: `a` (workspace `/work/a`, agent `coder`) with two turns — prompts,
+/// the model's text over several events, a call that succeeds and one that fails, Chinese
+/// text — and `b` (workspace `/work/b`, agent `reviewer`) whose prompt has the words of `a`'s
+/// phrase apart.
+pub async fn searchable_sessions(store: &dyn EventStore) {
+    store
+        .create_session(new_session("a", "/work/a", 1))
+        .await
+        .unwrap();
+    let mut reviewer = new_session("b", "/work/b", 2);
+    reviewer.agent = "reviewer".into();
+    store.create_session(reviewer).await.unwrap();
+    let first_turn = [
+        turn_started("t1", "Where did we change the retry logic?"),
+        step_started("t1", 1),
+        text("I changed the retry logic in client.rs"),
+        text(" and added exponential backoff."),
+        step_finished("t1", 1),
+        tool_start(
+            "c1",
+            "bash",
+            serde_json::json!({"command": "cargo test retry_backoff"}),
+        ),
+        tool_result("c1", "bash", CallStatus::Ok, "test retry_backoff ... ok"),
+        tool_start(
+            "c2",
+            "bash",
+            serde_json::json!({"command": "psql -f migrate.sql"}),
+        ),
+        tool_result(
+            "c2",
+            "bash",
+            CallStatus::Error,
+            "migration failed: relation users already exists",
+        ),
+        turn_finished("t1"),
+    ];
+    // The first turn in two appends, its step's text split across them.
+    let first: Vec<Event> = first_turn
+        .into_iter()
+        .enumerate()
+        .map(|(n, body)| event(n as u64 + 1, 0, body))
+        .collect();
+    store.append("a", &first[..3]).await.unwrap();
+    store.append("a", &first[3..]).await.unwrap();
+    let second_turn = [
+        turn_started("t2", "请修改重试逻辑"),
+        step_started("t2", 1),
+        text("我们修改了重试逻辑，并增加了退避。"),
+        step_finished("t2", 1),
+        turn_finished("t2"),
+    ];
+    let second: Vec<Event> = second_turn
+        .into_iter()
+        .enumerate()
+        .map(|(n, body)| event(n as u64 + 11, 1000, body))
+        .collect();
+    store.append("a", &second).await.unwrap();
+    store
+        .append(
+            "b",
+            &[
+                event(
+                    1,
+                    0,
+                    turn_started("t1", "the logic of how we retry is elsewhere"),
+                ),
+                event(2, 0, turn_finished("t1")),
+            ],
+        )
+        .await
+        .unwrap();
+}

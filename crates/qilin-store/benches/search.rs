@@ -1,0 +1,381 @@
+//! The search benchmark, on SQLite: a store of 1,000 sessions and 1,000,000 events of
+//! realistic shape (prompts, the model's text streamed in pieces, calls with arguments and
+//! results, some failing, some Chinese), built twice from the same seed — with the search index
+//! and without it — then:
+//!
+//! - **append throughput**: events committed per second while building each store (50 sessions
+//!   appending concurrently, eight events per append, as a runtime flushes a step's stream);
+//! - **search latency**: p50 and p95 of `EventStore::search` (a page of 20) over queries of one
+//!   common word, one rare word, a two-word phrase, a Chinese word, and a word with a tool
+//!   filter;
+//! - **index size**: the pages of the index's tables and their indexes as a share of the
+//!   database's (SQLite's `dbstat`).
+//!
+//! Run: `cargo bench -p qilin-store --bench search` (`QILIN_BENCH_EVENTS=100000` for a smaller
+//! store; the sessions stay 1,000).
+
+use qilin_protocol::{
+    CallPresentation, CallStatus, CallerKind, ContentBlock, Event, EventBody, FinishReason,
+    ToolResultEvent, ToolStartEvent, Usage,
+};
+use qilin_store::{EventStore, NewSession, SearchQuery, SqliteOptions, SqliteStore};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SESSIONS: usize = 1_000;
+const CONCURRENT: usize = 50;
+const PER_APPEND: usize = 8;
+const SEED: u64 = 28;
+
+const WORDS: &[&str] = &[
+    "the",
+    "retry",
+    "logic",
+    "client",
+    "server",
+    "request",
+    "timeout",
+    "error",
+    "config",
+    "parser",
+    "report",
+    "total",
+    "region",
+    "cache",
+    "build",
+    "test",
+    "migration",
+    "schema",
+    "index",
+    "query",
+    "handler",
+    "session",
+    "token",
+    "stream",
+    "buffer",
+    "file",
+    "path",
+    "write",
+    "read",
+    "update",
+    "delete",
+    "user",
+    "account",
+    "invoice",
+    "payment",
+    "order",
+    "branch",
+    "commit",
+    "merge",
+    "review",
+    "deploy",
+    "release",
+    "version",
+    "module",
+    "crate",
+    "function",
+    "struct",
+    "field",
+    "value",
+    "result",
+    "option",
+    "vector",
+    "string",
+    "number",
+    "backoff",
+    "exponential",
+    "jitter",
+    "latency",
+    "throughput",
+    "memory",
+    "thread",
+    "lock",
+];
+const RARE: &[&str] = &["zanzibar", "quokka", "fjord", "xylophone", "mnemonic"];
+const CHINESE: &[&str] = &[
+    "修改",
+    "重试",
+    "逻辑",
+    "数据库",
+    "迁移",
+    "失败",
+    "报告",
+    "测试",
+];
+
+fn main() -> anyhow::Result<()> {
+    let events_total: usize = std::env::var("QILIN_BENCH_EVENTS")
+        .ok()
+        .map(|n| n.parse())
+        .transpose()?
+        .unwrap_or(1_000_000);
+    let per_session = (events_total / SESSIONS).max(8);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let folder = tempfile::tempdir()?;
+        println!(
+            "search benchmark: {SESSIONS} sessions x {per_session} events = {} events, SQLite",
+            SESSIONS * per_session
+        );
+        let plain_path = folder.path().join("plain.db");
+        let plain = build(&plain_path, false, per_session).await?;
+        println!(
+            "append without the index: {:.0} events/s ({:.1} s)",
+            plain.rate,
+            plain.took.as_secs_f64()
+        );
+        drop(plain.store);
+        let indexed_path = folder.path().join("indexed.db");
+        let indexed = build(&indexed_path, true, per_session).await?;
+        println!(
+            "append with the index:    {:.0} events/s ({:.1} s): {:.1}% slower",
+            indexed.rate,
+            indexed.took.as_secs_f64(),
+            (1.0 - indexed.rate / plain.rate) * 100.0
+        );
+        latency(indexed.store.as_ref()).await?;
+        drop(indexed.store);
+        size(&indexed_path)?;
+        anyhow::Ok(())
+    })
+}
+
+/// A built store and how fast it was built.
+struct Built {
+    store: Arc<dyn EventStore>,
+    rate: f64,
+    took: Duration,
+}
+
+/// Builds the store at `path` (indexed or not) from the benchmark's seed.
+async fn build(path: &Path, search_index: bool, per_session: usize) -> anyhow::Result<Built> {
+    let store: Arc<dyn EventStore> = Arc::new(SqliteStore::open_with(
+        path,
+        SqliteOptions {
+            search_index,
+            ..SqliteOptions::default()
+        },
+    )?);
+    for n in 0..SESSIONS {
+        store
+            .create_session(NewSession {
+                id: format!("s{n:04}"),
+                workspace: "/bench".into(),
+                agent: if n % 3 == 0 { "reviewer" } else { "coder" }.into(),
+                agent_file: None,
+                model: "scripted:bench".into(),
+                created_at: "2026-12-02T00:00:00.000Z".into(),
+            })
+            .await?;
+    }
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for worker in 0..CONCURRENT {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            for n in (worker..SESSIONS).step_by(CONCURRENT) {
+                let events = session_events(n, per_session);
+                for chunk in events.chunks(PER_APPEND) {
+                    store.append(&format!("s{n:04}"), chunk).await?;
+                }
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for task in tasks {
+        task.await??;
+    }
+    let took = started.elapsed();
+    Ok(Built {
+        store,
+        rate: (SESSIONS * per_session) as f64 / took.as_secs_f64(),
+        took,
+    })
+}
+
+/// `count` words drawn from `rng`, a rare or Chinese one now and then.
+fn sentence(rng: &mut fastrand::Rng, count: usize) -> String {
+    let mut words = Vec::with_capacity(count);
+    for _ in 0..count {
+        let word = match rng.u32(0..100) {
+            0 => RARE[rng.usize(..RARE.len())],
+            1..=4 => CHINESE[rng.usize(..CHINESE.len())],
+            _ => WORDS[rng.usize(..WORDS.len())],
+        };
+        words.push(word);
+    }
+    words.join(" ")
+}
+
+/// The `count` events of session `n`: turns of a prompt, a step of streamed text, a call and
+/// its result, again and again.
+fn session_events(n: usize, count: usize) -> Vec<Event> {
+    let mut rng = fastrand::Rng::with_seed(SEED + n as u64);
+    let mut events = Vec::with_capacity(count);
+    let mut turn = 0;
+    let time = |seq: usize| {
+        let seconds = (n * 7 + seq) % 86_400;
+        format!(
+            "2026-12-02T{:02}:{:02}:{:02}.000Z",
+            seconds / 3600,
+            (seconds / 60) % 60,
+            seconds % 60
+        )
+    };
+    while events.len() < count {
+        turn += 1;
+        let turn_id = format!("t{turn}");
+        let mut bodies = vec![
+            EventBody::TurnStarted {
+                turn_id: turn_id.clone(),
+                prompt: sentence(&mut rng, 12),
+                client_turn_id: None,
+            },
+            EventBody::StepStarted {
+                turn_id: turn_id.clone(),
+                step: 1,
+            },
+        ];
+        for _ in 0..10 {
+            bodies.push(EventBody::StepTextDelta {
+                turn_id: turn_id.clone(),
+                step: 1,
+                text: format!("{} ", sentence(&mut rng, 4)),
+            });
+        }
+        bodies.push(EventBody::StepFinished {
+            turn_id: turn_id.clone(),
+            step: 1,
+            usage: Usage::default(),
+            stop_reason: None,
+        });
+        let call_id = format!("call-{turn}");
+        let tool = ["bash", "read", "grep"][rng.usize(..3)];
+        bodies.push(EventBody::ToolStart(ToolStartEvent {
+            call_id: call_id.clone(),
+            tool_name: tool.into(),
+            caller: CallerKind::Direct,
+            parent_call_id: None,
+            arguments: serde_json::json!({"command": sentence(&mut rng, 6)}),
+            presentation: CallPresentation::new("Run", tool),
+            before_detail: None,
+        }));
+        let failed = rng.u32(0..10) == 0;
+        bodies.push(EventBody::ToolResult(ToolResultEvent {
+            call_id,
+            tool_name: tool.into(),
+            caller: CallerKind::Direct,
+            parent_call_id: None,
+            status: if failed {
+                CallStatus::Error
+            } else {
+                CallStatus::Ok
+            },
+            error_code: None,
+            content: vec![ContentBlock::text(sentence(&mut rng, 40))],
+            output: None,
+            detail: None,
+            duration_ms: 12,
+        }));
+        bodies.push(EventBody::TurnFinished {
+            turn_id,
+            reason: FinishReason::Completed,
+            message: None,
+        });
+        for body in bodies {
+            if events.len() == count {
+                break;
+            }
+            let seq = events.len() + 1;
+            events.push(Event {
+                seq: seq as u64,
+                time: time(seq),
+                body,
+            });
+        }
+    }
+    events
+}
+
+/// Search latency over a mix of queries, p50 and p95 (a page of 20).
+async fn latency(store: &dyn EventStore) -> anyhow::Result<()> {
+    let queries: Vec<SearchQuery> = vec![
+        query("retry", None),
+        query("zanzibar", None),
+        query("retry logic", None),
+        query("exponential backoff", None),
+        query("重试", None),
+        query("数据库 迁移", None),
+        query("migration", Some("bash")),
+        query("quokka fjord", None),
+    ];
+    let mut warm = 0;
+    for query in &queries {
+        warm += store.search(query).await?.hits.len();
+    }
+    println!("search warm-up: {warm} hits over {} queries", queries.len());
+    let mut all = Vec::new();
+    for query in &queries {
+        let mut times = Vec::new();
+        for _ in 0..25 {
+            let started = Instant::now();
+            store.search(query).await?;
+            times.push(started.elapsed());
+        }
+        times.sort_unstable();
+        println!(
+            "  `{}`{}: p50 {:.1} ms, p95 {:.1} ms",
+            query.text,
+            query
+                .tool
+                .as_deref()
+                .map_or(String::new(), |tool| format!(" (tool {tool})")),
+            ms(times[times.len() / 2]),
+            ms(times[times.len() * 95 / 100])
+        );
+        all.extend(times);
+    }
+    all.sort_unstable();
+    println!(
+        "search, all queries: p50 {:.1} ms, p95 {:.1} ms (target p95 < 50 ms)",
+        ms(all[all.len() / 2]),
+        ms(all[all.len() * 95 / 100])
+    );
+    Ok(())
+}
+
+fn query(text: &str, tool: Option<&str>) -> SearchQuery {
+    SearchQuery {
+        text: text.into(),
+        tool: tool.map(str::to_string),
+        limit: 20,
+        ..SearchQuery::default()
+    }
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// The index's share of the database file, by `dbstat`.
+fn size(path: &Path) -> anyhow::Result<()> {
+    let conn = rusqlite::Connection::open(path)?;
+    let total: i64 = conn.query_row("SELECT sum(pgsize) FROM dbstat", [], |row| row.get(0))?;
+    let index: i64 = conn.query_row(
+        "SELECT coalesce(sum(pgsize), 0) FROM dbstat
+         WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'",
+        [],
+        |row| row.get(0),
+    )?;
+    println!(
+        "index size: {:.1} MiB of {:.1} MiB ({:.1}% of the database)",
+        index as f64 / 1048576.0,
+        total as f64 / 1048576.0,
+        index as f64 * 100.0 / total as f64
+    );
+    Ok(())
+}
