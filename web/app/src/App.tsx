@@ -3,9 +3,11 @@ import { I18nProvider, type Locale, useT } from '@qilin-agent/i18n';
 import { SlotRegistry } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { registerConversationNodes } from '@qilin-agent/ui-conversation';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'react';
 import type { SessionInfo } from '@qilin-agent/protocol';
 import { api, ServerError } from './api';
+import { addressHref, clickedSessionLink, sessionAddress, type SessionAddress } from './links';
+import { ContentHits, useContentSearch } from './Search';
 import { SessionPage } from './Session';
 
 type Theme = 'system' | 'light' | 'dark';
@@ -27,15 +29,16 @@ function remember(key: string, value: string): void {
   }
 }
 
-/** The session id in the page's path (`/sessions/ID`). */
-function sessionInPath(): string | undefined {
-  const match = /^\/sessions\/([^/]+)$/.exec(window.location.pathname);
-  return match?.[1] === undefined ? undefined : decodeURIComponent(match[1]);
+/** The session the page's address opens (`/sessions/ID`, maybe `?at=` a place in it). */
+function sessionInPath(): SessionAddress | undefined {
+  return sessionAddress(window.location.href, window.location.origin);
 }
 
-function navigate(id: string | undefined): void {
-  const path = id === undefined ? '/' : `/sessions/${encodeURIComponent(id)}`;
-  if (window.location.pathname !== path) window.history.pushState(null, '', path);
+function navigate(address: SessionAddress | undefined): void {
+  const path = addressHref(address);
+  if (window.location.pathname + window.location.search !== path) {
+    window.history.pushState(null, '', path);
+  }
 }
 
 /** The token in the URL's fragment, taken out of the address bar at once. */
@@ -101,8 +104,10 @@ function Shell(props: {
   const t = useT();
   const [access, setAccess] = useState<Access>('checking');
   const [sessions, setSessions] = useState<SessionInfo[]>([]);
-  const [current, setCurrent] = useState<string | undefined>(sessionInPath);
+  const [address, setAddress] = useState<SessionAddress | undefined>(sessionInPath);
+  const current = address?.id;
   const [query, setQuery] = useState('');
+  const content = useContentSearch(query, api.search);
   const [problem, setProblem] = useState<string>();
 
   const refresh = useCallback(async (q: string) => {
@@ -131,15 +136,16 @@ function Shell(props: {
         try {
           const info = await api.info();
           if (info.demoSession) {
-            navigate(info.demoSession);
-            setCurrent(info.demoSession);
+            const demo = { id: info.demoSession };
+            navigate(demo);
+            setAddress(demo);
           }
         } catch {
           // Without /api/info the list still works.
         }
       }
     })();
-    const onPop = () => setCurrent(sessionInPath());
+    const onPop = () => setAddress(sessionInPath());
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, [refresh]);
@@ -152,8 +158,16 @@ function Shell(props: {
   }, [access, query, refresh]);
 
   const open = (id: string) => {
-    navigate(id);
-    setCurrent(id);
+    navigate({ id });
+    setAddress({ id });
+  };
+  // A link to a session (a search hit, a card's link) opens it in this page, at its place.
+  const follow = (event: MouseEvent<HTMLDivElement>) => {
+    const target = clickedSessionLink(event.nativeEvent, window.location.origin);
+    if (target === undefined) return;
+    event.preventDefault();
+    navigate(target);
+    setAddress(target);
   };
   const create = async () => {
     try {
@@ -180,7 +194,7 @@ function Shell(props: {
       await api.remove(session.id);
       if (current === session.id) {
         navigate(undefined);
-        setCurrent(undefined);
+        setAddress(undefined);
       }
       await refresh(query);
     } catch (error) {
@@ -189,7 +203,7 @@ function Shell(props: {
   };
 
   return (
-    <div className="qa-app">
+    <div className="qa-app" onClick={follow}>
       <nav className="qa-sidebar" aria-label={t('app.sessions')}>
         <div className="qa-sidebar__top">
           <h1 className="qa-brand">Qilin</h1>
@@ -212,8 +226,17 @@ function Shell(props: {
             void refresh(event.target.value);
           }}
         />
+        <ContentHits
+          search={content.state}
+          more={content.more}
+          {...(current === undefined ? {} : { current })}
+        />
         <h2 className="qa-sidebar__heading">{t('app.sessions')}</h2>
-        {sessions.length === 0 ? <p className="qa-muted">{t('app.noSessions')}</p> : null}
+        {sessions.length === 0 ? (
+          <p className="qa-muted">
+            {query.trim() === '' ? t('app.noSessions') : t('app.noTitles')}
+          </p>
+        ) : null}
         <ul className="qa-sessions">
           {sessions.map((session) => (
             <li key={session.id} className="qa-sessions__item" data-session-id={session.id}>
@@ -291,7 +314,12 @@ function Shell(props: {
         ) : access === 'checking' ? null : current === undefined ? (
           <p className="qa-muted qa-pick">{t('app.pick')}</p>
         ) : (
-          <SessionPage key={current} sessionId={current} registry={props.registry} />
+          <SessionPage
+            key={current}
+            sessionId={current}
+            {...(address?.at === undefined ? {} : { at: address.at })}
+            registry={props.registry}
+          />
         )}
       </main>
     </div>

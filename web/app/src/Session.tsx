@@ -1,10 +1,15 @@
 import { useT } from '@qilin-agent/i18n';
 import { CallTrajectory, Conversation, type AnswerRequest } from '@qilin-agent/ui-conversation';
-import { createToolCallHooks, type FileLines } from '@qilin-agent/client-ui-tool';
+import {
+  createToolCallHooks,
+  type FileLines,
+  type SessionPlace,
+} from '@qilin-agent/client-ui-tool';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
+import { useRevealPlace, type RevealState } from './reveal';
 import { useSessionStream } from './stream';
 
 /** A random id: for this tab (`clientId`) and for each prompt (`clientTurnId`). */
@@ -21,11 +26,42 @@ type SidePanel =
   | { readonly kind: 'file'; readonly path: string; readonly lines?: FileLines | undefined }
   | { readonly kind: 'call'; readonly callId: string };
 
-/** One session: its live conversation, the composer, and the file or call panel beside them. */
-export function SessionPage(props: { sessionId: string; registry: SlotRegistry }) {
-  const { sessionId, registry } = props;
+/** What the page says while it finds the place a link opened, or why it could not. */
+function RevealNote(props: { state: RevealState }) {
+  const t = useT();
+  const { state } = props;
+  if (state.kind === 'finding') {
+    return (
+      <p className="qa-muted qa-reveal" role="status">
+        {t('reveal.finding')}
+      </p>
+    );
+  }
+  if (state.kind === 'missing' || state.kind === 'failed') {
+    return (
+      <p className="qa-problem qa-reveal" role="alert">
+        {state.kind === 'missing'
+          ? t('reveal.missing')
+          : t('reveal.failed', { message: state.message })}
+      </p>
+    );
+  }
+  return null;
+}
+
+/**
+ * One session: its live conversation, the composer, and the file or call panel beside them;
+ * opened at `at` (a call's card, an event's turn) when a link named a place.
+ */
+export function SessionPage(props: {
+  sessionId: string;
+  registry: SlotRegistry;
+  at?: SessionPlace;
+}) {
+  const { sessionId, registry, at } = props;
   const t = useT();
   const { model, status, loadEarlier } = useSessionStream(sessionId);
+  const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
     () => ({
@@ -65,9 +101,11 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
             {status === 'live' ? '' : t(`stream.${status}`)}
           </p>
         </header>
+        <RevealNote state={place} />
         <SlotsProvider registry={registry} shared={shared}>
           <Conversation
             snapshot={snapshot}
+            reveal={place.kind === 'found' ? place.target : undefined}
             loadEarlier={loadEarlier}
             answer={answer}
             openFile={openFile}

@@ -3,6 +3,7 @@ import type {
   EventPage,
   Interrupted,
   RequestAnswer,
+  SearchPage,
   ServerInfo,
   SessionPage,
   SessionView,
@@ -62,6 +63,9 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   }
 }
 
+/** Hits asked for at once by the sidebar's search: a screen or two of them. */
+const SEARCH_PAGE = 20;
+
 const session = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
 
 /** The server's API, as the page uses it (the cookie carries the token). */
@@ -73,6 +77,15 @@ export const api = {
   /** Sessions, newest activity first; `q` filters by title. */
   sessions: (q?: string) =>
     call<SessionPage>('GET', `/api/sessions?limit=200${q ? `&q=${encodeURIComponent(q)}` : ''}`),
+  /**
+   * Hits for `q` in every session's content (prompts, the model's text, calls' arguments,
+   * results and errors, answers), best first; `cursor` asks for the page after a previous one.
+   */
+  search: (q: string, cursor?: string) =>
+    call<SearchPage>(
+      'GET',
+      `/api/search?q=${encodeURIComponent(q)}&limit=${SEARCH_PAGE}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+    ),
   /** A new session with the server's defaults. */
   createSession: () => call<SessionView>('POST', '/api/sessions', {}),
   /** A session and where it stands. */

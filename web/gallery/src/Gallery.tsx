@@ -11,7 +11,7 @@ import { registerSkillView } from '@qilin-agent/ui-skill';
 import { useCallback, useMemo, useState } from 'react';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
-import { TWO_LEVELS } from './handmade';
+import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
 
 /** The views every page uses: the built-in ones and the skill package's. */
 function createRegistry(): SlotRegistry {
@@ -110,7 +110,9 @@ export function Gallery(props: { locale: Locale }) {
             ·{' '}
             <a href="?lang=zh-CN" lang="zh-CN">
               简体中文
-            </a>
+            </a>{' '}
+            · <a href={`?lang=${props.locale}&theme=light`}>light</a> ·{' '}
+            <a href={`?lang=${props.locale}&theme=dark`}>dark</a>
           </p>
           <p className="gallery__host" role="status" aria-live="polite">
             {said === '' ? 'Host callbacks appear here.' : `Host: ${said}`}
@@ -124,6 +126,9 @@ export function Gallery(props: { locale: Locale }) {
               ))}
               <li>
                 <a href="#log-handmade">two levels (hand-made)</a>
+              </li>
+              <li>
+                <a href="#log-session-queries">session queries (hand-made)</a>
               </li>
             </ul>
           </nav>
@@ -160,6 +165,27 @@ export function Gallery(props: { locale: Locale }) {
                 />
               </SlotsProvider>
             </article>
+          </section>
+          <section
+            id="log-session-queries"
+            className="gallery__log"
+            aria-labelledby="title-session-queries"
+          >
+            <h2 id="title-session-queries">Session queries (hand-made)</h2>
+            {SESSION_QUERIES.map((node) => (
+              <article
+                key={node.callId}
+                className="gallery-case"
+                data-gallery-case={`handmade/${node.toolName}`}
+                data-tool={node.toolName}
+                data-call-id={node.callId}
+                data-state="ok"
+              >
+                <SlotsProvider registry={registry}>
+                  <ToolCallTree node={node} openFile={openFile} inspect={inspect} />
+                </SlotsProvider>
+              </article>
+            ))}
           </section>
         </main>
       </div>

@@ -77,3 +77,35 @@ export {
 } from './models/todo';
 export { questionModel, type QuestionModel, type QuestionRow } from './models/question';
 export { runCodeModel, type RunCodeModel } from './models/runCode';
+export {
+  formatDuration,
+  formatTime,
+  parsePlace,
+  placeOf,
+  sessionHref,
+  snippetParts,
+  type SessionPlace,
+  type SnippetPart,
+} from './models/sessionLink';
+export {
+  HIT_FIELDS,
+  hitRow,
+  sessionSearchModel,
+  type HitField,
+  type SessionHitRow,
+  type SessionSearchModel,
+} from './models/sessionSearch';
+export {
+  sessionEventsModel,
+  type SessionEventRow,
+  type SessionEventsModel,
+} from './models/sessionEvents';
+export {
+  TRAJECTORY_KINDS,
+  nestByDepth,
+  sessionTrajectoryModel,
+  type SessionTrajectoryModel,
+  type TrajectoryKind,
+  type TrajectoryRow,
+} from './models/sessionTrajectory';
+export { RecordedTime, Snippet } from './views/sessionParts';

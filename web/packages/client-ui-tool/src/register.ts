@@ -8,6 +8,9 @@ import { QuestionView } from './views/question';
 import { ReadView } from './views/read';
 import { ReadImageView } from './views/readImage';
 import { RunCodeView } from './views/runCode';
+import { SessionEventsView } from './views/sessionEvents';
+import { SessionSearchView } from './views/sessionSearch';
+import { SessionTrajectoryView } from './views/sessionTrajectory';
 import { ShellView } from './views/shell';
 import { TodoView } from './views/todo';
 import { WebFetchView } from './views/webFetch';
@@ -28,6 +31,9 @@ export const BUILTIN_TOOL_VIEWS = {
   todo_write: TodoView,
   question: QuestionView,
   run_code: RunCodeView,
+  session_search: SessionSearchView,
+  session_events: SessionEventsView,
+  session_trajectory: SessionTrajectoryView,
 } as const;
 
 /** Registers the built-in views in `tool.call.toolview`; returns the function that removes them. */

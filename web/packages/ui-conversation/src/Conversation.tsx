@@ -26,6 +26,7 @@ import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
 import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { RequestCard, type AnswerRequest } from './Request';
+import { REVEALED_CLASS, revealedElement, type RevealTarget } from './reveal';
 import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 
 /** What the host gives the transcript: where the session works and what it can do. */
@@ -147,6 +148,7 @@ const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
     <article
       className="qc-turn"
       data-turn-id={turn.turnId}
+      data-chat-anchor-key={turn.turnId === '' ? undefined : `turn:${turn.turnId}`}
       data-turn-state={turn.finished ?? 'running'}
       aria-label={turn.prompt === '' ? undefined : turn.prompt.slice(0, 80)}
     >
@@ -284,7 +286,51 @@ function useTranscriptScroll(above: number) {
     setAtBottom(true);
     element.scrollTop = element.scrollHeight;
   };
-  return { scroller, content, atBottom, jump };
+  /**
+   * Scrolls `target` to the middle of the view and keeps it there while the turns around it take
+   * their real height, until the reader scrolls; the view stops following new output.
+   */
+  const reveal = useCallback((target: Element) => {
+    const element = scroller.current;
+    const inner = content.current;
+    if (element === null || inner === null) return;
+    stuck.current = false;
+    setAtBottom(false);
+    const middle = (element.clientHeight - target.getBoundingClientRect().height) / 2;
+    element.scrollTop = Math.max(0, offsetIn(inner, target) - Math.max(0, middle));
+    own.current = element.scrollTop;
+    held.current = { element: target, onScreen: offsetIn(inner, target) - element.scrollTop };
+    anchor.current = firstTurnAnchor(element, inner);
+  }, []);
+  return { scroller, content, atBottom, jump, reveal };
+}
+
+/**
+ * Brings `target`'s element into view and highlights it, once per target: as soon as the
+ * transcript renders it (or, for a call folded away, the nearest call above it).
+ */
+function useReveal(
+  target: RevealTarget | undefined,
+  tree: ConversationSnapshot['tree'],
+  content: RefObject<HTMLDivElement | null>,
+  reveal: (element: Element) => void,
+) {
+  const done = useRef<RevealTarget | undefined>(undefined);
+  const highlighted = useRef<Element | undefined>(undefined);
+  useLayoutEffect(() => {
+    const inner = content.current;
+    if (target === undefined || done.current === target || inner === null) return;
+    const element = revealedElement(inner, tree, target.anchor);
+    if (element === undefined) return;
+    done.current = target;
+    highlighted.current?.classList.remove(REVEALED_CLASS);
+    // Restarts the fade when the same element is revealed again (a style flush in between).
+    element.classList.remove(REVEALED_CLASS);
+    element.getBoundingClientRect();
+    element.classList.add(REVEALED_CLASS);
+    highlighted.current = element;
+    reveal(element);
+  }, [target, tree, content, reveal]);
 }
 
 /** How near the top of the transcript, in pixels, the reader must scroll to load earlier turns. */
@@ -396,6 +442,11 @@ export interface ConversationProps extends ConversationHost {
   loadEarlier?: () => Promise<void>;
   /** Rendered after the last turn (the host's own status lines). */
   footer?: ReactNode;
+  /**
+   * A place to bring into view and highlight once it is rendered (the host loads the earlier
+   * turns it is in); a new object reveals again.
+   */
+  reveal?: RevealTarget | undefined;
 }
 
 /**
@@ -406,7 +457,7 @@ export interface ConversationProps extends ConversationHost {
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
-  const { snapshot, footer, cwd, home, openFile, inspect, answer, loadEarlier } = props;
+  const { snapshot, footer, cwd, home, openFile, inspect, answer, loadEarlier, reveal } = props;
   // One host object while its parts stay the same: a new context value would make React walk
   // every call view of the transcript looking for readers, on every streamed event.
   const host = useMemo(
@@ -425,7 +476,9 @@ export function Conversation(props: ConversationProps) {
   const showEarlier = firstTurn > 0 && loadEarlier !== undefined;
   // The control above the turns keeps one height while it loads, so only a new first turn moves
   // what is below it.
-  const { scroller, content, atBottom, jump } = useTranscriptScroll(firstTurn);
+  const scroll = useTranscriptScroll(firstTurn);
+  const { scroller, content, atBottom, jump } = scroll;
+  useReveal(reveal, snapshot.tree, content, scroll.reveal);
   return (
     <HostContext.Provider value={host}>
       <div className="qc-transcript-wrap">

@@ -17,4 +17,5 @@ export { MarkdownText } from './Markdown';
 export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';
 export { RequestCard, type AnswerRequest } from './Request';
+export { REVEALED_CLASS, revealedElement, type RevealTarget } from './reveal';
 export { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
