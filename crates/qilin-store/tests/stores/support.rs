@@ -156,6 +156,7 @@ pub fn varied(seq: u64) -> EventBody {
             content: vec![ContentBlock::Text {
                 text: format!("line {seq}\n\"quoted\" \\ tab\t"),
             }],
+            user_reason: None,
             output: Some(serde_json::json!({"matches": [seq, seq + 1]})),
             detail: None,
             duration_ms: seq,
