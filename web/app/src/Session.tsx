@@ -5,6 +5,7 @@ import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
+import { useSessionFolders } from './folders';
 import { useSessionStream } from './stream';
 
 /** A random id: for this tab (`clientId`) and for each prompt (`clientTurnId`). */
@@ -40,6 +41,8 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
     [sessionId],
   );
   const session = snapshot.session;
+  const folders = useSessionFolders(sessionId);
+  const cwd = folders.cwd ?? session?.workspace;
   const [side, setSide] = useState<SidePanel>();
   const openFile = useCallback(
     (path: string, lines?: FileLines) => setSide({ kind: 'file', path, lines }),
@@ -72,7 +75,8 @@ export function SessionPage(props: { sessionId: string; registry: SlotRegistry }
             answer={answer}
             openFile={openFile}
             inspect={inspect}
-            {...(session === undefined ? {} : { cwd: session.workspace })}
+            {...(cwd === undefined ? {} : { cwd })}
+            {...(folders.home === undefined ? {} : { home: folders.home })}
           />
         </SlotsProvider>
         <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />
