@@ -253,7 +253,7 @@ impl ServerState {
 fn user_home() -> Option<String> {
     std::env::var("HOME")
         .ok()
-        .filter(|home| home.starts_with('/') && home.trim_end_matches('/') != "")
+        .filter(|home| home.starts_with('/') && !home.trim_end_matches('/').is_empty())
 }
 
 pub use routes::app;
