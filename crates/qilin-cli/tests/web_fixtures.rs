@@ -16,7 +16,8 @@
 use futures_util::StreamExt;
 use qilin_model::{Script, ScriptedProvider};
 use qilin_protocol::{Answer, CallStatus, ConversationTree, Event, EventBody, RequestAsk};
-use qilin_runtime::{CodeSandbox, ModelChoice, Runtime};
+use qilin_runtime::{CodeSandbox, ModelChoice, Runtime, SANDBOX_HELPER_ARGS};
+use qilin_sandbox::SandboxHelper;
 use qilin_store::MemoryStore;
 use qilin_tool::RequestReply;
 use qilin_tools::WebFetchConfig;
@@ -551,6 +552,60 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
             policy: Value::Null,
             timeout: None,
         },
+        Scenario {
+            name: "terminals",
+            turns: vec![turn(
+                "Set up a shell in src, then try the line echo in a terminal.",
+            )],
+            script: script(vec![
+                say_call(
+                    "Entering src in a persistent shell.",
+                    "bash",
+                    json!({"command": "cd src && export GREETING=hello", "persistent": true}),
+                ),
+                call(
+                    "bash",
+                    json!({"command": "pwd; echo $GREETING", "persistent": true}),
+                ),
+                call(
+                    "bash",
+                    json!({"command": "echo partial; sleep 5", "persistent": true, "timeout_secs": 1}),
+                ),
+                call(
+                    "bash",
+                    json!({"command": "seq 1 30000", "persistent": true}),
+                ),
+                call("bash", json!({"command": "echo fresh; pwd", "reset": true})),
+                call("terminal_start", json!({"command": "cat"})),
+                call(
+                    "terminal_send",
+                    json!({"terminal_id": "term-1", "text": "hello", "keys": ["Enter"], "wait_for": "hello\\s+hello"}),
+                ),
+                call(
+                    "run_code",
+                    json!({"code": "out = sdk.tool.call(\"terminal_send\", {\"terminal_id\": \"term-1\", \"text\": \"nested\", \"keys\": [\"Enter\"], \"wait_for\": \"nested\\\\s+nested\"})\nprint(out[\"state\"])\n"}),
+                ),
+                call(
+                    "terminal_send",
+                    json!({"terminal_id": "term-9", "text": "hello", "keys": ["Enter"]}),
+                ),
+                call(
+                    "terminal_start",
+                    json!({"command": "seq 1 30000; cat", "wait_for": "30000"}),
+                ),
+                call(
+                    "bash",
+                    json!({"command": "seq 1 30000", "background": true}),
+                ),
+                call("job_output", json!({"job_id": "job-1", "wait_secs": 10})),
+                call("terminal_list", json!({})),
+                call("terminal_kill", json!({"terminal_id": "term-1"})),
+                call("terminal_kill", json!({"terminal_id": "term-9"})),
+                say("The shell keeps src and GREETING; the terminal echoes each line."),
+            ]),
+            policy: Value::Null,
+            timeout: None,
+        },
     ]
 }
 
@@ -676,10 +731,21 @@ const DIRECT_TOOLS: &[&str] = &[
 ];
 
 /// The tools a scenario mounts beside [`DIRECT_TOOLS`], by scenario name.
-const EXTRA_TOOLS: &[(&str, &[&str])] = &[(
-    "session-queries",
-    &["session_search", "session_events", "session_trajectory"],
-)];
+const EXTRA_TOOLS: &[(&str, &[&str])] = &[
+    (
+        "session-queries",
+        &["session_search", "session_events", "session_trajectory"],
+    ),
+    (
+        "terminals",
+        &[
+            "terminal_start",
+            "terminal_send",
+            "terminal_kill",
+            "terminal_list",
+        ],
+    ),
+];
 
 /// The agent file a scenario runs (JSON, which is YAML): every built-in tool mounted (and the
 /// scenario's [`EXTRA_TOOLS`]), code mode on, the scenario's review rules.
@@ -711,7 +777,12 @@ async fn record(scenario: &Scenario, workspace: &Path) -> Vec<Event> {
     std::fs::write(&agent_path, agent_file(scenario)).unwrap();
     let script_text = serde_json::to_string(&scenario.script).unwrap();
     let script = Script::parse(&script_text, Path::new("fixture-script.yaml")).unwrap();
-    let runtime = Runtime::new(Arc::new(MemoryStore::new()), CodeSandbox::InProcess);
+    // Terminals start through the sandbox helper even unconfined: the `qilin` built here.
+    let runtime = Runtime::new(Arc::new(MemoryStore::new()), CodeSandbox::InProcess)
+        .with_sandbox_helper(SandboxHelper::new(
+            env!("CARGO_BIN_EXE_qilin"),
+            SANDBOX_HELPER_ARGS.iter().copied(),
+        ));
     let mut builder = runtime
         .session(workspace)
         .id(SESSION_ID)

@@ -161,6 +161,12 @@ pub struct SessionView {
     pub open_requests: Vec<RequestOpenedEvent>,
     /// Whether this server process runs the session now.
     pub hosted: bool,
+    /// The home folder of the user the server runs as (absolute, POSIX), when known: a client
+    /// writes a path under it as `~/…` once it is not under the session's `workspace` (the
+    /// folder its tools work in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub home: Option<String>,
 }
 
 /// `POST /api/sessions/{id}/turns`: a prompt.

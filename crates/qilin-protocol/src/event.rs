@@ -371,6 +371,13 @@ pub struct ToolResultEvent {
     pub error_code: Option<ErrorCode>,
     /// What the model sees: the output, or the error message.
     pub content: Vec<ContentBlock>,
+    /// For a denied call, why, in words for the person watching: the review rule's own
+    /// `reason`, or what the user said declining it. The model's message, with what it should
+    /// do instead, stays in `content`. Absent for every other result, and when there is no
+    /// such reason (a client shows a generic one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub user_reason: Option<String>,
     /// The tool's structured output, when it ran to completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]

@@ -44,6 +44,10 @@ pub struct ToolOutcome {
     pub error_code: Option<ErrorCode>,
     /// What the model saw: the output, or the error message.
     pub content: Vec<ContentBlock>,
+    /// For a denied call, the reason for the person watching (see the `tool.result` event).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub user_reason: Option<String>,
     /// The structured output, when the call succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
@@ -455,6 +459,7 @@ impl ConversationTree {
                 status: result.status,
                 error_code: result.error_code,
                 content: result.content.clone(),
+                user_reason: result.user_reason.clone(),
                 output: result.output.clone(),
                 detail: result.detail.clone(),
                 duration_ms: result.duration_ms,

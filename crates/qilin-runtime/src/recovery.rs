@@ -103,6 +103,7 @@ impl Dangling {
                 status: CallStatus::Interrupted,
                 error_code: Some(ErrorCode::Interrupted),
                 content: vec![ContentBlock::text(closing.call_message)],
+                user_reason: None,
                 output: None,
                 detail: None,
                 duration_ms: 0,

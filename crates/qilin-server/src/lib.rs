@@ -243,8 +243,17 @@ impl ServerState {
             active_turn,
             open_requests,
             hosted: hosted.is_some(),
+            home: user_home(),
         })
     }
+}
+
+/// The home folder of the user this server runs as: `HOME`, when it names an absolute folder
+/// other than the root.
+fn user_home() -> Option<String> {
+    std::env::var("HOME")
+        .ok()
+        .filter(|home| home.starts_with('/') && !home.trim_end_matches('/').is_empty())
 }
 
 pub use routes::app;

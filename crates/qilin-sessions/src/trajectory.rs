@@ -448,6 +448,7 @@ mod tests {
             output: None,
             detail: None,
             duration_ms: 7,
+            user_reason: None,
         })
     }
 

@@ -280,6 +280,7 @@ fn session_events(n: usize, count: usize) -> Vec<Event> {
             output: None,
             detail: None,
             duration_ms: 12,
+            user_reason: None,
         }));
         bodies.push(EventBody::TurnFinished {
             turn_id,

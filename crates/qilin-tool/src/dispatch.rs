@@ -326,11 +326,15 @@ impl Executor {
             () = cancel.cancelled() => return record.finish(Ended::Failed(interrupted_error()), None),
             decision = review => decision,
         };
+        // The message the model reads, and the reason the person watching is shown.
         let denial = match decision {
             ReviewDecision::Allow => None,
-            ReviewDecision::Deny { reason } => Some(denied_error(&format!(
-                "The call was denied by the agent's review policy: {reason}."
-            ))),
+            ReviewDecision::Deny { reason } => Some((
+                denied_error(&format!(
+                    "The call was denied by the agent's review policy: {reason}."
+                )),
+                Some(reason),
+            )),
             ReviewDecision::Ask { .. }
                 if self
                     .session()
@@ -351,24 +355,34 @@ impl Executor {
                         RequestReply::Approve | RequestReply::ApproveForSession(_),
                     ) => None,
                     RequestOutcome::Replied(RequestReply::Deny { reason: said }) => {
-                        Some(denied_error(&match said.as_deref().map(str::trim) {
-                            Some(said) if !said.is_empty() => {
-                                format!("The user declined this call, saying: {said}")
-                            }
-                            _ => format!("The user declined this call ({reason})."),
-                        }))
+                        match said.as_deref().map(str::trim) {
+                            Some(said) if !said.is_empty() => Some((
+                                denied_error(&format!(
+                                    "The user declined this call, saying: {said}"
+                                )),
+                                Some(said.to_string()),
+                            )),
+                            _ => Some((
+                                denied_error(&format!("The user declined this call ({reason}).")),
+                                None,
+                            )),
+                        }
                     }
                     RequestOutcome::Replied(_) | RequestOutcome::Cancelled => {
                         return record.finish(Ended::Failed(interrupted_error()), None);
                     }
-                    RequestOutcome::Unattended => Some(denied_error(&format!(
-                        "The call needs the user's approval ({reason}), and no one can approve it here."
-                    ))),
+                    RequestOutcome::Unattended => Some((
+                        denied_error(&format!(
+                            "The call needs the user's approval ({reason}), and no one can approve it here."
+                        )),
+                        None,
+                    )),
                 }
             }
         };
-        if let Some(error) = denial {
+        if let Some((error, user_reason)) = denial {
             let detail = prepared.error_detail(&error);
+            record.user_reason = user_reason;
             return record.finish(Ended::Failed(error), detail);
         }
 
@@ -587,6 +601,8 @@ struct CallRecord<'e> {
     caller: Caller,
     started: Instant,
     open: bool,
+    /// The reason a denied call's person is shown, recorded with its result.
+    user_reason: Option<String>,
 }
 
 impl<'e> CallRecord<'e> {
@@ -598,6 +614,7 @@ impl<'e> CallRecord<'e> {
             caller,
             started: Instant::now(),
             open: false,
+            user_reason: None,
         }
     }
 
@@ -729,6 +746,7 @@ impl<'e> CallRecord<'e> {
                 status,
                 error_code,
                 content: content.to_vec(),
+                user_reason: self.user_reason.clone(),
                 output: logged_output,
                 detail: logged_detail,
                 duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),

@@ -355,6 +355,28 @@ async fn a_denial_carries_the_rules_reason() {
     assert_eq!(allowed.status, CallStatus::Ok);
     let events = drain(&mut h.events);
     assert_eq!(events.len(), 4, "every start has its result: {events:?}");
+    // The person is shown the rule's own reason; the model's message stays in the content.
+    let user_reasons: Vec<(String, Option<String>, String)> = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::ToolResult(result) => Some((
+                result.call_id.clone(),
+                result.user_reason.clone(),
+                text(&result.content).to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(user_reasons[0].0, "c1");
+    assert_eq!(user_reasons[0].1.as_deref(), Some("secrets stay put"));
+    assert!(
+        user_reasons[0].2.contains("Do not retry"),
+        "{user_reasons:?}"
+    );
+    assert_eq!(
+        user_reasons[1].1, None,
+        "an allowed call has no denial reason"
+    );
 }
 
 #[tokio::test]
@@ -734,6 +756,7 @@ async fn a_declined_approval_is_a_denial_with_what_the_user_said() {
             }
         }
     });
+    let mut recorded = h.executor.session().events().subscribe();
     let outcome = h
         .executor
         .dispatch(call("c1", "echo", json!({"text": "x"})), Caller::Direct)
@@ -744,6 +767,13 @@ async fn a_declined_approval_is_a_denial_with_what_the_user_said() {
         message.contains("declined this call, saying: use the staging copy"),
         "{message}"
     );
+    let user_reason = loop {
+        let event = recorded.recv().await.unwrap();
+        if let EventBody::ToolResult(result) = event.body {
+            break result.user_reason;
+        }
+    };
+    assert_eq!(user_reason.as_deref(), Some("use the staging copy"));
 }
 
 #[tokio::test]

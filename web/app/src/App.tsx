@@ -76,8 +76,8 @@ export function App() {
   }, [theme]);
   const registry = useMemo(() => {
     const created = new SlotRegistry();
-    registerBuiltinToolViews(created);
-    registerSkillView(created);
+    registerBuiltinToolViews({ slots: created });
+    registerSkillView({ slots: created });
     registerConversationNodes(created);
     return created;
   }, []);

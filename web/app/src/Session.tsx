@@ -9,6 +9,7 @@ import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
+import { useSessionFolders } from './folders';
 import { useRevealPlace, type RevealState } from './reveal';
 import { useSessionStream } from './stream';
 
@@ -76,6 +77,8 @@ export function SessionPage(props: {
     [sessionId],
   );
   const session = snapshot.session;
+  const folders = useSessionFolders(sessionId);
+  const cwd = folders.cwd ?? session?.workspace;
   const [side, setSide] = useState<SidePanel>();
   const openFile = useCallback(
     (path: string, lines?: FileLines) => setSide({ kind: 'file', path, lines }),
@@ -110,7 +113,8 @@ export function SessionPage(props: {
             answer={answer}
             openFile={openFile}
             inspect={inspect}
-            {...(session === undefined ? {} : { cwd: session.workspace })}
+            {...(cwd === undefined ? {} : { cwd })}
+            {...(folders.home === undefined ? {} : { home: folders.home })}
           />
         </SlotsProvider>
         <Composer sessionId={sessionId} running={snapshot.running} connected={status === 'live'} />

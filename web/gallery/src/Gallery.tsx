@@ -16,8 +16,8 @@ import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
 /** The views every page uses: the built-in ones and the skill package's. */
 function createRegistry(): SlotRegistry {
   const registry = new SlotRegistry();
-  registerBuiltinToolViews(registry);
-  registerSkillView(registry);
+  registerBuiltinToolViews({ slots: registry });
+  registerSkillView({ slots: registry });
   return registry;
 }
 

@@ -6,7 +6,7 @@ import {
   createToolCallHooks,
   TOOL_VIEW_SLOT,
   ToolCallTree,
-  type ToolCallViewProps,
+  type ToolCallOwnerProps,
 } from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { ConversationStore, type ToolNode } from '@qilin-agent/protocol';
@@ -57,9 +57,9 @@ const rendered = new Set<string>();
 const registry = new SlotRegistry();
 for (const [key, View] of Object.entries(BUILTIN_TOOL_VIEWS) as [
   string,
-  ComponentType<ToolCallViewProps>,
+  ComponentType<ToolCallOwnerProps>,
 ][]) {
-  registry.register({ name: TOOL_VIEW_SLOT, key }, function Counted(props: ToolCallViewProps) {
+  registry.register({ name: TOOL_VIEW_SLOT, key }, function Counted(props: ToolCallOwnerProps) {
     rendered.add(props.callId);
     return <View {...props} />;
   });

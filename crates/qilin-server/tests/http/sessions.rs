@@ -525,6 +525,16 @@ pub async fn sessions_are_listed_newest_first_a_page_at_a_time(backend: Backend)
     }
     ids.reverse();
     assert_eq!(listed, ids, "newest first, each once");
+    // A session's view names the server user's home, so a client can write paths as `~/…`.
+    let read = server.get(&format!("/api/sessions/{}", ids[0])).await;
+    assert_eq!(read.status, 200, "{read:?}");
+    let home = std::env::var("HOME").expect("the tests run with HOME set");
+    assert_eq!(read.body["home"], json!(home));
+    assert!(
+        read.body["workspace"]
+            .as_str()
+            .is_some_and(|w| w.starts_with('/'))
+    );
     let renamed = Server::send(
         server
             .request(reqwest::Method::PATCH, &format!("/api/sessions/{}", ids[0]))

@@ -156,6 +156,7 @@ pub fn varied(seq: u64) -> EventBody {
             content: vec![ContentBlock::Text {
                 text: format!("line {seq}\n\"quoted\" \\ tab\t"),
             }],
+            user_reason: None,
             output: Some(serde_json::json!({"matches": [seq, seq + 1]})),
             detail: None,
             duration_ms: seq,
@@ -263,6 +264,7 @@ pub fn tool_result(call: &str, tool: &str, status: CallStatus, text: &str) -> Ev
         output: None,
         detail: None,
         duration_ms: 5,
+        user_reason: None,
     })
 }
 

@@ -21,7 +21,7 @@ export {
   type ToolCallImagesProps,
   type ToolCallRequestsProps,
   type ToolCallShared,
-  type ToolCallViewProps,
+  type ToolCallOwnerProps,
 } from './slots';
 export { ToolCallTree, type ToolCallTreeProps } from './tree/ToolCallTree';
 export { createToolCallHooks, previousCall } from './tree/hooks';
@@ -31,9 +31,9 @@ export {
   GenericCard,
   PlainDetails,
   TextBlock,
-  ToolCard,
+  ToolRow,
   useToolHooks,
-  type ToolCardProps,
+  type ToolRowProps,
 } from './views/card';
 export { GenericToolView } from './views/generic';
 export { RequestNotes } from './views/request';
@@ -55,6 +55,25 @@ export { genericModel, type GenericModel } from './models/generic';
 export { deniedModel, normaliseReason, type DeniedModel } from './models/denied';
 export { plainBody, type PlainBody } from './models/outcome';
 export { shellModel, type ShellBody, type ShellModel } from './models/shell';
+export {
+  PROGRAM_STATES,
+  programCapsule,
+  terminalListModel,
+  terminalModel,
+  typedLine,
+  type ListedShell,
+  type ListedTerminal,
+  type ProgramState,
+  type TerminalBody,
+  type TerminalListModel,
+  type TerminalModel,
+} from './models/terminal';
+export {
+  interruptModel,
+  jobOutputModel,
+  type InterruptModel,
+  type JobOutputModel,
+} from './models/job';
 export { numberedLines, readModel, type ExcerptBody, type ReadModel } from './models/read';
 export { imageModel, type ImageModel } from './models/image';
 export {

@@ -1,8 +1,10 @@
-import type { SlotRegistry } from '@qilin-agent/slots';
+import type { SlotContext } from '@qilin-agent/slots';
 import { TOOL_VIEW_SLOT } from './slots';
 import { EditView } from './views/edit';
 import { EditorView } from './views/editor';
 import { GlobView } from './views/glob';
+import { InterruptView } from './views/interrupt';
+import { JobOutputView } from './views/jobOutput';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
 import { ReadView } from './views/read';
@@ -12,14 +14,22 @@ import { SessionEventsView } from './views/sessionEvents';
 import { SessionSearchView } from './views/sessionSearch';
 import { SessionTrajectoryView } from './views/sessionTrajectory';
 import { ShellView } from './views/shell';
+import { TerminalView } from './views/terminal';
+import { TerminalListView } from './views/terminalList';
 import { TodoView } from './views/todo';
 import { WebFetchView } from './views/webFetch';
 import { WriteView } from './views/write';
 
-/** The built-in views by wire tool name. `job_output` and `job_kill` keep the generic card. */
+/** The built-in views by wire tool name. */
 export const BUILTIN_TOOL_VIEWS = {
   bash: ShellView,
   pwsh: ShellView,
+  job_output: JobOutputView,
+  job_kill: InterruptView,
+  terminal_start: TerminalView,
+  terminal_send: TerminalView,
+  terminal_kill: InterruptView,
+  terminal_list: TerminalListView,
   read: ReadView,
   read_image: ReadImageView,
   write: WriteView,
@@ -36,11 +46,14 @@ export const BUILTIN_TOOL_VIEWS = {
   session_trajectory: SessionTrajectoryView,
 } as const;
 
-/** Registers the built-in views in `tool.call.toolview`; returns the function that removes them. */
-export function registerBuiltinToolViews(slots: SlotRegistry): () => void {
-  return slots.inject(TOOL_VIEW_SLOT, () => {
+/**
+ * Registers the built-in views in `tool.call.toolview` of `ctx.slots`, as any business
+ * package registers its own; returns the function that removes them.
+ */
+export function registerBuiltinToolViews(ctx: SlotContext): () => void {
+  return ctx.slots.inject(TOOL_VIEW_SLOT, () => {
     const disposers = Object.entries(BUILTIN_TOOL_VIEWS).map(([key, view]) =>
-      slots.register({ name: TOOL_VIEW_SLOT, key }, view),
+      ctx.slots.register({ name: TOOL_VIEW_SLOT, key }, view),
     );
     return () => disposers.forEach((dispose) => dispose());
   });

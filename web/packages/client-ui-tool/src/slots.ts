@@ -1,9 +1,7 @@
 import type {
-  CallPresentation,
   CallStatus,
   CallerKind,
   ContentBlock,
-  Detail,
   ErrorCode,
   RequestNode,
   ToolNode,
@@ -52,7 +50,11 @@ export interface ToolCallHost {
   loadImage: ImageLoader;
 }
 
-/** A dispatched call's final data: what `tool.start` recorded, and the live output since. */
+/**
+ * A dispatched call's final data: what `tool.start` recorded, and the live output since. Only
+ * raw event fields: the text a tool's server-side display methods wrote (its presentation
+ * and details) never reaches a view.
+ */
 export interface StartBlock {
   /** The arguments as recorded: any JSON value (the raw text, when the model's was not JSON). */
   readonly arguments: unknown;
@@ -60,10 +62,6 @@ export interface StartBlock {
   readonly caller: CallerKind;
   /** The `run_code` call that made this call, for a code-mode call. */
   readonly parentCallId?: string;
-  /** The tool's own header text; only the generic row of a tool with no view shows it. */
-  readonly presentation?: CallPresentation;
-  /** The detail the tool presented at dispatch. */
-  readonly beforeDetail?: Detail;
   /** Live output so far: all of it, or its start when `progressGap` follows. */
   readonly progress: string;
   /** Live output the runtime left out after `progress` (it bounds a call's live output), and the latest output after it. */
@@ -90,6 +88,8 @@ export interface ResultBlock {
   readonly errorCode?: ErrorCode;
   /** What the model saw. */
   readonly content: readonly ContentBlock[];
+  /** For a denied call, the reason for the person watching (the model's message is `content`). */
+  readonly userReason?: string;
   /** The tool's structured output, when it ran to completion. */
   readonly output?: unknown;
   /** Wall time in milliseconds. */
@@ -125,7 +125,7 @@ export type StartedToolCallViewProps = ViewIdentity & {
   );
 
 /** The props of a view in [`TOOL_VIEW_SLOT`]: one explicit variant per phase. */
-export type ToolCallViewProps = PreparingToolCallViewProps | StartedToolCallViewProps;
+export type ToolCallOwnerProps = PreparingToolCallViewProps | StartedToolCallViewProps;
 
 /** The props of a view in [`IMAGES_SLOT`]. */
 export interface ToolCallImagesProps {
@@ -169,7 +169,7 @@ export interface ToolCallShared extends ToolCallHooks {
 
 declare module '@qilin-agent/slots' {
   interface SlotPropsMap {
-    'tool.call.toolview': ToolCallViewProps;
+    'tool.call.toolview': ToolCallOwnerProps;
     'tool.call.images': ToolCallImagesProps;
     'tool.call.requests': ToolCallRequestsProps;
   }

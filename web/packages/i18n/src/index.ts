@@ -10,3 +10,4 @@ export { LOCALES, NAMESPACE, catalogues, createI18n, type Locale } from './catal
 export { I18nProvider, useLocale, useT, type Translate } from './react';
 export type { Message, MessageKey, MessageValues } from './keys';
 export { message } from './keys';
+export { formatDateTime } from './dates';

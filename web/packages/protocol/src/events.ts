@@ -339,6 +339,7 @@ function progress(fields: Fields): ToolProgressEvent {
 function result(fields: Fields): ToolResultEvent {
   const parentCallId = optionalText(fields, 'parentCallId');
   const errorCode = optionalText(fields, 'errorCode');
+  const userReason = optionalText(fields, 'userReason');
   const after = detail(fields.detail);
   return {
     callId: text(fields, 'callId'),
@@ -349,6 +350,7 @@ function result(fields: Fields): ToolResultEvent {
     status: text(fields, 'status') as ToolResultEvent['status'],
     ...(errorCode === undefined ? {} : { errorCode: errorCode as ToolResultEvent['errorCode'] }),
     content: content(fields.content),
+    ...(userReason === undefined ? {} : { userReason }),
     ...(fields.output === undefined || fields.output === null ? {} : { output: fields.output }),
     ...(after === undefined ? {} : { detail: after }),
     durationMs: count(fields, 'durationMs', 0),

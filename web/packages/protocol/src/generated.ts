@@ -358,6 +358,13 @@ errorCode?: ErrorCode,
  */
 content: Array<ContentBlock>, 
 /**
+ * For a denied call, why, in words for the person watching: the review rule's own
+ * `reason`, or what the user said declining it. The model's message, with what it should
+ * do instead, stays in `content`. Absent for every other result, and when there is no
+ * such reason (a client shows a generic one).
+ */
+userReason?: string, 
+/**
  * The tool's structured output, when it ran to completion.
  */
 output?: unknown, 
@@ -654,6 +661,10 @@ errorCode?: ErrorCode,
  */
 content: Array<ContentBlock>, 
 /**
+ * For a denied call, the reason for the person watching (see the `tool.result` event).
+ */
+userReason?: string, 
+/**
  * The structured output, when the call succeeded.
  */
 output?: unknown, 
@@ -922,6 +933,12 @@ openRequests: Array<RequestOpenedEvent>,
  * Whether this server process runs the session now.
  */
 hosted: boolean, 
+/**
+ * The home folder of the user the server runs as (absolute, POSIX), when known: a client
+ * writes a path under it as `~/…` once it is not under the session's `workspace` (the
+ * folder its tools work in).
+ */
+home?: string, 
 /**
  * The session's id.
  */

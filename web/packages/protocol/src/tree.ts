@@ -305,6 +305,7 @@ export class ConversationFold {
           durationMs: event.durationMs,
         };
         setOptional(outcome, 'errorCode', event.errorCode);
+        setOptional(outcome, 'userReason', event.userReason);
         setOptional(outcome, 'output', event.output);
         setOptional(outcome, 'detail', event.detail);
         node.outcome = outcome;

@@ -4,7 +4,14 @@
  * every view (`SlotsProvider shared`, `useSlotShared`). No React node and no runtime service
  * passes through it: only plain data and functions.
  */
-export { SlotError, SlotRegistry, type SlotEntry, type SlotName, type SlotView } from './registry';
+export {
+  SlotError,
+  SlotRegistry,
+  type SlotContext,
+  type SlotEntry,
+  type SlotName,
+  type SlotView,
+} from './registry';
 export { checkShared } from './shared';
 export {
   Slot,
@@ -21,7 +28,7 @@ export {
  *
  * ```ts
  * declare module '@qilin-agent/slots' {
- *   interface SlotPropsMap { 'tool.call.toolview': ToolCallViewProps }
+ *   interface SlotPropsMap { 'tool.call.toolview': ToolCallOwnerProps }
  * }
  * ```
  */

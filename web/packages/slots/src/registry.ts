@@ -107,3 +107,20 @@ export class SlotRegistry {
     this.listeners.forEach((listener) => listener());
   }
 }
+
+/**
+ * What a package's registration function receives: the slots of the client it plugs into.
+ * A package registers its views as one injected unit and hands back the disposer:
+ *
+ * ```ts
+ * export function registerDeployViews(ctx: SlotContext): () => void {
+ *   return ctx.slots.inject('tool.call.toolview', () =>
+ *     ctx.slots.register({ name: 'tool.call.toolview', key: 'deploy_site' }, DeployRow),
+ *   );
+ * }
+ * ```
+ */
+export interface SlotContext {
+  /** The client's slot registry. */
+  readonly slots: SlotRegistry;
+}

@@ -25,7 +25,7 @@ function renderModel(
   locale: 'en' | 'zh-CN' = 'en',
 ) {
   const registry = new SlotRegistry();
-  registerBuiltinToolViews(registry);
+  registerBuiltinToolViews({ slots: registry });
   registerConversationNodes(registry);
   const shared = { tool: createToolCallHooks(model) };
   const ui = (): ReactElement => (
@@ -252,7 +252,7 @@ describe('earlier turns', () => {
     locale: 'en' | 'zh-CN' = 'en',
   ) {
     const registry = new SlotRegistry();
-    registerBuiltinToolViews(registry);
+    registerBuiltinToolViews({ slots: registry });
     registerConversationNodes(registry);
     return render(
       <I18nProvider locale={locale}>

@@ -135,6 +135,11 @@ describe('CallTrajectory', () => {
     const timing = within(panel).getByRole('region', { name: 'Timing' });
     expect(timing).toHaveTextContent(/:07\.250/);
     expect(timing).toHaveTextContent(/:12\.250/);
+    // In the viewer's time zone, which the times name.
+    const zone = new Intl.DateTimeFormat('en', { timeZoneName: 'short' })
+      .formatToParts(new Date('2026-11-30T12:00:12.250Z'))
+      .find((part) => part.type === 'timeZoneName')?.value;
+    expect(timing.textContent).toContain(zone ?? 'a time zone name');
     expect(timing).toHaveTextContent('5 s');
     expect(within(panel).getByRole('region', { name: 'Arguments' })).toHaveTextContent(
       '"command": "git push"',

@@ -1,4 +1,4 @@
-import { useT, type Translate, useLocale } from '@qilin-agent/i18n';
+import { formatDateTime, useT, type Translate, useLocale } from '@qilin-agent/i18n';
 import type { ContentBlock, RequestNode, ToolNode } from '@qilin-agent/protocol';
 import { useEffect, useId, useMemo, useRef, type ReactNode } from 'react';
 import type { ConversationSnapshot } from '@qilin-agent/protocol';
@@ -30,22 +30,11 @@ function statusOf(node: ToolNode): Status {
 function useTimes() {
   const locale = useLocale();
   return useMemo(() => {
-    const format = new Intl.DateTimeFormat(locale, {
-      year: 'numeric',
-      month: 'short',
-      day: 'numeric',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      fractionalSecondDigits: 3,
-    });
     const numbers = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 });
     return {
-      time: (at: string | undefined): string | undefined => {
-        if (at === undefined) return undefined;
-        const date = new Date(at);
-        return Number.isNaN(date.getTime()) ? at : format.format(date);
-      },
+      // In the viewer's time zone, named.
+      time: (at: string | undefined): string | undefined =>
+        at === undefined ? undefined : formatDateTime(at, locale),
       duration: (ms: number): string =>
         ms < 1000 ? `${numbers.format(ms)} ms` : `${numbers.format(ms / 1000)} s`,
     };

@@ -66,7 +66,7 @@ function session(): ConversationStore {
 
 function renderAt(model: ConversationStore, reveal: RevealTarget | undefined) {
   const registry = new SlotRegistry();
-  registerBuiltinToolViews(registry);
+  registerBuiltinToolViews({ slots: registry });
   registerConversationNodes(registry);
   const shared = { tool: createToolCallHooks(model) };
   const ui = (target: RevealTarget | undefined) => (

@@ -1,17 +1,26 @@
 import { useT } from '@qilin-agent/i18n';
 
-/** What a call's row shows about its life: in flight, or how it ended. */
+/**
+ * What a call's row shows about its life: in flight, or how it ended. `receipt` is a call
+ * whose result only acknowledges what was asked (a job started, an interrupt requested): its
+ * row shows no execution state at all.
+ */
 export type CallState =
-  'preparing' | 'running' | 'waiting' | 'ok' | 'error' | 'denied' | 'interrupted';
+  'preparing' | 'running' | 'waiting' | 'ok' | 'error' | 'denied' | 'interrupted' | 'receipt';
 
 /** True for a call still in flight (its row shimmers); a call waiting for a person is still. */
 export function isInFlight(state: CallState): boolean {
   return state === 'preparing' || state === 'running';
 }
 
-/** A small dot in the state's static colour, named for assistive technology. */
+/**
+ * A small dot in the state's static colour, named for assistive technology; a receipt keeps
+ * the dot's room empty and says nothing.
+ */
 export function StatusDot(props: { state: CallState }) {
   const t = useT();
+  if (props.state === 'receipt')
+    return <span className="qp-dot qp-dot--receipt" aria-hidden="true" />;
   return (
     <span
       className={`qp-dot qp-dot--${props.state}`}

@@ -1,9 +1,9 @@
 import {
   GenericCard,
-  ToolCard,
+  ToolRow,
   PlainDetails,
   cardInput,
-  type ToolCallViewProps,
+  type ToolCallOwnerProps,
 } from '@qilin-agent/client-ui-tool';
 import { useT } from '@qilin-agent/i18n';
 import { FileExcerpt } from '@qilin-agent/ui-primitives';
@@ -11,7 +11,7 @@ import { useMemo } from 'react';
 import { skillModel } from './model';
 
 /** The `skill` tool's view: which skill and file the model read, and its text. */
-export function SkillView(props: ToolCallViewProps) {
+export function SkillView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useMemo(() => skillModel(cardInput(props)), [props]);
   if (model.kind === 'generic')
@@ -24,7 +24,7 @@ export function SkillView(props: ToolCallViewProps) {
         ? model.name
         : `${model.name} / ${model.file}`;
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={props}
       state={model.state}
@@ -53,6 +53,6 @@ export function SkillView(props: ToolCallViewProps) {
         </section>
       )}
       {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

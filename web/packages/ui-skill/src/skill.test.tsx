@@ -31,8 +31,8 @@ describe('the skill card', () => {
 
   test('is registered from its own package through the slot, and removed again', () => {
     const registry = new SlotRegistry();
-    registerBuiltinToolViews(registry);
-    const dispose = registerSkillView(registry);
+    registerBuiltinToolViews({ slots: registry });
+    const dispose = registerSkillView({ slots: registry });
     const view = (
       <I18nProvider locale="en">
         <SlotsProvider registry={registry}>

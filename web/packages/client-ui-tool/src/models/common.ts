@@ -1,8 +1,6 @@
-import type { Message } from '@qilin-agent/i18n';
-import { message } from '@qilin-agent/i18n';
 import type { ContentBlock, RequestNode } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
-import type { LiveGap, ResultBlock, ToolCallViewProps } from '../slots';
+import type { LiveGap, ResultBlock, ToolCallOwnerProps } from '../slots';
 
 /** What a card model reads: the raw event fields of one call, and where the session works. */
 export interface CardInput {
@@ -29,7 +27,7 @@ export interface CardInput {
 }
 
 /** The model input of a view's props. */
-export function cardInput(props: ToolCallViewProps): CardInput {
+export function cardInput(props: ToolCallOwnerProps): CardInput {
   const base = { toolName: props.toolName, phase: props.phase, cwd: props.cwd, home: props.home };
   if (props.phase === 'preparing') return base;
   return {
@@ -223,9 +221,4 @@ export function summariseArguments(value: unknown): string {
       .join(', '),
     80,
   );
-}
-
-/** The message for a call's state. */
-export function stateMessage(state: CallState): Message {
-  return message(`status.${state}`);
 }

@@ -1,8 +1,8 @@
-import { flattenContent, type CardInput } from './common';
+import type { CardInput } from './common';
 
 /**
  * A call the agent's review policy refused: the call's identity, "Auto review" on the row,
- * and one reason, never the raw arguments.
+ * and one reason for the person, never the raw arguments nor the message the model read.
  */
 export interface DeniedModel {
   readonly kind: 'denied';
@@ -23,8 +23,12 @@ export function normaliseReason(text: string): string {
     .trim();
 }
 
-/** The denial card of a call that failed with `AUTO_REVIEW_DENIED`. */
+/**
+ * The denial card of a call that failed with `AUTO_REVIEW_DENIED`: the reason recorded for the
+ * person (`userReason`), normalised; without one, the card shows a localised generic reason.
+ * The model's message — what it should do instead — stays in the result's content.
+ */
 export function deniedModel(input: CardInput): DeniedModel {
-  const reason = normaliseReason(flattenContent(input.result?.content));
+  const reason = normaliseReason(input.result?.userReason ?? '');
   return { kind: 'denied', toolName: input.toolName, ...(reason === '' ? {} : { reason }) };
 }

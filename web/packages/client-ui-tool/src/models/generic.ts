@@ -8,7 +8,7 @@ import {
   summariseArguments,
   type CardInput,
 } from './common';
-import type { CallPresentation, ContentBlock } from '@qilin-agent/protocol';
+import type { ContentBlock } from '@qilin-agent/protocol';
 import type { CardImage } from './image';
 import type { LiveGap } from '../slots';
 
@@ -19,7 +19,7 @@ export interface GenericModel {
   readonly state: CallState;
   /** The tool's wire name, shown after "Tool call ·". */
   readonly toolName: string;
-  /** One line about the call: the tool's recorded presentation or its arguments. */
+  /** One line about the call, from its arguments. */
   readonly summary: string;
   /** The arguments as recorded, flattened; absent while preparing. */
   readonly input?: string;
@@ -51,20 +51,16 @@ function contentImages(content: readonly ContentBlock[]): CardImage[] {
 }
 
 /**
- * The generic card of a call. Built-in cards fall back to it from the raw fields alone; only
- * a tool with no view of its own passes `presentation`, the header text its own display
- * methods wrote on the server, which is shown as recorded data.
+ * The generic card of a call, from the raw fields alone: the tool's name, a summary of its
+ * arguments, the flattened arguments and result. Never the text the tool's server-side
+ * display methods wrote: a card derives from what the call did, not from how the server
+ * would describe it.
  */
-export function genericModel(input: CardInput, presentation?: CallPresentation): GenericModel {
+export function genericModel(input: CardInput): GenericModel {
   const state = callState(input);
   if (input.phase === 'preparing') {
     return { kind: 'generic', state, toolName: input.toolName, summary: '' };
   }
-  const recorded =
-    presentation !== undefined &&
-    (presentation.remark !== '' || presentation.action !== input.toolName)
-      ? [presentation.action, presentation.remark].filter((part) => part !== '').join(' ')
-      : undefined;
   const flattened = flattenArguments(input.arguments);
   const output = input.result === undefined ? undefined : flattenContent(input.result.content);
   const images = input.result === undefined ? [] : contentImages(input.result.content);
@@ -72,7 +68,7 @@ export function genericModel(input: CardInput, presentation?: CallPresentation):
     kind: 'generic',
     state,
     toolName: input.toolName,
-    summary: recorded ?? summariseArguments(input.arguments),
+    summary: summariseArguments(input.arguments),
     ...(flattened === undefined ? {} : { input: flattened }),
     ...liveOutput(input),
     ...(output === undefined ? {} : { output }),

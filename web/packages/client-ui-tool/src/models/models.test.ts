@@ -7,16 +7,24 @@ import { deniedModel, normaliseReason } from './denied';
 import { editModel, editorModel, preparingSize, touchedLines, writeModel } from './diff';
 import { genericModel } from './generic';
 import { imageModel } from './image';
+import { interruptModel, jobOutputModel } from './job';
 import { questionModel } from './question';
 import { readModel } from './read';
 import { runCodeModel } from './runCode';
 import { globModel, grepModel } from './search';
 import { shellModel } from './shell';
+import { programCapsule, terminalListModel, terminalModel, typedLine } from './terminal';
 import { compareTodos, todoModel } from './todo';
 import { webModel } from './web';
 
 const MODELS = {
   bash: shellModel,
+  job_output: jobOutputModel,
+  job_kill: interruptModel,
+  terminal_start: terminalModel,
+  terminal_send: terminalModel,
+  terminal_kill: interruptModel,
+  terminal_list: terminalListModel,
   read: readModel,
   read_image: imageModel,
   write: writeModel,
@@ -41,8 +49,10 @@ describe('every model, every recorded call, every phase', () => {
           : (['preparing'] as const);
       for (const phase of phases) {
         const built = model(inputAt(node, phase));
+        const frozen = callState(inputAt(node, phase));
+        // A receipt is a call that ended `ok` and whose card shows no execution state.
         expect(built.state, `${fixture} ${node.callId} ${phase}`).toBe(
-          callState(inputAt(node, phase)),
+          built.state === 'receipt' && frozen === 'ok' ? 'receipt' : frozen,
         );
         if (phase === 'preparing') expect(JSON.stringify(built)).not.toContain('"input"');
       }
@@ -139,7 +149,7 @@ describe('shell', () => {
     const model = shell('shell', 'call_8');
     expect(model).toEqual({
       kind: 'shell',
-      state: 'ok',
+      state: 'receipt',
       summary: 'for i in 1 2 3; do echo tick $i; sleep 0.1; done',
       background: true,
       body: {
@@ -154,7 +164,7 @@ describe('shell', () => {
     });
   });
 
-  test('failures keep the command and show the plain error; job tools stay generic', () => {
+  test('failures keep the command and show the plain error', () => {
     expect(shell('shell', 'call_6')).toMatchObject({ kind: 'generic' });
     expect(shell('timeouts', 'call_1')).toMatchObject({
       state: 'error',
@@ -163,10 +173,6 @@ describe('shell', () => {
     expect(shell('interrupts', 'call_3.2')).toMatchObject({
       state: 'interrupted',
       body: { kind: 'plain' },
-    });
-    expect(genericModel(inputAt(callOf('shell', 'call_9')))).toMatchObject({
-      toolName: 'job_output',
-      summary: 'job-1',
     });
   });
 
@@ -183,6 +189,92 @@ describe('shell', () => {
       output: { kind: 'finished', output: 17, exit_code: 'zero' },
     };
     expect(shellModel({ ...inputAt(node), result: odd })).toMatchObject({ kind: 'generic' });
+  });
+});
+
+describe('the shell family', () => {
+  test('a persistent call is the terminal while it runs and generic once ended', () => {
+    expect(shellModel(inputAt(callOf('terminals', 'call_1'), 'start'))).toMatchObject({
+      kind: 'shell',
+      persistentShell: 'default',
+      body: { kind: 'terminal' },
+    });
+    for (const callId of ['call_1', 'call_2', 'call_3', 'call_4', 'call_5']) {
+      const model = shellModel(inputAt(callOf('terminals', callId)));
+      expect(model, callId).toMatchObject({ kind: 'generic', toolName: 'bash' });
+      expect(model, callId).not.toHaveProperty('capsule');
+    }
+  });
+
+  test('what was typed reads as one line', () => {
+    expect(typedLine('answer = 6 * 7', ['Enter'])).toBe('answer = 6 * 7 ⏎');
+    expect(typedLine(undefined, ['Ctrl-C'])).toBe('Ctrl-C');
+    expect(typedLine('', [])).toBe('');
+  });
+
+  test('a program’s capsule: a bad exit or a signal, never while it runs', () => {
+    expect(programCapsule('running', null, undefined)).toBeUndefined();
+    expect(programCapsule('exited', 0, undefined)).toBeUndefined();
+    expect(programCapsule('exited', 2, undefined)).toEqual({
+      key: 'shell.exitCode',
+      values: { code: 2 },
+    });
+    expect(programCapsule('killed', null, 'SIGKILL')).toEqual({
+      key: 'shell.signal',
+      values: { signal: 'SIGKILL' },
+    });
+  });
+
+  test('terminal_send: the report must name the terminal the call typed into', () => {
+    const node = callOf('terminals', 'call_7');
+    expect(terminalModel(inputAt(node))).toMatchObject({
+      kind: 'terminal',
+      terminalId: 'term-1',
+      summary: 'hello ⏎',
+      body: { kind: 'terminal', typed: 'hello ⏎', waitMissed: false },
+    });
+    const other = {
+      ...inputAt(node),
+      result: {
+        ...(node.outcome as NonNullable<typeof node.outcome>),
+        output: { ...(node.outcome?.output as object), terminal_id: 'term-2' },
+      },
+    };
+    expect(terminalModel(other)).toMatchObject({ kind: 'generic' });
+  });
+
+  test('an interrupt receipt holds the target and the confirmation, nothing of the exit', () => {
+    const model = interruptModel(inputAt(callOf('shell', 'call_11')));
+    expect(model).toEqual({
+      kind: 'interrupt',
+      state: 'receipt',
+      target: 'job-2',
+      confirmation: { key: 'interrupt.requested', values: { target: 'job-2' } },
+    });
+    expect(interruptModel(inputAt(callOf('shell', 'call_11'), 'start'))).toEqual({
+      kind: 'interrupt',
+      state: 'running',
+      target: 'job-2',
+    });
+  });
+
+  test('job_output: the job’s state and output; a report for another job is generic', () => {
+    const node = callOf('shell', 'call_9');
+    expect(jobOutputModel(inputAt(node))).toMatchObject({
+      kind: 'jobOutput',
+      state: 'ok',
+      jobId: 'job-1',
+      jobState: { key: 'job.exited', values: { code: 0 } },
+      body: { kind: 'job', output: 'tick 1\ntick 2\ntick 3\n' },
+    });
+    const other = {
+      ...inputAt(node),
+      result: {
+        ...(node.outcome as NonNullable<typeof node.outcome>),
+        output: { ...(node.outcome?.output as object), job_id: 'job-7' },
+      },
+    };
+    expect(jobOutputModel(other)).toMatchObject({ kind: 'generic' });
   });
 });
 
@@ -440,35 +532,36 @@ describe('denial comes first, direct or nested', () => {
     expect(JSON.stringify(model)).not.toContain('rm -rf build"');
   });
 
-  test('the reason is one normalised line, with a fallback when empty', () => {
+  test('the reason is the one recorded for the person, normalised; none gives the fallback', () => {
     const model = deniedModel(inputAt(callOf('review', 'call_4')));
-    expect(model.reason).toBe(
-      "The call was denied by the agent's review policy: no network access from this agent ask the user . Do not retry the same call; choose another approach or ask the user.",
-    );
+    expect(model.reason).toBe('no network access from this agent ask the user');
+    expect(JSON.stringify(model)).not.toContain('Do not retry');
     expect(normaliseReason('  a\r\n\u2028b\u2029 c \n')).toBe('a b c');
-    const empty = {
-      ...inputAt(callOf('review', 'call_5')),
-      result: {
-        status: 'denied' as const,
-        errorCode: 'AUTO_REVIEW_DENIED' as const,
-        content: [{ type: 'text' as const, text: ' \n ' }],
-        durationMs: 0,
-      },
-    };
-    expect(deniedModel(empty)).toEqual({ kind: 'denied', toolName: 'write' });
+    // The rule's reason is blank: the card falls back.
+    expect(deniedModel(inputAt(callOf('review', 'call_5')))).toEqual({
+      kind: 'denied',
+      toolName: 'write',
+    });
+    // Declined by a person who said nothing: no reason recorded, the fallback.
+    expect(deniedModel(inputAt(callOf('review', 'call_3')))).toEqual({
+      kind: 'denied',
+      toolName: 'bash',
+    });
   });
 });
 
 describe('the generic card', () => {
-  test('a tool with no view may show its recorded presentation; built-in fallbacks never do', () => {
+  test('it derives from the raw fields only, never from the recorded presentation', () => {
     const deploy = callOf('malformed/unknown-fields', 'call_3');
-    expect(genericModel(inputAt(deploy), deploy.presentation)).toMatchObject({
-      summary: 'Deploy the docs site',
+    expect(deploy.presentation?.remark).toBe('the docs site');
+    const model = genericModel(inputAt(deploy));
+    expect(model).toMatchObject({
+      summary: 'docs',
       output: expect.stringContaining('Deployed 3 files.'),
     });
-    expect(genericModel(inputAt(deploy))).toMatchObject({ summary: 'docs' });
+    expect(JSON.stringify(model)).not.toContain('the docs site');
     const refused = callOf('malformed/non-json-arguments', 'call_1');
-    expect(genericModel(inputAt(refused), refused.presentation)).toMatchObject({
+    expect(genericModel(inputAt(refused))).toMatchObject({
       summary: '{"path": "src/lib.rs", "old_string":',
       input: '{"path": "src/lib.rs", "old_string": ',
     });

@@ -24,7 +24,7 @@ import {
   type StartBlock,
   type ToolCallHost,
   type ToolCallRequestsProps,
-  type ToolCallViewProps,
+  type ToolCallOwnerProps,
 } from '../slots';
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
 import { GenericToolView } from '../views/generic';
@@ -49,14 +49,14 @@ export interface ToolCallTreeProps {
 const HostContext = createContext<ToolCallHost>({ loadImage: inlineImageLoader });
 
 /** The view of a call that shows its denial: it comes before any view chosen by tool name. */
-function DeniedView(props: ToolCallViewProps) {
+function DeniedView(props: ToolCallOwnerProps) {
   const model = useMemo(() => deniedModel(cardInput(props)), [props]);
   return <DeniedCard model={model} callId={props.callId} host={props} />;
 }
 
 /** What a card shows when it throws: the generic card, from the raw fields only. */
 class CardBoundary extends Component<
-  { props: ToolCallViewProps; children: ReactNode },
+  { props: ToolCallOwnerProps; children: ReactNode },
   { failed: boolean }
 > {
   override state = { failed: false };
@@ -71,7 +71,7 @@ class CardBoundary extends Component<
     console.error(`the card of call ${this.props.props.callId} failed`, error, info.componentStack);
   }
 
-  override componentDidUpdate(previous: { props: ToolCallViewProps }): void {
+  override componentDidUpdate(previous: { props: ToolCallOwnerProps }): void {
     if (this.state.failed && previous.props !== this.props.props) this.setState({ failed: false });
   }
 
@@ -88,24 +88,14 @@ function openRequest(requests: readonly RequestNode[]): RequestNode | undefined 
 }
 
 /** A view's props from a node, rebuilt only when the call's own data changed. */
-function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
-  const {
-    callId,
-    toolName,
-    phase,
-    caller,
-    parentCallId,
-    presentation,
-    beforeDetail,
-    outcome,
-    requests,
-  } = node;
+function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
+  const { callId, toolName, phase, caller, parentCallId, outcome, requests } = node;
   const { progressOmittedBytes: omittedBytes, progressTail: tail } = node;
   // Output past the live start with nothing left out follows on from it.
   const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
   const args = node.arguments;
   const subCallCount = node.subCalls.length;
-  return useMemo((): ToolCallViewProps => {
+  return useMemo((): ToolCallOwnerProps => {
     const base = { ...host, callId, toolName };
     if (phase === 'preparing') return { ...base, phase: 'preparing' };
     const pending = phase === 'waiting' ? openRequest(requests) : undefined;
@@ -117,11 +107,16 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
       requests,
       ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
-      ...(presentation === undefined ? {} : { presentation }),
-      ...(beforeDetail === undefined ? {} : { beforeDetail }),
     };
     if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
-    const result: ResultBlock = outcome;
+    const result: ResultBlock = {
+      status: outcome.status,
+      content: outcome.content,
+      durationMs: outcome.durationMs,
+      ...(outcome.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
+      ...(outcome.userReason === undefined ? {} : { userReason: outcome.userReason }),
+      ...(outcome.output === undefined ? {} : { output: outcome.output }),
+    };
     return { ...base, phase: 'result', start, result, subCallCount };
   }, [
     host,
@@ -130,8 +125,6 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
     phase,
     caller,
     parentCallId,
-    presentation,
-    beforeDetail,
     progress,
     omittedBytes,
     tail,
@@ -142,10 +135,13 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallViewProps {
   ]);
 }
 
-const memoised = new WeakMap<ComponentType<ToolCallViewProps>, ComponentType<ToolCallViewProps>>();
+const memoised = new WeakMap<
+  ComponentType<ToolCallOwnerProps>,
+  ComponentType<ToolCallOwnerProps>
+>();
 
 /** A view that renders again only when its props change. */
-function memoView(view: ComponentType<ToolCallViewProps>): ComponentType<ToolCallViewProps> {
+function memoView(view: ComponentType<ToolCallOwnerProps>): ComponentType<ToolCallOwnerProps> {
   let wrapped = memoised.get(view);
   if (wrapped === undefined) {
     wrapped = memo(view);
@@ -178,7 +174,7 @@ function shownCalls(node: ToolNode, expanded: boolean): readonly ToolNode[] {
  * What a call shows about its requests: the view registered in `tool.call.requests` for its
  * tool (or for any tool), else the read-only notes.
  */
-function CallRequests(props: { node: ToolNode; props: ToolCallViewProps }) {
+function CallRequests(props: { node: ToolNode; props: ToolCallOwnerProps }) {
   const { node } = props;
   const own = useSlotView(REQUESTS_SLOT, node.toolName);
   const any = useSlotView(REQUESTS_SLOT, ANY_TOOL);

@@ -26,8 +26,8 @@ export function useToolHooks(): ToolCallShared {
   return useSlotSharedOr('tool', STILL_HOOKS);
 }
 
-/** The props of [`ToolCard`]. */
-export interface ToolCardProps {
+/** The props of [`ToolRow`]. */
+export interface ToolRowProps {
   /** The call's id. */
   callId: string;
   /** The host's callbacks. */
@@ -53,10 +53,11 @@ export interface ToolCardProps {
 }
 
 /**
- * A call's card: its row, and the details it expands to. The row opens the call's file and
- * the host's inspector beside it.
+ * The one row of a tool call, in every phase — preparing, started, ended — with the details it
+ * expands to: the generic card and every built-in card are a `ToolRow`. Beside the row it
+ * opens the call's file and the host's inspector. A row without details does not expand.
  */
-export function ToolCard(props: ToolCardProps) {
+export function ToolRow(props: ToolRowProps) {
   const t = useT();
   const detailsId = useId();
   const [expanded, setExpanded] = useState(false);
@@ -163,7 +164,7 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
     model.progress !== undefined ||
     model.images !== undefined;
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={props.host}
       state={model.state}
@@ -196,7 +197,7 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
           {model.note !== undefined && <p className="qp-caption">{t(model.note)}</p>}
         </>
       )}
-    </ToolCard>
+    </ToolRow>
   );
 }
 
@@ -206,7 +207,7 @@ export function DeniedCard(props: { model: DeniedModel; callId: string; host: To
   const { model } = props;
   const reason = model.reason ?? t('denied.fallbackReason');
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={props.host}
       state="denied"
@@ -215,6 +216,6 @@ export function DeniedCard(props: { model: DeniedModel; callId: string; host: To
       summary={t('denied.autoReview')}
     >
       <p className="qt-denied">{t('denied.notRun', { reason })}</p>
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -4,17 +4,17 @@ import { useT } from '@qilin-agent/i18n';
 import { DiffStats, DiffView, ToolRowChrome } from '@qilin-agent/ui-primitives';
 import type { writeModel } from '../models/diff';
 import { preparingSize, touchedLines, type DiffModel } from '../models/diff';
-import type { PreparingToolCallViewProps, ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard, useToolHooks } from './card';
+import type { PreparingToolCallViewProps, ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow, useToolHooks } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** The diff card of a dispatched `write`, `edit` or editor change; the generic card otherwise. */
-export function DiffCard(props: { view: ToolCallViewProps; model: DiffModel }) {
+export function DiffCard(props: { view: ToolCallOwnerProps; model: DiffModel }) {
   const t = useT();
   const { model, view } = props;
   const { body } = model;
   return (
-    <ToolCard
+    <ToolRow
       callId={view.callId}
       host={hostOf(view)}
       state={model.state}
@@ -35,7 +35,7 @@ export function DiffCard(props: { view: ToolCallViewProps; model: DiffModel }) {
         />
       )}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t(model.title)} />}
-    </ToolCard>
+    </ToolRow>
   );
 }
 
@@ -58,7 +58,7 @@ export function PreparingContent(props: PreparingToolCallViewProps & { title: st
 }
 
 /** A dispatched change: its card model built by `build`, shown as the diff card. */
-export function DispatchedChange(props: { view: ToolCallViewProps; build: typeof writeModel }) {
+export function DispatchedChange(props: { view: ToolCallOwnerProps; build: typeof writeModel }) {
   const model = useModel(props.view, props.build);
   return model.kind === 'generic' ? (
     <Generic view={props.view} model={model} />

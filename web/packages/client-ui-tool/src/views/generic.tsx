@@ -1,11 +1,9 @@
 import { genericModel } from '../models/generic';
-import type { ToolCallViewProps } from '../slots';
+import type { ToolCallOwnerProps } from '../slots';
 import { Generic, useModel } from './shared';
 
-/** The view for a tool with no view of its own: the generic card, with the tool's recorded header. */
-export function GenericToolView(props: ToolCallViewProps) {
-  const model = useModel(props, (input) =>
-    genericModel(input, props.phase === 'preparing' ? undefined : props.start.presentation),
-  );
+/** The view of a tool with no view of its own: the generic card, from the raw event fields. */
+export function GenericToolView(props: ToolCallOwnerProps) {
+  const model = useModel(props, genericModel);
   return <Generic view={props} model={model} />;
 }

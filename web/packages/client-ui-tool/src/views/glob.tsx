@@ -1,10 +1,10 @@
 import { globModel } from '../models/search';
-import type { ToolCallViewProps } from '../slots';
+import type { ToolCallOwnerProps } from '../slots';
 import { SearchCard } from './search';
 import { Generic, useModel } from './shared';
 
 /** `glob`: the search card. */
-export function GlobView(props: ToolCallViewProps) {
+export function GlobView(props: ToolCallOwnerProps) {
   const model = useModel(props, globModel);
   return model.kind === 'generic' ? (
     <Generic view={props} model={model} />

@@ -1,11 +1,11 @@
 import { useT } from '@qilin-agent/i18n';
 import { questionModel } from '../models/question';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** `question`: questions and answers paired by id; no invented answer. */
-export function QuestionView(props: ToolCallViewProps) {
+export function QuestionView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, questionModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
@@ -13,7 +13,7 @@ export function QuestionView(props: ToolCallViewProps) {
     model.summary ??
     (model.count === undefined ? undefined : t('question.count', { count: model.count }));
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -48,6 +48,6 @@ export function QuestionView(props: ToolCallViewProps) {
       {model.body !== undefined && (
         <PlainDetails body={model.body} label={t('tool.question.title')} />
       )}
-    </ToolCard>
+    </ToolRow>
   );
 }

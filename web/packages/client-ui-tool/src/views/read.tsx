@@ -1,17 +1,17 @@
 import { useT } from '@qilin-agent/i18n';
 import { FileExcerpt } from '@qilin-agent/ui-primitives';
 import { readModel, type ReadModel } from '../models/read';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** The file excerpt card of a `read` call (and of an editor `view`). */
-export function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
+export function ReadCard(props: { view: ToolCallOwnerProps; model: ReadModel }) {
   const t = useT();
   const { model, view } = props;
   const { body } = model;
   return (
-    <ToolCard
+    <ToolRow
       callId={view.callId}
       host={hostOf(view)}
       state={model.state}
@@ -47,12 +47,12 @@ export function ReadCard(props: { view: ToolCallViewProps; model: ReadModel }) {
       )}
       {body?.kind === 'empty' && <p className="qp-caption">{t('excerpt.empty')}</p>}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t(model.title)} />}
-    </ToolCard>
+    </ToolRow>
   );
 }
 
 /** `read`: the file excerpt card. */
-export function ReadView(props: ToolCallViewProps) {
+export function ReadView(props: ToolCallOwnerProps) {
   const model = useModel(props, readModel);
   return model.kind === 'generic' ? (
     <Generic view={props} model={model} />

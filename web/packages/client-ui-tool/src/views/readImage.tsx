@@ -2,12 +2,12 @@ import { useT } from '@qilin-agent/i18n';
 import { useSlotView } from '@qilin-agent/slots';
 import { ImageGallery } from '@qilin-agent/ui-primitives';
 import { imageModel } from '../models/image';
-import { IMAGES_SLOT, type ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import { IMAGES_SLOT, type ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** `read_image`: the image card; its gallery goes through the `tool.call.images` slot. */
-export function ReadImageView(props: ToolCallViewProps) {
+export function ReadImageView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, imageModel);
   const Gallery = useSlotView(IMAGES_SLOT, props.toolName) ?? ImageGallery;
@@ -18,7 +18,7 @@ export function ReadImageView(props: ToolCallViewProps) {
     ...(note === undefined ? {} : { note: t(note) }),
   }));
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -32,6 +32,6 @@ export function ReadImageView(props: ToolCallViewProps) {
       {model.body !== undefined && (
         <PlainDetails body={model.body} label={t('tool.read_image.title')} />
       )}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -1,19 +1,19 @@
 import { useT } from '@qilin-agent/i18n';
 import { TerminalOutput } from '@qilin-agent/ui-primitives';
 import { runCodeModel } from '../models/runCode';
-import type { ToolCallViewProps } from '../slots';
-import { TextBlock, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { TextBlock, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** `run_code`: the dispatch card; the calls its code made render under it. */
-export function RunCodeView(props: ToolCallViewProps) {
+export function RunCodeView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, runCodeModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const calls = props.phase === 'preparing' ? 0 : props.subCallCount;
   const title = t('tool.run_code.title');
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -42,6 +42,6 @@ export function RunCodeView(props: ToolCallViewProps) {
           )}
         </>
       )}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -2,18 +2,22 @@
 import { useT } from '@qilin-agent/i18n';
 import { SearchResults, type IconName } from '@qilin-agent/ui-primitives';
 import type { SearchModel } from '../models/search';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { hostOf } from './shared';
 
 /** The search results card, with the tool's icon. */
-export function SearchCard(props: { view: ToolCallViewProps; model: SearchModel; icon: IconName }) {
+export function SearchCard(props: {
+  view: ToolCallOwnerProps;
+  model: SearchModel;
+  icon: IconName;
+}) {
   const t = useT();
   const { model, view } = props;
   const { body } = model;
   const host = hostOf(view);
   return (
-    <ToolCard
+    <ToolRow
       callId={view.callId}
       host={host}
       state={model.state}
@@ -35,6 +39,6 @@ export function SearchCard(props: { view: ToolCallViewProps; model: SearchModel;
         />
       )}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t(model.title)} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -1,7 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import { sessionEventsModel } from '../models/sessionEvents';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { RecordedTime } from './sessionParts';
 import { Generic, hostOf, useModel } from './shared';
 
@@ -10,13 +10,13 @@ import { Generic, hostOf, useModel } from './shared';
  * time in the viewer's time zone, the compact text; each `seq` a link to its place in the
  * session) and where the page stands.
  */
-export function SessionEventsView(props: ToolCallViewProps) {
+export function SessionEventsView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, sessionEventsModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t('tool.session_events.title');
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -56,6 +56,6 @@ export function SessionEventsView(props: ToolCallViewProps) {
         </p>
       )}
       {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -1,7 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import { sessionSearchModel } from '../models/sessionSearch';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { RecordedTime, Snippet } from './sessionParts';
 import { Generic, hostOf, useModel } from './shared';
 
@@ -10,13 +10,13 @@ import { Generic, hostOf, useModel } from './shared';
  * the session at the hit's card), the snippet with its matches highlighted, the tool and the
  * time in the viewer's time zone.
  */
-export function SessionSearchView(props: ToolCallViewProps) {
+export function SessionSearchView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, sessionSearchModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t('tool.session_search.title');
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -60,6 +60,6 @@ export function SessionSearchView(props: ToolCallViewProps) {
         ))}
       {model.truncated === true && <p className="qp-caption">{t('sessions.truncated')}</p>}
       {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

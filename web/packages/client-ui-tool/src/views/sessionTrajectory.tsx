@@ -1,8 +1,8 @@
 import { useT } from '@qilin-agent/i18n';
 import { StatusDot } from '@qilin-agent/ui-primitives';
 import { sessionTrajectoryModel, type TrajectoryRow } from '../models/sessionTrajectory';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Duration, RecordedTime } from './sessionParts';
 import { Generic, hostOf, useModel } from './shared';
 
@@ -47,13 +47,13 @@ function Node(props: { row: TrajectoryRow }) {
  * durations and start times in the viewer's time zone, and where the whole text went when the
  * tree was cut.
  */
-export function SessionTrajectoryView(props: ToolCallViewProps) {
+export function SessionTrajectoryView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, sessionTrajectoryModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t('tool.session_trajectory.title');
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -85,6 +85,6 @@ export function SessionTrajectoryView(props: ToolCallViewProps) {
         </p>
       )}
       {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

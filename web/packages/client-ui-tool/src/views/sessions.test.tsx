@@ -32,7 +32,7 @@ function call(toolName: string, args: unknown, output: unknown): ToolNode {
 /** Renders a call's card and opens it. */
 function open(node: ToolNode, locale: Locale = 'en') {
   const registry = new SlotRegistry();
-  registerBuiltinToolViews(registry);
+  registerBuiltinToolViews({ slots: registry });
   const rendered = renderWithI18n(
     <SlotsProvider registry={registry}>
       <ToolCallTree node={node} />

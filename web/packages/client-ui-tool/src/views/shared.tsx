@@ -3,11 +3,11 @@
 import { useMemo } from 'react';
 import { cardInput } from '../models/common';
 import type { GenericModel } from '../models/generic';
-import type { ToolCallHost, ToolCallViewProps } from '../slots';
+import type { ToolCallHost, ToolCallOwnerProps } from '../slots';
 import { GenericCard } from './card';
 
 /** The host part of a view's props. */
-export function hostOf(props: ToolCallViewProps): ToolCallHost {
+export function hostOf(props: ToolCallOwnerProps): ToolCallHost {
   return {
     loadImage: props.loadImage,
     ...(props.cwd === undefined ? {} : { cwd: props.cwd }),
@@ -19,7 +19,7 @@ export function hostOf(props: ToolCallViewProps): ToolCallHost {
 
 /** A card model of the view's props, computed once per change of the props. */
 export function useModel<M>(
-  props: ToolCallViewProps,
+  props: ToolCallOwnerProps,
   build: (input: ReturnType<typeof cardInput>) => M,
 ): M {
   // The props object is rebuilt by the tree only when the call's data changed.
@@ -28,6 +28,6 @@ export function useModel<M>(
 }
 
 /** The generic card of a view's call, for a call no dedicated card can show. */
-export function Generic(props: { view: ToolCallViewProps; model: GenericModel }) {
+export function Generic(props: { view: ToolCallOwnerProps; model: GenericModel }) {
   return <GenericCard model={props.model} callId={props.view.callId} host={hostOf(props.view)} />;
 }

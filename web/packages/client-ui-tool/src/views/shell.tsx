@@ -1,19 +1,19 @@
 import { useT } from '@qilin-agent/i18n';
 import { TerminalOutput } from '@qilin-agent/ui-primitives';
 import { shellModel } from '../models/shell';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** `bash` and `pwsh`: the terminal card. */
-export function ShellView(props: ToolCallViewProps) {
+export function ShellView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, shellModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t(props.toolName === 'pwsh' ? 'tool.pwsh.title' : 'tool.bash.title');
   const { body } = model;
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -21,7 +21,13 @@ export function ShellView(props: ToolCallViewProps) {
       title={title}
       summary={model.summary}
       suffix={
-        model.background ? <span className="qp-caption">{t('shell.background')}</span> : undefined
+        model.background ? (
+          <span className="qp-caption">{t('shell.background')}</span>
+        ) : model.persistentShell === undefined ? undefined : (
+          <span className="qp-caption">
+            {t('shell.persistent', { name: model.persistentShell })}
+          </span>
+        )
       }
       capsule={model.capsule === undefined ? undefined : t(model.capsule)}
     >
@@ -53,6 +59,6 @@ export function ShellView(props: ToolCallViewProps) {
         </dl>
       )}
       {body?.kind === 'plain' && <PlainDetails body={body} label={title} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -2,12 +2,12 @@ import { useT } from '@qilin-agent/i18n';
 import { useMemo } from 'react';
 import { cardInput } from '../models/common';
 import { todoModel } from '../models/todo';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard, useToolHooks } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow, useToolHooks } from './card';
 import { Generic, hostOf } from './shared';
 
 /** `todo_write`: the list, compared with the previous recorded write of the session. */
-export function TodoView(props: ToolCallViewProps) {
+export function TodoView(props: ToolCallOwnerProps) {
   const t = useT();
   const { usePreviousToolCall } = useToolHooks();
   const previous = usePreviousToolCall(props.callId, props.toolName);
@@ -18,7 +18,7 @@ export function TodoView(props: ToolCallViewProps) {
   );
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -60,6 +60,6 @@ export function TodoView(props: ToolCallViewProps) {
       {model.body !== undefined && (
         <PlainDetails body={model.body} label={t('tool.todo_write.title')} />
       )}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -1,18 +1,18 @@
 import { useT } from '@qilin-agent/i18n';
 import { WebPageSummary } from '@qilin-agent/ui-primitives';
 import { webModel } from '../models/web';
-import type { ToolCallViewProps } from '../slots';
-import { PlainDetails, ToolCard } from './card';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
 /** `web_fetch`: the web page card. */
-export function WebFetchView(props: ToolCallViewProps) {
+export function WebFetchView(props: ToolCallOwnerProps) {
   const t = useT();
   const model = useModel(props, webModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const { body } = model;
   return (
-    <ToolCard
+    <ToolRow
       callId={props.callId}
       host={hostOf(props)}
       state={model.state}
@@ -27,6 +27,6 @@ export function WebFetchView(props: ToolCallViewProps) {
     >
       {body?.kind === 'page' && <WebPageSummary {...body.page} />}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t('tool.web_fetch.title')} />}
-    </ToolCard>
+    </ToolRow>
   );
 }

@@ -1,10 +1,10 @@
 import { useT } from '@qilin-agent/i18n';
 import { writeModel } from '../models/diff';
-import type { ToolCallViewProps } from '../slots';
+import type { ToolCallOwnerProps } from '../slots';
 import { DispatchedChange, PreparingContent } from './change';
 
 /** `write`: the diff card (a preparing component apart from the dispatched one). */
-export function WriteView(props: ToolCallViewProps) {
+export function WriteView(props: ToolCallOwnerProps) {
   const t = useT();
   if (props.phase === 'preparing')
     return <PreparingContent {...props} title={t('tool.write.title')} />;

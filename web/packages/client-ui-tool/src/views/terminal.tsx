@@ -1,0 +1,63 @@
+import { useT } from '@qilin-agent/i18n';
+import { TerminalOutput } from '@qilin-agent/ui-primitives';
+import { terminalModel } from '../models/terminal';
+import type { ToolCallOwnerProps } from '../slots';
+import { PlainDetails, ToolRow } from './card';
+import { Generic, hostOf, useModel } from './shared';
+
+/** `terminal_start` and `terminal_send`: the terminal card of a program a person would type into. */
+export function TerminalView(props: ToolCallOwnerProps) {
+  const t = useT();
+  const model = useModel(props, terminalModel);
+  if (model.kind === 'generic') return <Generic view={props} model={model} />;
+  const title = t(
+    props.toolName === 'terminal_start' ? 'tool.terminal_start.title' : 'tool.terminal_send.title',
+  );
+  const summary =
+    model.summary === undefined
+      ? undefined
+      : typeof model.summary === 'string'
+        ? model.summary
+        : t(model.summary);
+  const { body } = model;
+  return (
+    <ToolRow
+      callId={props.callId}
+      host={hostOf(props)}
+      state={model.state}
+      icon="terminal"
+      title={title}
+      summary={summary}
+      suffix={
+        model.terminalId === undefined ? undefined : (
+          <span className="qp-caption">{model.terminalId}</span>
+        )
+      }
+      capsule={model.capsule === undefined ? undefined : t(model.capsule)}
+    >
+      {body?.kind === 'terminal' && (
+        <>
+          {body.command !== undefined && (
+            <pre className="qt-command">
+              <span aria-hidden="true">$ </span>
+              {body.command}
+            </pre>
+          )}
+          {body.typed !== undefined && (
+            <pre className="qt-command" aria-label={t('terminal.typed')}>
+              <span aria-hidden="true">› </span>
+              {body.typed}
+            </pre>
+          )}
+          <TerminalOutput
+            text={body.output}
+            {...(body.gap === undefined ? {} : { gap: body.gap })}
+            label={summary ?? title}
+          />
+          {body.waitMissed && <p className="qp-caption">{t('terminal.waitMissed')}</p>}
+        </>
+      )}
+      {body?.kind === 'plain' && <PlainDetails body={body} label={title} />}
+    </ToolRow>
+  );
+}
