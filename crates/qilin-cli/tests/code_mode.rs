@@ -246,6 +246,10 @@ fn code_run_spills_into_a_private_folder() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().to_str().unwrap();
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+    let shared = std::env::temp_dir();
+    let shared_before = mode(&shared);
     let script = "for i in range(3000):\n    print('line', i, 'of a long output')\n";
     let (status, out, err) = qilin(
         &["code", "run", "-", "--workspace", workspace, "--json"],
@@ -260,9 +264,10 @@ fn code_run_spills_into_a_private_folder() {
     let folder = file.ancestors().nth(2).unwrap();
     let name = folder.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("qilin-code-run-"), "{name}");
-    let mode =
-        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(folder), 0o700, "{}", folder.display());
     assert_eq!(mode(file), 0o600, "{}", file.display());
+    // The shared folder the run's folder sits in keeps its mode.
+    assert_eq!(folder.parent(), Some(shared.as_path()));
+    assert_eq!(mode(&shared), shared_before, "{}", shared.display());
     std::fs::remove_dir_all(folder).unwrap();
 }

@@ -408,11 +408,17 @@ impl SessionBuilder {
             (None, Some(id)) => id,
             (None, None) => new_session_id(),
         };
-        let data_dir = match this.data_dir {
-            Some(dir) => dir,
-            None => workspace.join(".qilin").join("sessions").join(&id),
+        // A host's folder is made private itself; the default one with the folder of the
+        // workspace's sessions it sits in.
+        let (data_dir, private) = match this.data_dir {
+            Some(dir) => (dir.clone(), vec![dir]),
+            None => {
+                let sessions = workspace.join(".qilin").join("sessions");
+                let dir = sessions.join(&id);
+                (dir.clone(), vec![dir, sessions])
+            }
         };
-        private_folder(&data_dir).map_err(|source| RuntimeError::Io {
+        private_folder(&data_dir, &private).map_err(|source| RuntimeError::Io {
             what: format!("creating the session folder {}", data_dir.display()),
             source,
         })?;
@@ -1276,16 +1282,18 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
-/// Creates the session folder `data_dir` (`.qilin/sessions/ID`: spilled outputs, job logs)
-/// and the folders above it that are missing, owner-only (0700); `.qilin/sessions` itself, when
-/// an older Qilin left it open to others, is made owner-only too (when the user owns it).
-fn private_folder(data_dir: &Path) -> std::io::Result<()> {
+/// Creates the session folder `data_dir` (`.qilin/sessions/ID` unless the host gave one:
+/// spilled outputs, job logs) and the folders above it that are missing, owner-only (0700); the
+/// `private` folders (the session folder, and `.qilin/sessions` for the default one), when an
+/// older Qilin left them open to others, are made owner-only too (when the user owns them).
+/// Nothing else is touched: a host's folder may sit in a shared one such as `/tmp`.
+fn private_folder(data_dir: &Path, private: &[PathBuf]) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(data_dir)?;
-    for folder in [Some(data_dir), data_dir.parent()].into_iter().flatten() {
+    for folder in private {
         let mode = std::fs::metadata(folder)?.permissions().mode() & 0o7777;
         if mode & 0o077 != 0 {
             match std::fs::set_permissions(folder, std::fs::Permissions::from_mode(mode & 0o700)) {
