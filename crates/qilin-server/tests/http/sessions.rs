@@ -789,6 +789,12 @@ pub async fn search_finds_recorded_text_and_refuses_bad_queries_clearly(backend:
     .await;
     assert_eq!(second.status, 200, "{second:?}");
     assert_ne!(second.body["hits"][0], prompt.body["hits"][0]);
+    // Fields a form sends empty are as if not sent.
+    let empty = server
+        .get("/api/search?q=notes%20file&cursor=&after=&before=&agent=&tool=")
+        .await;
+    assert_eq!(empty.status, 200, "{empty:?}");
+    assert_eq!(empty.body["hits"], found.body["hits"]);
     let in_glob = server.get("/api/search?q=txt&tool=glob").await;
     assert_eq!(in_glob.status, 200, "{in_glob:?}");
     let in_glob = in_glob.body["hits"].as_array().unwrap();
