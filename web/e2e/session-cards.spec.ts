@@ -9,7 +9,7 @@ for (const locale of ['en', 'zh-CN'] as const) {
   for (const theme of ['light', 'dark'] as const) {
     test(`session query cards (${locale}, ${theme})`, async ({ page }, testInfo) => {
       await page.goto(`/index.html?lang=${locale}&theme=${theme}`);
-      const section = page.locator('#log-session-queries');
+      const section = page.locator('#log-session-queries-shapes');
       await expect(section.locator('[data-gallery-case]')).toHaveCount(CARDS.length);
       for (const tool of CARDS) {
         const entry = section.locator(`[data-gallery-case="handmade/${tool}"]`);
@@ -42,7 +42,9 @@ for (const locale of ['en', 'zh-CN'] as const) {
         () => getComputedStyle(document.documentElement).colorScheme,
       );
       expect(scheme).toContain(theme);
-      const checked = await new AxeBuilder({ page }).include('#log-session-queries').analyze();
+      const checked = await new AxeBuilder({ page })
+        .include('#log-session-queries-shapes')
+        .analyze();
       expect(checked.violations).toEqual([]);
     });
   }

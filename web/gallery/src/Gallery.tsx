@@ -128,7 +128,7 @@ export function Gallery(props: { locale: Locale }) {
                 <a href="#log-handmade">two levels (hand-made)</a>
               </li>
               <li>
-                <a href="#log-session-queries">session queries (hand-made)</a>
+                <a href="#log-session-queries-shapes">session queries (hand-made)</a>
               </li>
             </ul>
           </nav>
@@ -167,11 +167,11 @@ export function Gallery(props: { locale: Locale }) {
             </article>
           </section>
           <section
-            id="log-session-queries"
+            id="log-session-queries-shapes"
             className="gallery__log"
-            aria-labelledby="title-session-queries"
+            aria-labelledby="title-session-queries-shapes"
           >
-            <h2 id="title-session-queries">Session queries (hand-made)</h2>
+            <h2 id="title-session-queries-shapes">Session queries (hand-made)</h2>
             {SESSION_QUERIES.map((node) => (
               <article
                 key={node.callId}
