@@ -14,6 +14,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use ts_rs::TS;
 
+/// The pattern a text field that must not be blank matches: one character outside Unicode's
+/// `White_Space` set, which is exactly what Rust's `str::trim` removes and so what the server
+/// refuses as blank. Spelled out rather than `\S`, whose meaning differs between regex engines
+/// (ECMAScript's leaves out U+0085 and adds U+FEFF).
+pub const NOT_BLANK: &str =
+    r"[^\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+
 /// Whether a turn is running in a session, as its events say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
 #[serde(rename_all = "snake_case")]
@@ -109,7 +116,7 @@ pub struct CreateSession {
     /// A title (1 to 200 characters, not only spaces); the first prompt gives one when
     /// omitted.
     #[serde(default)]
-    #[schemars(length(min = 1, max = 200), regex(pattern = r"\S"))]
+    #[schemars(length(min = 1, max = 200), regex(pattern = NOT_BLANK))]
     #[ts(optional)]
     pub title: Option<String>,
 }
@@ -119,7 +126,7 @@ pub struct CreateSession {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateSession {
     /// The new title (1 to 200 characters, not only spaces).
-    #[schemars(length(min = 1, max = 200), regex(pattern = r"\S"))]
+    #[schemars(length(min = 1, max = 200), regex(pattern = NOT_BLANK))]
     pub title: String,
 }
 
@@ -174,7 +181,7 @@ pub struct SessionView {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StartTurn {
     /// What to ask the agent (not only spaces).
-    #[schemars(length(min = 1), regex(pattern = r"\S"))]
+    #[schemars(length(min = 1), regex(pattern = NOT_BLANK))]
     pub prompt: String,
     /// An id the client chooses for this turn (at most 128 characters); sending the same one
     /// again never starts a second turn, so a request can be retried safely.
@@ -415,7 +422,7 @@ pub struct RequestResolved {
 pub struct FileQuery {
     /// The file, relative to the session's workspace (an absolute path must lie inside it);
     /// not only spaces.
-    #[schemars(length(min = 1), regex(pattern = r"\S"))]
+    #[schemars(length(min = 1), regex(pattern = NOT_BLANK))]
     pub path: String,
 }
 
@@ -500,7 +507,7 @@ pub struct SearchSessions {
     /// The words to find (1 to 1000 characters, not only spaces): every word must occur in
     /// a hit; the words as one phrase rank first. Taken literally: quotes, `*`, `-` and the
     /// like are no operators.
-    #[schemars(length(min = 1, max = 1000), regex(pattern = r"\S"))]
+    #[schemars(length(min = 1, max = 1000), regex(pattern = NOT_BLANK))]
     pub q: String,
     /// Only these sessions: their ids joined by `,`.
     #[serde(default)]
@@ -546,4 +553,22 @@ pub struct SearchPage {
     pub hits: Vec<SearchHit>,
     /// The cursor of the next page, when more hits follow.
     pub next: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NOT_BLANK;
+
+    #[test]
+    fn not_blank_refuses_exactly_what_trim_removes() {
+        let pattern = regex::Regex::new(&format!("^{NOT_BLANK}$")).expect("the pattern compiles");
+        let mismatches: Vec<char> = (0..=char::MAX as u32)
+            .filter_map(char::from_u32)
+            .filter(|c| pattern.is_match(&c.to_string()) == c.to_string().trim().is_empty())
+            .collect();
+        assert!(
+            mismatches.is_empty(),
+            "pattern and trim disagree on {mismatches:?}"
+        );
+    }
 }
