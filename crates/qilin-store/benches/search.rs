@@ -4,7 +4,8 @@
 //! and without it — then:
 //!
 //! - **append throughput**: events committed per second while building each store (50 sessions
-//!   appending concurrently, eight events per append, as a runtime flushes a step's stream);
+//!   appending concurrently, eight events per append, as a runtime flushes a step's stream; the
+//!   two stores built in turns, a tenth at a time, so the machine's load weighs on both alike);
 //! - **search latency**: p50 and p95 of `EventStore::search` (a page of 20) over queries of one
 //!   common word, one rare word, a two-word phrase, a Chinese word, and a word with a tool
 //!   filter;
@@ -19,12 +20,14 @@ use qilin_protocol::{
     ToolResultEvent, ToolStartEvent, Usage,
 };
 use qilin_store::{EventStore, NewSession, SearchQuery, SqliteOptions, SqliteStore};
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SESSIONS: usize = 1_000;
 const CONCURRENT: usize = 50;
+const ROUNDS: usize = 10;
 const PER_APPEND: usize = 8;
 const SEED: u64 = 28;
 
@@ -122,37 +125,41 @@ fn main() -> anyhow::Result<()> {
             SESSIONS * per_session
         );
         let plain_path = folder.path().join("plain.db");
-        let plain = build(&plain_path, false, per_session).await?;
-        println!(
-            "append without the index: {:.0} events/s ({:.1} s)",
-            plain.rate,
-            plain.took.as_secs_f64()
-        );
-        drop(plain.store);
         let indexed_path = folder.path().join("indexed.db");
-        let indexed = build(&indexed_path, true, per_session).await?;
-        println!(
-            "append with the index:    {:.0} events/s ({:.1} s): {:.1}% slower",
-            indexed.rate,
-            indexed.took.as_secs_f64(),
-            (1.0 - indexed.rate / plain.rate) * 100.0
+        let plain = open(&plain_path, false).await?;
+        let indexed = open(&indexed_path, true).await?;
+        // The two stores are built in turns, a tenth of the sessions at a time, so that a
+        // change in the machine's load weighs on both alike.
+        let (mut plain_took, mut indexed_took) = (Duration::ZERO, Duration::ZERO);
+        for round in 0..ROUNDS {
+            let sessions = round * SESSIONS / ROUNDS..(round + 1) * SESSIONS / ROUNDS;
+            plain_took += append(&plain, sessions.clone(), per_session).await?;
+            indexed_took += append(&indexed, sessions, per_session).await?;
+        }
+        let events = (SESSIONS * per_session) as f64;
+        let (plain_rate, indexed_rate) = (
+            events / plain_took.as_secs_f64(),
+            events / indexed_took.as_secs_f64(),
         );
-        latency(indexed.store.as_ref()).await?;
-        drop(indexed.store);
+        println!(
+            "append without the index: {plain_rate:.0} events/s ({:.1} s)",
+            plain_took.as_secs_f64()
+        );
+        println!(
+            "append with the index:    {indexed_rate:.0} events/s ({:.1} s): {:.1}% slower",
+            indexed_took.as_secs_f64(),
+            (1.0 - indexed_rate / plain_rate) * 100.0
+        );
+        drop(plain);
+        latency(indexed.as_ref()).await?;
+        drop(indexed);
         size(&indexed_path)?;
         anyhow::Ok(())
     })
 }
 
-/// A built store and how fast it was built.
-struct Built {
-    store: Arc<dyn EventStore>,
-    rate: f64,
-    took: Duration,
-}
-
-/// Builds the store at `path` (indexed or not) from the benchmark's seed.
-async fn build(path: &Path, search_index: bool, per_session: usize) -> anyhow::Result<Built> {
+/// Opens a new store at `path` (indexed or not) holding the benchmark's sessions, no events.
+async fn open(path: &Path, search_index: bool) -> anyhow::Result<Arc<dyn EventStore>> {
     let store: Arc<dyn EventStore> = Arc::new(SqliteStore::open_with(
         path,
         SqliteOptions {
@@ -172,12 +179,23 @@ async fn build(path: &Path, search_index: bool, per_session: usize) -> anyhow::R
             })
             .await?;
     }
+    Ok(store)
+}
+
+/// Appends the events of `sessions` to `store`, [`CONCURRENT`] sessions at a time, and says how
+/// long it took.
+async fn append(
+    store: &Arc<dyn EventStore>,
+    sessions: Range<usize>,
+    per_session: usize,
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for worker in 0..CONCURRENT {
-        let store = Arc::clone(&store);
+        let store = Arc::clone(store);
+        let sessions = sessions.clone();
         tasks.push(tokio::spawn(async move {
-            for n in (worker..SESSIONS).step_by(CONCURRENT) {
+            for n in sessions.skip(worker).step_by(CONCURRENT) {
                 let events = session_events(n, per_session);
                 for chunk in events.chunks(PER_APPEND) {
                     store.append(&format!("s{n:04}"), chunk).await?;
@@ -189,12 +207,7 @@ async fn build(path: &Path, search_index: bool, per_session: usize) -> anyhow::R
     for task in tasks {
         task.await??;
     }
-    let took = started.elapsed();
-    Ok(Built {
-        store,
-        rate: (SESSIONS * per_session) as f64 / took.as_secs_f64(),
-        took,
-    })
+    Ok(started.elapsed())
 }
 
 /// `count` words drawn from `rng`, a rare or Chinese one now and then.

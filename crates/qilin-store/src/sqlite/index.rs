@@ -145,18 +145,25 @@ pub(super) fn search(
     let error = |err: rusqlite::Error| sqlite_error(&err, context);
     let words = search.fts_words();
     let phrase = search.phrase().map(|phrase| fts_string(&phrase));
+    // Whether a candidate holds the words as one phrase: the phrase's matches from the oldest
+    // candidate on, a range FTS5 reads from its index (a `rowid IN (…)` filter would make it
+    // read every match of the phrase, however old).
     let exact = match phrase {
         Some(_) => {
-            "d.id IN (SELECT rowid FROM search_text
-                      WHERE search_text MATCH ?2 AND rowid IN (SELECT id FROM candidates))"
+            "m.id IN (SELECT rowid FROM search_text
+                      WHERE search_text MATCH ?2
+                        AND rowid >= (SELECT min(id) FROM candidates))"
         }
         None => "(?2 IS NOT NULL)",
     };
-    // The matches that pass the filters, newest first, the first RANKED of them: reading them
-    // in rowid order stops early, so only they are ranked, however common the words.
+    // The matches that pass the filters, newest first, the first RANKED of them, ranked as
+    // they are read: reading in rowid order stops early, so only they are ranked, however
+    // common the words.
     let sql = format!(
-        "WITH candidates AS (
-             SELECT search_text.rowid AS id
+        "WITH candidates AS MATERIALIZED (
+             SELECT search_text.rowid AS id, bm25(search_text) AS rank, d.session AS session,
+                    d.seq AS seq, d.turn AS turn, d.call_id AS call_id, c.tool AS tool,
+                    d.field AS field, d.time AS time
              FROM search_text
              JOIN search_docs d ON d.id = search_text.rowid
              JOIN sessions s ON s.key = d.session
@@ -172,14 +179,11 @@ pub(super) fn search(
              ORDER BY search_text.rowid DESC
              LIMIT {RANKED}
          )
-         SELECT d.id, s.id, s.title, d.seq, d.turn, d.call_id, c.tool, d.field, d.time,
-                bm25(search_text), {exact}
-         FROM search_text
-         JOIN search_docs d ON d.id = search_text.rowid
-         JOIN sessions s ON s.key = d.session
-         LEFT JOIN search_calls c ON c.session = d.session AND c.call_id = d.call_id
-         WHERE search_text MATCH ?1 AND search_text.rowid IN (SELECT id FROM candidates)
-         ORDER BY 11 DESC, 10 ASC, d.id ASC
+         SELECT m.id, s.id, s.title, m.seq, m.turn, m.call_id, m.tool, m.field, m.time,
+                m.rank, {exact}
+         FROM candidates m
+         JOIN sessions s ON s.key = m.session
+         ORDER BY 11 DESC, 10 ASC, m.id ASC
          LIMIT ?10 OFFSET ?11"
     );
     let sessions = (!search.sessions.is_empty())
