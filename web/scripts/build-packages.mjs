@@ -82,7 +82,14 @@ function problemsOf(name) {
       problems.push(`${relative(web, file)} imports '${specifier}', not in its dependencies`);
     }
   }
-  for (const [subpath, targets] of Object.entries(manifest.exports)) {
+  for (const [subpath, targets] of Object.entries(manifest.exports ?? {})) {
+    if (typeof targets !== 'object' || targets === null) {
+      problems.push(
+        `${manifest.name} exports '${subpath}' as ${JSON.stringify(targets)}: give it the` +
+          ` conditions 'qilin-source' (src/), then 'types' and 'default' (dist/)`,
+      );
+      continue;
+    }
     for (const [condition, target] of Object.entries(targets)) {
       if (condition === 'qilin-source') continue;
       if (!existsSync(join(folder, target))) {
