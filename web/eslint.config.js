@@ -9,6 +9,8 @@ export default tseslint.config(
       '**/node_modules',
       'gallery/dist',
       'app/dist',
+      'packages/*/dist',
+      '.packages-build',
       'test-results',
       'playwright-report',
       'bench-results',

@@ -1,6 +1,6 @@
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, defaultClientConditions } from 'vite';
 
 // The page `qilin serve` serves at `/`, built into app/dist, which the Rust build embeds.
 // `npm run dev:app` serves it with the API proxied to a running `qilin serve`
@@ -9,6 +9,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/',
   plugins: [react()],
+  // The workspace's packages from their TypeScript source, not their build (`qilin-source`).
+  resolve: { conditions: ['qilin-source', ...defaultClientConditions] },
   server: {
     fs: { allow: ['..'] },
     proxy: process.env.QILIN_SERVER === undefined ? {} : { '/api': process.env.QILIN_SERVER },

@@ -1,12 +1,14 @@
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defineConfig, defaultClientConditions } from 'vite';
 
 // The gallery (index.html) and the benchmark page (bench.html), built into gallery/dist.
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: './',
   plugins: [react()],
+  // The workspace's packages from their TypeScript source, not their build (`qilin-source`).
+  resolve: { conditions: ['qilin-source', ...defaultClientConditions] },
   server: { fs: { allow: ['..'] } },
   build: {
     outDir: 'dist',

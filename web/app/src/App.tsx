@@ -3,7 +3,15 @@ import { I18nProvider, type Locale, useT } from '@qilin-agent/i18n';
 import { SlotRegistry } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { registerConversationNodes } from '@qilin-agent/ui-conversation';
-import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+  type MouseEvent,
+} from 'react';
 import type { SessionInfo } from '@qilin-agent/protocol';
 import { api, ServerError } from './api';
 import { addressHref, clickedSessionLink, sessionAddress, type SessionAddress } from './links';
@@ -109,6 +117,14 @@ function Shell(props: {
   const [query, setQuery] = useState('');
   const content = useContentSearch(query, api.search);
   const [problem, setProblem] = useState<string>();
+  // On a narrow screen the session list folds behind a button (on a wide one it always shows).
+  const [sessionsShown, setSessionsShown] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const foldSessions = () => {
+    if (!sessionsShown) return;
+    setSessionsShown(false);
+    toggle.current?.focus({ preventScroll: true });
+  };
 
   const refresh = useCallback(async (q: string) => {
     try {
@@ -160,6 +176,7 @@ function Shell(props: {
   const open = (id: string) => {
     navigate({ id });
     setAddress({ id });
+    setSessionsShown(false);
   };
   // A link to a session (a search hit, a card's link) opens it in this page, at its place.
   const follow = (event: MouseEvent<HTMLDivElement>) => {
@@ -168,7 +185,12 @@ function Shell(props: {
     event.preventDefault();
     navigate(target);
     setAddress(target);
+    setSessionsShown(false);
   };
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (event.key === 'Escape' && sessionsShown) foldSessions();
+  };
+  const currentTitle = sessions.find((session) => session.id === current)?.title;
   const create = async () => {
     try {
       const created = await api.createSession();
@@ -203,8 +225,28 @@ function Shell(props: {
   };
 
   return (
-    <div className="qa-app" onClick={follow}>
-      <nav className="qa-sidebar" aria-label={t('app.sessions')}>
+    <div
+      className="qa-app"
+      data-sessions={sessionsShown ? 'shown' : 'folded'}
+      onClick={follow}
+      onKeyDown={onKeyDown}
+    >
+      <header className="qa-appbar">
+        <button
+          ref={toggle}
+          type="button"
+          className="qc-button qa-appbar__toggle"
+          aria-expanded={sessionsShown}
+          aria-controls="qa-sidebar"
+          onClick={() => setSessionsShown((shown) => !shown)}
+        >
+          {t('app.sessions')}
+        </button>
+        <span className="qa-appbar__title">
+          {current === undefined ? 'Qilin' : (currentTitle ?? t('app.untitled'))}
+        </span>
+      </header>
+      <nav id="qa-sidebar" className="qa-sidebar" aria-label={t('app.sessions')}>
         <div className="qa-sidebar__top">
           <h1 className="qa-brand">Qilin</h1>
           <button

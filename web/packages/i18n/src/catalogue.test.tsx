@@ -25,6 +25,35 @@ describe('every locale is complete', () => {
   });
 });
 
+describe('one placeholder syntax', () => {
+  /** i18next's `{{name}}`, or `{{name, format}}` for a value formatted for the locale. */
+  const PLACEHOLDER = /\{\{\s*(\w+)(?:\s*,\s*\w+)?\s*\}\}/g;
+
+  test.each(LOCALES)('%s: every brace belongs to a {{name}} placeholder', (locale) => {
+    for (const [key, text] of Object.entries(catalogues[locale])) {
+      expect(text.replace(PLACEHOLDER, ''), key).not.toMatch(/[{}]/);
+    }
+  });
+
+  test.each(LOCALES)(
+    '%s: every placeholder is filled by the catalogue’s own instance',
+    (locale) => {
+      const instance = createI18n(locale);
+      for (const [key, text] of Object.entries(catalogues[locale])) {
+        const values = Object.fromEntries(
+          [...text.matchAll(PLACEHOLDER)].map((match) => [
+            match[1],
+            match[1] === 'count' ? 2 : 'X',
+          ]),
+        );
+        const shown = instance.t(base(key), values);
+        expect(shown, key).not.toMatch(/[{}]/);
+        expect(shown, key).not.toBe(base(key));
+      }
+    },
+  );
+});
+
 describe('translation', () => {
   test('plural forms follow the count in English and Chinese', () => {
     const english = createI18n('en');

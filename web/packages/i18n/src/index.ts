@@ -1,7 +1,9 @@
 /**
- * The message catalogue of Qilin's conversation UI: one namespace, `conversation`, shared by
- * the tool cards, their primitives and (later) the conversation itself. English and
- * Simplified Chinese are complete; a test fails when a key is missing from one of them.
+ * The message catalogue of Qilin's conversation UI: one namespace, `conversation`, with one
+ * placeholder syntax (`{{name}}`), shared by the conversation itself (the transcript, its
+ * trajectory panel, the page) and the tool copy it shows: the cards' titles, their row chrome
+ * and the primitives' labels. English and Simplified Chinese are complete; a test fails when a
+ * key is missing from one of them.
  *
  * Views translate at render time; card models keep a [`Message`] (a key and its values), never
  * rendered text.

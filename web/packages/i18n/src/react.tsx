@@ -45,7 +45,9 @@ export function I18nProvider(props: { i18n?: i18n; locale?: Locale; children: Re
     },
     [instance],
   );
-  const language = useSyncExternalStore(subscribe, () => instance.language);
+  const current = useCallback(() => instance.language, [instance]);
+  // The same on a server, so the provider renders to a string too.
+  const language = useSyncExternalStore(subscribe, current, current);
   const translate = useMemo(
     () => translateWith(instance.getFixedT(language, NAMESPACE)),
     [instance, language],

@@ -26,7 +26,14 @@ import { CompactionDivider, compactionsAfter } from './Compaction';
 import { MarkdownText } from './Markdown';
 import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { RequestCard, type AnswerRequest } from './Request';
-import { REVEALED_CLASS, revealedElement, type RevealTarget } from './reveal';
+import {
+  ANCHOR_ATTRIBUTE,
+  REVEALED_CLASS,
+  anchored,
+  firstAnchored,
+  revealedElement,
+  type RevealTarget,
+} from './reveal';
 import { CHAT_NODE_SLOT, type ChatNodeProps } from './slots';
 
 /** What the host gives the transcript: where the session works and what it can do. */
@@ -190,17 +197,20 @@ function offsetIn(content: Element, element: Element): number {
   return element.getBoundingClientRect().top - content.getBoundingClientRect().top;
 }
 
-/** Where the first turn of `content` is now. */
+/** Where the first anchored place of `content` (its first turn) is now. */
 function firstTurnAnchor(scroller: HTMLElement, content: HTMLElement): Anchor | undefined {
-  const first = content.querySelector('.qc-turn');
-  return first === null
+  const first = firstAnchored(content);
+  return first === undefined
     ? undefined
-    : { element: first, offset: offsetIn(content, first), scrollTop: scroller.scrollTop };
+    : { key: first.key, offset: offsetIn(content, first.element), scrollTop: scroller.scrollTop };
 }
 
-/** Where the first turn was: its element, its offset in the content, and the scroll offset then. */
+/**
+ * Where the first turn was: its anchor key (`data-chat-anchor-key`, by which it is found again
+ * even when its element was rendered anew), its offset in the content, and the scroll offset.
+ */
 interface Anchor {
-  readonly element: Element;
+  readonly key: string;
   readonly offset: number;
   readonly scrollTop: number;
 }
@@ -219,8 +229,8 @@ function useTranscriptScroll(above: number) {
   const stuck = useRef(true);
   /** The first turn where it was, as of the last scroll or change above it. */
   const anchor = useRef<Anchor | undefined>(undefined);
-  /** The turn held in place since the last change above it, and where on screen. */
-  const held = useRef<{ element: Element; onScreen: number } | undefined>(undefined);
+  /** The place held since the last change above it (its anchor key), and where on screen. */
+  const held = useRef<{ key: string; onScreen: number } | undefined>(undefined);
   /** The scroll offset this hook set last, to tell its own scrolls from the reader's. */
   const own = useRef<number | undefined>(undefined);
   const [atBottom, setAtBottom] = useState(true);
@@ -246,8 +256,9 @@ function useTranscriptScroll(above: number) {
         return;
       }
       const turn = held.current;
-      if (turn?.element.isConnected !== true) return;
-      const target = offsetIn(inner, turn.element) - turn.onScreen;
+      const place = turn === undefined ? undefined : anchored(inner, turn.key);
+      if (turn === undefined || place === undefined) return;
+      const target = offsetIn(inner, place) - turn.onScreen;
       if (Math.abs(element.scrollTop - target) < 1) return;
       element.scrollTop = target;
       own.current = element.scrollTop;
@@ -267,10 +278,12 @@ function useTranscriptScroll(above: number) {
     const inner = content.current;
     if (element === null || inner === null) return;
     const previous = anchor.current;
-    if (previous?.element.isConnected === true && !stuck.current) {
+    // Found again by its key: the same place, whether or not its element was rendered anew.
+    const place = previous === undefined ? undefined : anchored(inner, previous.key);
+    if (previous !== undefined && place !== undefined && !stuck.current) {
       const onScreen = previous.offset - previous.scrollTop;
-      held.current = { element: previous.element, onScreen };
-      const target = offsetIn(inner, previous.element) - onScreen;
+      held.current = { key: previous.key, onScreen };
+      const target = offsetIn(inner, place) - onScreen;
       if (Math.abs(element.scrollTop - target) >= 1) {
         element.scrollTop = target;
         own.current = element.scrollTop;
@@ -299,7 +312,9 @@ function useTranscriptScroll(above: number) {
     const middle = (element.clientHeight - target.getBoundingClientRect().height) / 2;
     element.scrollTop = Math.max(0, offsetIn(inner, target) - Math.max(0, middle));
     own.current = element.scrollTop;
-    held.current = { element: target, onScreen: offsetIn(inner, target) - element.scrollTop };
+    const key = target.getAttribute(ANCHOR_ATTRIBUTE);
+    held.current =
+      key === null ? undefined : { key, onScreen: offsetIn(inner, target) - element.scrollTop };
     anchor.current = firstTurnAnchor(element, inner);
   }, []);
   return { scroller, content, atBottom, jump, reveal };

@@ -14,10 +14,26 @@ export interface RevealTarget {
 /** The class of the element a reveal brought into view: a highlight that fades. */
 export const REVEALED_CLASS = 'qc-revealed';
 
+/**
+ * The attribute that names a place of the transcript for paging and selection: `turn:<turnId>`
+ * on a turn, `call:<callId>` on every call's wrapper, root or nested (with `data-chat-call-id`).
+ */
+export const ANCHOR_ATTRIBUTE = 'data-chat-anchor-key';
+
 /** The element of `content` with the anchor key `anchor`, if it is rendered. */
-function anchored(content: Element, anchor: string): Element | undefined {
+export function anchored(content: Element, anchor: string): Element | undefined {
   const quoted = anchor.replace(/["\\]/g, '\\$&');
-  return content.querySelector(`[data-chat-anchor-key="${quoted}"]`) ?? undefined;
+  return content.querySelector(`[${ANCHOR_ATTRIBUTE}="${quoted}"]`) ?? undefined;
+}
+
+/**
+ * The first place of `content` that has an anchor key, and that key: the first turn, or, for a
+ * turn without an id, its first call. Paging holds it where it is while earlier turns load.
+ */
+export function firstAnchored(content: Element): { element: Element; key: string } | undefined {
+  const element = content.querySelector(`[${ANCHOR_ATTRIBUTE}]`);
+  const key = element?.getAttribute(ANCHOR_ATTRIBUTE);
+  return element === null || key === null || key === undefined ? undefined : { element, key };
 }
 
 /**

@@ -13,14 +13,12 @@ export interface DeniedModel {
 }
 
 /**
- * The reason as shown: trimmed, every line separator (CR, LF, U+2028, U+2029, NEL) folded to a
- * space, runs of spaces made one. The recorded text itself is kept as it is.
+ * The reason as shown, and nothing more done to it: every line separator (CRLF, CR, LF, NEL,
+ * U+2028, U+2029) folded into one space, the ends trimmed. Spaces and tabs inside stay as the
+ * person wrote them; the recorded text itself is kept as it is.
  */
 export function normaliseReason(text: string): string {
-  return text
-    .replace(/[\r\n\u2028\u2029\u0085]+/g, ' ')
-    .replace(/[ \t]{2,}/g, ' ')
-    .trim();
+  return text.replace(/\r\n|[\r\n\u0085\u2028\u2029]/g, ' ').trim();
 }
 
 /**

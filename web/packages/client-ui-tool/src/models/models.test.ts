@@ -536,7 +536,16 @@ describe('denial comes first, direct or nested', () => {
     const model = deniedModel(inputAt(callOf('review', 'call_4')));
     expect(model.reason).toBe('no network access from this agent ask the user');
     expect(JSON.stringify(model)).not.toContain('Do not retry');
-    expect(normaliseReason('  a\r\n\u2028b\u2029 c \n')).toBe('a b c');
+    expect(normaliseReason('  a\r\n\u2028b\u2029 c \n')).toBe('a  b  c');
+  });
+
+  test('showing a reason only trims it and folds each line separator into a space', () => {
+    // Each separator is one space (CRLF is one separator); the ends are trimmed.
+    expect(normaliseReason('\n a\r\nb\rc\nd\u0085e\u2028f\u2029g \r\n')).toBe('a b c d e f g');
+    expect(normaliseReason('a\n\nb')).toBe('a  b');
+    // Nothing more: spaces and tabs inside are the person's own.
+    expect(normaliseReason('keep  two spaces\tand a tab')).toBe('keep  two spaces\tand a tab');
+    expect(normaliseReason(' \t\r\n ')).toBe('');
     // The rule's reason is blank: the card falls back.
     expect(deniedModel(inputAt(callOf('review', 'call_5')))).toEqual({
       kind: 'denied',

@@ -29,7 +29,7 @@ export function JobOutputView(props: ToolCallOwnerProps) {
     >
       {body?.kind === 'job' && (
         <>
-          <pre className="qt-command">
+          <pre className="qt-command" tabIndex={0}>
             <span aria-hidden="true">$ </span>
             {body.command}
           </pre>

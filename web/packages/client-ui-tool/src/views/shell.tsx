@@ -33,7 +33,7 @@ export function ShellView(props: ToolCallOwnerProps) {
     >
       {body?.kind === 'terminal' && (
         <>
-          <pre className="qt-command">
+          <pre className="qt-command" tabIndex={0}>
             <span aria-hidden="true">$ </span>
             {body.command}
           </pre>

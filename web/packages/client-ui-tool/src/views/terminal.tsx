@@ -38,13 +38,13 @@ export function TerminalView(props: ToolCallOwnerProps) {
       {body?.kind === 'terminal' && (
         <>
           {body.command !== undefined && (
-            <pre className="qt-command">
+            <pre className="qt-command" tabIndex={0}>
               <span aria-hidden="true">$ </span>
               {body.command}
             </pre>
           )}
           {body.typed !== undefined && (
-            <pre className="qt-command" aria-label={t('terminal.typed')}>
+            <pre className="qt-command" tabIndex={0} aria-label={t('terminal.typed')}>
               <span aria-hidden="true">› </span>
               {body.typed}
             </pre>
