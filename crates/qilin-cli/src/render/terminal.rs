@@ -35,6 +35,14 @@ struct Running {
     last_output: String,
 }
 
+/// A background child (subagent) running, shown by a live line until its `agent.finished`.
+struct LiveChild {
+    session_id: String,
+    /// `agent NAME · description`.
+    label: String,
+    started: Instant,
+}
+
 /// What the model is doing before its first visible output of a step.
 struct Waiting {
     since: Instant,
@@ -162,6 +170,8 @@ pub struct TerminalRenderer {
     /// error, so a piped answer holds only the answer); `out` when unset.
     notices: Option<Box<dyn Write + Send>>,
     running: Vec<Running>,
+    /// The background children running, oldest first.
+    children: Vec<LiveChild>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
     headed: HashSet<String>,
@@ -194,6 +204,7 @@ impl TerminalRenderer {
             out,
             notices: None,
             running: Vec::new(),
+            children: Vec::new(),
             depth: HashMap::new(),
             presentations: HashMap::new(),
             headed: HashSet::new(),
@@ -262,10 +273,25 @@ impl TerminalRenderer {
         match &event.body {
             EventBody::SessionStarted(_)
             | EventBody::RequestResolved(_)
-            | EventBody::AgentStarted(_)
             | EventBody::AgentDelivered(_)
             | EventBody::AgentMessage(_) => {}
+            EventBody::AgentStarted(started) => {
+                if started.background {
+                    let who = match &started.name {
+                        Some(name) => format!("{} {name}", started.agent),
+                        None => started.agent.clone(),
+                    };
+                    self.children.push(LiveChild {
+                        session_id: started.child_session_id.clone(),
+                        label: format!("agent {who} · {}", started.description),
+                        started: Instant::now(),
+                    });
+                    self.redraw();
+                }
+            }
             EventBody::AgentFinished(finished) => {
+                self.children
+                    .retain(|child| child.session_id != finished.child_session_id);
                 self.count_child(&finished.record);
                 let line = self.style.dim(&child_line(&finished.record));
                 self.flush_text();
@@ -873,6 +899,15 @@ impl TerminalRenderer {
             }
             lines.push(line);
         }
+        for child in &self.children {
+            let seconds = child.started.elapsed().as_secs_f64();
+            lines.push(format!(
+                "{} {}  {}",
+                self.style.cyan(frame),
+                child.label,
+                self.style.dim(&format!("{seconds:.1}s in the background"))
+            ));
+        }
         // The text being written gets the rows the spinners leave, keeping one for the cursor.
         let room = rows.saturating_sub(lines.len() + 1);
         if room > 0 && !self.text.trim().is_empty() {
@@ -1132,6 +1167,23 @@ Done
     }
 
     #[test]
+    fn a_running_background_child_has_a_live_line_until_it_ends() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        let started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c1","childSessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true}"#;
+        renderer.handle(&serde_json::from_str(started).unwrap());
+        let live = renderer.live_lines(100, 10);
+        assert_eq!(live.len(), 1, "{live:?}");
+        assert!(
+            live[0].contains("agent general tester · Run tests")
+                && live[0].contains("s in the background"),
+            "{live:?}"
+        );
+        let finished = r#"{"seq":2,"time":"2026-11-30T12:00:02.000Z","type":"agent.finished","childSessionId":"k2","record":{"sessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true,"status":"completed","steps":1,"usage":{"inputTokens":1,"outputTokens":1},"durationMs":2000}}"#;
+        renderer.handle(&serde_json::from_str(finished).unwrap());
+        assert!(renderer.live_lines(100, 10).is_empty());
+    }
+
+    #[test]
     fn children_leave_a_summary_line_and_add_their_tokens_to_the_turn_and_cost() {
         let captured = Captured::default();
         let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(captured.clone()));
@@ -1154,6 +1206,10 @@ Done
             renderer.handle(&serde_json::from_str(line).unwrap());
         }
         let shown = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            renderer.children.is_empty(),
+            "the ended child's live line is gone"
+        );
         assert!(
             shown.contains(
                 "agent general tester · Run tests — completed · 3 steps · 2,000 tokens in · 200 out · 4.2s"
