@@ -609,3 +609,68 @@ fn a_piped_turn_that_stops_early_says_so_on_standard_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn sessions_list_json_links_a_child_to_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path();
+    write(&workspace.join(".qilin/skills/.keep"), "");
+    write(
+        &workspace.join("lead.agent"),
+        "name: lead\ninstructions: Delegate.\ntools: [agent, read]\nskills:\n  available: []\n",
+    );
+    write(
+        &workspace.join("worker.yaml"),
+        "turns:\n  - say: worker done\n",
+    );
+    write(
+        &workspace.join("worker.agent"),
+        &format!(
+            "name: worker\ninstructions: Work.\ntools: [read]\nskills:\n  available: []\nmodel: scripted:{}\n",
+            workspace.join("worker.yaml").display()
+        ),
+    );
+    write(
+        &workspace.join("lead.yaml"),
+        "turns:\n  - calls: [{tool: agent, args: {agent: worker, prompt: Work., description: Work}}]\n  - say: done\n",
+    );
+    let ws = workspace.to_str().unwrap();
+    let model = format!("scripted:{}", workspace.join("lead.yaml").display());
+    let agent = workspace.join("lead.agent");
+    let output = qilin(&[
+        "run",
+        "--agent",
+        agent.to_str().unwrap(),
+        "--workspace",
+        ws,
+        "--model",
+        &model,
+        "--json",
+        "delegate",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let events = events_of(&output.stdout);
+    let call = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::AgentStarted(started) => Some(started.clone()),
+            _ => None,
+        })
+        .expect("agent.started");
+    let listed = qilin(&["sessions", "list", "--json", "--workspace", ws]);
+    let sessions: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let sessions = sessions.as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    let child = sessions
+        .iter()
+        .find(|s| s["id"] == call.child_session_id.as_str())
+        .expect("the child is listed");
+    let lead = sessions
+        .iter()
+        .find(|s| s["id"] != call.child_session_id.as_str())
+        .unwrap();
+    assert_eq!(child["parentCallId"], call.call_id.as_str());
+    assert_eq!(child["parentSessionId"], lead["id"]);
+    assert_eq!(lead["parentSessionId"], serde_json::Value::Null);
+    assert_eq!(lead["parentCallId"], serde_json::Value::Null);
+}

@@ -93,6 +93,7 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
             "session-queries",
             "shell-jobs",
             "str-replace-editor",
+            "subagents",
             "table-query",
             "terminals"
         ],

@@ -176,6 +176,8 @@ async fn open(path: &Path, search_index: bool) -> anyhow::Result<Arc<dyn EventSt
                 agent_file: None,
                 model: "scripted:bench".into(),
                 created_at: "2026-12-02T00:00:00.000Z".into(),
+                parent_session_id: None,
+                parent_call_id: None,
             })
             .await?;
     }

@@ -11,6 +11,7 @@ use super::sanitize::sanitized;
 use super::style::{SPINNER, Style};
 use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
+use qilin_protocol::agents::ChildRecord;
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
@@ -32,6 +33,14 @@ struct Running {
     presentation: CallPresentation,
     started: Instant,
     last_output: String,
+}
+
+/// A background child (subagent) running, shown by a live line until its `agent.finished`.
+struct LiveChild {
+    session_id: String,
+    /// `agent NAME · description`.
+    label: String,
+    started: Instant,
 }
 
 /// What the model is doing before its first visible output of a step.
@@ -94,6 +103,33 @@ struct TurnTally {
     usage: Usage,
     /// What its steps cost, when the model's price is known.
     cost: f64,
+    /// The tokens of the children (subagents) that ended in the turn.
+    children: Usage,
+    /// How many children ended in the turn.
+    child_count: u32,
+}
+
+/// The line a child (subagent) leaves when it ends: its agent, description, status, steps,
+/// tokens and time.
+fn child_line(record: &ChildRecord) -> String {
+    let who = match &record.name {
+        Some(name) => format!("{} {name}", record.agent),
+        None => record.agent.clone(),
+    };
+    let usage = Usage {
+        input_tokens: record.usage.input_tokens,
+        output_tokens: record.usage.output_tokens,
+        cache_read_tokens: 0,
+    };
+    format!(
+        "agent {who} · {} — {} · {} step{} · {} · {:.1}s",
+        record.description,
+        record.status.as_str(),
+        record.steps,
+        if record.steps == 1 { "" } else { "s" },
+        usage_summary(&usage),
+        record.duration_ms as f64 / 1000.0
+    )
 }
 
 /// What the session's turns shown here have used, for `/cost`.
@@ -134,6 +170,8 @@ pub struct TerminalRenderer {
     /// error, so a piped answer holds only the answer); `out` when unset.
     notices: Option<Box<dyn Write + Send>>,
     running: Vec<Running>,
+    /// The background children running, oldest first.
+    children: Vec<LiveChild>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
     headed: HashSet<String>,
@@ -166,6 +204,7 @@ impl TerminalRenderer {
             out,
             notices: None,
             running: Vec::new(),
+            children: Vec::new(),
             depth: HashMap::new(),
             presentations: HashMap::new(),
             headed: HashSet::new(),
@@ -232,7 +271,33 @@ impl TerminalRenderer {
     pub fn handle(&mut self, event: &Event) {
         let event = sanitized(event);
         match &event.body {
-            EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            EventBody::SessionStarted(_)
+            | EventBody::RequestResolved(_)
+            | EventBody::AgentDelivered(_)
+            | EventBody::AgentMessage(_) => {}
+            EventBody::AgentStarted(started) => {
+                if started.background {
+                    let who = match &started.name {
+                        Some(name) => format!("{} {name}", started.agent),
+                        None => started.agent.clone(),
+                    };
+                    self.children.push(LiveChild {
+                        session_id: started.child_session_id.clone(),
+                        label: format!("agent {who} · {}", started.description),
+                        started: Instant::now(),
+                    });
+                    self.redraw();
+                }
+            }
+            EventBody::AgentFinished(finished) => {
+                self.children
+                    .retain(|child| child.session_id != finished.child_session_id);
+                self.count_child(&finished.record);
+                let line = self.style.dim(&child_line(&finished.record));
+                self.flush_text();
+                self.after_text_block = false;
+                self.permanent(vec![line]);
+            }
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
@@ -380,9 +445,37 @@ impl TerminalRenderer {
     /// A call ended: it leaves the live region and its result is written above it.
     fn finish_call(&mut self, result: &ToolResultEvent) {
         self.running.retain(|r| r.call_id != result.call_id);
+        // A foreground child's tokens come back with its call.
+        if result.tool_name == "agent"
+            && let Some(record) = result
+                .output
+                .clone()
+                .and_then(|output| serde_json::from_value::<ChildRecord>(output).ok())
+            && record.status.ended()
+        {
+            self.count_child(&record);
+        }
         let lines = self.result_lines(result);
         self.after_text_block = false;
         self.permanent(lines);
+    }
+
+    /// Counts the tokens of a child that ended into the turn and the session, priced as the
+    /// session's own model (a child's own model may differ; its session's log has its steps).
+    fn count_child(&mut self, record: &ChildRecord) {
+        let usage = Usage {
+            input_tokens: record.usage.input_tokens,
+            output_tokens: record.usage.output_tokens,
+            cache_read_tokens: 0,
+        };
+        add_usage(&mut self.tally.children, &usage);
+        self.tally.child_count += 1;
+        add_usage(&mut self.total.usage, &usage);
+        if let Some(price) = self.price {
+            let cost = price.cost(&usage);
+            self.total.cost += cost;
+            self.tally.cost += cost;
+        }
     }
 
     /// A turn ended at `time`: how it ended (unless it completed) and its summary, written
@@ -484,6 +577,14 @@ impl TerminalRenderer {
             if steps == 1 { "" } else { "s" },
             usage_summary(&self.tally.usage)
         );
+        if self.tally.child_count > 0 {
+            summary.push_str(&format!(
+                " · {} agent{}: {}",
+                self.tally.child_count,
+                if self.tally.child_count == 1 { "" } else { "s" },
+                usage_summary(&self.tally.children)
+            ));
+        }
         if self.price.is_some() {
             summary.push_str(&format!(" · {}", dollars(self.tally.cost)));
         }
@@ -798,6 +899,15 @@ impl TerminalRenderer {
             }
             lines.push(line);
         }
+        for child in &self.children {
+            let seconds = child.started.elapsed().as_secs_f64();
+            lines.push(format!(
+                "{} {}  {}",
+                self.style.cyan(frame),
+                child.label,
+                self.style.dim(&format!("{seconds:.1}s in the background"))
+            ));
+        }
         // The text being written gets the rows the spinners leave, keeping one for the cursor.
         let room = rows.saturating_sub(lines.len() + 1);
         if room > 0 && !self.text.trim().is_empty() {
@@ -1053,6 +1163,69 @@ Done
         assert_eq!(
             renderer.session_summary(),
             "this session: 0 tokens in · 0 out"
+        );
+    }
+
+    #[test]
+    fn a_running_background_child_has_a_live_line_until_it_ends() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        let started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c1","childSessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true}"#;
+        renderer.handle(&serde_json::from_str(started).unwrap());
+        let live = renderer.live_lines(100, 10);
+        assert_eq!(live.len(), 1, "{live:?}");
+        assert!(
+            live[0].contains("agent general tester · Run tests")
+                && live[0].contains("s in the background"),
+            "{live:?}"
+        );
+        let finished = r#"{"seq":2,"time":"2026-11-30T12:00:02.000Z","type":"agent.finished","childSessionId":"k2","record":{"sessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true,"status":"completed","steps":1,"usage":{"inputTokens":1,"outputTokens":1},"durationMs":2000}}"#;
+        renderer.handle(&serde_json::from_str(finished).unwrap());
+        assert!(renderer.live_lines(100, 10).is_empty());
+    }
+
+    #[test]
+    fn children_leave_a_summary_line_and_add_their_tokens_to_the_turn_and_cost() {
+        let captured = Captured::default();
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(captured.clone()));
+        renderer.start_session(Some(Price {
+            input: 2.0,
+            output: 8.0,
+            cached_input: None,
+        }));
+        let log = r#"
+{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
+{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"step.started","turnId":"t1","step":1}
+{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"agent","caller":"direct","arguments":{},"presentation":{"action":"Run agent explore","remark":"Find it"}}
+{"seq":4,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c1","childSessionId":"k1","agent":"explore","description":"Find it","background":false}
+{"seq":5,"time":"2026-11-30T12:00:01.000Z","type":"tool.result","callId":"c1","toolName":"agent","caller":"direct","status":"ok","content":[{"type":"text","text":"found"}],"output":{"sessionId":"k1","agent":"explore","description":"Find it","background":false,"status":"completed","answer":"found","steps":2,"usage":{"inputTokens":1000,"outputTokens":100},"durationMs":900},"durationMs":900}
+{"seq":6,"time":"2026-11-30T12:00:01.000Z","type":"step.finished","turnId":"t1","step":1,"usage":{"inputTokens":500,"outputTokens":50,"cacheReadTokens":0}}
+{"seq":7,"time":"2026-11-30T12:00:02.000Z","type":"agent.finished","childSessionId":"k2","record":{"sessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true,"status":"completed","answer":"ok","steps":3,"usage":{"inputTokens":2000,"outputTokens":200},"durationMs":4200}}
+{"seq":8,"time":"2026-11-30T12:00:02.000Z","type":"turn.finished","turnId":"t1","reason":"completed"}
+"#;
+        for line in log.lines().filter(|line| !line.trim().is_empty()) {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        }
+        let shown = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            renderer.children.is_empty(),
+            "the ended child's live line is gone"
+        );
+        assert!(
+            shown.contains(
+                "agent general tester · Run tests — completed · 3 steps · 2,000 tokens in · 200 out · 4.2s"
+            ),
+            "{shown}"
+        );
+        // The turn: its own 500 + 50, its two children's 3,000 + 300; the cost of all of it.
+        assert!(
+            shown.contains(
+                "2.0s · 1 step · 500 tokens in · 50 out · 2 agents: 3,000 tokens in · 300 out · $0.0098"
+            ),
+            "{shown}"
+        );
+        assert_eq!(
+            renderer.session_summary(),
+            "this session: 3,500 tokens in · 350 out · $0.0098"
         );
     }
 

@@ -820,3 +820,79 @@ pub async fn search_finds_recorded_text_and_refuses_bad_queries_clearly(backend:
     server.stop().await;
     world.finish().await;
 }
+
+/// A child session started by `agent` is hidden from the session list, listed with
+/// `?parent=ID`, and named in its parent's view; each carries its parent's id and call.
+pub async fn child_sessions_are_listed_under_their_parent(backend: Backend) {
+    let world = World::new(
+        backend,
+        "name: lead\ninstructions: Delegate.\ntools: [agent, read]\ncode_mode: false\n",
+    );
+    let worker_script = world.workspace().join("worker.yaml");
+    world.script("worker.yaml", "turns:\n  - say: worker done\n");
+    std::fs::write(
+        world.workspace().join("worker.agent"),
+        format!(
+            "name: worker\ninstructions: Work.\ntools: [read]\nmodel: scripted:{}\n",
+            worker_script.display()
+        ),
+    )
+    .unwrap();
+    world.script(
+        "lead.yaml",
+        "turns:\n  - calls:\n      - tool: agent\n        args: {agent: worker, prompt: Work., description: Do the work}\n  - say: done\n",
+    );
+    let server = world.serve().await;
+    let lead = server.create("lead.yaml").await;
+    server.start_turn(&lead, "Delegate.").await;
+    wait_for_events(&server, &lead, |events| {
+        events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::TurnFinished { .. }))
+    })
+    .await;
+    let events = server.all_events(&lead).await;
+    let call = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::AgentStarted(started) => Some(started.clone()),
+            _ => None,
+        })
+        .expect("agent.started in the lead's log");
+
+    let top = server.get("/api/sessions").await;
+    assert_eq!(top.status, 200, "{top:?}");
+    let ids: Vec<&str> = top.body["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [lead.as_str()], "the child is hidden under its parent");
+    assert_eq!(top.body["sessions"][0]["parentSessionId"], json!(null));
+
+    let children = server.get(&format!("/api/sessions?parent={lead}")).await;
+    assert_eq!(children.status, 200, "{children:?}");
+    let listed = children.body["sessions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["id"], json!(call.child_session_id));
+    assert_eq!(listed[0]["parentSessionId"], json!(lead));
+    assert_eq!(listed[0]["parentCallId"], json!(call.call_id));
+    assert_eq!(listed[0]["agent"], json!("worker"));
+
+    let view = server.get(&format!("/api/sessions/{lead}")).await;
+    assert_eq!(view.status, 200, "{view:?}");
+    let named = view.body["children"].as_array().unwrap();
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0]["id"], json!(call.child_session_id));
+    let child = server
+        .get(&format!("/api/sessions/{}", call.child_session_id))
+        .await;
+    assert_eq!(child.body["parentSessionId"], json!(lead));
+    assert_eq!(child.body["children"], json!([]));
+    let none = server.get("/api/sessions?parent=nobody").await;
+    assert_eq!(none.status, 200);
+    assert_eq!(none.body["sessions"], json!([]));
+    server.stop().await;
+    world.finish().await;
+}
