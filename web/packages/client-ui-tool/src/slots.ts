@@ -50,6 +50,21 @@ export interface ToolCallHost {
   loadImage: ImageLoader;
 }
 
+/** The child session a call started, as the runtime linked it to the call. */
+// TODO(protocol: agents): the generated `ChildLink` replaces this once the branch lands.
+export interface ChildLink {
+  /** The child's session id. */
+  readonly sessionId: string;
+  /** The agent it runs. */
+  readonly agent: string;
+  /** What it was asked to do. */
+  readonly description: string;
+  /** Its name, for a named child. */
+  readonly name?: string;
+  /** True for a child started in the background. */
+  readonly background: boolean;
+}
+
 /**
  * A dispatched call's final data: what `tool.start` recorded, and the live output since. Only
  * raw event fields: the text a tool's server-side display methods wrote (its presentation
@@ -70,6 +85,8 @@ export interface StartBlock {
   readonly requests: readonly RequestNode[];
   /** The request the call waits on, while a person has not answered it. */
   readonly pending?: RequestNode;
+  /** The child session the call started (`agent`), once the runtime created it. */
+  readonly child?: ChildLink;
 }
 
 /** Live output left out of a call's live view, and the latest output after it. */

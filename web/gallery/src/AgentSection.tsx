@@ -1,0 +1,41 @@
+import { ToolCallTree } from '@qilin-agent/client-ui-tool';
+import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
+import { AGENT_CASES } from './agents';
+
+/** The agent family's cards, hand-made on the agreed output shapes, in every state. */
+export function AgentSection(props: {
+  registry: SlotRegistry;
+  openFile: (path: string) => void;
+  inspect: (callId: string) => void;
+}) {
+  const { registry, openFile, inspect } = props;
+  return (
+    <section id="log-agents" className="gallery__log" aria-labelledby="title-agents">
+      <h2 id="title-agents">Agents (hand-made)</h2>
+      {AGENT_CASES.map(({ id, node }) => (
+        <article
+          key={id}
+          className="gallery-case"
+          data-gallery-case={`handmade/agents/${id}`}
+          data-tool={node.toolName}
+          data-call-id={node.callId}
+          data-state={node.phase}
+          aria-labelledby={`case-agents-${id}`}
+        >
+          <h3 id={`case-agents-${id}`} className="gallery-case__title">
+            {node.toolName} · {id.slice(node.toolName.length + 1)}{' '}
+            <span className="gallery-case__id">{node.callId}</span>
+          </h3>
+          <SlotsProvider registry={registry}>
+            <ToolCallTree
+              node={node}
+              cwd="/home/qilin/workspace"
+              openFile={openFile}
+              inspect={inspect}
+            />
+          </SlotsProvider>
+        </article>
+      ))}
+    </section>
+  );
+}
