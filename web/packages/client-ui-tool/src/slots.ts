@@ -2,6 +2,7 @@ import type {
   CallStatus,
   CallerKind,
   ContentBlock,
+  ConversationTree,
   ErrorCode,
   RequestNode,
   ToolNode,
@@ -178,10 +179,36 @@ export interface ToolCallHooks {
   usePreviousToolCall: (callId: string, toolName: string) => ToolNode | undefined;
 }
 
+/** Where the host's following of a child session stands. */
+export type ChildFeedStatus = 'connecting' | 'live' | 'reconnecting' | 'ended';
+
+/** A child session as the host follows it: its conversation as it grows, and hooks over it. */
+export interface ChildSessionFeed {
+  /** Where the host's stream of the child stands (`ended`: the child session is gone). */
+  readonly status: ChildFeedStatus;
+  /** The child's conversation: the runtime's fold of its log, a new tree at each change. */
+  readonly tree: ConversationTree;
+  /** The tool hooks over the child's own store, for the child's cards. */
+  readonly hooks: ToolCallHooks;
+}
+
+/**
+ * Follows a child session while a card shows its calls: given a session id, the host reads the
+ * child (its snapshot, then its live events) and returns what it has so far (`undefined` before
+ * anything came); given `undefined`, it follows nothing. The host closes what it opened when
+ * the id changes or the card unmounts, so a page holds one subscription per child shown.
+ */
+export type UseChildSession = (sessionId: string | undefined) => ChildSessionFeed | undefined;
+
 /** What the host shares with every tool view through the slot system. */
 export interface ToolCallShared extends ToolCallHooks {
   /** Host data for every tree; a `ToolCallTree`'s own props take precedence. */
   host?: Partial<ToolCallHost>;
+  /**
+   * Follows a child session for the `agent` card, which then shows the child's calls live;
+   * without it the card shows the link to the child session only.
+   */
+  useChildSession?: UseChildSession;
 }
 
 declare module '@qilin-agent/slots' {

@@ -390,4 +390,13 @@ export const en = {
   'agents.send.nowNote': 'Delivered now: the child reads it at once.',
   'agents.send.queuedNote': 'Queued: the child reads it before its next step.',
   'agents.send.message': 'Message',
+  'agents.calls.label': 'Calls of {{title}}',
+  'agents.calls.show': 'Show the child’s calls',
+  'agents.calls.hide': 'Hide the child’s calls',
+  'agents.calls.following': 'Following the child session…',
+  'agents.calls.none': 'No calls yet.',
+  'agents.calls.gone': 'The child session was deleted.',
+  'agents.calls.earlier_one': 'Show {{count}} earlier call',
+  'agents.calls.earlier_other': 'Show {{count}} earlier calls',
+  'agents.calls.latest': 'Show only the latest calls',
 } as const;

@@ -378,4 +378,12 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'agents.send.nowNote': '已立即送达：子代理马上读到。',
   'agents.send.queuedNote': '已排队：子代理在下一步之前读到。',
   'agents.send.message': '消息',
+  'agents.calls.label': '{{title}} 的调用',
+  'agents.calls.show': '显示子代理的调用',
+  'agents.calls.hide': '隐藏子代理的调用',
+  'agents.calls.following': '正在跟随子会话…',
+  'agents.calls.none': '还没有调用。',
+  'agents.calls.gone': '子会话已被删除。',
+  'agents.calls.earlier_other': '显示更早的 {{count}} 次调用',
+  'agents.calls.latest': '只显示最近的调用',
 };

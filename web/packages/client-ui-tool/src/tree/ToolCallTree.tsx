@@ -20,6 +20,7 @@ import {
   ANY_TOOL,
   REQUESTS_SLOT,
   TOOL_VIEW_SLOT,
+  type ChildLink,
   type ResultBlock,
   type StartBlock,
   type ToolCallHost,
@@ -94,6 +95,8 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
   // Output past the live start with nothing left out follows on from it.
   const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
   const args = node.arguments;
+  // TODO(protocol: agents): `node.child` once the generated ToolNode has it.
+  const child = (node as ToolNode & { child?: ChildLink }).child;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallOwnerProps => {
     const base = { ...host, callId, toolName };
@@ -107,6 +110,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
       requests,
       ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
+      ...(child === undefined ? {} : { child }),
     };
     if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
     const result: ResultBlock = {
@@ -131,6 +135,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
     outcome,
     requests,
     args,
+    child,
     subCallCount,
   ]);
 }

@@ -15,6 +15,7 @@ import {
 import { formatDuration } from '../models/sessionLink';
 import type { ToolCallOwnerProps } from '../slots';
 import { PlainDetails, TextBlock, ToolRow } from './card';
+import { ChildCalls } from './childCalls';
 import { Generic, hostOf, useModel } from './shared';
 
 /** A child's status: a dot in its static colour and the word. */
@@ -116,47 +117,60 @@ export function AgentView(props: ToolCallOwnerProps) {
   const model = useModel(props, agentModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t('tool.agent.title');
+  const host = hostOf(props);
   const mode =
     model.background === undefined
       ? undefined
       : t(model.background ? 'agents.background' : 'agents.foreground');
   return (
-    <ToolRow
-      callId={props.callId}
-      host={hostOf(props)}
-      state={model.state}
-      icon="agent"
-      title={title}
-      summary={model.description}
-      suffix={
-        model.agent === undefined ? undefined : (
-          <span className="qp-caption">
-            {[model.agent, model.name, mode].filter((part) => part !== undefined).join(' · ')}
-          </span>
-        )
-      }
-      capsule={model.capsule === undefined ? undefined : t(model.capsule)}
-    >
-      {model.kind === 'agent' && props.phase !== 'preparing' && (
-        <>
-          {model.href !== undefined && <ChildLink href={model.href} name={model.name} />}
-          {model.record !== undefined && (
-            <ChildFacts
-              child={model.record}
-              label={t('agents.record', { title: model.description ?? title })}
-            />
-          )}
-          {model.background === true && model.record !== undefined && (
-            <p className="qt-verdict">{t('agents.startedBackground')}</p>
-          )}
-          {model.prompt !== undefined && (
-            <TextBlock label={t('agents.prompt')} text={model.prompt} />
-          )}
-          {model.record !== undefined && !model.background && <ChildOutcome child={model.record} />}
-          {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
-        </>
+    <>
+      <ToolRow
+        callId={props.callId}
+        host={host}
+        state={model.state}
+        icon="agent"
+        title={title}
+        summary={model.description}
+        suffix={
+          model.agent === undefined ? undefined : (
+            <span className="qp-caption">
+              {[model.agent, model.name, mode].filter((part) => part !== undefined).join(' · ')}
+            </span>
+          )
+        }
+        capsule={model.capsule === undefined ? undefined : t(model.capsule)}
+      >
+        {model.kind === 'agent' && props.phase !== 'preparing' && (
+          <>
+            {model.href !== undefined && <ChildLink href={model.href} name={model.name} />}
+            {model.record !== undefined && (
+              <ChildFacts
+                child={model.record}
+                label={t('agents.record', { title: model.description ?? title })}
+              />
+            )}
+            {model.background === true && model.record !== undefined && (
+              <p className="qt-verdict">{t('agents.startedBackground')}</p>
+            )}
+            {model.prompt !== undefined && (
+              <TextBlock label={t('agents.prompt')} text={model.prompt} />
+            )}
+            {model.record !== undefined && !model.background && (
+              <ChildOutcome child={model.record} />
+            )}
+            {model.body !== undefined && <PlainDetails body={model.body} label={title} />}
+          </>
+        )}
+      </ToolRow>
+      {model.childSessionId !== undefined && (
+        <ChildCalls
+          sessionId={model.childSessionId}
+          running={props.phase === 'start'}
+          title={model.description ?? title}
+          host={host}
+        />
       )}
-    </ToolRow>
+    </>
   );
 }
 
