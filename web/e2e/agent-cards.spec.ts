@@ -33,6 +33,16 @@ for (const locale of ['en', 'zh-CN'] as const) {
           await entry.screenshot({ path: `${folder}/${name}-expanded.png` });
         }
       }
+      // A running agent shows its child's latest calls, each its own card; the rest on demand.
+      const running = section.locator('[data-gallery-case="handmade/agents/agent-running"]');
+      const childCalls = running.locator('[data-child-session="ses_child1"]');
+      const roots = childCalls.locator('.qt-child-calls__call > .qt-tree > .qt-call');
+      await expect(roots).toHaveCount(3);
+      await childCalls.locator('.qt-child-calls__body > button').first().click();
+      expect(await roots.count()).toBeGreaterThan(3);
+      await running.screenshot({
+        path: testInfo.outputPath('agent-cards', `${locale}-${theme}`, 'child-calls-all.png'),
+      });
       // The child's session opens from the card; a background start is a receipt.
       const completed = section.locator('[data-gallery-case="handmade/agents/agent-completed"]');
       await expect(completed.locator('a.qt-child-link')).toHaveAttribute(

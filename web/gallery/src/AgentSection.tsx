@@ -1,6 +1,37 @@
-import { ToolCallTree } from '@qilin-agent/client-ui-tool';
+import {
+  createToolCallHooks,
+  ToolCallTree,
+  type ChildSessionFeed,
+  type ToolCallShared,
+} from '@qilin-agent/client-ui-tool';
+import { ConversationStore } from '@qilin-agent/protocol';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
-import { AGENT_CASES } from './agents';
+import { AGENT_CASES, CHILD_SESSION } from './agents';
+import { FIXTURES } from './fixtures';
+
+/** The recorded session the gallery's child plays: the `files` log, whole. */
+function childFeed(): ChildSessionFeed | undefined {
+  const log = FIXTURES.find(([name]) => name === 'files');
+  if (log === undefined) return undefined;
+  const store = new ConversationStore(
+    log[1]
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as unknown),
+  );
+  return { status: 'live', tree: store.getSnapshot().tree, hooks: createToolCallHooks(store) };
+}
+
+const CHILD_FEED = childFeed();
+
+/** The gallery's host follows one child, the recorded session; its tree does not change. */
+const SHARED: { tool: ToolCallShared } = {
+  tool: {
+    useToolCallArgumentsPartial: () => '',
+    usePreviousToolCall: () => undefined,
+    useChildSession: (sessionId) => (sessionId === CHILD_SESSION ? CHILD_FEED : undefined),
+  },
+};
 
 /** The agent family's cards, hand-made on the agreed output shapes, in every state. */
 export function AgentSection(props: {
@@ -26,7 +57,7 @@ export function AgentSection(props: {
             {node.toolName} · {id.slice(node.toolName.length + 1)}{' '}
             <span className="gallery-case__id">{node.callId}</span>
           </h3>
-          <SlotsProvider registry={registry}>
+          <SlotsProvider registry={registry} shared={SHARED}>
             <ToolCallTree
               node={node}
               cwd="/home/qilin/workspace"

@@ -8,8 +8,19 @@ export interface AgentCase {
   readonly node: ToolNode;
 }
 
+/** The child session the gallery's `agent` cards started (the recorded `files` session plays it). */
+export const CHILD_SESSION = 'ses_child1';
+
+/** The live link the runtime folds onto an `agent` call once its child exists. */
+const CHILD_LINK = {
+  sessionId: CHILD_SESSION,
+  agent: 'explore',
+  description: 'Find the retry logic',
+  background: false,
+};
+
 const RECORD = {
-  sessionId: 'ses_child1',
+  sessionId: CHILD_SESSION,
   agent: 'explore',
   description: 'Find the retry logic',
   background: false,
@@ -74,10 +85,18 @@ function node(
 /** Every card of the agent family in every state, on outputs of the agreed shapes. */
 export const AGENT_CASES: readonly AgentCase[] = [
   { id: 'agent-preparing', node: node('call_a1', 'agent', 'preparing') },
-  { id: 'agent-running', node: node('call_a2', 'agent', 'running', AGENT_ARGS) },
+  { id: 'agent-starting', node: node('call_a2', 'agent', 'running', AGENT_ARGS) },
+  {
+    id: 'agent-running',
+    // TODO(protocol: agents): typed by the generated ToolNode's `child` once it lands.
+    node: { ...node('call_a7', 'agent', 'running', AGENT_ARGS), child: CHILD_LINK } as ToolNode,
+  },
   {
     id: 'agent-completed',
-    node: node('call_a3', 'agent', 'done', AGENT_ARGS, { status: 'ok', output: RECORD }),
+    node: {
+      ...node('call_a3', 'agent', 'done', AGENT_ARGS, { status: 'ok', output: RECORD }),
+      child: CHILD_LINK,
+    } as ToolNode,
   },
   {
     id: 'agent-out-of-budget',

@@ -131,12 +131,11 @@ export function AgentView(props: ToolCallOwnerProps) {
         icon="agent"
         title={title}
         summary={model.description}
+        // Plain text: the row's own suffix colour, still or sweeping.
         suffix={
-          model.agent === undefined ? undefined : (
-            <span className="qp-caption">
-              {[model.agent, model.name, mode].filter((part) => part !== undefined).join(' · ')}
-            </span>
-          )
+          model.agent === undefined
+            ? undefined
+            : [model.agent, model.name, mode].filter((part) => part !== undefined).join(' · ')
         }
         capsule={model.capsule === undefined ? undefined : t(model.capsule)}
       >
@@ -196,11 +195,7 @@ export function AgentWaitView(props: ToolCallOwnerProps) {
       icon="agent"
       title={title}
       summary={summary}
-      suffix={
-        model.suffix === undefined ? undefined : (
-          <span className="qp-caption">{t(model.suffix)}</span>
-        )
-      }
+      suffix={model.suffix === undefined ? undefined : t(model.suffix)}
     >
       {model.finished !== undefined && (
         <section className="qt-block">
@@ -350,11 +345,7 @@ export function AgentSendView(props: ToolCallOwnerProps) {
       icon="agent"
       title={title}
       summary={model.to}
-      suffix={
-        model.delivered === undefined ? undefined : (
-          <span className="qp-caption">{t(`agents.send.${model.delivered}`)}</span>
-        )
-      }
+      suffix={model.delivered === undefined ? undefined : t(`agents.send.${model.delivered}`)}
     >
       {model.delivered !== undefined && (
         <p className="qt-verdict">

@@ -166,7 +166,7 @@ describe('the agent card follows its child live', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Show only the latest calls' }));
     expect(childCards()).toEqual(roots.slice(-LATEST_CHILD_CALLS));
     // The child's own cards, not the generic one.
-    const section = screen.getByRole('region', { name: 'Calls of Fix the typo' });
+    const section = screen.getByRole('group', { name: 'Calls of Fix the typo' });
     expect(within(section).queryByText(/Tool call ·/)).toBeNull();
   });
 

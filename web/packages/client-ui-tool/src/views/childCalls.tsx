@@ -80,7 +80,7 @@ export function ChildCalls(props: ChildCallsProps) {
   const shared = useToolHooks();
   const registry = useSlotRegistry();
   const listId = useId();
-  const section = useRef<HTMLElement>(null);
+  const section = useRef<HTMLDivElement>(null);
   const near = useNearScreen(section);
   // Open when the card came while the call ran (and after it ended); else when asked.
   const [open, setOpen] = useState(running);
@@ -110,8 +110,9 @@ export function ChildCalls(props: ChildCallsProps) {
   const hidden = all ? 0 : Math.max(0, calls.length - LATEST_CHILD_CALLS);
   const shown = hidden === 0 ? calls : calls.slice(hidden);
   return (
-    <section
+    <div
       ref={section}
+      role="group"
       className="qt-child-calls"
       aria-label={t('agents.calls.label', { title })}
       data-child-session={sessionId}
@@ -163,6 +164,6 @@ export function ChildCalls(props: ChildCallsProps) {
           )}
         </div>
       )}
-    </section>
+    </div>
   );
 }
