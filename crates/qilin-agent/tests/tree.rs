@@ -231,3 +231,86 @@ fn a_gap_in_live_output_shows_as_the_bytes_left_out_before_the_latest_output() {
     let json = serde_json::to_value(whole.call("c1").unwrap()).unwrap();
     assert!(json.get("progressOmittedBytes").is_none() && json.get("progressTail").is_none());
 }
+
+#[test]
+fn an_agent_call_links_its_child_on_its_node_and_nested_ones_under_run_code() {
+    let events = log("agent_turn.jsonl");
+    let tree = ConversationTree::from_events(&events);
+    let foreground = tree.call("call_1").unwrap();
+    let child = foreground
+        .child
+        .as_ref()
+        .expect("agent.started folds onto the call");
+    assert_eq!(
+        (
+            child.session_id.as_str(),
+            child.agent.as_str(),
+            child.background
+        ),
+        ("child-a", "explore", false)
+    );
+    assert_eq!(child.description, "List crates");
+    assert_eq!(child.name, None);
+
+    let run = tree.call("call_2").unwrap();
+    assert_eq!(run.child, None, "run_code itself starts no child");
+    assert_eq!(run.sub_calls.len(), 1);
+    let nested = &run.sub_calls[0];
+    let child = nested
+        .child
+        .as_ref()
+        .expect("the nested agent call's child");
+    assert_eq!(
+        (
+            child.session_id.as_str(),
+            child.name.as_deref(),
+            child.background
+        ),
+        ("child-b", Some("counter"), true)
+    );
+    assert_eq!(tree.call("call_3").unwrap().child, None);
+
+    let wire = serde_json::to_value(&tree.turns[0]).unwrap();
+    let items = wire["items"].as_array().unwrap();
+    let linked = items
+        .iter()
+        .find(|item| item["node"]["callId"] == "call_1")
+        .unwrap();
+    assert_eq!(
+        linked["node"]["child"],
+        serde_json::json!({
+            "sessionId": "child-a",
+            "agent": "explore",
+            "description": "List crates",
+            "background": false
+        })
+    );
+}
+
+#[test]
+fn the_agent_events_round_trip_as_on_the_wire() {
+    let path = format!(
+        "{}/tests/fixtures/agent_turn.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let event: Event = serde_json::from_str(line).unwrap();
+        let again: serde_json::Value = serde_json::to_value(&event).unwrap();
+        let original: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(again, original, "{line}");
+    }
+    let finished = log("agent_turn.jsonl")
+        .into_iter()
+        .find_map(|event| match event.body {
+            qilin_protocol::EventBody::AgentFinished(finished) => Some(finished),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        finished.record.status,
+        qilin_protocol::agents::ChildStatus::Completed
+    );
+    assert_eq!(finished.record.answer.as_deref(), Some("42 lines"));
+    assert_eq!(finished.record.usage.cost_usd, Some(0.001));
+}

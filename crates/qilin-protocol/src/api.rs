@@ -58,6 +58,14 @@ pub struct SessionInfo {
     /// The `seq` of its latest event; 0 before any.
     #[ts(type = "number")]
     pub head_seq: u64,
+    /// For a child session (a subagent): the session that started it; null for a top-level
+    /// session.
+    #[serde(default)]
+    pub parent_session_id: Option<String>,
+    /// For a child session: the parent's `agent` call that started it; null for a top-level
+    /// session.
+    #[serde(default)]
+    pub parent_call_id: Option<String>,
 }
 
 /// One page of sessions (`GET /api/sessions`).
@@ -152,6 +160,11 @@ pub struct ListSessions {
     #[serde(default)]
     #[ts(optional)]
     pub workspace: Option<String>,
+    /// Only the children (subagent sessions) of this session; without it, only top-level
+    /// sessions are listed.
+    #[serde(default)]
+    #[ts(optional)]
+    pub parent: Option<String>,
 }
 
 /// A session and where it stands.
@@ -166,6 +179,9 @@ pub struct SessionView {
     pub active_turn: Option<String>,
     /// The requests waiting for an answer, in the order opened.
     pub open_requests: Vec<RequestOpenedEvent>,
+    /// The sessions it started (subagents), oldest first.
+    #[serde(default)]
+    pub children: Vec<SessionInfo>,
     /// Whether this server process runs the session now.
     pub hosted: bool,
     /// The home folder of the user the server runs as (absolute, POSIX), when known: a client

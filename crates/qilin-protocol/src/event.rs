@@ -1,3 +1,6 @@
+use crate::agents::{
+    AgentDeliveredEvent, AgentFinishedEvent, AgentMessageEvent, AgentStartedEvent,
+};
 use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
@@ -141,6 +144,19 @@ pub enum EventBody {
     /// message. Recorded between turns, never within one.
     #[serde(rename = "context.compacted")]
     ContextCompacted(ContextCompactedEvent),
+    /// A call created a child session (in the parent's log, before the child's first model
+    /// request).
+    #[serde(rename = "agent.started")]
+    AgentStarted(AgentStartedEvent),
+    /// A background child ended (in the parent's log).
+    #[serde(rename = "agent.finished")]
+    AgentFinished(AgentFinishedEvent),
+    /// A background child's result was handed to the model (in the parent's log).
+    #[serde(rename = "agent.delivered")]
+    AgentDelivered(AgentDeliveredEvent),
+    /// A message another session sent with `agent_send` (in the recipient's log).
+    #[serde(rename = "agent.message")]
+    AgentMessage(AgentMessageEvent),
 }
 
 impl EventBody {
@@ -162,6 +178,10 @@ impl EventBody {
             EventBody::RequestOpened(_) => "request.opened",
             EventBody::RequestResolved(_) => "request.resolved",
             EventBody::ContextCompacted(_) => "context.compacted",
+            EventBody::AgentStarted(_) => "agent.started",
+            EventBody::AgentFinished(_) => "agent.finished",
+            EventBody::AgentDelivered(_) => "agent.delivered",
+            EventBody::AgentMessage(_) => "agent.message",
         }
     }
 }
@@ -185,6 +205,15 @@ pub struct SessionStartedEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub context: Option<ProjectContext>,
+    /// For a child session (a subagent): the session that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_session_id: Option<String>,
+    /// For a child session: the parent's `agent` call that started it (for a code-mode call,
+    /// that nested call's own id, not its `run_code` call's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_call_id: Option<String>,
 }
 
 /// Which agent a session runs.

@@ -2,12 +2,14 @@
 //!
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
-//! shapes ([`api`]) and what the session query tools return ([`sessions`]) are generated into TypeScript, straight into the web client's
+//! shapes ([`api`]), what the session query tools return ([`sessions`]) and the subagent family's
+//! shapes ([`agents`]) are generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod agents;
 pub mod api;
 mod content;
 mod context;
@@ -38,5 +40,6 @@ pub use presentation::{CallPresentation, Detail};
 pub use question::{Answer, Question, check_answers};
 pub use spill::{SpillNotice, parse_spill_notice, spill_notice};
 pub use tree::{
-    CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome, TurnItem, TurnNode,
+    ChildLink, CompactionNode, ConversationTree, Phase, RequestNode, ToolNode, ToolOutcome,
+    TurnItem, TurnNode,
 };

@@ -6,6 +6,7 @@
 //! is kept beside the tree, so streaming it never touches a node. The node types are part of
 //! the wire (the server's snapshot serves them) and generated into TypeScript with the events.
 
+use crate::agents::AgentStartedEvent;
 use crate::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
     ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestOpenedEvent,
@@ -129,6 +130,29 @@ pub struct ToolNode {
     pub requests: Vec<RequestNode>,
     /// Calls made by this call's code, in order.
     pub sub_calls: Vec<ToolNode>,
+    /// The child session the call started (an `agent` call), from its `agent.started`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child: Option<ChildLink>,
+}
+
+/// The child session an `agent` call started: what its card needs to follow the child's own
+/// log (read with the session API like any session's).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildLink {
+    /// The child's session id.
+    pub session_id: String,
+    /// The agent it runs.
+    pub agent: String,
+    /// The short description the parent gave it.
+    pub description: String,
+    /// The name the parent gave it, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub name: Option<String>,
+    /// Whether it runs in the background.
+    pub background: bool,
 }
 
 /// A request a call opened, and how it ended once it did.
@@ -300,7 +324,12 @@ impl ConversationTree {
                 }
             }
             EventBody::StepStarted { step, .. } => self.current_turn().latest_step = Some(*step),
-            EventBody::SessionStarted(_) | EventBody::StepReasoningEnd { .. } => {}
+            EventBody::SessionStarted(_)
+            | EventBody::StepReasoningEnd { .. }
+            | EventBody::AgentFinished(_)
+            | EventBody::AgentDelivered(_)
+            | EventBody::AgentMessage(_) => {}
+            EventBody::AgentStarted(started) => self.link_child(started),
             EventBody::StepFinished { usage, .. } => {
                 let turn = self.current_turn();
                 turn.usage.input_tokens += usage.input_tokens;
@@ -391,6 +420,20 @@ impl ConversationTree {
             if node.phase == Phase::Waiting {
                 node.phase = Phase::Running;
             }
+        }
+    }
+
+    /// The child an `agent` call started, on the call's node (its `tool.start` always comes
+    /// before).
+    fn link_child(&mut self, started: &AgentStartedEvent) {
+        if let Some(node) = self.node_mut(&started.call_id) {
+            node.child = Some(ChildLink {
+                session_id: started.child_session_id.clone(),
+                agent: started.agent.clone(),
+                description: started.description.clone(),
+                name: started.name.clone(),
+                background: started.background,
+            });
         }
     }
 
@@ -560,6 +603,7 @@ impl ConversationTree {
             outcome: None,
             requests: Vec::new(),
             sub_calls: Vec::new(),
+            child: None,
         }
     }
 }

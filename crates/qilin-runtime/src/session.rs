@@ -434,6 +434,8 @@ impl SessionBuilder {
             model: model_label,
             workspace: workspace.display().to_string(),
             context: remount.context().cloned(),
+            parent_session_id: None,
+            parent_call_id: None,
         };
         let requests = match this.attended {
             true => Requests::attended(),
@@ -462,6 +464,8 @@ impl SessionBuilder {
                         agent_file: started.agent.file.clone(),
                         model: started.model.clone(),
                         created_at: qilin_tool::now(),
+                        parent_session_id: None,
+                        parent_call_id: None,
                     })
                     .await?;
                 Vec::new()

@@ -196,6 +196,8 @@ async fn the_summary_stands_for_the_history_and_a_resumed_session_sends_the_same
         agent_file: info.agent_file.clone(),
         model: info.model.clone(),
         created_at: info.created_at.clone(),
+        parent_session_id: None,
+        parent_call_id: None,
     })
     .await
     .unwrap();

@@ -257,6 +257,8 @@ async fn stopped_mid_turn(f: &Fixture, id: &str, owner: &str, ttl: Duration) {
             agent_file: None,
             model: "scripted:none.yaml".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
+            parent_session_id: None,
+            parent_call_id: None,
         })
         .await
         .unwrap();

@@ -198,6 +198,8 @@ async fn what_a_killed_process_left_open_is_closed_and_the_conversation_goes_on(
             agent_file: info.agent_file.clone(),
             model: info.model.clone(),
             created_at: info.created_at.clone(),
+            parent_session_id: None,
+            parent_call_id: None,
         })
         .await
         .unwrap();

@@ -230,6 +230,15 @@ impl ServerState {
             .await?
             .ok_or_else(|| ApiError::unknown_session(id))?;
         let open_requests = store.open_requests(id).await?;
+        let mut children = store
+            .list_sessions(&qilin_store::SessionQuery {
+                limit: qilin_store::MAX_PAGE,
+                parent: qilin_store::ParentFilter::ChildrenOf(id.to_string()),
+                ..Default::default()
+            })
+            .await?
+            .sessions;
+        children.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
         let hosted = self.host().hosted(id);
         let active_turn = match &hosted {
             Some(handle) => handle.running_turn(),
@@ -242,6 +251,7 @@ impl ServerState {
             info,
             active_turn,
             open_requests,
+            children,
             hosted: hosted.is_some(),
             home: user_home(),
         })

@@ -379,6 +379,34 @@ fn describe(body: &EventBody) -> String {
         EventBody::ContextCompacted(compacted) => {
             format!("context compacted: {}", compacted.summary)
         }
+        EventBody::AgentStarted(started) => format!(
+            "{} agent `{}` started as {}: {}",
+            if started.background {
+                "background"
+            } else {
+                "foreground"
+            },
+            started.agent,
+            started.child_session_id,
+            started.description
+        ),
+        EventBody::AgentFinished(finished) => format!(
+            "agent {} {}: {}",
+            finished.child_session_id,
+            finished.record.status.as_str(),
+            finished
+                .record
+                .answer
+                .as_deref()
+                .or(finished.record.error.as_deref())
+                .unwrap_or("")
+        ),
+        EventBody::AgentDelivered(delivered) => {
+            format!("result of agent {} delivered", delivered.child_session_id)
+        }
+        EventBody::AgentMessage(message) => {
+            format!("message from {}: {}", message.from_session_id, message.text)
+        }
     }
 }
 

@@ -169,6 +169,8 @@ async fn build(path: &Path, search_index: bool, per_session: usize) -> anyhow::R
                 agent_file: None,
                 model: "scripted:bench".into(),
                 created_at: "2026-12-02T00:00:00.000Z".into(),
+                parent_session_id: None,
+                parent_call_id: None,
             })
             .await?;
     }

@@ -86,6 +86,8 @@ fn session(id: String) -> NewSession {
         agent_file: None,
         model: "scripted:bench".into(),
         created_at: "2026-11-30T17:00:00.000Z".into(),
+        parent_session_id: None,
+        parent_call_id: None,
     }
 }
 

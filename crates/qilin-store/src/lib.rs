@@ -124,6 +124,45 @@ pub struct NewSession {
     pub model: String,
     /// When it was created, RFC 3339 UTC.
     pub created_at: String,
+    /// For a child session (a subagent): the session that started it.
+    #[serde(default)]
+    pub parent_session_id: Option<String>,
+    /// For a child session: the parent's call that started it.
+    #[serde(default)]
+    pub parent_call_id: Option<String>,
+}
+
+/// Which sessions a listing holds, by their parent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ParentFilter {
+    /// Every session, top-level or child.
+    #[default]
+    Any,
+    /// Only top-level sessions (no parent).
+    TopLevel,
+    /// Only the children of this session.
+    ChildrenOf(String),
+}
+
+impl ParentFilter {
+    /// Whether a session with parent `parent` is listed.
+    pub fn admits(&self, parent: Option<&str>) -> bool {
+        match self {
+            ParentFilter::Any => true,
+            ParentFilter::TopLevel => parent.is_none(),
+            ParentFilter::ChildrenOf(id) => parent == Some(id.as_str()),
+        }
+    }
+
+    /// The filter as two SQL parameters: whether only top-level sessions are listed, and the
+    /// parent whose children are.
+    pub(crate) fn sql_params(&self) -> (bool, Option<String>) {
+        match self {
+            ParentFilter::Any => (false, None),
+            ParentFilter::TopLevel => (true, None),
+            ParentFilter::ChildrenOf(id) => (false, Some(id.clone())),
+        }
+    }
 }
 
 /// Which sessions to list: newest activity first, a page at a time.
@@ -138,6 +177,8 @@ pub struct SessionQuery {
     pub after: Option<String>,
     /// The most sessions on the page.
     pub limit: usize,
+    /// Which sessions by their parent: every one, top-level ones, or one session's children.
+    pub parent: ParentFilter,
 }
 
 /// The answer to [`EventStore::acquire_lease`].
@@ -369,6 +410,8 @@ pub(crate) fn created_session(session: NewSession) -> SessionInfo {
         status: SessionStatus::Idle,
         turns: 0,
         head_seq: 0,
+        parent_session_id: session.parent_session_id,
+        parent_call_id: session.parent_call_id,
     }
 }
 
@@ -388,7 +431,8 @@ pub(crate) fn session_page(mut fetched: Vec<SessionInfo>, limit: usize) -> Sessi
 
 /// The columns a database store reads a session from, in this order.
 pub(crate) const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, \
-                                          created_at, last_activity, status, turns, head_seq";
+                                          created_at, last_activity, status, turns, head_seq, \
+                                          parent_session_id, parent_call_id";
 
 /// The most sessions one page holds, whatever the query asks.
 pub const MAX_PAGE: usize = 500;

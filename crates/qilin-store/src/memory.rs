@@ -117,6 +117,7 @@ impl EventStore for MemoryStore {
                     .as_ref()
                     .is_none_or(|workspace| &info.workspace == workspace)
             })
+            .filter(|info| query.parent.admits(info.parent_session_id.as_deref()))
             .filter(|info| {
                 query.title_contains.as_ref().is_none_or(|text| {
                     info.title

@@ -232,7 +232,12 @@ impl TerminalRenderer {
     pub fn handle(&mut self, event: &Event) {
         let event = sanitized(event);
         match &event.body {
-            EventBody::SessionStarted(_) | EventBody::RequestResolved(_) => {}
+            EventBody::SessionStarted(_)
+            | EventBody::RequestResolved(_)
+            | EventBody::AgentStarted(_)
+            | EventBody::AgentFinished(_)
+            | EventBody::AgentDelivered(_)
+            | EventBody::AgentMessage(_) => {}
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);

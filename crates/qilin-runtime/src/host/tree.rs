@@ -169,6 +169,8 @@ mod tests {
                 agent_file: None,
                 model: "scripted:x".into(),
                 created_at: "2026-01-01T00:00:00Z".into(),
+                parent_session_id: None,
+                parent_call_id: None,
             })
             .await
             .unwrap();
@@ -226,6 +228,8 @@ mod tests {
                     agent_file: None,
                     model: "scripted:x".into(),
                     created_at: "2026-01-01T00:00:00Z".into(),
+                    parent_session_id: None,
+                    parent_call_id: None,
                 })
                 .await
                 .unwrap();

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use qilin_store::{SessionPage, SessionQuery};
+use qilin_store::{ParentFilter, SessionPage, SessionQuery};
 
 /// The most characters of a title.
 const MAX_TITLE: usize = 200;
@@ -37,6 +37,10 @@ pub async fn list(
             title_contains: query.q.filter(|q| !q.is_empty()),
             after: query.after,
             limit: limit as usize,
+            parent: match query.parent {
+                Some(parent) => ParentFilter::ChildrenOf(parent),
+                None => ParentFilter::TopLevel,
+            },
         })
         .await?;
     Ok(Json(page))

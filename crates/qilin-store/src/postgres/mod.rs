@@ -98,6 +98,11 @@ const MIGRATIONS: &[&str] = &[
         status TEXT,
         PRIMARY KEY (session_id, call_id)
     );"#,
+    // 3: child sessions (subagents) linked to the session and call that started them.
+    r#"ALTER TABLE sessions ADD COLUMN parent_session_id TEXT COLLATE "C";
+    ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
+    CREATE INDEX sessions_by_parent ON sessions (parent_session_id, created_at)
+        WHERE parent_session_id IS NOT NULL;"#,
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.
@@ -444,6 +449,8 @@ fn session_row(row: &Row, context: &str) -> Result<SessionInfo, StoreError> {
         last_activity: row.try_get(7).map_err(error)?,
         turns: u32::try_from(turns).unwrap_or(u32::MAX),
         head_seq: u64::try_from(head).unwrap_or(0),
+        parent_session_id: row.try_get(11).map_err(error)?,
+        parent_call_id: row.try_get(12).map_err(error)?,
         id,
     })
 }
@@ -536,8 +543,9 @@ impl EventStore for PostgresStore {
         let client = connection(&self.pool, &self.schema).await?;
         let inserted = client
             .execute(
-                "INSERT INTO sessions (id, workspace, agent, agent_file, model, created_at, last_activity)
-                 VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO sessions (id, workspace, agent, agent_file, model, created_at,
+                                       last_activity, parent_session_id, parent_call_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8) ON CONFLICT (id) DO NOTHING",
                 &[
                     &session.id,
                     &session.workspace,
@@ -545,6 +553,8 @@ impl EventStore for PostgresStore {
                     &session.agent_file,
                     &session.model,
                     &session.created_at,
+                    &session.parent_session_id,
+                    &session.parent_call_id,
                 ],
             )
             .await
@@ -566,15 +576,29 @@ impl EventStore for PostgresStore {
         let (activity, id) = cursor.map(|c| (c.last_activity, c.id)).unzip();
         let title = query.title_contains.as_deref().map(str::to_lowercase);
         let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+        let (top_level, parent) = query.parent.sql_params();
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM sessions
              WHERE ($1::text IS NULL OR workspace = $1)
                AND ($2::text IS NULL OR strpos(title_lower, $2) > 0)
                AND ($3::text IS NULL OR (last_activity, id) < ($3, $4::text))
+               AND (NOT $6 OR parent_session_id IS NULL)
+               AND ($7::text IS NULL OR parent_session_id = $7)
              ORDER BY last_activity DESC, id DESC LIMIT $5"
         );
         let page = self
-            .sessions(&sql, &[&query.workspace, &title, &activity, &id, &fetch])
+            .sessions(
+                &sql,
+                &[
+                    &query.workspace,
+                    &title,
+                    &activity,
+                    &id,
+                    &fetch,
+                    &top_level,
+                    &parent,
+                ],
+            )
             .await?;
         Ok(crate::session_page(page, limit))
     }

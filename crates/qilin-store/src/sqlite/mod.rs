@@ -268,6 +268,8 @@ fn session_row(row: &Row<'_>) -> rusqlite::Result<(SessionInfo, String)> {
             status: crate::SessionStatus::Idle,
             turns: u32::try_from(turns).unwrap_or(u32::MAX),
             head_seq: u64::try_from(head).unwrap_or(0),
+            parent_session_id: row.get(11)?,
+            parent_call_id: row.get(12)?,
         },
         status,
     ))
@@ -373,6 +375,7 @@ impl EventStore for SqliteStore {
         let cursor = query.after.as_deref().map(Cursor::parse).transpose()?;
         let workspace = query.workspace.clone();
         let title = query.title_contains.as_deref().map(str::to_lowercase);
+        let (top_level, parent) = query.parent.sql_params();
         let readers = Arc::clone(&self.readers);
         let page = self
             .readers
@@ -382,6 +385,8 @@ impl EventStore for SqliteStore {
                      WHERE (?1 IS NULL OR workspace = ?1)
                        AND (?2 IS NULL OR instr(title_lower, ?2) > 0)
                        AND (?3 IS NULL OR (last_activity, id) < (?3, ?4))
+                       AND (NOT ?6 OR parent_session_id IS NULL)
+                       AND (?7 IS NULL OR parent_session_id = ?7)
                      ORDER BY last_activity DESC, id DESC LIMIT ?5"
                 );
                 let (activity, id) = cursor.map(|c| (c.last_activity, c.id)).unzip();
@@ -390,7 +395,7 @@ impl EventStore for SqliteStore {
                     conn,
                     &readers,
                     &sql,
-                    params![workspace, title, activity, id, fetch],
+                    params![workspace, title, activity, id, fetch, top_level, parent],
                 )
             })
             .await?;

@@ -66,6 +66,11 @@ const MIGRATIONS: &[&str] = &[
         status TEXT,
         PRIMARY KEY (session, call_id)
     ) WITHOUT ROWID;",
+    // 3: child sessions (subagents) linked to the session and call that started them.
+    "ALTER TABLE sessions ADD COLUMN parent_session_id TEXT;
+    ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
+    CREATE INDEX sessions_by_parent ON sessions (parent_session_id, created_at)
+        WHERE parent_session_id IS NOT NULL;",
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.

@@ -307,8 +307,9 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
         return Err(StoreError::DuplicateSession(session.id.clone()).into());
     }
     conn.prepare_cached(
-        "INSERT INTO sessions (id, workspace, agent, agent_file, model, created_at, last_activity)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+        "INSERT INTO sessions (id, workspace, agent, agent_file, model, created_at, last_activity,
+                               parent_session_id, parent_call_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
     )?
     .execute(params![
         session.id,
@@ -317,6 +318,8 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
         session.agent_file,
         session.model,
         session.created_at,
+        session.parent_session_id,
+        session.parent_call_id,
     ])?;
     Ok(crate::created_session(session.clone()))
 }

@@ -6,8 +6,8 @@ use futures_util::StreamExt;
 use qilin_protocol::CallStatus;
 use qilin_protocol::{Event, EventBody};
 use qilin_store::{
-    EventStore, HitField, Lease, SearchHit, SearchQuery, SessionQuery, SessionStatus, StoreError,
-    TITLE_CHARS, title_from_prompt,
+    EventStore, HitField, Lease, NewSession, ParentFilter, SearchHit, SearchQuery, SessionQuery,
+    SessionStatus, StoreError, TITLE_CHARS, title_from_prompt,
 };
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -31,6 +31,7 @@ macro_rules! conformance {
             sessions_are_created_and_read,
             sessions_list_newest_first_in_pages_with_filters,
             sessions_are_renamed_and_deleted,
+            children_are_linked_to_their_parent_and_listed_apart,
             appends_are_gapless,
             positions_past_any_log_are_refused_calmly,
             concurrent_appends_are_refused_alone,
@@ -168,6 +169,7 @@ pub async fn sessions_list_newest_first_in_pages_with_filters(store: Arc<dyn Eve
             title_contains: Some("fix".into()),
             limit: 1,
             after: fix_even.next,
+            parent: ParentFilter::Any,
         })
         .await
         .unwrap();
@@ -183,6 +185,69 @@ pub async fn sessions_list_newest_first_in_pages_with_filters(store: Arc<dyn Eve
         .await
         .unwrap_err();
     assert!(matches!(bad, StoreError::InvalidCursor(_)), "{bad}");
+}
+
+/// A child session keeps its parent's id and call; a listing holds every session, only the
+/// top-level ones, or one session's children.
+pub async fn children_are_linked_to_their_parent_and_listed_apart(store: Arc<dyn EventStore>) {
+    store
+        .create_session(new_session("p", "/w", 1))
+        .await
+        .unwrap();
+    store
+        .create_session(new_session("other", "/w", 2))
+        .await
+        .unwrap();
+    for (id, call, tick) in [("c1", "call-1", 3), ("c2", "code-2", 4)] {
+        let created = store
+            .create_session(NewSession {
+                parent_session_id: Some("p".into()),
+                parent_call_id: Some(call.into()),
+                ..new_session(id, "/w", tick)
+            })
+            .await
+            .unwrap();
+        assert_eq!(created.parent_session_id.as_deref(), Some("p"));
+        assert_eq!(created.parent_call_id.as_deref(), Some(call));
+    }
+    let read = store.session("c2").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            read.parent_session_id.as_deref(),
+            read.parent_call_id.as_deref()
+        ),
+        (Some("p"), Some("code-2"))
+    );
+    let top = store.session("p").await.unwrap().unwrap();
+    assert_eq!((top.parent_session_id, top.parent_call_id), (None, None));
+
+    let ids = |filter: ParentFilter| {
+        let store = Arc::clone(&store);
+        async move {
+            let page = store
+                .list_sessions(&SessionQuery {
+                    limit: 10,
+                    parent: filter,
+                    ..SessionQuery::default()
+                })
+                .await
+                .unwrap();
+            let mut ids: Vec<String> = page.sessions.into_iter().map(|info| info.id).collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(ids(ParentFilter::Any).await, ["c1", "c2", "other", "p"]);
+    assert_eq!(ids(ParentFilter::TopLevel).await, ["other", "p"]);
+    assert_eq!(
+        ids(ParentFilter::ChildrenOf("p".into())).await,
+        ["c1", "c2"]
+    );
+    assert!(
+        ids(ParentFilter::ChildrenOf("other".into()))
+            .await
+            .is_empty()
+    );
 }
 
 /// A rename sticks (a later prompt does not replace it); a delete removes everything.

@@ -384,6 +384,8 @@ async fn tables_from_before_the_index_are_indexed_on_connect() {
     drop(store);
     admin(&format!(
         "DROP TABLE {schema}.search_docs, {schema}.search_calls;
+         ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
+                                       DROP COLUMN parent_call_id;
          UPDATE {schema}.schema_version SET version = 1"
     ))
     .await;
@@ -411,6 +413,48 @@ async fn tables_from_before_the_index_are_indexed_on_connect() {
         .await
         .unwrap();
     assert!(chinese.hits.iter().all(|hit| hit.turn == Some(2)) && chinese.hits.len() == 2);
+    drop(store);
+    drop_schema(schema).await;
+}
+
+/// Tables from before child sessions (schema version 2) are migrated on connect: their
+/// sessions are top-level, and children can be created and listed under them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_from_before_child_sessions_work_after_connect() {
+    let schema = fresh_schema();
+    let store = store_on(&schema).await;
+    searchable_sessions(&store).await;
+    drop(store);
+    admin(&format!(
+        "ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
+                                       DROP COLUMN parent_call_id;
+         UPDATE {schema}.schema_version SET version = 2"
+    ))
+    .await;
+    let store = store_on(&schema).await;
+    let old = store.session("a").await.unwrap().unwrap();
+    assert_eq!((old.parent_session_id, old.parent_call_id), (None, None));
+    store
+        .create_session(qilin_store::NewSession {
+            parent_session_id: Some("a".into()),
+            parent_call_id: Some("call-9".into()),
+            ..new_session("child", "/w", 20)
+        })
+        .await
+        .unwrap();
+    let children = store
+        .list_sessions(&qilin_store::SessionQuery {
+            limit: 10,
+            parent: qilin_store::ParentFilter::ChildrenOf("a".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(children.sessions.len(), 1);
+    assert_eq!(
+        children.sessions[0].parent_call_id.as_deref(),
+        Some("call-9")
+    );
     drop(store);
     drop_schema(schema).await;
 }

@@ -409,9 +409,9 @@ fn a_newer_schema_is_refused() {
         message.contains("schema version 99") && message.contains("upgrade Qilin"),
         "{message}"
     );
-    // Refusing it released the lock: an older version of the file opens again.
+    // Refusing it released the lock: the file at this binary's version opens again.
     let raw = rusqlite::Connection::open(&database).unwrap();
-    raw.pragma_update(None, "user_version", 2).unwrap();
+    raw.pragma_update(None, "user_version", 3).unwrap();
     drop(raw);
     SqliteStore::open(&database).unwrap();
 }
@@ -425,10 +425,13 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
     let store = SqliteStore::open(&database).unwrap();
     searchable_sessions(&store).await;
     drop(store);
-    // What version 1 had: no search tables.
+    // What version 1 had: no search tables, no parent links.
     let raw = rusqlite::Connection::open(&database).unwrap();
     raw.execute_batch(
         "DROP TABLE search_docs; DROP TABLE search_text; DROP TABLE search_calls;
+         DROP INDEX sessions_by_parent;
+         ALTER TABLE sessions DROP COLUMN parent_session_id;
+         ALTER TABLE sessions DROP COLUMN parent_call_id;
          PRAGMA user_version = 1;",
     )
     .unwrap();
@@ -471,6 +474,68 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
         .unwrap();
     assert_eq!(another.hits.len(), 1);
     assert_eq!(another.hits[0].turn, Some(2));
+}
+
+/// A database from before child sessions (schema version 2) opens and works: its sessions are
+/// top-level, and children can be created and listed under them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_from_before_child_sessions_opens_and_works() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    searchable_sessions(&store).await;
+    drop(store);
+    // What version 2 had: no parent links.
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.execute_batch(
+        "DROP INDEX sessions_by_parent;
+         ALTER TABLE sessions DROP COLUMN parent_session_id;
+         ALTER TABLE sessions DROP COLUMN parent_call_id;
+         PRAGMA user_version = 2;",
+    )
+    .unwrap();
+    drop(raw);
+    let store = SqliteStore::open(&database).unwrap();
+    let old = store.session("a").await.unwrap().unwrap();
+    assert_eq!((old.parent_session_id, old.parent_call_id), (None, None));
+    assert!(old.head_seq > 0, "its events are kept");
+    store
+        .create_session(qilin_store::NewSession {
+            parent_session_id: Some("a".into()),
+            parent_call_id: Some("call-9".into()),
+            ..new_session("child", "/w", 20)
+        })
+        .await
+        .unwrap();
+    let children = store
+        .list_sessions(&qilin_store::SessionQuery {
+            limit: 10,
+            parent: qilin_store::ParentFilter::ChildrenOf("a".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(children.sessions.len(), 1);
+    assert_eq!(
+        children.sessions[0].parent_call_id.as_deref(),
+        Some("call-9")
+    );
+    let top = store
+        .list_sessions(&qilin_store::SessionQuery {
+            limit: 10,
+            parent: qilin_store::ParentFilter::TopLevel,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut ids: Vec<&str> = top.sessions.iter().map(|s| s.id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "b"]);
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    let version: i64 = raw
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
 }
 
 /// A file that is not a database is an error naming it, not a panic.

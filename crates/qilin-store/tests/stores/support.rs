@@ -50,6 +50,8 @@ pub fn new_session(id: &str, workspace: &str, tick: u64) -> NewSession {
         agent_file: Some(format!("{workspace}/coder.agent")),
         model: "scripted:demo.yaml".into(),
         created_at: time(tick),
+        parent_session_id: None,
+        parent_call_id: None,
     }
 }
 
@@ -173,6 +175,8 @@ pub fn varied(seq: u64) -> EventBody {
             model: "scripted:x".into(),
             workspace: "/w".into(),
             context: None,
+            parent_session_id: Some("p".into()),
+            parent_call_id: Some("call-1".into()),
         }),
         _ => text(&format!("delta {seq}")),
     }

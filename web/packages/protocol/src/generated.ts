@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -216,7 +216,16 @@ workspace: string,
  * The environment and project memory the system prompt carries, as they were when the
  * session began (a resumed session reuses them, so its prompt stays byte-identical).
  */
-context?: ProjectContext, };
+context?: ProjectContext, 
+/**
+ * For a child session (a subagent): the session that started it.
+ */
+parentSessionId?: string, 
+/**
+ * For a child session: the parent's `agent` call that started it (for a code-mode call,
+ * that nested call's own id, not its `run_code` call's).
+ */
+parentCallId?: string, };
 
 export type AgentInfo = { 
 /**
@@ -755,7 +764,11 @@ requests: Array<RequestNode>,
 /**
  * Calls made by this call's code, in order.
  */
-subCalls: Array<ToolNode>, };
+subCalls: Array<ToolNode>, 
+/**
+ * The child session the call started (an `agent` call), from its `agent.started`.
+ */
+child?: ChildLink, };
 
 export type RequestNode = { 
 /**
@@ -862,6 +875,187 @@ estimatedTokensBefore: number,
  */
 estimatedTokensAfter: number, };
 
+export type ChildLink = { 
+/**
+ * The child's session id.
+ */
+sessionId: string, 
+/**
+ * The agent it runs.
+ */
+agent: string, 
+/**
+ * The short description the parent gave it.
+ */
+description: string, 
+/**
+ * The name the parent gave it, when it did.
+ */
+name?: string, 
+/**
+ * Whether it runs in the background.
+ */
+background: boolean, };
+
+export type ChildStatus = "running" | "completed" | "failed" | "interrupted" | "out_of_budget";
+
+export type ChildUsage = { 
+/**
+ * Prompt tokens sent.
+ */
+inputTokens: number, 
+/**
+ * Tokens generated.
+ */
+outputTokens: number, 
+/**
+ * The cost in US dollars, when the host knows the model's price.
+ */
+costUsd?: number, };
+
+export type ChildRecord = { 
+/**
+ * The child's session id.
+ */
+sessionId: string, 
+/**
+ * The agent it runs (`explore`, `general`, or a workspace agent file's name).
+ */
+agent: string, 
+/**
+ * The short description the parent gave it.
+ */
+description: string, 
+/**
+ * The name the parent gave it, when it did.
+ */
+name?: string, 
+/**
+ * Whether it runs in the background (the `agent` call returned at once).
+ */
+background: boolean, 
+/**
+ * Where it stands.
+ */
+status: ChildStatus, 
+/**
+ * Its final answer (the text of its last step), once it ended with one.
+ */
+answer?: string, 
+/**
+ * Why it failed, or what stopped it.
+ */
+error?: string, 
+/**
+ * Model steps taken so far.
+ */
+steps: number, 
+/**
+ * Tokens and cost so far.
+ */
+usage: ChildUsage, 
+/**
+ * Wall time so far, or until it ended, in milliseconds.
+ */
+durationMs: number, };
+
+export type AgentWaitOutput = { 
+/**
+ * The children that ended and whose result was not delivered before, each delivered
+ * exactly once.
+ */
+finished: Array<ChildRecord>, 
+/**
+ * The ids of the children waited for that still run.
+ */
+running: Array<string>, 
+/**
+ * Whether the wait ended at `timeout_ms` with children still running.
+ */
+timedOut: boolean, };
+
+export type AgentListOutput = { 
+/**
+ * The session's children, oldest first.
+ */
+children: Array<ChildRecord>, };
+
+export type Delivery = "now" | "queued";
+
+export type AgentSendOutput = { 
+/**
+ * The recipient as given (a session id or a name).
+ */
+to: string, 
+/**
+ * The recipient's session id.
+ */
+sessionId: string, 
+/**
+ * Whether the message is seen at the recipient's next step or after its current one.
+ */
+delivered: Delivery, };
+
+export type AgentStartedEvent = { 
+/**
+ * The `agent` call that created the child.
+ */
+callId: string, 
+/**
+ * The `run_code` call that made that call, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The child's session id.
+ */
+childSessionId: string, 
+/**
+ * The agent the child runs.
+ */
+agent: string, 
+/**
+ * The short description the parent gave it.
+ */
+description: string, 
+/**
+ * The name the parent gave it, when it did.
+ */
+name?: string, 
+/**
+ * Whether it runs in the background.
+ */
+background: boolean, };
+
+export type AgentFinishedEvent = { 
+/**
+ * The child's session id.
+ */
+childSessionId: string, 
+/**
+ * How it ended.
+ */
+record: ChildRecord, };
+
+export type AgentDeliveredEvent = { 
+/**
+ * The child's session id.
+ */
+childSessionId: string, };
+
+export type AgentMessageEvent = { 
+/**
+ * The sender's session id.
+ */
+fromSessionId: string, 
+/**
+ * The sender's name, when it has one (a named teammate); absent for the parent.
+ */
+fromName?: string, 
+/**
+ * The message.
+ */
+text: string, };
+
 export type SessionStatus = "idle" | "running";
 
 export type SessionInfo = { 
@@ -908,7 +1102,17 @@ turns: number,
 /**
  * The `seq` of its latest event; 0 before any.
  */
-headSeq: number, };
+headSeq: number, 
+/**
+ * For a child session (a subagent): the session that started it; null for a top-level
+ * session.
+ */
+parentSessionId: string | null, 
+/**
+ * For a child session: the parent's `agent` call that started it; null for a top-level
+ * session.
+ */
+parentCallId: string | null, };
 
 export type SessionPage = { 
 /**
@@ -929,6 +1133,10 @@ activeTurn: string | null,
  * The requests waiting for an answer, in the order opened.
  */
 openRequests: Array<RequestOpenedEvent>, 
+/**
+ * The sessions it started (subagents), oldest first.
+ */
+children: Array<SessionInfo>, 
 /**
  * Whether this server process runs the session now.
  */
@@ -982,7 +1190,17 @@ turns: number,
 /**
  * The `seq` of its latest event; 0 before any.
  */
-headSeq: number, };
+headSeq: number, 
+/**
+ * For a child session (a subagent): the session that started it; null for a top-level
+ * session.
+ */
+parentSessionId: string | null, 
+/**
+ * For a child session: the parent's `agent` call that started it; null for a top-level
+ * session.
+ */
+parentCallId: string | null, };
 
 export type CreateSession = { 
 /**
@@ -1030,7 +1248,12 @@ q?: string,
 /**
  * Only sessions of this workspace (its absolute path).
  */
-workspace?: string, };
+workspace?: string, 
+/**
+ * Only the children (subagent sessions) of this session; without it, only top-level
+ * sessions are listed.
+ */
+parent?: string, };
 
 export type StartTurn = { 
 /**
