@@ -1,4 +1,4 @@
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { ChildLink, ChildRecord, ToolNode } from '@qilin-agent/protocol';
 
 /** One hand-made case of the agent family: its id in the gallery, and the call. */
 export interface AgentCase {
@@ -12,14 +12,14 @@ export interface AgentCase {
 export const CHILD_SESSION = 'ses_child1';
 
 /** The live link the runtime folds onto an `agent` call once its child exists. */
-const CHILD_LINK = {
+const CHILD_LINK: ChildLink = {
   sessionId: CHILD_SESSION,
   agent: 'explore',
   description: 'Find the retry logic',
   background: false,
 };
 
-const RECORD = {
+const RECORD: ChildRecord = {
   sessionId: CHILD_SESSION,
   agent: 'explore',
   description: 'Find the retry logic',
@@ -32,14 +32,13 @@ const RECORD = {
   durationMs: 6_400,
 };
 
-const SCOUT = {
-  ...RECORD,
+const SCOUT: ChildRecord = {
   sessionId: 'ses_child2',
+  agent: 'explore',
   name: 'scout',
   description: 'Read the upload tests',
   background: true,
   status: 'running',
-  answer: undefined,
   steps: 2,
   usage: { inputTokens: 7_300, outputTokens: 210 },
   durationMs: 2_100,
@@ -88,15 +87,14 @@ export const AGENT_CASES: readonly AgentCase[] = [
   { id: 'agent-starting', node: node('call_a2', 'agent', 'running', AGENT_ARGS) },
   {
     id: 'agent-running',
-    // TODO(protocol: agents): typed by the generated ToolNode's `child` once it lands.
-    node: { ...node('call_a7', 'agent', 'running', AGENT_ARGS), child: CHILD_LINK } as ToolNode,
+    node: { ...node('call_a7', 'agent', 'running', AGENT_ARGS), child: CHILD_LINK },
   },
   {
     id: 'agent-completed',
     node: {
       ...node('call_a3', 'agent', 'done', AGENT_ARGS, { status: 'ok', output: RECORD }),
       child: CHILD_LINK,
-    } as ToolNode,
+    },
   },
   {
     id: 'agent-out-of-budget',

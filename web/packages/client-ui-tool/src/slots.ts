@@ -1,6 +1,7 @@
 import type {
   CallStatus,
   CallerKind,
+  ChildLink,
   ContentBlock,
   ConversationTree,
   ErrorCode,
@@ -49,21 +50,6 @@ export interface ToolCallHost {
   inspect?: (callId: string) => void;
   /** Turns an image of a result into an address an `<img>` can show. */
   loadImage: ImageLoader;
-}
-
-/** The child session a call started, as the runtime linked it to the call. */
-// TODO(protocol: agents): the generated `ChildLink` replaces this once the branch lands.
-export interface ChildLink {
-  /** The child's session id. */
-  readonly sessionId: string;
-  /** The agent it runs. */
-  readonly agent: string;
-  /** What it was asked to do. */
-  readonly description: string;
-  /** Its name, for a named child. */
-  readonly name?: string;
-  /** True for a child started in the background. */
-  readonly background: boolean;
 }
 
 /**

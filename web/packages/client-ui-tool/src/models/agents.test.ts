@@ -1,4 +1,5 @@
 // The agent family's card models, on calls built here with the agreed output shapes.
+import type { ChildRecord } from '@qilin-agent/protocol';
 import { describe, expect, test } from 'vitest';
 import {
   agentListModel,
@@ -48,7 +49,7 @@ const RECORD = {
   steps: 3,
   usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
   durationMs: 5_200,
-};
+} satisfies ChildRecord;
 
 const AGENT_ARGS = {
   agent: 'explore',

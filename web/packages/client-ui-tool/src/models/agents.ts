@@ -2,23 +2,24 @@
 // `agent_send` — from the raw fields of each call: its arguments and the child records the
 // runtime recorded as its output.
 import { message, type Message } from '@qilin-agent/i18n';
+import type { ChildStatus, Delivery } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 import { sessionHref } from './sessionLink';
 
-/** Where a child session stands, as its record says. */
-export const CHILD_STATUSES = [
+/** Where a child session stands, as its record says (the generated `ChildStatus`). */
+export type ChildState = ChildStatus;
+
+/** Every [`ChildState`], for reading a record. */
+export const CHILD_STATUSES: readonly ChildState[] = [
   'running',
   'completed',
   'failed',
   'interrupted',
   'out_of_budget',
-] as const;
-
-/** One of [`CHILD_STATUSES`]. */
-export type ChildState = (typeof CHILD_STATUSES)[number];
+];
 
 /** One child session's record (`ChildRecord`) as the cards show it. */
 export interface ChildRow {
@@ -390,7 +391,7 @@ export function agentStopModel(input: CardInput): AgentStopModel | GenericModel 
 }
 
 /** How a message sent to a child was delivered. */
-export const DELIVERIES = ['now', 'queued'] as const;
+export const DELIVERIES: readonly Delivery[] = ['now', 'queued'];
 
 /** The card of an `agent_send` call. */
 export interface AgentSendModel {
@@ -401,7 +402,7 @@ export interface AgentSendModel {
   /** The message sent. */
   readonly message?: string;
   /** Delivered now, or queued for the child's next step. */
-  readonly delivered?: (typeof DELIVERIES)[number];
+  readonly delivered?: Delivery;
   /** The page's address of the child session. */
   readonly href?: string;
   /** A failed call's plain card. */

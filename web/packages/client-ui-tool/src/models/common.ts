@@ -1,6 +1,6 @@
-import type { ContentBlock, RequestNode } from '@qilin-agent/protocol';
+import type { ChildLink, ContentBlock, RequestNode } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
-import type { ChildLink, LiveGap, ResultBlock, ToolCallOwnerProps } from '../slots';
+import type { LiveGap, ResultBlock, ToolCallOwnerProps } from '../slots';
 
 /** What a card model reads: the raw event fields of one call, and where the session works. */
 export interface CardInput {

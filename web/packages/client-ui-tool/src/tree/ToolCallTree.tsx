@@ -20,7 +20,6 @@ import {
   ANY_TOOL,
   REQUESTS_SLOT,
   TOOL_VIEW_SLOT,
-  type ChildLink,
   type ResultBlock,
   type StartBlock,
   type ToolCallHost,
@@ -95,8 +94,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
   // Output past the live start with nothing left out follows on from it.
   const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
   const args = node.arguments;
-  // TODO(protocol: agents): `node.child` once the generated ToolNode has it.
-  const child = (node as ToolNode & { child?: ChildLink }).child;
+  const child = node.child;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallOwnerProps => {
     const base = { ...host, callId, toolName };

@@ -1,7 +1,7 @@
 // The agent family's cards as a reader sees them: rendered through the tree, expanded.
 import { fireEvent, screen, within } from '@testing-library/react';
 import type { Locale } from '@qilin-agent/i18n';
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { ChildRecord, ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test } from 'vitest';
 import { renderWithI18n } from '../../../../test-support/render';
@@ -58,7 +58,7 @@ const RECORD = {
   steps: 3,
   usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
   durationMs: 5_200,
-};
+} satisfies ChildRecord;
 
 const ARGS = {
   agent: 'explore',

@@ -3,7 +3,7 @@
 // that counts what it follows.
 import { act, fireEvent, screen, within } from '@testing-library/react';
 import type { Locale } from '@qilin-agent/i18n';
-import { ConversationStore, type ToolNode } from '@qilin-agent/protocol';
+import { ConversationStore, type ChildRecord, type ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { useEffect, useMemo, useSyncExternalStore } from 'react';
 import { describe, expect, test } from 'vitest';
@@ -29,7 +29,7 @@ const RECORD = {
   steps: 5,
   usage: { inputTokens: 900, outputTokens: 80 },
   durationMs: 1_200,
-};
+} satisfies ChildRecord;
 
 /** The `agent` call: running with its child linked, or ended with the child's record. */
 function agentCall(moment: 'running' | 'done'): ToolNode {
@@ -46,7 +46,7 @@ function agentCall(moment: 'running' | 'done'): ToolNode {
       ? { outcome: { status: 'ok', content: [], output: RECORD, durationMs: 1_250 } }
       : {}),
     subCalls: [],
-  } as ToolNode;
+  };
 }
 
 /**
