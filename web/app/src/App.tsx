@@ -7,6 +7,7 @@ import { useCallback, useEffect, useMemo, useState, type MouseEvent } from 'reac
 import type { SessionInfo } from '@qilin-agent/protocol';
 import { api, ServerError } from './api';
 import { addressHref, clickedSessionLink, sessionAddress, type SessionAddress } from './links';
+import { ChildSessions, useSessionFamily } from './family';
 import { ContentHits, useContentSearch } from './Search';
 import { SessionPage } from './Session';
 
@@ -109,6 +110,7 @@ function Shell(props: {
   const [query, setQuery] = useState('');
   const content = useContentSearch(query, api.search);
   const [problem, setProblem] = useState<string>();
+  const family = useSessionFamily(current);
 
   const refresh = useCallback(async (q: string) => {
     try {
@@ -272,6 +274,7 @@ function Shell(props: {
                   {t('app.delete')}
                 </button>
               </span>
+              <ChildSessions parent={session} family={family} current={current} open={open} />
             </li>
           ))}
         </ul>

@@ -399,4 +399,7 @@ export const en = {
   'agents.calls.earlier_one': 'Show {{count}} earlier call',
   'agents.calls.earlier_other': 'Show {{count}} earlier calls',
   'agents.calls.latest': 'Show only the latest calls',
+  'app.children_one': '{{count}} child session',
+  'app.children_other': '{{count}} child sessions',
+  'app.childrenOf': 'Child sessions of {{title}}',
 } as const;

@@ -386,4 +386,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'agents.calls.gone': '子会话已被删除。',
   'agents.calls.earlier_other': '显示更早的 {{count}} 次调用',
   'agents.calls.latest': '只显示最近的调用',
+  'app.children_other': '{{count}} 个子会话',
+  'app.childrenOf': '{{title}} 的子会话',
 };
