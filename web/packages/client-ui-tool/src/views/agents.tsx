@@ -151,7 +151,7 @@ export function AgentView(props: ToolCallOwnerProps) {
             {model.background === true && model.record !== undefined && (
               <p className="qt-verdict">{t('agents.startedBackground')}</p>
             )}
-            {model.prompt !== undefined && (
+            {model.prompt !== undefined && model.body === undefined && (
               <TextBlock label={t('agents.prompt')} text={model.prompt} />
             )}
             {model.record !== undefined && !model.background && (
