@@ -300,6 +300,14 @@ impl Agent {
                 // further step starts.
                 StepEnd::Calls if cancel.is_cancelled() => (FinishReason::Interrupted, None),
                 StepEnd::Calls => continue,
+                // A message from another agent came while the model answered: it gets a
+                // step to reply.
+                StepEnd::Answer
+                    if step < self.settings.max_steps
+                        && self.lock_history().catch_up().awaits_reply() =>
+                {
+                    continue;
+                }
                 StepEnd::Answer => (FinishReason::Completed, None),
                 StepEnd::Interrupted => (FinishReason::Interrupted, None),
                 StepEnd::CutAtLimit => (

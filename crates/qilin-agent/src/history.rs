@@ -5,6 +5,7 @@
 //! session resumed in another process sends the same bytes an uninterrupted one would have.
 
 use qilin_model::{AssistantToolCall, Message, Reasoning, ToolCallResult};
+use qilin_protocol::agents::{AgentFinishedEvent, AgentMessageEvent};
 use qilin_protocol::{CallStatus, CallerKind, Event, EventBody};
 
 /// The messages a provider receives, rebuilt from events in `seq` order.
@@ -15,6 +16,12 @@ pub struct HistoryFold {
     turns: u32,
     /// Turns started since the session began or since its last compaction.
     turns_since_compaction: u32,
+    /// Notes for the model that arrived while a step was open (a message from another agent,
+    /// a background child's end): they follow the step's messages once it finishes.
+    pending: Vec<Message>,
+    /// A message from another agent reached the history after the model's last step, so the
+    /// model has not answered it yet.
+    awaiting_reply: bool,
 }
 
 /// What one step has produced so far.
@@ -49,6 +56,21 @@ impl HistoryFold {
         self.turns
     }
 
+    /// Whether a message from another agent (`agent.message`) came after the model's last
+    /// step: the loop gives the model a step to answer it before the turn ends.
+    pub fn awaits_reply(&self) -> bool {
+        self.awaiting_reply
+    }
+
+    /// A note for the model: at once between steps, after the open step otherwise.
+    fn note(&mut self, message: Message, wants_reply: bool) {
+        match self.step {
+            Some(_) => self.pending.push(message),
+            None => self.messages.push(message),
+        }
+        self.awaiting_reply |= wants_reply;
+    }
+
     /// How many turns started since the session began or since its last compaction: none
     /// means there is nothing (new) to compact.
     pub fn turns_since_compaction(&self) -> u32 {
@@ -63,7 +85,12 @@ impl HistoryFold {
                 self.turns_since_compaction += 1;
                 self.messages.push(Message::user(prompt.clone()));
             }
-            EventBody::StepStarted { .. } => self.step = Some(StepSoFar::default()),
+            EventBody::StepStarted { .. } => {
+                self.step = Some(StepSoFar::default());
+                self.awaiting_reply = false;
+            }
+            EventBody::AgentMessage(message) => self.note(message_note(message), true),
+            EventBody::AgentFinished(finished) => self.note(finished_note(finished), false),
             EventBody::StepTextDelta { text, .. } => {
                 if let Some(step) = &mut self.step {
                     step.text.push_str(text);
@@ -115,7 +142,9 @@ impl HistoryFold {
             }
             EventBody::StepFinished { .. } => {
                 let Some(step) = self.step.take() else { return };
+                let pending = std::mem::take(&mut self.pending);
                 if step.calls.is_empty() && step.text.is_empty() && step.reasoning.is_empty() {
+                    self.messages.extend(pending);
                     return;
                 }
                 let results: Vec<ToolCallResult> = step
@@ -138,15 +167,44 @@ impl HistoryFold {
                 if made_calls {
                     self.messages.push(Message::tool_results(results));
                 }
+                self.messages.extend(pending);
             }
             EventBody::ContextCompacted(compacted) => {
                 self.step = None;
+                self.pending.clear();
                 self.turns_since_compaction = 0;
                 self.messages = vec![crate::compact::summary_message(&compacted.summary)];
             }
             _ => {}
         }
     }
+}
+
+/// What the model reads of a message another agent sent it.
+fn message_note(message: &AgentMessageEvent) -> Message {
+    let from = match &message.from_name {
+        Some(name) => format!("agent `{name}` (session {})", message.from_session_id),
+        None => format!(
+            "the agent that started you (session {})",
+            message.from_session_id
+        ),
+    };
+    Message::user(format!("Message from {from}:\n\n{}", message.text))
+}
+
+/// What the model reads when one of its background children ended: a short notice (the
+/// result itself is handed over by `agent_wait`, once).
+fn finished_note(finished: &AgentFinishedEvent) -> Message {
+    let record = &finished.record;
+    let who = match &record.name {
+        Some(name) => format!("`{name}` ({})", record.session_id),
+        None => record.session_id.clone(),
+    };
+    Message::user(format!(
+        "[Background agent {who} — \"{}\" — ended: {}. Call agent_wait to collect its result.]",
+        record.description,
+        record.status.as_str()
+    ))
 }
 
 /// The result of a call whose own result is missing from a log (a log cut by a crash that

@@ -1,5 +1,7 @@
 //! The agents built into Qilin, run when a host names no agent file: `coder`, the default of
-//! `qilin` in a folder, and `tools`, every tool mounted for a host that calls them itself.
+//! `qilin` in a folder, and `tools`, every tool mounted for a host that calls them itself; and
+//! the subagents any session can start with the `agent` tool: `explore` (read-only) and
+//! `general`.
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -13,7 +15,11 @@ pub const DEFAULT_AGENT: &str = "coder";
 pub const TOOLS_AGENT: &str = "tools";
 
 /// The built-in agents written as files: their names and texts.
-const AGENT_FILES: &[(&str, &str)] = &[("coder", include_str!("../agents/coder.agent"))];
+const AGENT_FILES: &[(&str, &str)] = &[
+    ("coder", include_str!("../agents/coder.agent")),
+    ("explore", include_str!("../agents/explore.agent")),
+    ("general", include_str!("../agents/general.agent")),
+];
 
 /// The text of [`TOOLS_AGENT`], made from the built-in tools of this build.
 static TOOLS_AGENT_TEXT: LazyLock<String> = LazyLock::new(|| {

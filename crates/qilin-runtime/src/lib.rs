@@ -32,6 +32,11 @@
 //! died, and their conversation trees kept folded ([`LiveTree`]) for the snapshots clients
 //! render.
 //!
+//! A session starts children (subagents, the `agent` tools of `qilin-subagents`) through the
+//! same [`SessionBuilder`]: each an ordinary session linked to its parent, bounded by the
+//! runtime ([`ChildLimits`]: depth, running children, steps; its tools within the parent's,
+//! its sandbox never wider, the parent's review rules applied too), interrupted with it.
+//!
 //! [`EventStore`]: qilin_store::EventStore
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -39,6 +44,7 @@
 mod assembly;
 mod builtin;
 mod check;
+mod children;
 mod context;
 mod error;
 mod host;
@@ -52,6 +58,7 @@ pub use assembly::{
 };
 pub use builtin::{DEFAULT_AGENT, TOOLS_AGENT, builtin_agent, builtin_agents};
 pub use check::{check, tool_catalog};
+pub use children::ChildLimits;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
 pub use host::{

@@ -67,6 +67,8 @@ pub(crate) struct MountRequest<'a> {
     pub(crate) trust: Option<&'a TrustFile>,
     /// The project context the prompt carries.
     pub(crate) context: Option<ProjectContext>,
+    /// For a child session: what its agent may have at most (its parent's tools, sandbox).
+    pub(crate) bounds: Option<&'a crate::children::ChildBounds>,
 }
 
 /// An agent mounted: what a session is started with.
@@ -96,6 +98,7 @@ pub(crate) async fn mount(request: MountRequest<'_>) -> Result<MountedAgent, Run
         sandbox,
         trust,
         context,
+        bounds,
     } = request;
     let mcp_servers = match &source {
         AgentSource::File(path) => declared_mcp_servers(path).unwrap_or_default(),
@@ -149,6 +152,9 @@ pub(crate) async fn mount(request: MountRequest<'_>) -> Result<MountedAgent, Run
             loaded.value
         }
     };
+    if let Some(bounds) = bounds {
+        bounds.clamp(&mut agent);
+    }
     add_server_skills(&mut agent, &skills, &snapshots);
     let concerning = found.diagnostics_for(&agent);
     diagnostics.splice(0..0, concerning.relevant.into_iter().cloned());

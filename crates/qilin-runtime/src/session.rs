@@ -2,6 +2,7 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
+use crate::children::{BothReviewers, ChildBounds, ChildLimits, Children, ParentLink, ParentSetup};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
 use crate::runtime::read_after;
@@ -124,6 +125,10 @@ pub struct SessionBuilder {
     tools: ToolRegistry,
     /// The first of them that could not be registered; `build` reports it.
     refused: Option<RegistryError>,
+    /// The bounds on the session's children.
+    child_limits: ChildLimits,
+    /// For a child session: its parent, its bounds and its parent's reviewer.
+    parent: Option<(ParentLink, ChildBounds, Arc<dyn Reviewer>)>,
 }
 
 impl SessionBuilder {
@@ -145,7 +150,35 @@ impl SessionBuilder {
             project_context: true,
             tools: ToolRegistry::new(),
             refused: None,
+            child_limits: ChildLimits::default(),
+            parent: None,
         }
+    }
+
+    /// The bounds on the children (subagents) the session may start: how deep they nest, how
+    /// many run at once, the steps of each ([`ChildLimits::default`] unless set). Its children
+    /// have the same bounds.
+    pub fn child_limits(mut self, limits: ChildLimits) -> Self {
+        self.child_limits = limits;
+        self
+    }
+
+    /// The agent, from wherever it comes.
+    pub(crate) fn agent_source(mut self, source: AgentSource) -> Self {
+        self.agent = Some(source);
+        self
+    }
+
+    /// Makes the session a child of `parent`, bounded by `bounds`, its calls reviewed by the
+    /// parent's `reviewer` too.
+    pub(crate) fn child_of(
+        mut self,
+        parent: ParentLink,
+        bounds: ChildBounds,
+        reviewer: Arc<dyn Reviewer>,
+    ) -> Self {
+        self.parent = Some((parent, bounds, reviewer));
+        self
     }
 
     /// The agent file to run.
@@ -343,6 +376,7 @@ impl SessionBuilder {
             sandbox: self.runtime.code_sandbox(),
             trust: self.runtime.trust_file(),
             context,
+            bounds: self.parent.as_ref().map(|(_, bounds, _)| bounds),
         })
         .await?;
         self.workspace = workspace;
@@ -434,9 +468,24 @@ impl SessionBuilder {
             model: model_label,
             workspace: workspace.display().to_string(),
             context: remount.context().cloned(),
-            parent_session_id: None,
-            parent_call_id: None,
+            parent_session_id: this
+                .parent
+                .as_ref()
+                .map(|(link, ..)| link.session_id.clone()),
+            parent_call_id: this.parent.as_ref().map(|(link, ..)| link.call_id.clone()),
         };
+        let depth = match (&this.parent, &this.resumed) {
+            (Some((link, ..)), _) => link.depth,
+            // A resumed child keeps at least a child's depth.
+            (None, Some(resumed)) => u32::from(resumed.events.iter().any(|event| {
+                matches!(&event.body, EventBody::SessionStarted(started) if started.parent_session_id.is_some())
+            })),
+            (None, None) => 0,
+        };
+        let children = Children::new(this.runtime.clone(), this.child_limits, depth);
+        services.insert(Arc::new(qilin_subagents::SubagentService(
+            Arc::clone(&children) as Arc<dyn qilin_subagents::Subagents>,
+        )));
         let requests = match this.attended {
             true => Requests::attended(),
             false => Requests::unattended(),
@@ -464,8 +513,8 @@ impl SessionBuilder {
                         agent_file: started.agent.file.clone(),
                         model: started.model.clone(),
                         created_at: qilin_tool::now(),
-                        parent_session_id: None,
-                        parent_call_id: None,
+                        parent_session_id: started.parent_session_id.clone(),
+                        parent_call_id: started.parent_call_id.clone(),
                     })
                     .await?;
                 Vec::new()
@@ -504,7 +553,30 @@ impl SessionBuilder {
             session.events().subscribe(),
             session.events().head(),
         );
-        let reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
+        let own_reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
+        let reviewer: Arc<dyn Reviewer> = match &this.parent {
+            Some((_, _, parent)) => Arc::new(BothReviewers {
+                own: own_reviewer,
+                parent: Arc::clone(parent),
+            }),
+            None => own_reviewer,
+        };
+        let reviewer_for_children = Arc::clone(&reviewer);
+        let child_bounds = ChildBounds {
+            tools: mounted_tools
+                .registry
+                .list()
+                .map(|tool| tool.name().to_string())
+                .collect(),
+            code_mode: agent.code_mode,
+            sandbox: agent.sandbox.clone(),
+            max_steps: this.child_limits.max_steps,
+        };
+        let parent_model = ModelChoice::Provider {
+            provider: Arc::clone(&provider),
+            model: model_name.clone(),
+            label: started.model.clone(),
+        };
         let config = ExecConfig {
             timeout: this.call_timeout,
             ..ExecConfig::default()
@@ -537,6 +609,17 @@ impl SessionBuilder {
                 .events()
                 .emit(EventBody::SessionStarted(started.clone()));
         }
+        children.set_up(ParentSetup {
+            session: Arc::downgrade(&session),
+            session_id: id.clone(),
+            workspace: workspace.clone(),
+            model: parent_model,
+            bounds: child_bounds,
+            reviewer: Arc::clone(&reviewer_for_children),
+            no_sandbox: this.no_sandbox,
+            skill_dirs: this.skill_dirs.clone(),
+            call_timeout: this.call_timeout,
+        });
         Ok(SessionHandle {
             inner: Arc::new(SessionInner {
                 id,
@@ -549,6 +632,7 @@ impl SessionBuilder {
                 notes,
                 mcp,
                 remount,
+                children,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
@@ -594,6 +678,8 @@ struct SessionInner {
     mcp: McpConnections,
     /// Makes the tools again when an MCP server's tool list changed (sessions with servers).
     remount: Option<Arc<Remount>>,
+    /// The session's children (subagents).
+    children: Arc<Children>,
     turns: Mutex<Turns>,
 }
 
@@ -807,6 +893,23 @@ impl SessionHandle {
         remount.refresh(&self.inner.agent).await
     }
 
+    /// The tokens the session's children (subagents) used so far, summed.
+    pub fn children_usage(&self) -> qilin_protocol::agents::ChildUsage {
+        self.inner.children.usage()
+    }
+
+    /// Every event the session records from now on, as it is recorded (before the store
+    /// commits it).
+    pub(crate) fn live_events(&self) -> mpsc::UnboundedReceiver<Event> {
+        self.inner.session.events().subscribe()
+    }
+
+    /// Records `body` in the session's log (a message from another session): the model sees
+    /// it between steps.
+    pub(crate) fn deliver(&self, body: EventBody) {
+        self.inner.session.events().emit(body);
+    }
+
     /// The turn running now, if one is.
     pub fn running_turn(&self) -> Option<String> {
         self.turns()
@@ -821,6 +924,7 @@ impl SessionHandle {
     /// leaving the conversation as it was. Returns false when nothing runs, or when it was
     /// interrupted already and is winding down.
     pub fn interrupt(&self) -> bool {
+        self.inner.children.interrupt_all();
         let turns = self.turns();
         if let Some(compacting) = &turns.compacting
             && !compacting.is_cancelled()

@@ -45,7 +45,8 @@ pub(super) enum Command {
 
 /// What an applied operation returns once committed.
 enum Applied {
-    Created(SessionInfo),
+    /// Boxed: a session is much larger than the other outcomes.
+    Created(Box<SessionInfo>),
     Done,
     Appended(u64),
 }
@@ -203,7 +204,7 @@ fn finish(
     // A caller that stopped waiting has dropped its receiver; the outcome stands regardless.
     match (command, outcome) {
         (Command::Create { reply, .. }, Ok(Applied::Created(info))) => {
-            let _ = reply.send(Ok(info));
+            let _ = reply.send(Ok(*info));
         }
         (Command::Rename { reply, .. }, Ok(_)) => {
             let _ = reply.send(Ok(()));
@@ -266,7 +267,9 @@ impl From<StoreError> for ApplyError {
 /// Runs one operation inside the open transaction.
 fn apply(conn: &Connection, command: &Command, search_index: bool) -> Result<Applied, ApplyError> {
     match command {
-        Command::Create { session, .. } => create(conn, session).map(Applied::Created),
+        Command::Create { session, .. } => {
+            create(conn, session).map(|info| Applied::Created(Box::new(info)))
+        }
         Command::Rename { id, title, .. } => {
             let changed = conn
                 .prepare_cached("UPDATE sessions SET title = ?2, title_lower = ?3 WHERE id = ?1")?
