@@ -15,6 +15,7 @@ import {
 import type { SessionInfo } from '@qilin-agent/protocol';
 import { api, ServerError } from './api';
 import { addressHref, clickedSessionLink, sessionAddress, type SessionAddress } from './links';
+import { ChildSessions, useSessionFamily } from './family';
 import { ContentHits, useContentSearch } from './Search';
 import { SessionPage } from './Session';
 
@@ -125,6 +126,7 @@ function Shell(props: {
     setSessionsShown(false);
     toggle.current?.focus({ preventScroll: true });
   };
+  const family = useSessionFamily(current);
 
   const refresh = useCallback(async (q: string) => {
     try {
@@ -314,6 +316,7 @@ function Shell(props: {
                   {t('app.delete')}
                 </button>
               </span>
+              <ChildSessions parent={session} family={family} current={current} open={open} />
             </li>
           ))}
         </ul>

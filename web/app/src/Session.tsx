@@ -9,6 +9,7 @@ import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
 import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
+import { useChildSession } from './children';
 import { useSessionFolders } from './folders';
 import { useRevealPlace, type RevealState } from './reveal';
 import { useSessionStream } from './stream';
@@ -66,7 +67,11 @@ export function SessionPage(props: {
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
     () => ({
-      tool: { ...createToolCallHooks(model), host: { loadImage: sessionImageLoader(sessionId) } },
+      tool: {
+        ...createToolCallHooks(model),
+        host: { loadImage: sessionImageLoader(sessionId) },
+        useChildSession,
+      },
     }),
     [model, sessionId],
   );

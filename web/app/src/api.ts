@@ -77,6 +77,9 @@ export const api = {
   /** Sessions, newest activity first; `q` filters by title. */
   sessions: (q?: string) =>
     call<SessionPage>('GET', `/api/sessions?limit=200${q ? `&q=${encodeURIComponent(q)}` : ''}`),
+  /** The child sessions of `parent` (the sessions its `agent` calls started), oldest first. */
+  children: (parent: string) =>
+    call<SessionPage>('GET', `/api/sessions?parent=${encodeURIComponent(parent)}&limit=200`),
   /**
    * Hits for `q` in every session's content (prompts, the model's text, calls' arguments,
    * results and errors, answers), best first; `cursor` asks for the page after a previous one.

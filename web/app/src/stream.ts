@@ -8,7 +8,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, ServerError } from './api';
 
 /** Whether a session exists: `undefined` when the server cannot say (it is down). */
-async function sessionExists(sessionId: string): Promise<boolean | undefined> {
+export async function sessionExists(sessionId: string): Promise<boolean | undefined> {
   try {
     await api.session(sessionId);
     return true;

@@ -9,6 +9,7 @@ import { I18nProvider, type Locale } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { useCallback, useMemo, useState } from 'react';
+import { AgentSection } from './AgentSection';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -130,6 +131,9 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-session-queries-shapes">session queries (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-agents">agents (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -187,6 +191,7 @@ export function Gallery(props: { locale: Locale }) {
               </article>
             ))}
           </section>
+          <AgentSection registry={registry} openFile={openFile} inspect={inspect} />
         </main>
       </div>
     </I18nProvider>

@@ -22,6 +22,9 @@ export {
   type ToolCallRequestsProps,
   type ToolCallShared,
   type ToolCallOwnerProps,
+  type ChildFeedStatus,
+  type ChildSessionFeed,
+  type UseChildSession,
 } from './slots';
 export { ToolCallTree, type ToolCallTreeProps } from './tree/ToolCallTree';
 export { createToolCallHooks, previousCall } from './tree/hooks';
@@ -128,3 +131,29 @@ export {
   type TrajectoryRow,
 } from './models/sessionTrajectory';
 export { RecordedTime, Snippet } from './views/sessionParts';
+export {
+  CHILD_STATUSES,
+  DELIVERIES,
+  agentListModel,
+  agentModel,
+  agentSendModel,
+  agentStopModel,
+  agentWaitModel,
+  childDot,
+  childRow,
+  formatCost,
+  formatTokens,
+  type AgentListModel,
+  type AgentModel,
+  type AgentSendModel,
+  type AgentStopModel,
+  type AgentWaitModel,
+  type ChildRow,
+  type ChildState,
+} from './models/agents';
+export {
+  ChildCalls,
+  LATEST_CHILD_CALLS,
+  rootCalls,
+  type ChildCallsProps,
+} from './views/childCalls';

@@ -1,5 +1,12 @@
 import type { SlotContext } from '@qilin-agent/slots';
 import { TOOL_VIEW_SLOT } from './slots';
+import {
+  AgentListView,
+  AgentSendView,
+  AgentStopView,
+  AgentView,
+  AgentWaitView,
+} from './views/agents';
 import { EditView } from './views/edit';
 import { EditorView } from './views/editor';
 import { GlobView } from './views/glob';
@@ -44,6 +51,11 @@ export const BUILTIN_TOOL_VIEWS = {
   session_search: SessionSearchView,
   session_events: SessionEventsView,
   session_trajectory: SessionTrajectoryView,
+  agent: AgentView,
+  agent_wait: AgentWaitView,
+  agent_list: AgentListView,
+  agent_stop: AgentStopView,
+  agent_send: AgentSendView,
 } as const;
 
 /**

@@ -1,7 +1,9 @@
 import type {
   CallStatus,
   CallerKind,
+  ChildLink,
   ContentBlock,
+  ConversationTree,
   ErrorCode,
   RequestNode,
   ToolNode,
@@ -70,6 +72,8 @@ export interface StartBlock {
   readonly requests: readonly RequestNode[];
   /** The request the call waits on, while a person has not answered it. */
   readonly pending?: RequestNode;
+  /** The child session the call started (`agent`), once the runtime created it. */
+  readonly child?: ChildLink;
 }
 
 /** Live output left out of a call's live view, and the latest output after it. */
@@ -161,10 +165,36 @@ export interface ToolCallHooks {
   usePreviousToolCall: (callId: string, toolName: string) => ToolNode | undefined;
 }
 
+/** Where the host's following of a child session stands. */
+export type ChildFeedStatus = 'connecting' | 'live' | 'reconnecting' | 'ended';
+
+/** A child session as the host follows it: its conversation as it grows, and hooks over it. */
+export interface ChildSessionFeed {
+  /** Where the host's stream of the child stands (`ended`: the child session is gone). */
+  readonly status: ChildFeedStatus;
+  /** The child's conversation: the runtime's fold of its log, a new tree at each change. */
+  readonly tree: ConversationTree;
+  /** The tool hooks over the child's own store, for the child's cards. */
+  readonly hooks: ToolCallHooks;
+}
+
+/**
+ * Follows a child session while a card shows its calls: given a session id, the host reads the
+ * child (its snapshot, then its live events) and returns what it has so far (`undefined` before
+ * anything came); given `undefined`, it follows nothing. The host closes what it opened when
+ * the id changes or the card unmounts, so a page holds one subscription per child shown.
+ */
+export type UseChildSession = (sessionId: string | undefined) => ChildSessionFeed | undefined;
+
 /** What the host shares with every tool view through the slot system. */
 export interface ToolCallShared extends ToolCallHooks {
   /** Host data for every tree; a `ToolCallTree`'s own props take precedence. */
   host?: Partial<ToolCallHost>;
+  /**
+   * Follows a child session for the `agent` card, which then shows the child's calls live;
+   * without it the card shows the link to the child session only.
+   */
+  useChildSession?: UseChildSession;
 }
 
 declare module '@qilin-agent/slots' {

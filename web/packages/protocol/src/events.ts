@@ -1,5 +1,6 @@
 import type {
   AgentInfo,
+  AgentStartedEvent,
   Answer,
   CallPresentation,
   ContentBlock,
@@ -36,6 +37,7 @@ export const KNOWN_EVENT_TYPES = [
   'request.opened',
   'request.resolved',
   'context.compacted',
+  'agent.started',
 ] as const;
 
 /** One of [`KNOWN_EVENT_TYPES`]. */
@@ -210,12 +212,34 @@ function sessionStarted(fields: Fields): SessionStartedEvent {
       ...(fileHash === undefined ? {} : { fileHash }),
     };
   });
+  const parentSessionId = optionalText(fields, 'parentSessionId');
+  const parentCallId = optionalText(fields, 'parentCallId');
   return {
     sessionId: text(fields, 'sessionId'),
     protocolVersion: count(fields, 'protocolVersion'),
     agent,
     model: text(fields, 'model'),
     workspace: text(fields, 'workspace'),
+    ...(parentSessionId === undefined ? {} : { parentSessionId }),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+  };
+}
+
+function agentStarted(fields: Fields): AgentStartedEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  const name = optionalText(fields, 'name');
+  const background = fields.background;
+  if (typeof background !== 'boolean') {
+    throw new FieldError(`\`background\` should be true or false, got ${describe(background)}`);
+  }
+  return {
+    callId: text(fields, 'callId'),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    childSessionId: text(fields, 'childSessionId'),
+    agent: text(fields, 'agent'),
+    description: text(fields, 'description'),
+    ...(name === undefined ? {} : { name }),
+    background,
   };
 }
 
@@ -433,6 +457,8 @@ function known(type: KnownEventType, seq: number, time: string, fields: Fields):
       return { ...at, type, ...requestResolved(fields) };
     case 'context.compacted':
       return { ...at, type, ...compacted(fields) };
+    case 'agent.started':
+      return { ...at, type, ...agentStarted(fields) };
   }
 }
 

@@ -1,12 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
   fixtureEvents,
+  fixturesDir,
   fixtureText,
   malformedFixtures,
   recordedFixtures,
   runtimeTurns,
   untilRequest,
 } from '../../../test-support/fixtures';
+import { readEventLog } from './events';
 import { ConversationFold, TurnPageError, foldEvents, utf8Length, type TreeSeed } from './tree';
 import type { CompactionNode, Event, ToolNode, TurnNode } from './generated';
 import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
@@ -497,5 +501,87 @@ describe('live output is kept within the live bound, as the runtime keeps it', (
     expect(seeded.call('c1')).toEqual(whole.call('c1'));
     expect(seeded.call('c1')?.progressTail).toBe('tail more');
     expect(seeded.call('c1')?.progressOmittedBytes).toBe(10);
+  });
+});
+
+describe('child sessions', () => {
+  // The runtime's own test log of an agent turn (crates/qilin-agent/tests/fixtures): a
+  // foreground child, a background child started from code, its end, its delivery, a message.
+  const log = readFileSync(
+    resolve(fixturesDir, '../../crates/qilin-agent/tests/fixtures/agent_turn.jsonl'),
+    'utf8',
+  );
+
+  test('agent.started links the child to its call, nested calls too; the rest changes nothing', () => {
+    const reading = readEventLog(log);
+    expect(reading.problems).toEqual([]);
+    const fold = foldEvents(reading.events);
+    expect(fold.call('call_1')?.child).toEqual({
+      sessionId: 'child-a',
+      agent: 'explore',
+      description: 'List crates',
+      background: false,
+    });
+    expect(fold.call('code_1')?.child).toEqual({
+      sessionId: 'child-b',
+      agent: 'general',
+      description: 'Count lines',
+      name: 'counter',
+      background: true,
+    });
+    expect(fold.call('code_1')?.parentCallId).toBe('call_2');
+    expect(fold.call('call_2')?.child).toBeUndefined();
+    expect(fold.call('call_3')?.child).toBeUndefined();
+  });
+
+  test('the link lands while the call runs: a new snapshot that keeps the siblings', () => {
+    const events = readEventLog(log).events;
+    const at = events.findIndex((event) => event.type === 'agent.started');
+    const fold = foldEvents(events.slice(0, at));
+    const before = fold.tree();
+    const sibling = fold.call('call_2');
+    expect(fold.call('call_1')?.child).toBeUndefined();
+    expect(fold.apply(events[at] as Event).tree).toBe(true);
+    expect(fold.tree()).not.toBe(before);
+    expect(fold.call('call_1')?.phase).toBe('running');
+    expect(fold.call('call_1')?.child?.sessionId).toBe('child-a');
+    expect(fold.call('call_2')).toBe(sibling);
+  });
+
+  test('a child is linked to its parent in session.started; a link for no known call is ignored', () => {
+    const [started] = readEventLog(
+      JSON.stringify({
+        seq: 1,
+        time: '2026-12-02T09:00:00Z',
+        type: 'session.started',
+        sessionId: 'child-a',
+        protocolVersion: 2,
+        agent: { name: 'explore' },
+        model: 'scripted:child.yaml',
+        workspace: '/w',
+        parentSessionId: 'parent',
+        parentCallId: 'call_1',
+      }),
+    ).events;
+    expect(started).toMatchObject({ parentSessionId: 'parent', parentCallId: 'call_1' });
+    const fold = new ConversationFold();
+    const change = fold.apply({
+      seq: 2,
+      time: '2026-12-02T09:00:00Z',
+      type: 'agent.started',
+      callId: 'call_9',
+      childSessionId: 'child-z',
+      agent: 'explore',
+      description: 'nothing',
+      background: false,
+    });
+    expect(change.tree).toBe(false);
+  });
+
+  test('an agent.started without its background flag is invalid, named', () => {
+    const reading = readEventLog(
+      '{"seq":7,"time":"2026-12-02T09:00:00Z","type":"agent.started","callId":"c","childSessionId":"s","agent":"a","description":"d"}',
+    );
+    expect(reading.problems[0]?.message).toMatch(/agent\.started.*background/);
   });
 });

@@ -1,4 +1,5 @@
 import type {
+  AgentStartedEvent,
   CallerKind,
   CompactionNode,
   ContextCompactedEvent,
@@ -65,7 +66,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * the runtime's): a call is placed under its `parentCallId` when that call is known, else
  * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
  * a result with no start still makes a node; `request.opened` makes its call wait and
- * `request.resolved` sets a waiting call running again; each turn sums its steps' usage;
+ * `request.resolved` sets a waiting call running again; `agent.started` links the child session
+ * an `agent` call started to its node (`child`); each turn sums its steps' usage;
  * `context.compacted` adds a compaction after the turns so far.
  *
  * Snapshots are immutable and share every node an event did not touch. Objects created while
@@ -258,6 +260,8 @@ export class ConversationFold {
       }
       case 'tool.result':
         return { tree: true, ...this.finish(event) };
+      case 'agent.started':
+        return { tree: this.linkChild(event) };
       case 'context.compacted':
         this.compactions = [
           ...this.compactions,
@@ -312,6 +316,22 @@ export class ConversationFold {
       });
     }
     return wasPreparing ? { preparing: event.callId } : {};
+  }
+
+  /** The child session an `agent` call started, on the call's node (its start came before). */
+  private linkChild(event: AgentStartedEvent): boolean {
+    const path = this.index.get(event.callId);
+    if (path === undefined) return false;
+    this.update(path, (node) => {
+      node.child = {
+        sessionId: event.childSessionId,
+        agent: event.agent,
+        description: event.description,
+        ...(event.name === undefined ? {} : { name: event.name }),
+        background: event.background,
+      };
+    });
+    return true;
   }
 
   /** A waiting call: its phase, and the request appended to its requests. */

@@ -12,7 +12,8 @@ export type IconName =
   | 'code'
   | 'book'
   | 'tool'
-  | 'shield';
+  | 'shield'
+  | 'agent';
 
 const paths: Record<IconName, string> = {
   terminal: 'M2.5 3.5h11v9h-11z M5 6.5l2 1.5-2 1.5 M8.5 10h3',
@@ -30,6 +31,8 @@ const paths: Record<IconName, string> = {
   book: 'M2.5 3c2-1 4-1 5.5.5v10c-1.5-1.5-3.5-1.5-5.5-.5z M13.5 3c-2-1-4-1-5.5.5v10c1.5-1.5 3.5-1.5 5.5-.5z',
   tool: 'M10 2.5a3 3 0 0 0-3.6 3.9L2.5 10.3l2.2 2.2 3.9-3.9A3 3 0 0 0 12.5 5l-1.8 1.8-1.5-1.5z',
   shield: 'M8 1.5l5.5 2v4c0 3.5-2.5 6-5.5 7-3-1-5.5-3.5-5.5-7v-4z',
+  agent:
+    'M8 2a2.5 2.5 0 1 1 0 5 2.5 2.5 0 0 1 0-5z M3 14c0-2.8 2.2-5 5-5s5 2.2 5 5 M12 2.5l1.5-1 M12.5 5h1.5',
 };
 
 /** A row icon; decorative, so hidden from assistive technology (the title says it all). */

@@ -1,4 +1,4 @@
-import type { ContentBlock, RequestNode } from '@qilin-agent/protocol';
+import type { ChildLink, ContentBlock, RequestNode } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import type { LiveGap, ResultBlock, ToolCallOwnerProps } from '../slots';
 
@@ -20,6 +20,8 @@ export interface CardInput {
   readonly parentCallId?: string;
   /** The request the call waits on, while a person has not answered it. */
   readonly pending?: RequestNode;
+  /** The child session the call started, once the runtime created it (`agent`). */
+  readonly child?: ChildLink;
   /** The session's working folder. */
   readonly cwd?: string;
   /** The user's home folder. */
@@ -37,6 +39,7 @@ export function cardInput(props: ToolCallOwnerProps): CardInput {
     ...(props.start.progressGap === undefined ? {} : { progressGap: props.start.progressGap }),
     parentCallId: props.start.parentCallId,
     ...(props.start.pending === undefined ? {} : { pending: props.start.pending }),
+    ...(props.start.child === undefined ? {} : { child: props.start.child }),
     ...(props.phase === 'result' ? { result: props.result } : {}),
   };
 }
@@ -123,6 +126,15 @@ export class Fields {
     const value = this.record[name];
     if (value === undefined || value === null) return undefined;
     return this.count(name);
+  }
+
+  /** An optional amount: a finite number, zero or more (a cost). */
+  optionalAmount(name: string): number | undefined {
+    const value = this.record[name];
+    if (value === undefined || value === null) return undefined;
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0
+      ? value
+      : this.fail(name, 'an amount of zero or more');
   }
 
   /** An integer that may be negative or null (an exit code). */

@@ -94,6 +94,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
   // Output past the live start with nothing left out follows on from it.
   const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
   const args = node.arguments;
+  const child = node.child;
   const subCallCount = node.subCalls.length;
   return useMemo((): ToolCallOwnerProps => {
     const base = { ...host, callId, toolName };
@@ -107,6 +108,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
       requests,
       ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
+      ...(child === undefined ? {} : { child }),
     };
     if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
     const result: ResultBlock = {
@@ -131,6 +133,7 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
     outcome,
     requests,
     args,
+    child,
     subCallCount,
   ]);
 }
