@@ -9,6 +9,7 @@ use qilin_protocol::sessions::{
     HitField, SessionEventsOutput, SessionSearchOutput, SessionTrajectoryOutput, TrajectoryKind,
 };
 use qilin_protocol::{CallStatus, ContentBlock, Event, EventBody, ToolResultEvent};
+use qilin_store::{EventStore, NewSession};
 use support::{assert_consistent, fixture, stored};
 
 const WORKER: &str = "\
@@ -17,6 +18,9 @@ instructions: Work on the code.
 tools: [read, session_search, session_events, session_trajectory]
 code_mode: true
 ";
+
+/// The id of the child session the narrowed session may read.
+const CHILD: &str = "child-of-narrowed";
 
 const WORK: &str = r#"
 turns:
@@ -198,11 +202,42 @@ turns:
         args: {{query: "retry logic"}}
       - tool: session_events
         args: {{session: "{earlier}"}}
+      - tool: session_events
+        args: {{session: "{CHILD}"}}
   - say: "ok"
 "#
     );
     std::fs::write(f.agent(), format!("{WORKER}session_queries: session\n")).unwrap();
     let narrowed = f.session(&script, false).await;
+    // A child session of the narrowed one (as its `agent` calls make them) stays in reach.
+    f.store
+        .create_session(NewSession {
+            id: CHILD.into(),
+            workspace: f.workspace().display().to_string(),
+            agent: "explore".into(),
+            agent_file: None,
+            model: "scripted:child".into(),
+            created_at: "2026-12-02T09:00:00.000Z".into(),
+            parent_session_id: Some(narrowed.id().to_string()),
+            parent_call_id: Some("call-1".into()),
+        })
+        .await
+        .unwrap();
+    f.store
+        .append(
+            CHILD,
+            &[Event {
+                seq: 1,
+                time: "2026-12-02T09:00:01.000Z".into(),
+                body: EventBody::TurnStarted {
+                    turn_id: "turn-1".into(),
+                    prompt: "Find the retry logic".into(),
+                    client_turn_id: None,
+                },
+            }],
+        )
+        .await
+        .unwrap();
     narrowed
         .submit("Where is the retry logic?", None)
         .unwrap()
@@ -213,14 +248,31 @@ turns:
     assert_eq!(search[0].status, CallStatus::Ok, "{}", text(search[0]));
     let found: SessionSearchOutput =
         serde_json::from_value(search[0].output.clone().unwrap()).unwrap();
-    // The earlier session's hits are out of reach (its own may or may not be stored yet).
+    // The earlier session's hits are out of reach (its own may or may not be stored yet); its
+    // child's are found.
     assert!(
-        found.hits.iter().all(|hit| hit.session == narrowed.id()),
+        found
+            .hits
+            .iter()
+            .all(|hit| hit.session == narrowed.id() || hit.session == CHILD),
         "{found:#?}"
     );
-    let page = results(&events, "session_events");
-    assert_eq!(page[0].status, CallStatus::Error);
-    assert!(text(page[0]).contains("out of reach"), "{}", text(page[0]));
+    assert!(
+        found.hits.iter().any(|hit| hit.session == CHILD),
+        "{found:#?}"
+    );
+    // The two calls run at once: the earlier session's page is refused, the child's read.
+    let pages = results(&events, "session_events");
+    let (refused, read): (Vec<_>, Vec<_>) = pages
+        .iter()
+        .partition(|page| page.status == CallStatus::Error);
+    assert_eq!((refused.len(), read.len()), (1, 1), "{pages:#?}");
+    assert!(
+        text(refused[0]).contains("out of reach"),
+        "{}",
+        text(refused[0])
+    );
+    assert!(text(read[0]).contains(CHILD), "{}", text(read[0]));
 
     std::fs::write(f.agent(), format!("{WORKER}session_queries: off\n")).unwrap();
     let off = f.session(&script, false).await;

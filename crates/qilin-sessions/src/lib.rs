@@ -10,7 +10,7 @@
 //! All three are dual-active and read-only. They read through the [`SessionQueries`] host
 //! service, which the runtime gives each session: the store, the session itself, its workspace
 //! and how far the agent may look ([`SessionQueryScope`], the agent file's `session_queries:`
-//! — its workspace's sessions by default, its own session alone, or none). Without the
+//! — its workspace's sessions by default, its own session and its child sessions, or none). Without the
 //! service every call fails saying so.
 //!
 //! What the model reads of a result fences each recalled text as recorded data (see
@@ -31,9 +31,13 @@ pub use search::{MAX_SEARCH_HITS, SessionSearch, SessionSearchArgs};
 pub use trajectory::{MAX_TRAJECTORY_NODES, SessionTrajectory, SessionTrajectoryArgs};
 
 use qilin_protocol::Event;
-use qilin_store::{EventStore, SessionInfo, StoreError};
+use qilin_store::{EventStore, ParentFilter, SessionInfo, StoreError};
 use qilin_tool::{RegistryError, ToolError, ToolRegistry, ToolResult};
 use std::sync::Arc;
+
+/// The most sessions a `session_queries: session` agent's reach holds: its own and its
+/// descendants.
+pub const MAX_FAMILY: usize = 200;
 
 /// Registers `session_search`, `session_events` and `session_trajectory`.
 pub fn register_tools(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
@@ -95,26 +99,57 @@ impl SessionQueries {
 
     /// Narrows a search to the sessions this one may read; an error naming a session asked
     /// for that it may not.
-    pub(crate) fn restrict(&self, query: &mut qilin_store::SearchQuery) -> ToolResult<()> {
+    pub(crate) async fn restrict(&self, query: &mut qilin_store::SearchQuery) -> ToolResult<()> {
         match self.scope {
             SessionQueryScope::Workspace | SessionQueryScope::Off => {
                 query.workspace = Some(self.workspace.clone());
             }
             SessionQueryScope::Session => {
-                if let Some(other) = query.sessions.iter().find(|id| **id != self.session) {
+                let family = self.family().await?;
+                if let Some(other) = query.sessions.iter().find(|id| !family.contains(*id)) {
                     return Err(self.outside(other));
                 }
-                query.sessions = vec![self.session.clone()];
+                if query.sessions.is_empty() {
+                    query.sessions = family;
+                }
             }
         }
         Ok(())
     }
 
+    /// This session and its descendants (the children its `agent` calls started, theirs, …),
+    /// at most [`MAX_FAMILY`] of them.
+    async fn family(&self) -> ToolResult<Vec<String>> {
+        let mut family = vec![self.session.clone()];
+        let mut next = 0;
+        while next < family.len() && family.len() < MAX_FAMILY {
+            let parent = family[next].clone();
+            next += 1;
+            let mut after = None;
+            loop {
+                let page = self
+                    .store
+                    .list_sessions(&qilin_store::SessionQuery {
+                        after,
+                        limit: MAX_FAMILY,
+                        parent: ParentFilter::ChildrenOf(parent.clone()),
+                        ..qilin_store::SessionQuery::default()
+                    })
+                    .await
+                    .map_err(store_error)?;
+                family.extend(page.sessions.into_iter().map(|child| child.id));
+                match page.next {
+                    Some(cursor) if family.len() < MAX_FAMILY => after = Some(cursor),
+                    _ => break,
+                }
+            }
+        }
+        family.truncate(MAX_FAMILY);
+        Ok(family)
+    }
+
     /// Session `id`, when it exists and this session may read it.
     pub(crate) async fn readable(&self, id: &str) -> ToolResult<SessionInfo> {
-        if self.scope == SessionQueryScope::Session && id != self.session {
-            return Err(self.outside(id));
-        }
         let info = self
             .store
             .session(id)
@@ -125,10 +160,36 @@ impl SessionQueries {
                     "no session `{id}`: session_search gives the ids of sessions that exist"
                 ))
             })?;
-        if self.scope == SessionQueryScope::Workspace && info.workspace != self.workspace {
+        let within = match self.scope {
+            SessionQueryScope::Workspace | SessionQueryScope::Off => {
+                info.workspace == self.workspace
+            }
+            SessionQueryScope::Session => self.descends(&info).await?,
+        };
+        if !within {
             return Err(self.outside(id));
         }
         Ok(info)
+    }
+
+    /// Whether `info` is this session or one of its descendants, by its parents' links.
+    async fn descends(&self, info: &SessionInfo) -> ToolResult<bool> {
+        let mut parent = Some(info.id.clone());
+        for _ in 0..MAX_FAMILY {
+            match parent {
+                Some(id) if id == self.session => return Ok(true),
+                Some(id) => {
+                    parent = self
+                        .store
+                        .session(&id)
+                        .await
+                        .map_err(store_error)?
+                        .and_then(|ancestor| ancestor.parent_session_id);
+                }
+                None => return Ok(false),
+            }
+        }
+        Ok(false)
     }
 
     /// Every event of `info`'s session.
@@ -144,7 +205,7 @@ impl SessionQueries {
     fn outside(&self, id: &str) -> ToolError {
         let reach = match self.scope {
             SessionQueryScope::Session => format!(
-                "this agent may read its own session alone (`{}`; its agent file says `session_queries: session`)",
+                "this agent may read its own session (`{}`) and its child sessions alone (its agent file says `session_queries: session`)",
                 self.session
             ),
             _ => format!(

@@ -113,7 +113,7 @@ impl Tool for SessionSearch {
             limit: usize::try_from(limit).unwrap_or(1),
             cursor: None,
         };
-        queries.restrict(&mut query)?;
+        queries.restrict(&mut query).await?;
         let page = queries.store().search(&query).await.map_err(store_error)?;
         // The search's own call (and the run_code that made it) holds the query itself.
         let hits = page

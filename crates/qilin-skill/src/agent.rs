@@ -228,7 +228,7 @@ pub enum SessionQueryScope {
     /// Every session of its workspace (the default).
     #[default]
     Workspace,
-    /// Its own session alone.
+    /// Its own session and its descendants (the child sessions its `agent` calls started).
     Session,
     /// None: the tools refuse every call.
     Off,
