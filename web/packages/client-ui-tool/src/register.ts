@@ -22,6 +22,7 @@ import { SessionSearchView } from './views/sessionSearch';
 import { SessionTrajectoryView } from './views/sessionTrajectory';
 import { ShellView } from './views/shell';
 import { TerminalView } from './views/terminal';
+import { TableQueryView } from './views/tableQuery';
 import { TerminalListView } from './views/terminalList';
 import { TodoView } from './views/todo';
 import { WebFetchView } from './views/webFetch';
@@ -37,6 +38,7 @@ export const BUILTIN_TOOL_VIEWS = {
   terminal_send: TerminalView,
   terminal_kill: InterruptView,
   terminal_list: TerminalListView,
+  table_query: TableQueryView,
   read: ReadView,
   read_image: ReadImageView,
   write: WriteView,

@@ -14,6 +14,7 @@ import { runCodeModel } from './runCode';
 import { globModel, grepModel } from './search';
 import { shellModel } from './shell';
 import { programCapsule, terminalListModel, terminalModel, typedLine } from './terminal';
+import { tableQueryModel } from './table';
 import { compareTodos, todoModel } from './todo';
 import { webModel } from './web';
 
@@ -25,6 +26,7 @@ const MODELS = {
   terminal_send: terminalModel,
   terminal_kill: interruptModel,
   terminal_list: terminalListModel,
+  table_query: tableQueryModel,
   read: readModel,
   read_image: imageModel,
   write: writeModel,
@@ -621,5 +623,43 @@ describe('paths', () => {
       path: '/home/qilin/elsewhere/a.txt',
       summary: '~/elsewhere/a.txt',
     });
+  });
+});
+
+describe('table_query', () => {
+  test('the recorded groups, their aggregate, the total and the counts', () => {
+    const node = findCall('code-mode', 'table_query', 'ok');
+    expect(tableQueryModel(inputAt(node, 'start'))).toEqual({
+      kind: 'tableQuery',
+      state: 'running',
+      summary: 'data/sales.csv',
+    });
+    expect(tableQueryModel(inputAt(node, 'result'))).toEqual({
+      kind: 'tableQuery',
+      state: 'ok',
+      summary: 'data/sales.csv',
+      columns: ['region'],
+      measure: 'sum(amount)',
+      groups: [
+        { cells: ['north'], value: 250.5 },
+        { cells: ['south'], value: 199.25 },
+      ],
+      total: 449.75,
+      groupCount: 2,
+      matchedRows: 4,
+      truncated: false,
+    });
+  });
+
+  test('a row missing a grouped column, or a value that is no number, is the generic card', () => {
+    const node = findCall('code-mode', 'table_query', 'ok');
+    const input = inputAt(node, 'result');
+    const result = input.result;
+    if (result === undefined) throw new Error('the recorded call has a result');
+    const output = result.output as Record<string, unknown>;
+    for (const rows of [[{ value: 1 }], [{ region: 'north', value: 'many' }]]) {
+      const changed = { ...input, result: { ...result, output: { ...output, rows } } };
+      expect(tableQueryModel(changed).kind).toBe('generic');
+    }
   });
 });
