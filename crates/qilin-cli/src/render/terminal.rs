@@ -1279,6 +1279,38 @@ Done
     }
 
     #[test]
+    fn a_goal_gets_a_line_when_set_and_when_its_status_changes() {
+        let goal = |status: &str, extra: &str, turns: u32| {
+            format!(
+                r#"{{"id":"goal-1","objective":"Every test passes","status":"{status}",{extra}"budget":{{"tokens":50000}},"usage":{{"tokens":1200,"seconds":30,"turns":{turns}}},"checks":[],"createdAt":"2026-11-30T12:00:00.000Z","updatedAt":"2026-11-30T12:00:00.000Z"}}"#
+            )
+        };
+        let log = [
+            format!(
+                r#"{{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"goal.created","by":"user","goal":{}}}"#,
+                goal("active", "", 0)
+            ),
+            format!(
+                r#"{{"seq":2,"time":"2026-11-30T12:00:01.000Z","type":"goal.updated","by":"runtime","reason":"turn 1 of the goal ended","goal":{}}}"#,
+                goal("active", "", 1)
+            ),
+            format!(
+                r#"{{"seq":3,"time":"2026-11-30T12:00:02.000Z","type":"goal.updated","by":"runtime","reason":"paused: 3 turns changed nothing","goal":{}}}"#,
+                goal("paused", r#""pausedBecause":"stalled","#, 4)
+            ),
+        ]
+        .join("\n");
+        let shown = render(&log);
+        assert_eq!(
+            shown,
+            "goal · active — Every test passes · 1200 of 50000 tokens, 30 s, 0 turns\n\
+             goal · paused (stalled) — Every test passes · 1200 of 50000 tokens, 30 s, 4 turns · \
+             paused: 3 turns changed nothing\n",
+            "a turn's accounting alone draws no line"
+        );
+    }
+
+    #[test]
     fn escape_sequences_from_the_model_and_tools_are_shown_not_executed() {
         let log = r#"
 {"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
