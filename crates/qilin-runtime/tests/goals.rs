@@ -517,3 +517,21 @@ async fn goal_create_is_refused_while_a_goal_is_open_and_checks_must_be_declared
         ("goal-2", GoalStatus::Active)
     );
 }
+
+#[test]
+fn docs_goals_quotes_the_continuation_prompt_as_it_is() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/goals.md"),
+    )
+    .unwrap();
+    // The quote's lines, `> ` removed, joined as the constant's words are.
+    let quoted: Vec<&str> = docs
+        .lines()
+        .filter_map(|line| line.strip_prefix('>'))
+        .flat_map(str::split_whitespace)
+        .collect();
+    let prompt: Vec<&str> = qilin_runtime::CONTINUATION_PROMPT
+        .split_whitespace()
+        .collect();
+    assert_eq!(quoted, prompt, "docs/goals.md quotes another prompt");
+}
