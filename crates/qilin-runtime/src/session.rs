@@ -503,6 +503,7 @@ impl SessionBuilder {
             this.resumed
                 .as_ref()
                 .map_or(&[][..], |resumed| &resumed.events),
+            depth > 0,
         ));
         services.insert(Arc::new(qilin_goals::GoalService(
             Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
