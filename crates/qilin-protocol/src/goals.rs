@@ -9,7 +9,8 @@
 
 use crate::checks::ChecksRunOutput;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use ts_rs::TS;
 
 /// Where a goal stands.
@@ -211,18 +212,18 @@ pub struct SetGoal {
     #[schemars(length(min = 1), regex(pattern = crate::api::NOT_BLANK))]
     pub objective: String,
     /// Tokens its turns may use.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u64::MAX))]
     #[ts(optional, type = "number")]
     pub token_budget: Option<u64>,
     /// Seconds its turns may take.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u64::MAX))]
     #[ts(optional, type = "number")]
     pub time_budget: Option<u64>,
     /// Turns it may take.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u32::MAX))]
     #[ts(optional)]
     pub max_turns: Option<u32>,
     /// The ids of the checks that decide its completion; every declared check when omitted.
@@ -237,18 +238,67 @@ pub struct SetGoal {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResumeGoal {
     /// The new token budget.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u64::MAX))]
     #[ts(optional, type = "number")]
     pub token_budget: Option<u64>,
     /// The new time budget, in seconds.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u64::MAX))]
     #[ts(optional, type = "number")]
     pub time_budget: Option<u64>,
     /// The new turns budget.
-    #[serde(default)]
-    #[schemars(range(min = 1))]
+    #[serde(default, deserialize_with = "whole_number")]
+    #[schemars(range(min = 1, max = u32::MAX))]
     #[ts(optional)]
     pub max_turns: Option<u32>,
+}
+
+/// Reads an optional whole number written either way JSON allows (`3` or `3.0`), as JSON
+/// Schema's `integer` does; a fraction, a negative number or one too large for `T` is refused
+/// saying so.
+fn whole_number<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let whole = number.as_u64().or_else(|| {
+        number
+            .as_f64()
+            .filter(|value| value.fract() == 0.0 && *value >= 0.0 && *value < u64::MAX as f64)
+            .map(|value| value as u64)
+    });
+    let whole = whole
+        .ok_or_else(|| D::Error::custom(format!("{number} is not a whole number of 0 or more")))?;
+    T::try_from(whole)
+        .map(Some)
+        .map_err(|_| D::Error::custom(format!("{number} is too large")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_are_whole_numbers_written_either_way() {
+        let goal: SetGoal =
+            serde_json::from_str(r#"{"objective":"x","maxTurns":3.0,"tokenBudget":500}"#).unwrap();
+        assert_eq!(
+            (goal.max_turns, goal.token_budget, goal.time_budget),
+            (Some(3), Some(500), None)
+        );
+        let goal: SetGoal = serde_json::from_str(r#"{"objective":"x","timeBudget":null}"#).unwrap();
+        assert_eq!(goal.time_budget, None);
+        for bad in ["3.5", "-1", "4294967296", "\"3\""] {
+            let text = format!(r#"{{"objective":"x","maxTurns":{bad}}}"#);
+            assert!(serde_json::from_str::<SetGoal>(&text).is_err(), "{text}");
+        }
+        let schema = serde_json::to_value(schemars::schema_for!(ResumeGoal)).unwrap();
+        let turns = &schema["properties"]["maxTurns"];
+        assert!(turns.to_string().contains("integer"), "{turns}");
+        assert_eq!(turns["minimum"], 1, "{turns}");
+    }
 }

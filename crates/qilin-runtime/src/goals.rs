@@ -52,15 +52,20 @@ pub enum GoalError {
     /// cannot be paused, a budget is still spent).
     #[error("{0}")]
     Conflict(String),
-    /// The request does not fit (an empty objective, an undeclared check, a zero bound).
+    /// The request does not fit (an empty objective, a zero bound).
     #[error("{0}")]
     Invalid(String),
+    /// A check id the session does not declare (the message names the declared ones).
+    #[error("{0}")]
+    UnknownCheck(String),
 }
 
 impl From<GoalError> for ToolError {
     fn from(err: GoalError) -> Self {
         match err {
-            GoalError::Invalid(message) => ToolError::invalid_arguments(message),
+            GoalError::Invalid(message) | GoalError::UnknownCheck(message) => {
+                ToolError::invalid_arguments(message)
+            }
             other => ToolError::failed(other.to_string()),
         }
     }
@@ -211,7 +216,7 @@ impl GoalKeeper {
         if !new.checks.is_empty() {
             let declared = self.declared_checks();
             if let Some(unknown) = new.checks.iter().find(|id| !declared.contains(id)) {
-                return Err(GoalError::Invalid(match declared.is_empty() {
+                return Err(GoalError::UnknownCheck(match declared.is_empty() {
                     true => format!(
                         "no check `{unknown}`: the session declares no checks (declare them in \
                          the agent file's `checks:` or in `.qilin/checks.yaml`)"

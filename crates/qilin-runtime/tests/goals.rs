@@ -474,7 +474,7 @@ async fn goal_create_is_refused_while_a_goal_is_open_and_checks_must_be_declared
         })
         .unwrap_err();
     assert!(
-        matches!(&unknown, GoalError::Invalid(m) if m.contains("done-file")),
+        matches!(&unknown, GoalError::UnknownCheck(m) if m.contains("done-file")),
         "{unknown}"
     );
     let first = handle

@@ -295,6 +295,10 @@ impl From<GoalError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "goal_conflict", err.to_string())
             }
             GoalError::Invalid(_) => ApiError::bad_request("invalid_goal", err.to_string()),
+            // Which checks exist is the session's state (its agent file and workspace).
+            GoalError::UnknownCheck(_) => {
+                ApiError::new(StatusCode::CONFLICT, "unknown_check", err.to_string())
+            }
         }
     }
 }
@@ -323,7 +327,7 @@ pub(crate) fn describe(status: u16) -> &'static str {
         }
         404 => "No such session, request, goal or file.",
         409 => {
-            "Conflicts with the session's state: a turn running, an answer given first, a session another process runs, a goal already open or not in a state the change applies to."
+            "Conflicts with the session's state: a turn running, an answer given first, a session another process runs, a goal already open or not in a state the change applies to, a check the session does not declare."
         }
         410 => "The request ended without an answer (interrupted, or its process ended).",
         413 => "The body is larger than the server accepts.",

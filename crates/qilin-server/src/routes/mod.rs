@@ -233,7 +233,7 @@ pub fn app(state: ServerState) -> Router {
                              is active, paused or budget-limited. An idle session starts \
                              working on it at once, and goes on turn after turn until the goal \
                              is settled, paused, or its budget spent. `checks` names declared \
-                             checks (400 for one that is not).",
+                             checks (409 `unknown_check` for one the session does not declare).",
                         ),
                     400,
                     404,

@@ -66,7 +66,7 @@ pub async fn a_goal_survives_a_restart_paused_with_its_usage_and_resumes(backend
         json!({"objective": "x", "checks": ["tests"]}),
     )
     .await;
-    assert_eq!((no_check.status, no_check.code()), (400, "invalid_goal"));
+    assert_eq!((no_check.status, no_check.code()), (409, "unknown_check"));
 
     let set = record(
         &put(
