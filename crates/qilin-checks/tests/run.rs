@@ -306,3 +306,28 @@ async fn without_checks_the_call_says_where_to_declare_them() {
         error.message
     );
 }
+
+/// `x` and `y` each fail if `e` runs while they do; `e` fails if `x` or `y` runs while it does
+/// (it runs longer, so an overlap is seen by one side or the other).
+const EXCLUSIVE: &str = r#"checks:
+  - id: x
+    command: '[ ! -e e.running ] && touch x.running && sleep 0.3 && [ ! -e e.running ] && rm x.running'
+  - id: e
+    command: '[ ! -e x.running ] && [ ! -e y.running ] && touch e.running && sleep 0.6 && [ ! -e x.running ] && [ ! -e y.running ] && rm e.running'
+    exclusive: true
+  - id: y
+    command: '[ ! -e e.running ] && touch y.running && sleep 0.3 && [ ! -e e.running ] && rm y.running'
+"#;
+
+#[tokio::test]
+async fn an_exclusive_check_runs_with_no_other() {
+    let h = harness(EXCLUSIVE, &[]);
+    let (output, _) = h.run(json!({})).await;
+    assert_eq!(output.conclusion, CheckConclusion::Success, "{output:#?}");
+    let ids: Vec<&str> = output.runs.iter().map(|run| run.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["x", "e", "y"],
+        "declaration order, whatever ran first"
+    );
+}
