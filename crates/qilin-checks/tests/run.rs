@@ -331,3 +331,28 @@ async fn an_exclusive_check_runs_with_no_other() {
         "declaration order, whatever ran first"
     );
 }
+
+#[tokio::test]
+async fn a_junit_report_left_by_an_earlier_run_proves_nothing() {
+    let h = harness(
+        "checks:\n  - id: tests\n    command: 'true'\n    parser: junit\n    report: build/junit.xml\n",
+        &[(
+            "build/junit.xml",
+            "<testsuites><testsuite><testcase name=\"old\"/></testsuite></testsuites>",
+        )],
+    );
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(h.workspace.path().join("build/junit.xml"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let (output, _) = h.run(json!({})).await;
+    let run = &output.runs[0];
+    assert_eq!(run.conclusion, CheckConclusion::Failure);
+    assert_eq!(
+        run.summary,
+        "no JUnit report to read at `build/junit.xml`: the file there was not written by this run (it is older)"
+    );
+}
