@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 struct Harness {
     executor: Executor,
@@ -107,6 +109,23 @@ impl Harness {
             serde_json::from_value(outcome.output.unwrap()).unwrap(),
             text,
         )
+    }
+
+    async fn call_cancelled_after(&self, arguments: Value, after: Duration) -> CallOutcome {
+        let call = ToolCall {
+            call_id: format!("call-{}", self.next.fetch_add(1, Ordering::Relaxed)),
+            name: "checks_run".into(),
+            arguments,
+        };
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            trigger.cancel();
+        });
+        self.executor
+            .dispatch_cancellable(call, Caller::Direct, cancel)
+            .await
     }
 
     fn write(&self, path: &str, text: &str) {
@@ -355,4 +374,26 @@ async fn a_junit_report_left_by_an_earlier_run_proves_nothing() {
         run.summary,
         "no JUnit report to read at `build/junit.xml`: the file there was not written by this run (it is older)"
     );
+}
+
+#[tokio::test]
+async fn interrupting_the_call_kills_the_running_checks() {
+    let h = harness(
+        "checks:\n  - id: slow\n    command: 'touch began; sleep 2; touch late'\n  - id: slower\n    command: 'sleep 3; touch later'\n",
+        &[],
+    );
+    let outcome = h
+        .call_cancelled_after(json!({}), Duration::from_millis(500))
+        .await;
+    assert_eq!(
+        outcome.status,
+        CallStatus::Interrupted,
+        "{:?}",
+        outcome.error
+    );
+    assert!(h.workspace.path().join("began").exists());
+    // Past the time either command would have taken: neither finished.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!h.workspace.path().join("late").exists());
+    assert!(!h.workspace.path().join("later").exists());
 }
