@@ -1,7 +1,7 @@
 //! Running checks: each in the session's sandbox as `bash` runs a command, concurrently but
 //! for `depends_on` and `exclusive`, its output read by its parser into a [`CheckRun`].
 
-use crate::cache::{RunCache, cache_key};
+use crate::cache::{RunCache, TreeDigest, cache_key};
 use crate::parse::{ParseInput, parse};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -42,9 +42,10 @@ pub(crate) async fn run_checks(
     let keys = {
         let (keyed, workspace) = (Arc::clone(&keyed), workspace.clone());
         tokio::task::spawn_blocking(move || {
+            let tree = TreeDigest::of(&workspace, &keyed);
             keyed
                 .iter()
-                .map(|check| cache_key(check, &workspace))
+                .map(|check| cache_key(check, &tree))
                 .collect::<Vec<String>>()
         })
         .await

@@ -175,14 +175,15 @@ async fn a_command_that_cannot_start_is_failed_to_start() {
     );
 }
 
-/// Each of `a` and `b` waits (up to 10 s) for the other's start file and passes only if the
-/// other has started and not yet ended: both pass only when they ran at once. `c` depends on
-/// both and passes only if both had ended when it started.
+/// Each of `a` and `b` writes its start file, then waits (up to 10 s) for the other's and
+/// fails without it: neither ends before the other has started, so both pass only when they
+/// ran at once (one after the other, the first would fail). `c` depends on both and passes
+/// only if both had ended when it started.
 const CONCURRENT: &str = r#"checks:
   - id: a
-    command: 'touch a.started; for i in $(seq 200); do [ -e b.started ] && break; sleep 0.05; done; [ -e b.started ] && [ ! -e b.ended ]; rc=$?; touch a.ended; exit $rc'
+    command: 'touch a.started; for i in $(seq 200); do [ -e b.started ] && break; sleep 0.05; done; [ -e b.started ] && touch a.ended'
   - id: b
-    command: 'touch b.started; for i in $(seq 200); do [ -e a.started ] && break; sleep 0.05; done; [ -e a.started ] && [ ! -e a.ended ]; rc=$?; touch b.ended; exit $rc'
+    command: 'touch b.started; for i in $(seq 200); do [ -e a.started ] && break; sleep 0.05; done; [ -e a.started ] && touch b.ended'
   - id: c
     command: '[ -e a.ended ] && [ -e b.ended ]'
     depends_on: [a, b]
