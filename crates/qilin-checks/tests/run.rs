@@ -398,3 +398,25 @@ async fn interrupting_the_call_kills_the_running_checks() {
     assert!(!h.workspace.path().join("late").exists());
     assert!(!h.workspace.path().join("later").exists());
 }
+
+#[tokio::test]
+async fn a_long_output_is_capped_and_spilled_whole() {
+    let h = harness(
+        "checks:\n  - id: noisy\n    command: 'for i in $(seq 5000); do echo \"line $i of the output\"; done; exit 1'\n",
+        &[],
+    );
+    let (output, text) = h.run(json!({})).await;
+    let run = &output.runs[0];
+    let spill = run.spill.as_ref().expect("the output was spilled");
+    let whole = std::fs::read_to_string(&spill.path).unwrap();
+    assert_eq!(whole.len() as u64, spill.total_bytes);
+    assert!(whole.contains("line 2500 of the output\n"));
+    assert!(run.output.len() < 9_000, "{} bytes shown", run.output.len());
+    assert!(run.output.starts_with("line 1 of the output\n"));
+    assert!(run.output.contains("line 5000 of the output"));
+    assert_eq!(
+        qilin_protocol::parse_spill_notice(&run.output).map(|notice| notice.path),
+        Some(spill.path.clone())
+    );
+    assert!(text.contains(&spill.path), "the model is told where it is");
+}
