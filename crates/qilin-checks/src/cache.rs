@@ -19,7 +19,7 @@ use qilin_skill::CheckDeclaration;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The most bytes read of one file for its hash; a larger file is hashed by its first bytes,
@@ -54,9 +54,41 @@ impl RunCache {
     }
 }
 
-/// The cache key of `check` over the files of `workspace`, as hex. Files that cannot be read
-/// count by their path and the error, so a change to them still changes the key.
-pub(crate) fn cache_key(check: &CheckDeclaration, workspace: &Path) -> String {
+/// The files of a workspace a check may read, each with the SHA-256 of its contents, sorted
+/// by path: listed and read once for every check of a call.
+pub(crate) struct TreeDigest {
+    files: Vec<(PathBuf, [u8; 32])>,
+}
+
+impl TreeDigest {
+    /// Lists the files of `workspace` that are not ignored and hashes those one of `checks`
+    /// may read (every file, when one of them declares no `inputs`). Files that cannot be read
+    /// count by their path and the error, so a change to them still changes a key.
+    pub(crate) fn of(workspace: &Path, checks: &[CheckDeclaration]) -> Self {
+        let sets: Option<Vec<GlobSet>> = checks
+            .iter()
+            .map(|check| input_globs(&check.inputs))
+            .collect();
+        let mut files: Vec<(PathBuf, [u8; 32])> = listed_files(workspace)
+            .into_iter()
+            .filter(|relative| match &sets {
+                None => true,
+                Some(sets) => sets.iter().any(|set| set.is_match(relative)),
+            })
+            .map(|relative| {
+                let mut hash = Sha256::new();
+                hash_file(&workspace.join(&relative), &mut hash);
+                (relative, hash.finalize().into())
+            })
+            .collect();
+        files.sort();
+        TreeDigest { files }
+    }
+}
+
+/// The cache key of `check` over the files of `tree`, as hex: its declaration, then the path
+/// and digest of each file it reads (its `inputs`, or every file), its own report left out.
+pub(crate) fn cache_key(check: &CheckDeclaration, tree: &TreeDigest) -> String {
     let mut hash = Sha256::new();
     for part in [
         check.command.as_str(),
@@ -72,15 +104,13 @@ pub(crate) fn cache_key(check: &CheckDeclaration, workspace: &Path) -> String {
         hash.update(b"\0");
     }
     let inputs = input_globs(&check.inputs);
-    let mut files = listed_files(workspace);
-    files.sort();
-    for relative in files {
-        let text = relative.to_string_lossy();
+    for (relative, digest) in &tree.files {
         if let Some(inputs) = &inputs
             && !inputs.is_match(relative.as_path())
         {
             continue;
         }
+        let text = relative.to_string_lossy();
         if check.report.as_deref() == Some(text.as_ref()) {
             // The report the check writes is its output, not its input.
             continue;
@@ -88,7 +118,7 @@ pub(crate) fn cache_key(check: &CheckDeclaration, workspace: &Path) -> String {
         hash.update(b"file\0");
         hash.update(text.as_bytes());
         hash.update(b"\0");
-        hash_file(&workspace.join(&relative), &mut hash);
+        hash.update(digest);
     }
     hash.finalize()
         .iter()
@@ -113,7 +143,7 @@ fn input_globs(inputs: &[String]) -> Option<GlobSet> {
 
 /// Every file under `workspace` that is not ignored, relative to it, without `.git/` and
 /// `.qilin/`.
-fn listed_files(workspace: &Path) -> Vec<std::path::PathBuf> {
+fn listed_files(workspace: &Path) -> Vec<PathBuf> {
     let walk = ignore::WalkBuilder::new(workspace)
         .hidden(false)
         .require_git(false)

@@ -1,7 +1,7 @@
 //! Running checks: each in the session's sandbox as `bash` runs a command, concurrently but
 //! for `depends_on` and `exclusive`, its output read by its parser into a [`CheckRun`].
 
-use crate::cache::{RunCache, cache_key};
+use crate::cache::{RunCache, TreeDigest, cache_key};
 use crate::parse::{ParseInput, parse};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -14,7 +14,6 @@ use qilin_tool::{ToolContext, ToolError, ToolResult};
 use qilin_tools::{CommandFailure, CommandRun, ShellKind, run_command};
 use std::io::Read;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 /// The most bytes of one check's output in [`CheckRun::output`] (head and tail; the whole is
@@ -36,15 +35,15 @@ pub(crate) async fn run_checks(
     cache: &RunCache,
     cx: &ToolContext,
 ) -> ToolResult<Vec<CheckRun>> {
-    let workspace = cx.workspace().to_path_buf();
     // Every key is taken before any check starts: a check may write files another reads.
-    let keyed = Arc::new(checks.to_vec());
     let keys = {
-        let (keyed, workspace) = (Arc::clone(&keyed), workspace.clone());
+        let workspace = cx.workspace().to_path_buf();
+        let keyed = checks.to_vec();
         tokio::task::spawn_blocking(move || {
+            let tree = TreeDigest::of(&workspace, &keyed);
             keyed
                 .iter()
-                .map(|check| cache_key(check, &workspace))
+                .map(|check| cache_key(check, &tree))
                 .collect::<Vec<String>>()
         })
         .await

@@ -69,6 +69,22 @@ fn cargo_test_json_gives_the_warning_the_failing_test_and_the_counts() {
 }
 
 #[test]
+fn a_cargo_build_that_does_not_compile_gives_its_error_and_not_the_abort_note() {
+    let parsed = read(
+        CheckParser::Cargo,
+        &fixture("cargo-build-error.txt"),
+        "/tmp/tiny2",
+    );
+    assert_eq!(
+        places(&parsed),
+        ["src/lib.rs:2:24 error mismatched types"],
+        "the `aborting due to 1 previous error` note has no place and is not an annotation"
+    );
+    assert_eq!(parsed.failures, 1);
+    assert_eq!(parsed.summary.as_deref(), Some("1 error"));
+}
+
+#[test]
 fn junit_xml_gives_the_failing_case_at_the_place_its_stack_names() {
     let parsed = read(
         CheckParser::Junit,

@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 struct Harness {
     executor: Executor,
@@ -109,6 +111,23 @@ impl Harness {
         )
     }
 
+    async fn call_cancelled_after(&self, arguments: Value, after: Duration) -> CallOutcome {
+        let call = ToolCall {
+            call_id: format!("call-{}", self.next.fetch_add(1, Ordering::Relaxed)),
+            name: "checks_run".into(),
+            arguments,
+        };
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            trigger.cancel();
+        });
+        self.executor
+            .dispatch_cancellable(call, Caller::Direct, cancel)
+            .await
+    }
+
     fn write(&self, path: &str, text: &str) {
         write(self.workspace.path(), path, text);
     }
@@ -156,14 +175,15 @@ async fn a_command_that_cannot_start_is_failed_to_start() {
     );
 }
 
-/// Each of `a` and `b` waits (up to 10 s) for the other's start file and passes only if the
-/// other has started and not yet ended: both pass only when they ran at once. `c` depends on
-/// both and passes only if both had ended when it started.
+/// Each of `a` and `b` writes its start file, then waits (up to 10 s) for the other's and
+/// fails without it: neither ends before the other has started, so both pass only when they
+/// ran at once (one after the other, the first would fail). `c` depends on both and passes
+/// only if both had ended when it started.
 const CONCURRENT: &str = r#"checks:
   - id: a
-    command: 'touch a.started; for i in $(seq 200); do [ -e b.started ] && break; sleep 0.05; done; [ -e b.started ] && [ ! -e b.ended ]; rc=$?; touch a.ended; exit $rc'
+    command: 'touch a.started; for i in $(seq 200); do [ -e b.started ] && break; sleep 0.05; done; [ -e b.started ] && touch a.ended'
   - id: b
-    command: 'touch b.started; for i in $(seq 200); do [ -e a.started ] && break; sleep 0.05; done; [ -e a.started ] && [ ! -e a.ended ]; rc=$?; touch b.ended; exit $rc'
+    command: 'touch b.started; for i in $(seq 200); do [ -e a.started ] && break; sleep 0.05; done; [ -e a.started ] && touch b.ended'
   - id: c
     command: '[ -e a.ended ] && [ -e b.ended ]'
     depends_on: [a, b]
@@ -305,4 +325,98 @@ async fn without_checks_the_call_says_where_to_declare_them() {
         "{}",
         error.message
     );
+}
+
+/// `x` and `y` each fail if `e` runs while they do; `e` fails if `x` or `y` runs while it does
+/// (it runs longer, so an overlap is seen by one side or the other).
+const EXCLUSIVE: &str = r#"checks:
+  - id: x
+    command: '[ ! -e e.running ] && touch x.running && sleep 0.3 && [ ! -e e.running ] && rm x.running'
+  - id: e
+    command: '[ ! -e x.running ] && [ ! -e y.running ] && touch e.running && sleep 0.6 && [ ! -e x.running ] && [ ! -e y.running ] && rm e.running'
+    exclusive: true
+  - id: y
+    command: '[ ! -e e.running ] && touch y.running && sleep 0.3 && [ ! -e e.running ] && rm y.running'
+"#;
+
+#[tokio::test]
+async fn an_exclusive_check_runs_with_no_other() {
+    let h = harness(EXCLUSIVE, &[]);
+    let (output, _) = h.run(json!({})).await;
+    assert_eq!(output.conclusion, CheckConclusion::Success, "{output:#?}");
+    let ids: Vec<&str> = output.runs.iter().map(|run| run.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["x", "e", "y"],
+        "declaration order, whatever ran first"
+    );
+}
+
+#[tokio::test]
+async fn a_junit_report_left_by_an_earlier_run_proves_nothing() {
+    let h = harness(
+        "checks:\n  - id: tests\n    command: 'true'\n    parser: junit\n    report: build/junit.xml\n",
+        &[(
+            "build/junit.xml",
+            "<testsuites><testsuite><testcase name=\"old\"/></testsuite></testsuites>",
+        )],
+    );
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(h.workspace.path().join("build/junit.xml"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let (output, _) = h.run(json!({})).await;
+    let run = &output.runs[0];
+    assert_eq!(run.conclusion, CheckConclusion::Failure);
+    assert_eq!(
+        run.summary,
+        "no JUnit report to read at `build/junit.xml`: the file there was not written by this run (it is older)"
+    );
+}
+
+#[tokio::test]
+async fn interrupting_the_call_kills_the_running_checks() {
+    let h = harness(
+        "checks:\n  - id: slow\n    command: 'touch began; sleep 2; touch late'\n  - id: slower\n    command: 'sleep 3; touch later'\n",
+        &[],
+    );
+    let outcome = h
+        .call_cancelled_after(json!({}), Duration::from_millis(500))
+        .await;
+    assert_eq!(
+        outcome.status,
+        CallStatus::Interrupted,
+        "{:?}",
+        outcome.error
+    );
+    assert!(h.workspace.path().join("began").exists());
+    // Past the time either command would have taken: neither finished.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!h.workspace.path().join("late").exists());
+    assert!(!h.workspace.path().join("later").exists());
+}
+
+#[tokio::test]
+async fn a_long_output_is_capped_and_spilled_whole() {
+    let h = harness(
+        "checks:\n  - id: noisy\n    command: 'for i in $(seq 5000); do echo \"line $i of the output\"; done; exit 1'\n",
+        &[],
+    );
+    let (output, text) = h.run(json!({})).await;
+    let run = &output.runs[0];
+    let spill = run.spill.as_ref().expect("the output was spilled");
+    let whole = std::fs::read_to_string(&spill.path).unwrap();
+    assert_eq!(whole.len() as u64, spill.total_bytes);
+    assert!(whole.contains("line 2500 of the output\n"));
+    assert!(run.output.len() < 9_000, "{} bytes shown", run.output.len());
+    assert!(run.output.starts_with("line 1 of the output\n"));
+    assert!(run.output.contains("line 5000 of the output"));
+    assert_eq!(
+        qilin_protocol::parse_spill_notice(&run.output).map(|notice| notice.path),
+        Some(spill.path.clone())
+    );
+    assert!(text.contains(&spill.path), "the model is told where it is");
 }

@@ -49,17 +49,23 @@ impl Drop for Served {
 /// `qilin serve` on the workspace of `dir` (its agent and model) and the SQLite file
 /// `dir/qilin.db`, not yet started.
 fn serve_command(dir: &Path) -> Command {
+    serve_agent_command(dir, "slow")
+}
+
+/// `qilin serve` as [`serve_command`], running the workspace's `AGENT.agent` on the script
+/// `AGENT.yaml`.
+fn serve_agent_command(dir: &Path, agent: &str) -> Command {
     let workspace = dir.join("workspace");
     let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
     command
         .args(["serve", "--no-sandbox", "--workspace"])
         .arg(&workspace)
         .arg("--agent")
-        .arg(workspace.join("slow.agent"))
+        .arg(workspace.join(format!("{agent}.agent")))
         .arg("--model")
         .arg(format!(
             "scripted:{}",
-            workspace.join("slow.yaml").display()
+            workspace.join(format!("{agent}.yaml")).display()
         ))
         .arg("--database")
         .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
@@ -223,6 +229,144 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
         assert!(Instant::now() < deadline, "the new turn never finished");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// A lead that starts a background child in its first turn and collects it in its second, and
+/// the child, which sleeps.
+const LEAD_FILES: [(&str, &str); 3] = [
+    (
+        "lead.agent",
+        "name: lead\ninstructions: Delegate.\ntools: [agent, agent_wait]\nskills:\n  available: []\n",
+    ),
+    (
+        "lead.yaml",
+        "turns:\n  - calls: [{tool: agent, args: {agent: sleeper, prompt: Sleep., description: Sleep, name: dozy, background: true}}]\n  - say: Started it.\n  - calls: [{tool: agent_wait, args: {timeout_ms: 20000}}]\n  - say: Collected.\n",
+    ),
+    (
+        "sleeper.yaml",
+        "turns:\n  - calls: [{tool: bash, args: {command: \"sleep 120\"}}]\n  - say: woke\n",
+    ),
+];
+
+/// A background child running when its server is killed: after the restart its parent takes it
+/// back, hands its end (interrupted with the process, said so) over exactly once, and the child's
+/// log is closed; nothing is run twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    workspace_in(dir.path());
+    let workspace = dir.path().join("workspace");
+    for (name, text) in LEAD_FILES {
+        std::fs::write(workspace.join(name), text).unwrap();
+    }
+    std::fs::write(
+        workspace.join("sleeper.agent"),
+        format!(
+            "name: sleeper\ninstructions: Sleep.\ntools: [bash]\nmodel: scripted:{}\n",
+            workspace.join("sleeper.yaml").display()
+        ),
+    )
+    .unwrap();
+    let client = reqwest::Client::new();
+    let mut first = started(serve_agent_command(dir.path(), "lead"));
+    let (status, created) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let lead = created["id"].as_str().unwrap().to_string();
+    let (status, turn) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions/{lead}/turns", first.base))
+                .json(&json!({"prompt": "start it"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{turn}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let child = loop {
+        let (_, children) = first
+            .send(client.get(format!("{}/api/sessions?parent={lead}", first.base)))
+            .await;
+        if let Some(child) = children["sessions"][0]["id"].as_str() {
+            let events = first.events(&client, child).await;
+            if events.iter().any(|e| e.body.kind() == "tool.start")
+                && finished(&first.events(&client, &lead).await).len() == 1
+            {
+                break child.to_string();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the child never got to its sleep: {children}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = started(serve_agent_command(dir.path(), "lead"));
+    assert_eq!(
+        finished(&second.events(&client, &child).await),
+        [FinishReason::Interrupted],
+        "the child's turn is closed, not run again"
+    );
+    let (status, again) = second
+        .send(
+            client
+                .post(format!("{}/api/sessions/{lead}/turns", second.base))
+                .json(&json!({"prompt": "collect it"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{again}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let events = loop {
+        let events = second.events(&client, &lead).await;
+        if finished(&events).len() == 2 {
+            break events;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the collecting turn never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(finished(&events)[1], FinishReason::Completed, "{events:#?}");
+    let waited = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::ToolResult(result) if result.tool_name == "agent_wait" => {
+                result.output.clone()
+            }
+            _ => None,
+        })
+        .expect("agent_wait's output");
+    assert_eq!(waited["finished"][0]["sessionId"], json!(child), "{waited}");
+    assert_eq!(waited["finished"][0]["status"], "interrupted", "{waited}");
+    assert_eq!(waited["finished"][0]["name"], "dozy", "{waited}");
+    let why = waited["finished"][0]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("process"), "{why}");
+    let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
+    assert_eq!(
+        (
+            count("agent.started"),
+            count("agent.finished"),
+            count("agent.delivered")
+        ),
+        (1, 1, 1)
+    );
+    let (_, children) = second
+        .send(client.get(format!("{}/api/sessions?parent={lead}", second.base)))
+        .await;
+    assert_eq!(
+        children["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{children}"
+    );
 }
 
 /// The workspace `qilin serve` serves in the tests: the slow agent, its script, a note.

@@ -15,7 +15,7 @@ use qilin_protocol::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentListOutput, AgentMessageEvent, AgentSendOutput,
     AgentStartedEvent, AgentWaitOutput, ChildRecord, ChildStatus, ChildUsage, Delivery,
 };
-use qilin_protocol::{EventBody, FinishReason};
+use qilin_protocol::{Event, EventBody, FinishReason, Usage};
 use qilin_sandbox::{SandboxMode, SandboxSettings};
 use qilin_skill::{AgentFile, CodeTools};
 use qilin_subagents::{ChildRequest, Subagents};
@@ -155,7 +155,9 @@ pub(crate) struct ParentSetup {
 /// One child, as its parent sees it.
 struct Child {
     record: ChildRecord,
-    handle: SessionHandle,
+    /// Its session, while it runs in this process (a child taken back from a resumed
+    /// parent's log after it ended has none).
+    handle: Option<SessionHandle>,
     started: Instant,
     /// Its result was handed to the model (a foreground call's result, `agent_wait`,
     /// `agent_stop`).
@@ -210,11 +212,138 @@ impl Children {
     /// Interrupts every running child (its parent was interrupted).
     pub(crate) fn interrupt_all(&self) {
         for child in self.table().iter_mut() {
-            if child.record.status == ChildStatus::Running {
+            if child.record.status == ChildStatus::Running
+                && let Some(handle) = &child.handle
+            {
                 child.stopped_by.get_or_insert("its parent was interrupted");
-                child.handle.interrupt();
+                handle.interrupt();
             }
         }
+    }
+
+    /// How many children are running now.
+    pub(crate) fn running(&self) -> usize {
+        self.table()
+            .iter()
+            .filter(|child| child.record.status == ChildStatus::Running)
+            .count()
+    }
+
+    /// Takes back the children a resumed session's log records: each `agent.started` is a
+    /// child again, ended as its `agent.finished` says, or — when the process stopped before
+    /// recording that — as the child's own log says (a turn without its end was interrupted);
+    /// one still running in this process is followed again. A foreground child counts as
+    /// delivered (its call's result carried it, or recovery closed the call). Returns the
+    /// `agent.finished` events to record for background children whose end the log lacks, so
+    /// the model hears of each once and `agent_wait` hands each over once.
+    pub(crate) async fn restore(&self, events: &[Event], runtime: &Runtime) -> Vec<EventBody> {
+        let mut seen: Vec<(AgentStartedEvent, Option<ChildRecord>, bool)> = Vec::new();
+        for event in events {
+            match &event.body {
+                EventBody::AgentStarted(started) => seen.push((started.clone(), None, false)),
+                EventBody::AgentFinished(finished) => {
+                    if let Some(entry) = seen
+                        .iter_mut()
+                        .find(|(started, ..)| started.child_session_id == finished.child_session_id)
+                    {
+                        entry.1 = Some(finished.record.clone());
+                    }
+                }
+                EventBody::AgentDelivered(delivered) => {
+                    if let Some(entry) = seen.iter_mut().find(|(started, ..)| {
+                        started.child_session_id == delivered.child_session_id
+                    }) {
+                        entry.2 = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut to_record = Vec::new();
+        for (started, finished, delivered) in seen {
+            let delivered = delivered || !started.background;
+            let id = started.child_session_id.clone();
+            let running_here = runtime
+                .live_session(&id)
+                .and_then(|handle| handle.running_turn_handle().map(|turn| (handle, turn)));
+            let (record, running) = match (finished, running_here) {
+                (Some(record), _) => (record, None),
+                (None, Some(running)) => (started_record(&started), Some(running)),
+                (None, None) => {
+                    let record = ended_from_log(runtime, started_record(&started)).await;
+                    if started.background && !delivered {
+                        to_record.push(EventBody::AgentFinished(AgentFinishedEvent {
+                            child_session_id: id.clone(),
+                            record: record.clone(),
+                        }));
+                    }
+                    (record, None)
+                }
+            };
+            self.table().push(Child {
+                record,
+                handle: running.as_ref().map(|(handle, _)| handle.clone()),
+                started: Instant::now(),
+                delivered,
+                in_step: false,
+                stopped_by: None,
+            });
+            if let Some((handle, turn)) = running {
+                // Nobody waits on a foreground child taken back: its call ended with the
+                // process that made it.
+                drop(self.follow(&handle, turn));
+            }
+        }
+        to_record
+    }
+
+    /// Follows child `handle`'s `turn` (its steps and usage) until it ends, then records its
+    /// end — for a background child, `agent.finished` in the parent's log — and wakes the
+    /// waiters. The receiver gets its ended record.
+    fn follow(
+        &self,
+        handle: &SessionHandle,
+        turn: crate::TurnHandle,
+    ) -> tokio::sync::oneshot::Receiver<ChildRecord> {
+        let child_id = handle.id().to_string();
+        let mut events = handle.live_events();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<ChildRecord>();
+        let parent = self
+            .setup
+            .get()
+            .map_or_else(Weak::new, |setup| setup.session.clone());
+        let children = self.me.clone();
+        tokio::spawn(async move {
+            let follow = async {
+                while let Some(event) = events.recv().await {
+                    let Some(children) = children.upgrade() else {
+                        return;
+                    };
+                    children.observe(&child_id, &event.body);
+                    if matches!(event.body, EventBody::TurnFinished { .. }) {
+                        return;
+                    }
+                }
+            };
+            let (summary, ()) = tokio::join!(turn.finished(), follow);
+            let Some(children) = children.upgrade() else {
+                return;
+            };
+            let record = children.finish(&child_id, &summary);
+            if record.background
+                && let Some(parent) = parent.upgrade()
+            {
+                parent
+                    .events()
+                    .emit(EventBody::AgentFinished(AgentFinishedEvent {
+                        child_session_id: child_id.clone(),
+                        record: record.clone(),
+                    }));
+            }
+            children.ended.notify_waiters();
+            let _ = done_tx.send(record);
+        });
+        done_rx
     }
 
     /// The tokens the children used so far, summed.
@@ -367,7 +496,6 @@ impl Children {
             ))
         })?;
         let child_id = handle.id().to_string();
-        let mut events = handle.live_events();
         cx.session()
             .events()
             .emit(EventBody::AgentStarted(AgentStartedEvent {
@@ -402,7 +530,7 @@ impl Children {
             let mut table = self.table();
             table.push(Child {
                 record: record.clone(),
-                handle: handle.clone(),
+                handle: Some(handle.clone()),
                 started: Instant::now(),
                 delivered: false,
                 in_step: false,
@@ -411,39 +539,7 @@ impl Children {
             drop(reserved);
         }
         // Follow the child's steps (usage so far, whether a step is open) until its turn ends.
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel::<ChildRecord>();
-        let parent = setup.session.clone();
-        let children = self.me.clone();
-        tokio::spawn(async move {
-            let follow = async {
-                while let Some(event) = events.recv().await {
-                    let Some(children) = children.upgrade() else {
-                        return;
-                    };
-                    children.observe(&child_id, &event.body);
-                    if matches!(event.body, EventBody::TurnFinished { .. }) {
-                        return;
-                    }
-                }
-            };
-            let (summary, ()) = tokio::join!(turn.finished(), follow);
-            let Some(children) = children.upgrade() else {
-                return;
-            };
-            let record = children.finish(&child_id, &summary);
-            if record.background
-                && let Some(parent) = parent.upgrade()
-            {
-                parent
-                    .events()
-                    .emit(EventBody::AgentFinished(AgentFinishedEvent {
-                        child_session_id: child_id.clone(),
-                        record: record.clone(),
-                    }));
-            }
-            children.ended.notify_waiters();
-            let _ = done_tx.send(record);
-        });
+        let done_rx = self.follow(&handle, turn);
         if request.background {
             return Ok(record);
         }
@@ -544,32 +640,14 @@ impl Children {
         let Some(child) = table.iter_mut().find(|c| c.record.session_id == id) else {
             return ended_record(id, summary);
         };
-        let record = &mut child.record;
-        record.status = match summary.reason {
-            FinishReason::Completed => ChildStatus::Completed,
-            FinishReason::MaxSteps => ChildStatus::OutOfBudget,
-            FinishReason::Interrupted => ChildStatus::Interrupted,
-            FinishReason::MaxTokens | FinishReason::Refused | FinishReason::Error => {
-                ChildStatus::Failed
-            }
-        };
-        record.steps = summary.steps;
-        record.usage.input_tokens = summary.usage.input_tokens;
-        record.usage.output_tokens = summary.usage.output_tokens;
-        record.duration_ms = millis(child.started.elapsed());
-        let text = summary.final_text.trim();
-        record.answer = (!text.is_empty()).then(|| text.to_string());
-        record.error = match record.status {
-            ChildStatus::Interrupted => Some(
-                child
-                    .stopped_by
-                    .unwrap_or("its turn was interrupted")
-                    .to_string(),
-            ),
-            _ => summary.error.clone(),
-        };
+        end_record(
+            &mut child.record,
+            summary,
+            child.stopped_by.unwrap_or("its turn was interrupted"),
+        );
+        child.record.duration_ms = millis(child.started.elapsed());
         child.in_step = false;
-        record.clone()
+        child.record.clone()
     }
 
     /// Interrupts child `id` for `why`, if it runs.
@@ -577,9 +655,10 @@ impl Children {
         let mut table = self.table();
         if let Some(child) = table.iter_mut().find(|c| c.record.session_id == id)
             && child.record.status == ChildStatus::Running
+            && let Some(handle) = &child.handle
         {
             child.stopped_by.get_or_insert(why);
-            child.handle.interrupt();
+            handle.interrupt();
         }
     }
 
@@ -694,13 +773,17 @@ impl Subagents for Children {
                 true => Delivery::Queued,
                 false => Delivery::Now,
             };
-            child
-                .handle
-                .deliver(EventBody::AgentMessage(AgentMessageEvent {
-                    from_session_id: cx.session().id().to_string(),
-                    from_name: None,
-                    text: message,
-                }));
+            let Some(handle) = &child.handle else {
+                return Err(ToolError::failed(format!(
+                    "agent {} runs in another process: it cannot be sent messages from here",
+                    child.record.session_id
+                )));
+            };
+            handle.deliver(EventBody::AgentMessage(AgentMessageEvent {
+                from_session_id: cx.session().id().to_string(),
+                from_name: None,
+                text: message,
+            }));
             Ok(AgentSendOutput {
                 to,
                 session_id: child.record.session_id.clone(),
@@ -778,6 +861,116 @@ impl Drop for Reserved<'_> {
         }
         // A start that failed frees its place for a start waiting for one.
         self.0.ended.notify_waiters();
+    }
+}
+
+/// Sets `record`'s end from `summary`; an interrupted child's error says `why`.
+fn end_record(record: &mut ChildRecord, summary: &TurnSummary, why: &str) {
+    record.status = match summary.reason {
+        FinishReason::Completed => ChildStatus::Completed,
+        FinishReason::MaxSteps => ChildStatus::OutOfBudget,
+        FinishReason::Interrupted => ChildStatus::Interrupted,
+        FinishReason::MaxTokens | FinishReason::Refused | FinishReason::Error => {
+            ChildStatus::Failed
+        }
+    };
+    record.steps = summary.steps;
+    record.usage.input_tokens = summary.usage.input_tokens;
+    record.usage.output_tokens = summary.usage.output_tokens;
+    let text = summary.final_text.trim();
+    record.answer = (!text.is_empty()).then(|| text.to_string());
+    record.error = match record.status {
+        ChildStatus::Interrupted => Some(why.to_string()),
+        _ => summary.error.clone(),
+    };
+}
+
+/// A child's record as its `agent.started` describes it, running.
+fn started_record(started: &AgentStartedEvent) -> ChildRecord {
+    ChildRecord {
+        session_id: started.child_session_id.clone(),
+        agent: started.agent.clone(),
+        description: started.description.clone(),
+        name: started.name.clone(),
+        background: started.background,
+        status: ChildStatus::Running,
+        answer: None,
+        error: None,
+        steps: 0,
+        usage: ChildUsage::default(),
+        duration_ms: 0,
+    }
+}
+
+/// A child's ended record, read from its own log: how its (one) turn ended, its steps, tokens,
+/// time and last text. A turn without its end was cut off with the process running it.
+async fn ended_from_log(runtime: &Runtime, mut record: ChildRecord) -> ChildRecord {
+    let events = match crate::runtime::read_all(runtime.store().as_ref(), &record.session_id).await
+    {
+        Ok(events) => events,
+        Err(err) => {
+            record.status = ChildStatus::Failed;
+            record.error = Some(format!("its session cannot be read: {err}"));
+            return record;
+        }
+    };
+    let mut summary = TurnSummary {
+        reason: FinishReason::Interrupted,
+        steps: 0,
+        usage: Usage::default(),
+        final_text: String::new(),
+        error: None,
+    };
+    let (mut began, mut ended) = (None, None);
+    for event in &events {
+        match &event.body {
+            EventBody::TurnStarted { .. } => began = Some(event.time.clone()),
+            EventBody::StepStarted { step, .. } => {
+                summary.steps = *step;
+                summary.final_text.clear();
+            }
+            EventBody::StepTextDelta { text, .. } => summary.final_text.push_str(text),
+            EventBody::StepFinished { usage, .. } => {
+                summary.usage.input_tokens += usage.input_tokens;
+                summary.usage.output_tokens += usage.output_tokens;
+            }
+            EventBody::TurnFinished {
+                reason, message, ..
+            } => {
+                summary.reason = *reason;
+                summary.error = message.clone();
+                ended = Some(event.time.clone());
+            }
+            _ => {}
+        }
+    }
+    let why = match (&ended, &summary.error) {
+        (None, _) => {
+            "the process running it stopped before it ended; what it did so far is in its session"
+        }
+        // Recovery closed the turn the process left open, saying why.
+        (Some(_), Some(message)) => message.as_str(),
+        (Some(_), None) => "its turn was interrupted",
+    }
+    .to_string();
+    end_record(&mut record, &summary, &why);
+    if let (Some(began), Some(ended)) = (
+        began,
+        ended.or_else(|| events.last().map(|e| e.time.clone())),
+    ) {
+        record.duration_ms = elapsed_ms(&began, &ended);
+    }
+    record
+}
+
+/// The milliseconds between two RFC 3339 times (0 when either cannot be read).
+fn elapsed_ms(from: &str, to: &str) -> u64 {
+    match (
+        chrono::DateTime::parse_from_rfc3339(from),
+        chrono::DateTime::parse_from_rfc3339(to),
+    ) {
+        (Ok(from), Ok(to)) => u64::try_from((to - from).num_milliseconds()).unwrap_or(0),
+        _ => 0,
     }
 }
 

@@ -2,15 +2,17 @@
 
 use crate::RuntimeError;
 use crate::recovery::Dangling;
-use crate::session::{ModelChoice, Resumed, SessionBuilder};
+use crate::session::{ModelChoice, Resumed, SessionBuilder, SessionHandle, WeakSession};
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
 use qilin_mcp::TrustFile;
 use qilin_protocol::{Event, EventBody};
 use qilin_sandbox::SandboxHelper;
 use qilin_store::{EventStore, StoreError};
 use qilin_tool::{DynamicTool, RegistryError, Tool, ToolRegistry, now};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::mpsc;
 
 /// Where the code of `run_code` runs.
 #[derive(Clone)]
@@ -48,8 +50,24 @@ impl RuntimeInner {
             sandbox_helper: SandboxHelper::new("qilin", SANDBOX_HELPER_ARGS.iter().copied()),
             trust: None,
             tools: ToolRegistry::new(),
+            live: Arc::new(LiveSessions::default()),
         }
     }
+}
+
+/// The sessions of one runtime alive in this process, and the hosts told of each new one.
+///
+/// A session built here (a child an `agent` call started included) must never be run a second
+/// time from its log while it lives: resuming or recovering it would append to a log its
+/// running turn is still writing.
+#[derive(Default)]
+struct LiveSessions {
+    sessions: Mutex<HashMap<String, WeakSession>>,
+    watchers: Mutex<Vec<mpsc::UnboundedSender<SessionHandle>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// The sessions of one process: their store, their code-mode workers, the helper that
@@ -66,6 +84,7 @@ struct RuntimeInner {
     sandbox_helper: SandboxHelper,
     trust: Option<TrustFile>,
     tools: ToolRegistry,
+    live: Arc<LiveSessions>,
 }
 
 /// Puts a [`Runtime`] together: its store and code sandbox, and the application's tools every
@@ -221,7 +240,16 @@ impl Runtime {
     /// A stored session, to continue where its log ends: its workspace, agent file and model
     /// come from its `session.started` (the model can be replaced before `build`). Anything
     /// its last process left open is closed first (see [`Runtime::recover`]).
+    /// A session alive in this process is not resumed: its handle is [`Runtime::live_session`].
     pub async fn resume(&self, id: &str) -> Result<SessionBuilder, RuntimeError> {
+        if self.live_session(id).is_some() {
+            return Err(RuntimeError::NotResumable {
+                id: id.to_string(),
+                reason: "it runs in this process now (a running subagent, or a session a host \
+                         runs); use the running session"
+                    .to_string(),
+            });
+        }
         self.recover(id).await?;
         let events = read_all(self.store().as_ref(), id).await?;
         let Some(EventBody::SessionStarted(started)) = events.first().map(|e| &e.body) else {
@@ -257,7 +285,11 @@ impl Runtime {
     /// requests without an answer, a step or turn without its end — by appending their ends,
     /// as interrupted. Returns how many events it appended (0 for a session closed cleanly).
     /// A host calls it for every session of [`EventStore::running_sessions`] when it starts.
+    /// A session alive in this process is left alone (0): what is open in its log is running.
     pub async fn recover(&self, id: &str) -> Result<usize, RuntimeError> {
+        if self.live_session(id).is_some() {
+            return Ok(0);
+        }
         let store = self.store();
         let events = read_all(store.as_ref(), id).await?;
         let mut closing = Dangling::of(&events).closing_events();
@@ -294,6 +326,48 @@ impl Runtime {
             closed += self.recover(&session.id).await?;
         }
         Ok(closed)
+    }
+}
+
+impl Runtime {
+    /// Session `id`, when it is alive in this process: built by this runtime (by a host, or as
+    /// a child of another session), neither closed nor dropped.
+    pub fn live_session(&self, id: &str) -> Option<SessionHandle> {
+        let mut sessions = lock(&self.inner.live.sessions);
+        let handle = sessions.get(id).and_then(WeakSession::upgrade);
+        if handle.is_none() {
+            sessions.remove(id);
+        }
+        handle
+    }
+
+    /// Every session this runtime builds from now on, children included, as it is built: how
+    /// a host learns of the sessions it did not build itself, to hold their leases.
+    pub fn watch_new_sessions(&self) -> mpsc::UnboundedReceiver<SessionHandle> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        lock(&self.inner.live.watchers).push(sender);
+        receiver
+    }
+
+    /// Stops counting `handle`'s session alive (it was closed).
+    pub(crate) fn forget_live(&self, handle: &SessionHandle) {
+        let mut sessions = lock(&self.inner.live.sessions);
+        if sessions
+            .get(handle.id())
+            .is_some_and(|session| session.is(handle))
+        {
+            sessions.remove(handle.id());
+        }
+    }
+
+    /// Records a session just built as alive, and tells the watchers.
+    pub(crate) fn register_live(&self, handle: &SessionHandle) {
+        {
+            let mut sessions = lock(&self.inner.live.sessions);
+            sessions.retain(|_, session| session.is_alive());
+            sessions.insert(handle.id().to_string(), handle.downgrade());
+        }
+        lock(&self.inner.live.watchers).retain(|watcher| watcher.send(handle.clone()).is_ok());
     }
 }
 

@@ -649,7 +649,12 @@ impl SessionBuilder {
             skill_dirs: this.skill_dirs.clone(),
             call_timeout: this.call_timeout,
         });
-        Ok(SessionHandle {
+        // A resumed parent gets its children back; a background child whose end its log lacks
+        // (the process stopped first) has it recorded now, so the model is told once.
+        for ended in children.restore(&stored, &this.runtime).await {
+            session.events().emit(ended);
+        }
+        let handle = SessionHandle {
             inner: Arc::new(SessionInner {
                 id,
                 store,
@@ -663,13 +668,16 @@ impl SessionBuilder {
                 remount,
                 children,
                 goals,
+                runtime: this.runtime.clone(),
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
                     compacting: None,
                 }),
             }),
-        })
+        };
+        this.runtime.register_live(&handle);
+        Ok(handle)
     }
 }
 
@@ -696,6 +704,26 @@ pub struct SessionHandle {
     inner: Arc<SessionInner>,
 }
 
+/// A session that may have been dropped: what the runtime's list of live sessions holds.
+pub(crate) struct WeakSession(std::sync::Weak<SessionInner>);
+
+impl WeakSession {
+    /// The session, if it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<SessionHandle> {
+        self.0.upgrade().map(|inner| SessionHandle { inner })
+    }
+
+    /// Whether the session is still alive.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
+    /// Whether this is `handle`'s session.
+    pub(crate) fn is(&self, handle: &SessionHandle) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&handle.inner))
+    }
+}
+
 struct SessionInner {
     id: String,
     store: Arc<dyn EventStore>,
@@ -712,6 +740,8 @@ struct SessionInner {
     children: Arc<Children>,
     /// The session's goal.
     goals: Arc<GoalKeeper>,
+    /// The runtime that built it, which counts it alive until it is closed.
+    runtime: crate::Runtime,
     turns: Mutex<Turns>,
 }
 
@@ -945,6 +975,16 @@ impl SessionHandle {
         remount.refresh(&self.inner.agent).await
     }
 
+    /// A handle that does not keep the session alive.
+    pub(crate) fn downgrade(&self) -> WeakSession {
+        WeakSession(Arc::downgrade(&self.inner))
+    }
+
+    /// How many of the session's children (subagents) are running now.
+    pub fn running_children(&self) -> usize {
+        self.inner.children.running()
+    }
+
     /// The tokens the session's children (subagents) used so far, summed.
     pub fn children_usage(&self) -> qilin_protocol::agents::ChildUsage {
         self.inner.children.usage()
@@ -1089,6 +1129,18 @@ impl SessionHandle {
             }
             _ => false,
         })
+    }
+
+    /// The turn running now, to wait for its end, if one is.
+    pub(crate) fn running_turn_handle(&self) -> Option<TurnHandle> {
+        self.turns()
+            .running
+            .as_ref()
+            .filter(|running| running.is_running())
+            .map(|running| TurnHandle {
+                turn_id: running.turn_id.clone(),
+                done: running.done.clone(),
+            })
     }
 
     /// The turn running now, if one is.
@@ -1279,6 +1331,8 @@ impl SessionHandle {
         }
         self.inner.mcp.close().await;
         self.inner.goals.pause_for_restart();
+        // Closed, it may be resumed from its log again (by this process or another).
+        self.inner.runtime.forget_live(self);
         self.flush().await
     }
 }

@@ -372,3 +372,89 @@ async fn answers_come_back_as_recorded_and_refusals_say_how_the_log_ended_the_re
     let from_first = first.tree(&id, |live| live.tree.clone()).await.unwrap();
     assert_eq!(from_first, resumed.snapshot().await.unwrap().tree);
 }
+
+/// A lead starting a background child that sleeps, then ending its turn.
+const LEAD_AGENT: &str = "\
+name: lead
+instructions: Delegate.
+tools: [agent, agent_wait]
+skills:
+  available: []
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_subagent_is_held_by_the_host_never_recovered_or_resumed_twice() {
+    let f = fixture(LEAD_AGENT);
+    let sleeper = f.workspace().join("sleeper.yaml");
+    std::fs::write(
+        &sleeper,
+        "turns:\n  - calls: [{tool: bash, args: {command: \"sleep 1.5\"}}]\n  - say: woke\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.workspace().join("sleeper.agent"),
+        format!(
+            "name: sleeper\ninstructions: Sleep.\ntools: [bash]\nmodel: scripted:{}\n",
+            sleeper.display()
+        ),
+    )
+    .unwrap();
+    // Leases so short that the watch for abandoned sessions runs many times during the sleep,
+    // and an idle close that would close the lead while its child runs if it were idle.
+    let timing = LeaseTiming {
+        ttl: Duration::from_millis(150),
+        idle_close: Duration::from_millis(100),
+    };
+    let first = host(&f, "first", timing);
+    let _watch = first.watch_abandoned();
+    let lead = create(
+        &f,
+        &first,
+        "turns:\n  - calls: [{tool: agent, args: {agent: sleeper, prompt: Sleep., description: Sleep, background: true}}]\n  - say: started\n",
+    )
+    .await;
+    let turn = lead.submit("start it", None).unwrap();
+    assert_eq!(turn.finished().await.reason, FinishReason::Completed);
+    let child = f
+        .store
+        .read(lead.id(), 0, 1000)
+        .await
+        .unwrap()
+        .into_iter()
+        .find_map(|event| match event.body {
+            EventBody::AgentStarted(started) => Some(started.child_session_id),
+            _ => None,
+        })
+        .expect("agent.started");
+
+    // Opening the running child gives the session that runs it, held by this host.
+    let opened = here(first.open(&child).await.unwrap());
+    assert!(opened.running_turn().is_some(), "the running child itself");
+    assert!(first.hosted(&child).is_some());
+    let second = host(&f, "second", LeaseTiming::default());
+    assert!(
+        matches!(second.open(&child).await.unwrap(), Placement::Elsewhere(owner) if owner == "first"),
+        "its lease is held"
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(
+        first.hosted(lead.id()).is_some(),
+        "a lead whose child runs is not idle"
+    );
+
+    eventually("the child ends", || opened.running_turn().is_none()).await;
+    opened.flush().await.unwrap();
+    let log = f.store.read(&child, 0, 1000).await.unwrap();
+    let ends: Vec<FinishReason> = log
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::TurnFinished { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [FinishReason::Completed],
+        "the running child was never closed as abandoned"
+    );
+}

@@ -537,3 +537,125 @@ turns:
     );
     assert!(before >= 1);
 }
+
+/// The lead of the resume tests: a background child in its first turn, collected in its second.
+const START_THEN_COLLECT: &str = r#"
+turns:
+  - calls:
+      - tool: agent
+        args: {agent: worker, prompt: "Work.", description: "Work", name: w, background: true}
+  - say: "Started it."
+  - calls:
+      - tool: agent_wait
+        args: {}
+  - calls:
+      - tool: agent_wait
+        args: {timeout_ms: 0}
+  - say: "Collected."
+"#;
+
+/// Closes `lead` after its first turn, resumes it from the store in a new handle and runs the
+/// second turn: what a parent closed (or its process restarted) while its child ran goes
+/// through.
+async fn resumed_and_collected(
+    f: &Fixture,
+    lead: SessionHandle,
+    before_resume: impl AsyncFnOnce(&str),
+) -> Vec<Event> {
+    run(&lead, "Start it.").await;
+    let id = lead.id().to_string();
+    lead.close().await.unwrap();
+    drop(lead);
+    before_resume(&id).await;
+    let resumed = f
+        .runtime
+        .resume(&id)
+        .await
+        .unwrap()
+        .model(scripted(START_THEN_COLLECT))
+        .no_sandbox(true)
+        .build()
+        .await
+        .unwrap();
+    run(&resumed, "Collect it.").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_parent_takes_back_a_child_that_ended_unrecorded_and_delivers_it_once() {
+    let f = fixture(LEAD);
+    // Slow enough that the lead is closed before the child ends: its end is in its own log
+    // only.
+    child_agent(
+        &f,
+        "worker",
+        "read",
+        "chunk_delay_ms: 100\nturns:\n  - say: worker done after a while\n",
+    );
+    let lead = lead(&f, START_THEN_COLLECT, ChildLimits::default()).await;
+    let events = resumed_and_collected(&f, lead, async |id: &str| {
+        let started = f.store.read(id, 0, 10_000).await.unwrap();
+        assert!(
+            !started.iter().any(|e| e.body.kind() == "agent.finished"),
+            "the lead was closed before its child ended"
+        );
+        let child = started
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::AgentStarted(started) => Some(started.child_session_id.clone()),
+                _ => None,
+            })
+            .unwrap();
+        child_log(&f, &child).await;
+    })
+    .await;
+    let waits = results(&events, "agent_wait");
+    let first = waited(waits[0]);
+    assert_eq!(first.finished.len(), 1, "{first:?}");
+    assert_eq!(first.finished[0].status, ChildStatus::Completed);
+    assert_eq!(
+        first.finished[0].answer.as_deref(),
+        Some("worker done after a while")
+    );
+    assert_eq!(first.finished[0].name.as_deref(), Some("w"));
+    assert!(waited(waits[1]).finished.is_empty(), "handed over once");
+    let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
+    assert_eq!((count("agent.finished"), count("agent.delivered")), (1, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_parent_follows_a_child_still_running_and_waits_for_it() {
+    let f = fixture(LEAD);
+    child_agent(
+        &f,
+        "worker",
+        "bash",
+        "turns:\n  - calls:\n      - tool: bash\n        args: {command: \"sleep 1.5\"}\n  - say: slept\n",
+    );
+    let lead = lead(&f, START_THEN_COLLECT, ChildLimits::default()).await;
+    let runtime = f.runtime.clone();
+    let events = resumed_and_collected(&f, lead, async |id: &str| {
+        let started = f.store.read(id, 0, 10_000).await.unwrap();
+        let child = started
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::AgentStarted(started) => Some(started.child_session_id.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let live = runtime.live_session(&child).expect("the child runs on");
+        assert!(live.running_turn().is_some());
+        // Never run twice: the running child is not resumed from its log.
+        let again = runtime.resume(&child).await;
+        assert!(
+            matches!(&again, Err(err) if err.to_string().contains("runs in this process")),
+            "{}",
+            again.err().map(|err| err.to_string()).unwrap_or_default()
+        );
+    })
+    .await;
+    let first = waited(results(&events, "agent_wait")[0]);
+    assert_eq!(first.finished.len(), 1, "{first:?}");
+    assert_eq!(first.finished[0].answer.as_deref(), Some("slept"));
+    let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
+    assert_eq!((count("agent.finished"), count("agent.delivered")), (1, 1));
+}

@@ -72,17 +72,19 @@ async fn a_folder_swapped_for_a_link_never_leads_a_read_outside() {
             }
         })
     };
-    let mut inside_reads = 0;
     for _ in 0..600 {
         let outcome = h.call("read", json!({"path": "dir/file.txt"})).await;
         if let Some(output) = &outcome.output {
             assert_eq!(output["text"], "inside\n", "a read escaped the workspace");
-            inside_reads += 1;
         }
     }
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
-    assert!(inside_reads > 0, "no read succeeded at all");
+    // Each round of the swapper ends with `dir` the real folder again; how many reads of the race
+    // landed inside depends on the machine's load, but once it stops the read must succeed.
+    let settled = h.call("read", json!({"path": "dir/file.txt"})).await;
+    let output = settled.output.expect("the settled read succeeds");
+    assert_eq!(output["text"], "inside\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -236,6 +236,15 @@ impl SessionHost {
         if let Some(handle) = self.hosted(id) {
             return Ok(Placement::Here(handle));
         }
+        // A session alive in this process that no host holds (a subagent) is held, not
+        // resumed a second time.
+        if let Some(handle) = self.inner.runtime.live_session(id) {
+            return match self.hold(handle.clone()).await {
+                Ok(()) => Ok(Placement::Here(handle)),
+                Err(HostError::OwnedElsewhere { owner, .. }) => Ok(Placement::Elsewhere(owner)),
+                Err(err) => Err(err),
+            };
+        }
         let store = self.store();
         let Some(info) = store.session(id).await? else {
             return Err(HostError::UnknownSession(id.to_string()));
@@ -273,6 +282,26 @@ impl SessionHost {
         let handle = (self.inner.prepare_resume)(builder).build().await?;
         tracing::info!(session = id, "resumed the session in this process");
         Ok(handle)
+    }
+
+    /// Hosts `handle`, a session alive here that no host holds yet (a subagent its parent
+    /// built), taking its lease; an error when another process holds that lease.
+    async fn hold(&self, handle: SessionHandle) -> Result<(), HostError> {
+        let id = handle.id().to_string();
+        if self.hosted(&id).is_some() {
+            return Ok(());
+        }
+        match self
+            .store()
+            .acquire_lease(&id, &self.inner.owner, self.inner.timing.ttl)
+            .await?
+        {
+            Lease::Acquired => {
+                self.host(handle);
+                Ok(())
+            }
+            Lease::HeldBy { owner } => Err(HostError::OwnedElsewhere { session: id, owner }),
+        }
     }
 
     /// Starts hosting `handle`: keeps its lease until it is closed.
@@ -340,7 +369,9 @@ impl SessionHost {
         let store = self.store();
         let mut closed = 0;
         for info in store.running_sessions().await? {
-            if self.hosted(&info.id).is_some() {
+            if self.hosted(&info.id).is_some()
+                || self.inner.runtime.live_session(&info.id).is_some()
+            {
                 continue;
             }
             let _guard = self.lock_id(&info.id).await;
@@ -360,17 +391,40 @@ impl SessionHost {
         Ok(closed)
     }
 
-    /// Runs [`SessionHost::recover_abandoned`] every lease period, until the host is dropped.
+    /// Runs [`SessionHost::recover_abandoned`] every lease period, and hosts every session
+    /// the runtime builds that no host holds (a subagent, as its parent starts it: its lease
+    /// taken at once, so no process takes it for abandoned), until the host is dropped.
     pub fn watch_abandoned(&self) -> JoinHandle<()> {
         let weak = Arc::downgrade(&self.inner);
         let period = self.inner.timing.ttl;
+        let mut built = self.inner.runtime.watch_new_sessions();
         tokio::spawn(async move {
+            let mut next_recovery = tokio::time::Instant::now() + period;
             loop {
-                tokio::time::sleep(period).await;
+                let new_session = tokio::select! {
+                    () = tokio::time::sleep_until(next_recovery) => None,
+                    new_session = built.recv() => match new_session {
+                        Some(handle) => Some(handle),
+                        None => return,
+                    },
+                };
                 let Some(inner) = weak.upgrade() else { return };
                 let host = SessionHost { inner };
-                if let Err(err) = host.recover_abandoned().await {
-                    tracing::warn!(error = %err, "closing abandoned sessions failed");
+                match new_session {
+                    Some(handle) => {
+                        let id = handle.id().to_string();
+                        // One the host builds itself is hosted by `create` or `open`.
+                        let _guard = host.lock_id(&id).await;
+                        if let Err(err) = host.hold(handle).await {
+                            tracing::error!(session = %id, error = %err, "a new session could not be hosted");
+                        }
+                    }
+                    None => {
+                        next_recovery = tokio::time::Instant::now() + period;
+                        if let Err(err) = host.recover_abandoned().await {
+                            tracing::warn!(error = %err, "closing abandoned sessions failed");
+                        }
+                    }
                 }
             }
         })
@@ -535,6 +589,7 @@ async fn keep(inner: Weak<Inner>, handle: SessionHandle) {
         let head = handle.committed_head();
         // Events waiting for the store keep the session here until they are stored.
         let busy = handle.running_turn().is_some()
+            || handle.running_children() > 0
             || !handle.open_requests().is_empty()
             || handle.recorded_head() > head;
         if busy || head != last_head {
