@@ -617,6 +617,41 @@ fn compact_summarises_the_conversation_and_says_how_much_smaller_it_became() {
     assert_eq!(terminal.exit_code(), 0);
 }
 
+#[test]
+fn a_goal_set_with_slash_goal_runs_turn_after_turn_until_it_stalls_then_clears() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    // Two different answers, then the script's own last answer again and again: three turns
+    // in a row that change nothing and end the same way.
+    let envs = scripted_conversation(
+        dir.path(),
+        "turns:\n  - say: \"Looking at the layout first.\"\n  - say: \"Reading the tests next.\"\n",
+    );
+    let terminal = Terminal::start(&repo, &["--no-sandbox"], &envs, 120);
+    terminal.wait_for_prompt();
+    terminal.type_keys("/goal budget lots\r");
+    terminal.wait_for("/goal budget needs a positive number of tokens");
+    terminal.type_keys("/goal Tidy the repository\r");
+    terminal.wait_for("goal · active — Tidy the repository · 0 tokens, 0 s, 0 turns");
+    terminal.wait_for("Looking at the layout first.");
+    terminal.wait_for("Reading the tests next.");
+    let stalled = terminal.wait_for("goal · paused (stalled) — Tidy the repository");
+    assert!(stalled.contains("5 turns"), "{stalled}");
+    terminal.wait_for_prompt();
+    terminal.type_keys("/goal\r");
+    terminal.wait_until("the goal shown again", |rows| {
+        rows.matches("goal · paused (stalled) — Tidy the repository")
+            .count()
+            >= 2
+    });
+    terminal.type_keys("/goal clear\r");
+    terminal.wait_for("goal · cleared — Tidy the repository");
+    terminal.wait_for_prompt();
+    terminal.type_keys("/exit\r");
+    assert_eq!(terminal.exit_code(), 0);
+}
+
 /// On a terminal, `qilin mcp list` in a repository whose `.qilin/mcp.yaml` is not trusted asks
 /// first, showing what each server would run: no starts nothing; yes trusts the file
 /// (remembered: the next list does not ask) and lists the servers.
