@@ -11,6 +11,7 @@ import type {
   TextFile,
   TurnAccepted,
 } from '@qilin-agent/protocol';
+import type { GoalRecord } from '@qilin-agent/client-ui-tool';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 
 /** An error the server answered with: its status, stable code and message. */
@@ -61,6 +62,13 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   } catch {
     throw new ServerError(response.status, 'bad_json', `${method} ${path} answered no JSON`);
   }
+}
+
+/** New limits for a goal: tokens, seconds of its turns, turns; an absent one is kept. */
+export interface GoalRaise {
+  tokenBudget?: number;
+  timeBudget?: number;
+  maxTurns?: number;
 }
 
 /** Hits asked for at once by the sidebar's search: a screen or two of them. */
@@ -117,6 +125,18 @@ export const api = {
   /** A text file of the session's workspace. */
   fileText: (id: string, path: string) =>
     call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
+  /** The session's goal (`null` when it has none). */
+  goal: (id: string) => call<{ goal: GoalRecord | null }>('GET', `${session(id)}/goal`),
+  /** Pauses the session's goal at once: no turn starts for it until it is resumed. */
+  pauseGoal: (id: string) => call<GoalRecord>('POST', `${session(id)}/goal/pause`),
+  /**
+   * Resumes the session's goal, raising its budget first when `raise` names new limits (a goal
+   * whose budget is spent resumes only when the raise leaves some).
+   */
+  resumeGoal: (id: string, raise: GoalRaise = {}) =>
+    call<GoalRecord>('POST', `${session(id)}/goal/resume`, raise),
+  /** Clears the session's goal; answers the cleared goal. */
+  clearGoal: (id: string) => call<GoalRecord>('DELETE', `${session(id)}/goal`),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

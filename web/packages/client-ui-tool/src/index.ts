@@ -188,3 +188,16 @@ export {
 } from './models/goals';
 export { CheckConclusionMark, ChecksReceiptList } from './views/checks';
 export { GoalMeters, GoalStatusBadge } from './views/goals';
+export type {
+  AnnotationLevel,
+  CheckAnnotation,
+  CheckConclusion,
+  CheckRun,
+  CheckStatus,
+  ChecksRunOutput,
+  GoalBudget,
+  GoalRecord,
+  GoalStatus,
+  GoalUsage,
+  PauseCause,
+} from './models/goalShapes';
