@@ -3,7 +3,7 @@
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
 //! shapes ([`api`]), what the session query tools return ([`sessions`]) and the subagent family's
-//! shapes ([`agents`]) are generated into TypeScript, straight into the web client's
+//! shapes ([`agents`]) and what `checks_run` returns ([`checks`]) are generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
 
@@ -11,6 +11,7 @@
 
 pub mod agents;
 pub mod api;
+pub mod checks;
 mod content;
 mod context;
 mod error;

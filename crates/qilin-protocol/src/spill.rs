@@ -1,7 +1,13 @@
 //! The notice that ends a model-visible output whose whole text was spilled to a file.
 //!
 //! One writer and one reader, so that every client (terminal, web, code mode) recognises a
-//! spilled output the same way.
+//! spilled output the same way. [`SpillNotice`] is also the wire shape of a result that names its
+//! spilled output (a check run's `spill`), `{path, totalBytes}`; in TypeScript it is
+//! `SpilledOutput`, apart from the web client's own reader of the notice text.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// What a spill notice begins with, before the size.
 pub(crate) const OPEN: &str = "[qilin: output cut; all ";
@@ -11,11 +17,14 @@ pub(crate) const MIDDLE: &str = " bytes saved to ";
 pub(crate) const CLOSE: &str = " - read that file for the rest]";
 
 /// What a spill notice says: where the whole output is and how large it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename = "SpilledOutput")]
 pub struct SpillNotice {
     /// Path of the file holding every byte of the output.
     pub path: String,
     /// Size of the whole output in bytes.
+    #[ts(type = "number")]
     pub total_bytes: u64,
 }
 

@@ -96,6 +96,13 @@ pub fn bindings() -> String {
         sessions::TrajectoryStatus::decl(&cfg),
         sessions::TrajectoryNode::decl(&cfg),
         sessions::SessionTrajectoryOutput::decl(&cfg),
+        SpillNotice::decl(&cfg),
+        checks::CheckStatus::decl(&cfg),
+        checks::CheckConclusion::decl(&cfg),
+        checks::AnnotationLevel::decl(&cfg),
+        checks::CheckAnnotation::decl(&cfg),
+        checks::CheckRun::decl(&cfg),
+        checks::ChecksRunOutput::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\
@@ -107,6 +114,11 @@ pub fn bindings() -> String {
         out.push('\n');
     }
     let bounds = [
+        (
+            "The most annotations one check run carries.",
+            "MAX_CHECK_ANNOTATIONS",
+            crate::checks::MAX_ANNOTATIONS,
+        ),
         (
             "The most bytes of a call's output shown live from its start.",
             "LIVE_HEAD_BYTES",

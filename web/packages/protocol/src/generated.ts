@@ -1756,6 +1756,121 @@ truncated: boolean,
  */
 spill: string | null, };
 
+export type SpilledOutput = { 
+/**
+ * Path of the file holding every byte of the output.
+ */
+path: string, 
+/**
+ * Size of the whole output in bytes.
+ */
+totalBytes: number, };
+
+export type CheckStatus = "completed" | "timed_out" | "failed_to_start";
+
+export type CheckConclusion = "success" | "failure" | "neutral";
+
+export type AnnotationLevel = "error" | "warning" | "notice";
+
+export type CheckAnnotation = { 
+/**
+ * The file, relative to the workspace when inside it, else as the tool printed it.
+ */
+path: string, 
+/**
+ * The line, counted from 1, when the tool named one.
+ */
+line?: number, 
+/**
+ * The column, counted from 1, when the tool named one.
+ */
+column?: number, 
+/**
+ * How serious it is.
+ */
+level: AnnotationLevel, 
+/**
+ * What is wrong, on one line (the first line of a longer message), capped.
+ */
+message: string, };
+
+export type CheckRun = { 
+/**
+ * The check's id, as declared.
+ */
+id: string, 
+/**
+ * What the check verifies, as declared.
+ */
+description?: string, 
+/**
+ * The command that ran (`bash -c`, in the workspace root, in the session's sandbox).
+ */
+command: string, 
+/**
+ * Whether the command ran to its end.
+ */
+status: CheckStatus, 
+/**
+ * Whether the check passed; a timeout or a failed start is always `failure`.
+ */
+conclusion: CheckConclusion, 
+/**
+ * Wall time in milliseconds.
+ */
+durationMs: number, 
+/**
+ * One line: `12 tests passed`, `2 errors, 1 warning`, `timed out after 60 s`.
+ */
+summary: string, 
+/**
+ * The diagnostics parsed from the output, at most [`MAX_ANNOTATIONS`], errors first.
+ */
+annotations: Array<CheckAnnotation>, 
+/**
+ * How many annotations were left out past the cap.
+ */
+omittedAnnotations: number, 
+/**
+ * The command's combined stdout and stderr; when long, its head and tail with the spill
+ * notice naming the file that holds all of it.
+ */
+output: string, 
+/**
+ * Where the whole output was saved, when `output` was cut.
+ */
+spill?: SpilledOutput, 
+/**
+ * True when this result is an earlier run's, returned because neither the command nor a
+ * file the check reads has changed since.
+ */
+cached: boolean, 
+/**
+ * When the run started, RFC 3339 in UTC.
+ */
+startedAt: string, 
+/**
+ * The command's exit code; absent when it timed out, did not start, or a signal ended it.
+ */
+exitCode?: number, };
+
+export type ChecksRunOutput = { 
+/**
+ * One run per check asked for, in declaration order.
+ */
+runs: Array<CheckRun>, 
+/**
+ * `failure` when any run failed, else `success` when any passed, else `neutral`.
+ */
+conclusion: CheckConclusion, 
+/**
+ * One line: `3 checks: 2 passed, 1 failed`.
+ */
+summary: string, };
+
+/** The most annotations one check run carries. */
+export const MAX_CHECK_ANNOTATIONS = 50;
+
 /** The most bytes of a call's output shown live from its start. */
 export const LIVE_HEAD_BYTES = 262144;
 

@@ -4,7 +4,7 @@
  * a store that publishes it to views, and the runtime's spill notice (`./notice`).
  */
 export type * from './generated';
-export { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
+export { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES, MAX_CHECK_ANNOTATIONS } from './generated';
 export { formatSpillNotice, hasSpillNotice, parseSpillNotice, type SpillNotice } from './notice';
 export {
   KNOWN_EVENT_TYPES,
