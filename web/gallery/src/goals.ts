@@ -1,5 +1,5 @@
-import type { ChecksRunOutput, GoalRecord } from '@qilin-agent/client-ui-tool';
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { GoalRecord } from '@qilin-agent/client-ui-tool';
+import type { ChecksRunOutput, ToolNode } from '@qilin-agent/protocol';
 
 /** One hand-made case of the checks and goal cards: its id in the gallery, and the call. */
 export interface GoalCase {
@@ -53,7 +53,6 @@ const FAILING: ChecksRunOutput = {
       ],
       omittedAnnotations: 0,
       output: TEST_OUTPUT,
-      spill: null,
       cached: false,
       startedAt: '2026-03-01T10:00:02Z',
       exitCode: 101,
@@ -69,7 +68,6 @@ const FAILING: ChecksRunOutput = {
       annotations: [],
       omittedAnnotations: 0,
       output: '    Finished `dev` profile [unoptimized + debuginfo] target(s) in 3.71s\n',
-      spill: null,
       cached: true,
       startedAt: '2026-03-01T09:41:10Z',
       exitCode: 0,
@@ -87,7 +85,6 @@ const FAILING: ChecksRunOutput = {
       spill: { path: '/home/qilin/.qilin/sessions/ses_1/spill/check-e2e.txt', totalBytes: 204_800 },
       cached: false,
       startedAt: '2026-03-01T10:00:02Z',
-      exitCode: null,
     },
   ],
   conclusion: 'failure',
@@ -124,7 +121,6 @@ const NOT_STARTED: ChecksRunOutput = {
       annotations: [],
       omittedAnnotations: 0,
       output: 'bash: line 1: tsc: command not found\n',
-      spill: null,
       cached: false,
       startedAt: '2026-03-01T10:05:00Z',
       exitCode: 127,
@@ -142,7 +138,6 @@ const NOT_STARTED: ChecksRunOutput = {
       ],
       omittedAnnotations: 51,
       output: '',
-      spill: null,
       cached: false,
       startedAt: '2026-03-01T10:05:00Z',
       exitCode: 0,

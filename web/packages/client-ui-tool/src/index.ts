@@ -189,12 +189,6 @@ export {
 export { CheckConclusionMark, ChecksReceiptList } from './views/checks';
 export { GoalMeters, GoalStatusBadge } from './views/goals';
 export type {
-  AnnotationLevel,
-  CheckAnnotation,
-  CheckConclusion,
-  CheckRun,
-  CheckStatus,
-  ChecksRunOutput,
   GoalBudget,
   GoalRecord,
   GoalStatus,

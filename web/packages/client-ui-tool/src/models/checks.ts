@@ -3,7 +3,7 @@
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
-import type { AnnotationLevel, CheckConclusion, CheckStatus } from './goalShapes';
+import type { AnnotationLevel, CheckConclusion, CheckStatus } from '@qilin-agent/protocol';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
 /** Every check status, for reading a run. */

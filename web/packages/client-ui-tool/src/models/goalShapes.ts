@@ -1,52 +1,7 @@
-// The wire shapes of issue 29 (checks and goals), typed by hand from the agreed shapes until the
-// runtime branches' protocol commits land; then the generated types replace this file.
-
-/** How a check run ended as a process. */
-export type CheckStatus = 'completed' | 'timed_out' | 'failed_to_start';
-/** What a check run concluded. */
-export type CheckConclusion = 'success' | 'failure' | 'neutral';
-/** How serious an annotation is. */
-export type AnnotationLevel = 'error' | 'warning' | 'notice';
-
-/** One finding a check's parser read from its output. */
-export interface CheckAnnotation {
-  path: string;
-  line?: number | null;
-  column?: number | null;
-  level: AnnotationLevel;
-  message: string;
-}
-
-/** A spilled output: where the whole text is, and its size. */
-export interface SpillFile {
-  path: string;
-  totalBytes: number;
-}
-
-/** One check's run. */
-export interface CheckRun {
-  id: string;
-  description?: string | null;
-  command: string;
-  status: CheckStatus;
-  conclusion: CheckConclusion;
-  durationMs: number;
-  summary: string;
-  annotations: CheckAnnotation[];
-  omittedAnnotations: number;
-  output: string;
-  spill?: SpillFile | null;
-  cached: boolean;
-  startedAt: string;
-  exitCode?: number | null;
-}
-
-/** What `checks_run` returns. */
-export interface ChecksRunOutput {
-  runs: CheckRun[];
-  conclusion: CheckConclusion;
-  summary: string;
-}
+// The wire shapes of goals (issue 29), typed by hand from the agreed shapes until the goals
+// branch's protocol commit lands; then the generated types replace this file. The checks'
+// shapes are the generated ones already.
+import type { ChecksRunOutput } from '@qilin-agent/protocol';
 
 /** Where a goal stands. */
 export type GoalStatus =

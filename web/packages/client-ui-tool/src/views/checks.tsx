@@ -2,7 +2,7 @@
 import { useLocale, useT } from '@qilin-agent/i18n';
 import { formatBytes, TerminalOutput } from '@qilin-agent/ui-primitives';
 import { checksRunModel, type CheckRow, type ChecksReceipt } from '../models/checks';
-import type { CheckConclusion } from '../models/goalShapes';
+import type { CheckConclusion } from '@qilin-agent/protocol';
 import { formatDuration } from '../models/sessionLink';
 import type { ToolCallHost, ToolCallOwnerProps } from '../slots';
 import { PlainDetails, ToolRow } from './card';

@@ -1,11 +1,11 @@
 // The checks and goal cards as a reader sees them: rendered through the tree, expanded.
 import { fireEvent, screen, within } from '@testing-library/react';
 import type { Locale } from '@qilin-agent/i18n';
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { ChecksRunOutput, ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test, vi } from 'vitest';
 import { renderWithI18n } from '../../../../test-support/render';
-import type { ChecksRunOutput, GoalRecord } from '../models/goalShapes';
+import type { GoalRecord } from '../models/goalShapes';
 import { formatTime } from '../models/sessionLink';
 import { registerBuiltinToolViews } from '../register';
 import { ToolCallTree } from '../tree/ToolCallTree';
@@ -78,7 +78,6 @@ const CHECKS: ChecksRunOutput = {
       ],
       omittedAnnotations: 2,
       output: 'test upload::retries ... FAILED\n',
-      spill: null,
       cached: false,
       startedAt: '2026-03-01T10:00:00Z',
       exitCode: 101,
@@ -110,7 +109,6 @@ const CHECKS: ChecksRunOutput = {
       spill: { path: '/data/ses_1/spill/check-e2e.txt', totalBytes: 204_800 },
       cached: false,
       startedAt: '2026-03-01T10:00:00Z',
-      exitCode: null,
     },
   ],
   conclusion: 'failure',
