@@ -4,6 +4,7 @@
 //! Fields a request may leave out are optional in TypeScript; fields a reply always carries
 //! (`null` when empty) are required there.
 
+use crate::goals::GoalRecord;
 use crate::sessions::SearchHit;
 use crate::{
     Answer, CallStatus, CompactionNode, Event, RequestOpenedEvent, RequestResolution, SessionGrant,
@@ -184,6 +185,10 @@ pub struct SessionView {
     pub children: Vec<SessionInfo>,
     /// Whether this server process runs the session now.
     pub hosted: bool,
+    /// The session's latest goal (settled ones included), folded from its goal events; null
+    /// when it never had one.
+    #[serde(default)]
+    pub goal: Option<GoalRecord>,
     /// The home folder of the user the server runs as (absolute, POSIX), when known: a client
     /// writes a path under it as `~/…` once it is not under the session's `workspace` (the
     /// folder its tools work in).

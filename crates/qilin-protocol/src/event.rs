@@ -1,6 +1,7 @@
 use crate::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentMessageEvent, AgentStartedEvent,
 };
+use crate::goals::{GoalCreatedEvent, GoalUpdatedEvent};
 use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
@@ -157,6 +158,12 @@ pub enum EventBody {
     /// A message another session sent with `agent_send` (in the recipient's log).
     #[serde(rename = "agent.message")]
     AgentMessage(AgentMessageEvent),
+    /// A goal was set (by the model, a person or the runtime).
+    #[serde(rename = "goal.created")]
+    GoalCreated(GoalCreatedEvent),
+    /// A goal changed: its whole new state, who changed it and why.
+    #[serde(rename = "goal.updated")]
+    GoalUpdated(GoalUpdatedEvent),
 }
 
 impl EventBody {
@@ -182,6 +189,8 @@ impl EventBody {
             EventBody::AgentFinished(_) => "agent.finished",
             EventBody::AgentDelivered(_) => "agent.delivered",
             EventBody::AgentMessage(_) => "agent.message",
+            EventBody::GoalCreated(_) => "goal.created",
+            EventBody::GoalUpdated(_) => "goal.updated",
         }
     }
 }

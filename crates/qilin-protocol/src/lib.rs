@@ -3,7 +3,8 @@
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
 //! shapes ([`api`]), what the session query tools return ([`sessions`]) and the subagent family's
-//! shapes ([`agents`]) and what `checks_run` returns ([`checks`]) are generated into TypeScript, straight into the web client's
+//! shapes ([`agents`]), what `checks_run` returns ([`checks`]) and the goals' ([`goals`]) are
+//! generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
 
@@ -16,6 +17,7 @@ mod content;
 mod context;
 mod error;
 mod event;
+pub mod goals;
 pub mod live;
 mod presentation;
 mod question;

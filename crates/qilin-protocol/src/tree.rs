@@ -7,6 +7,7 @@
 //! the wire (the server's snapshot serves them) and generated into TypeScript with the events.
 
 use crate::agents::AgentStartedEvent;
+use crate::goals::GoalRecord;
 use crate::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
     ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestOpenedEvent,
@@ -278,6 +279,10 @@ pub struct ConversationTree {
     pub compactions: Vec<CompactionNode>,
     /// Raw argument text of calls still preparing, by call id.
     pub preparing_arguments: BTreeMap<String, String>,
+    /// The session's latest goal, as its last `goal.created` or `goal.updated` recorded it
+    /// (served in the session's view, not in the tree).
+    #[serde(skip)]
+    pub goal: Option<GoalRecord>,
     /// Where each call's node is, by call id.
     #[serde(skip)]
     index: HashMap<String, NodePath>,
@@ -330,6 +335,8 @@ impl ConversationTree {
             | EventBody::AgentDelivered(_)
             | EventBody::AgentMessage(_) => {}
             EventBody::AgentStarted(started) => self.link_child(started),
+            EventBody::GoalCreated(created) => self.goal = Some(created.goal.clone()),
+            EventBody::GoalUpdated(updated) => self.goal = Some(updated.goal.clone()),
             EventBody::StepFinished { usage, .. } => {
                 let turn = self.current_turn();
                 turn.usage.input_tokens += usage.input_tokens;

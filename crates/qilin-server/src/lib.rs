@@ -253,6 +253,7 @@ impl ServerState {
             open_requests,
             children,
             hosted: hosted.is_some(),
+            goal: self.host().tree(id, |live| live.tree.goal.clone()).await?,
             home: user_home(),
         })
     }

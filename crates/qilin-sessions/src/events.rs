@@ -407,6 +407,28 @@ fn describe(body: &EventBody) -> String {
         EventBody::AgentMessage(message) => {
             format!("message from {}: {}", message.from_session_id, message.text)
         }
+        EventBody::GoalCreated(created) => format!(
+            "goal {} set by the {}: {}",
+            created.goal.id,
+            actor(created.by),
+            created.goal.objective
+        ),
+        EventBody::GoalUpdated(updated) => format!(
+            "goal {} {} (by the {}): {}",
+            updated.goal.id,
+            updated.goal.status.as_str(),
+            actor(updated.by),
+            updated.reason
+        ),
+    }
+}
+
+/// Who changed a goal, in words.
+fn actor(by: qilin_protocol::goals::GoalActor) -> &'static str {
+    match by {
+        qilin_protocol::goals::GoalActor::Model => "model",
+        qilin_protocol::goals::GoalActor::User => "user",
+        qilin_protocol::goals::GoalActor::Runtime => "runtime",
     }
 }
 

@@ -12,6 +12,7 @@ use super::style::{SPINNER, Style};
 use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
 use qilin_protocol::agents::ChildRecord;
+use qilin_protocol::goals::{GoalRecord, GoalStatus, PauseCause};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
@@ -132,6 +133,31 @@ fn child_line(record: &ChildRecord) -> String {
     )
 }
 
+/// A goal on one line: `goal · paused (stalled) — objective · 1200 of 50000 tokens, 30 s, 2
+/// turns`.
+pub(crate) fn goal_line(goal: &GoalRecord) -> String {
+    let status = match (goal.status, goal.paused_because) {
+        (GoalStatus::Paused, Some(PauseCause::User)) => "paused (by the user)",
+        (GoalStatus::Paused, Some(PauseCause::Stalled)) => "paused (stalled)",
+        (GoalStatus::Paused, Some(PauseCause::Restart)) => "paused (after a restart)",
+        (status, _) => status.as_str(),
+    };
+    let of = |used: u64, bound: Option<u64>| match bound {
+        Some(bound) => format!("{used} of {bound}"),
+        None => used.to_string(),
+    };
+    format!(
+        "goal · {status} — {} · {} tokens, {} s, {} turns",
+        truncate(&goal.objective.replace('\n', " "), 80),
+        of(goal.usage.tokens, goal.budget.tokens),
+        of(goal.usage.seconds, goal.budget.seconds),
+        of(
+            u64::from(goal.usage.turns),
+            goal.budget.turns.map(u64::from)
+        ),
+    )
+}
+
 /// What the session's turns shown here have used, for `/cost`.
 #[derive(Default)]
 struct SessionTally {
@@ -172,6 +198,8 @@ pub struct TerminalRenderer {
     running: Vec<Running>,
     /// The background children running, oldest first.
     children: Vec<LiveChild>,
+    /// The goal's id and status as last shown (a line is drawn when either changes).
+    goal: Option<(String, GoalStatus)>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
     headed: HashSet<String>,
@@ -205,6 +233,7 @@ impl TerminalRenderer {
             notices: None,
             running: Vec::new(),
             children: Vec::new(),
+            goal: None,
             depth: HashMap::new(),
             presentations: HashMap::new(),
             headed: HashSet::new(),
@@ -298,6 +327,8 @@ impl TerminalRenderer {
                 self.after_text_block = false;
                 self.permanent(vec![line]);
             }
+            EventBody::GoalCreated(created) => self.show_goal(&created.goal, None),
+            EventBody::GoalUpdated(updated) => self.show_goal(&updated.goal, Some(&updated.reason)),
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
@@ -317,6 +348,24 @@ impl TerminalRenderer {
                 reason, message, ..
             } => self.finish_turn(*reason, message.as_deref(), &event.time),
         }
+    }
+
+    /// A goal's line, when it is new or its status changed (a turn's accounting alone draws
+    /// nothing: the turn's summary shows its tokens).
+    fn show_goal(&mut self, goal: &GoalRecord, reason: Option<&str>) {
+        let seen = Some((goal.id.clone(), goal.status));
+        if self.goal == seen {
+            return;
+        }
+        self.goal = seen;
+        let line = match reason {
+            Some(reason) => format!("{} · {reason}", goal_line(goal)),
+            None => goal_line(goal),
+        };
+        let line = self.style.dim(&line);
+        self.flush_text();
+        self.after_text_block = false;
+        self.permanent(vec![line]);
     }
 
     /// A turn started at `time`: its tally starts afresh.

@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -1056,6 +1056,176 @@ fromName?: string,
  */
 text: string, };
 
+export type GoalStatus = "active" | "paused" | "blocked" | "budget_limited" | "complete" | "cleared";
+
+export type PauseCause = "user" | "stalled" | "restart";
+
+export type GoalActor = "model" | "user" | "runtime";
+
+export type GoalBudget = { 
+/**
+ * Tokens (input and output) its turns may use.
+ */
+tokens?: number, 
+/**
+ * Seconds of wall time its turns may take.
+ */
+seconds?: number, 
+/**
+ * Turns it may take.
+ */
+turns?: number, };
+
+export type GoalUsage = { 
+/**
+ * Tokens (input and output) of its turns.
+ */
+tokens: number, 
+/**
+ * Seconds of wall time spent in its turns.
+ */
+seconds: number, 
+/**
+ * Turns run while it was active.
+ */
+turns: number, };
+
+export type GoalRecord = { 
+/**
+ * The goal's id, unique in its session.
+ */
+id: string, 
+/**
+ * What the session works toward.
+ */
+objective: string, 
+/**
+ * Where it stands.
+ */
+status: GoalStatus, 
+/**
+ * Why it is paused, while it is.
+ */
+pausedBecause?: PauseCause, 
+/**
+ * What it may spend.
+ */
+budget: GoalBudget, 
+/**
+ * What it spent so far.
+ */
+usage: GoalUsage, 
+/**
+ * The ids of the checks that decide its completion; empty for every declared check.
+ */
+checks: Array<string>, 
+/**
+ * The last run of its checks the runtime made for it.
+ */
+lastChecks?: ChecksRunOutput, 
+/**
+ * Why the last change was made.
+ */
+reason?: string, 
+/**
+ * What the model offered as evidence with `complete`.
+ */
+evidence?: string, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * When it last changed, RFC 3339 UTC.
+ */
+updatedAt: string, };
+
+export type GoalCreatedEvent = { 
+/**
+ * The goal as created.
+ */
+goal: GoalRecord, 
+/**
+ * Who set it.
+ */
+by: GoalActor, };
+
+export type GoalUpdatedEvent = { 
+/**
+ * The goal after the change.
+ */
+goal: GoalRecord, 
+/**
+ * Who changed it.
+ */
+by: GoalActor, 
+/**
+ * Why.
+ */
+reason: string, };
+
+export type GoalGetOutput = { 
+/**
+ * The session's latest goal (settled ones included), or null when it never had one.
+ */
+goal: GoalRecord | null, };
+
+export type GoalVerdict = "complete" | "blocked";
+
+export type GoalUpdateOutput = { 
+/**
+ * The goal after the call.
+ */
+goal: GoalRecord, 
+/**
+ * Whether the change was made (a `complete` whose checks fail is refused).
+ */
+accepted: boolean, 
+/**
+ * What happened, for the model: which checks failed, or that none verified the goal.
+ */
+message: string, 
+/**
+ * The run of the goal's checks a `complete` made.
+ */
+checks?: ChecksRunOutput, };
+
+export type SetGoal = { 
+/**
+ * What the session should work toward (not only spaces).
+ */
+objective: string, 
+/**
+ * Tokens its turns may use.
+ */
+tokenBudget?: number, 
+/**
+ * Seconds its turns may take.
+ */
+timeBudget?: number, 
+/**
+ * Turns it may take.
+ */
+maxTurns?: number, 
+/**
+ * The ids of the checks that decide its completion; every declared check when omitted.
+ */
+checks?: Array<string>, };
+
+export type ResumeGoal = { 
+/**
+ * The new token budget.
+ */
+tokenBudget?: number, 
+/**
+ * The new time budget, in seconds.
+ */
+timeBudget?: number, 
+/**
+ * The new turns budget.
+ */
+maxTurns?: number, };
+
 export type SessionStatus = "idle" | "running";
 
 export type SessionInfo = { 
@@ -1141,6 +1311,11 @@ children: Array<SessionInfo>,
  * Whether this server process runs the session now.
  */
 hosted: boolean, 
+/**
+ * The session's latest goal (settled ones included), folded from its goal events; null
+ * when it never had one.
+ */
+goal: GoalRecord | null, 
 /**
  * The home folder of the user the server runs as (absolute, POSIX), when known: a client
  * writes a path under it as `~/…` once it is not under the session's `workspace` (the
