@@ -1,4 +1,5 @@
-import type { GoalRecord, GoalRow } from '@qilin-agent/client-ui-tool';
+import type { GoalRow } from '@qilin-agent/client-ui-tool';
+import type { GoalRecord } from '@qilin-agent/protocol';
 import { I18nProvider, type Locale } from '@qilin-agent/i18n';
 import { act, fireEvent, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
@@ -9,7 +10,6 @@ const RECORD: GoalRecord = {
   id: 'goal_1',
   objective: 'Make the upload retries pass their tests',
   status: 'active',
-  pausedBecause: null,
   budget: { tokens: 100_000, seconds: 600, turns: 10 },
   usage: { tokens: 25_000, seconds: 150, turns: 2 },
   checks: [],
@@ -33,8 +33,6 @@ const RECORD: GoalRecord = {
     conclusion: 'failure',
     summary: '1 check: 1 failed',
   },
-  reason: null,
-  evidence: null,
   createdAt: '2026-03-01T09:00:00Z',
   updatedAt: '2026-03-01T10:00:00Z',
 };

@@ -5,11 +5,11 @@ import {
   CheckConclusionMark,
   GoalMeters,
   GoalStatusBadge,
-  type GoalRecord,
   type GoalRow,
 } from '@qilin-agent/client-ui-tool';
+import type { GoalRecord, ResumeGoal } from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
-import { api, ServerError, type GoalRaise } from './api';
+import { api, ServerError } from './api';
 import { readGoal } from './goal';
 
 /** What a banner's action asks the server for. */
@@ -31,7 +31,7 @@ function amount(text: string): number | undefined | 'bad' {
 function RaiseForm(props: {
   goal: GoalRow;
   busy: boolean;
-  onRaise: (raise: GoalRaise) => void;
+  onRaise: (raise: ResumeGoal) => void;
   onCancel: () => void;
 }) {
   const t = useT();
@@ -47,7 +47,7 @@ function RaiseForm(props: {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (bad) return;
-    const raise: GoalRaise = {};
+    const raise: ResumeGoal = {};
     if (typeof read.tokens === 'number') raise.tokenBudget = read.tokens;
     if (typeof read.minutes === 'number') raise.timeBudget = read.minutes * 60;
     if (typeof read.turns === 'number') raise.maxTurns = read.turns;

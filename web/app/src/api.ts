@@ -1,8 +1,10 @@
 import type {
   ErrorBody,
+  GoalRecord,
   EventPage,
   Interrupted,
   RequestAnswer,
+  ResumeGoal,
   SearchPage,
   ServerInfo,
   SessionPage,
@@ -11,7 +13,6 @@ import type {
   TextFile,
   TurnAccepted,
 } from '@qilin-agent/protocol';
-import type { GoalRecord } from '@qilin-agent/client-ui-tool';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 
 /** An error the server answered with: its status, stable code and message. */
@@ -62,13 +63,6 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   } catch {
     throw new ServerError(response.status, 'bad_json', `${method} ${path} answered no JSON`);
   }
-}
-
-/** New limits for a goal: tokens, seconds of its turns, turns; an absent one is kept. */
-export interface GoalRaise {
-  tokenBudget?: number;
-  timeBudget?: number;
-  maxTurns?: number;
 }
 
 /** Hits asked for at once by the sidebar's search: a screen or two of them. */
@@ -125,15 +119,13 @@ export const api = {
   /** A text file of the session's workspace. */
   fileText: (id: string, path: string) =>
     call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
-  /** The session's goal (`null` when it has none). */
-  goal: (id: string) => call<{ goal: GoalRecord | null }>('GET', `${session(id)}/goal`),
   /** Pauses the session's goal at once: no turn starts for it until it is resumed. */
   pauseGoal: (id: string) => call<GoalRecord>('POST', `${session(id)}/goal/pause`),
   /**
    * Resumes the session's goal, raising its budget first when `raise` names new limits (a goal
    * whose budget is spent resumes only when the raise leaves some).
    */
-  resumeGoal: (id: string, raise: GoalRaise = {}) =>
+  resumeGoal: (id: string, raise: ResumeGoal = {}) =>
     call<GoalRecord>('POST', `${session(id)}/goal/resume`, raise),
   /** Clears the session's goal; answers the cleared goal. */
   clearGoal: (id: string) => call<GoalRecord>('DELETE', `${session(id)}/goal`),

@@ -68,8 +68,8 @@ export function useSessionGoal(sessionId: string): SessionGoal {
     [sessionId],
   );
   const refresh = useCallback(() => {
-    api.goal(sessionId).then(
-      (answer) => fold(answer.goal === null ? null : (readGoal(answer.goal) ?? null)),
+    api.session(sessionId).then(
+      (view) => fold(view.goal == null ? null : (readGoal(view.goal) ?? null)),
       () =>
         setGoal((known) =>
           known.of === sessionId && known.goal !== undefined

@@ -1,5 +1,4 @@
-import type { GoalRecord } from '@qilin-agent/client-ui-tool';
-import type { ChecksRunOutput, ToolNode } from '@qilin-agent/protocol';
+import type { ChecksRunOutput, GoalRecord, ToolNode } from '@qilin-agent/protocol';
 
 /** One hand-made case of the checks and goal cards: its id in the gallery, and the call. */
 export interface GoalCase {
@@ -153,13 +152,9 @@ const GOAL: GoalRecord = {
   id: 'goal_01',
   objective: OBJECTIVE,
   status: 'active',
-  pausedBecause: null,
   budget: { tokens: 200_000, seconds: 1_800, turns: 12 },
   usage: { tokens: 0, seconds: 0, turns: 0 },
   checks: ['test', 'lint'],
-  lastChecks: null,
-  reason: null,
-  evidence: null,
   createdAt: '2026-03-01T09:40:00Z',
   updatedAt: '2026-03-01T09:40:00Z',
 };

@@ -183,15 +183,7 @@ export {
   type GoalGetModel,
   type GoalMeasure,
   type GoalRow,
-  type GoalUpdateAsk,
   type GoalUpdateModel,
 } from './models/goals';
 export { CheckConclusionMark, ChecksReceiptList } from './views/checks';
 export { GoalMeters, GoalStatusBadge } from './views/goals';
-export type {
-  GoalBudget,
-  GoalRecord,
-  GoalStatus,
-  GoalUsage,
-  PauseCause,
-} from './models/goalShapes';

@@ -4,7 +4,7 @@ import type { CallState } from '@qilin-agent/ui-primitives';
 import { checksReceipt, type ChecksReceipt, type CheckRow } from './checks';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
-import type { GoalStatus, PauseCause } from './goalShapes';
+import type { GoalStatus, GoalVerdict, PauseCause } from '@qilin-agent/protocol';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
 /** Every goal status, for reading a record. */
@@ -180,15 +180,12 @@ export function goalGetModel(input: CardInput): GoalGetModel | GenericModel {
   }
 }
 
-/** What `goal_update` asks: to mark the goal complete or blocked. */
-export type GoalUpdateAsk = 'complete' | 'blocked';
-
 /** The card of a `goal_update` call. */
 export interface GoalUpdateModel {
   readonly kind: 'goalUpdate';
   readonly state: CallState;
   /** What the call asked for; absent while preparing. */
-  readonly asked?: GoalUpdateAsk;
+  readonly asked?: GoalVerdict;
   /** Why, as the model said. */
   readonly reason?: string;
   /** What the model offered as evidence. */
@@ -218,7 +215,7 @@ export function goalUpdateModel(input: CardInput): GoalUpdateModel | GenericMode
   if (input.phase === 'preparing') return { kind: 'goalUpdate', state };
   try {
     const args = new Fields(input.arguments, 'arguments');
-    const asked = args.oneOf<GoalUpdateAsk>('status', ['complete', 'blocked']);
+    const asked = args.oneOf<GoalVerdict>('status', ['complete', 'blocked']);
     const reason = nonBlank(args.text('reason'));
     const evidence = nonBlank(args.optionalText('evidence'));
     const base = {

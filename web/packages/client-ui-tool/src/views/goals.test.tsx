@@ -1,11 +1,10 @@
 // The checks and goal cards as a reader sees them: rendered through the tree, expanded.
 import { fireEvent, screen, within } from '@testing-library/react';
 import type { Locale } from '@qilin-agent/i18n';
-import type { ChecksRunOutput, ToolNode } from '@qilin-agent/protocol';
+import type { ChecksRunOutput, GoalRecord, ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test, vi } from 'vitest';
 import { renderWithI18n } from '../../../../test-support/render';
-import type { GoalRecord } from '../models/goalShapes';
 import { formatTime } from '../models/sessionLink';
 import { registerBuiltinToolViews } from '../register';
 import { ToolCallTree } from '../tree/ToolCallTree';
@@ -119,13 +118,9 @@ const GOAL: GoalRecord = {
   id: 'goal_1',
   objective: 'Make the upload retries pass their tests',
   status: 'active',
-  pausedBecause: null,
-  budget: { tokens: 200_000, seconds: 1_800, turns: null },
+  budget: { tokens: 200_000, seconds: 1_800 },
   usage: { tokens: 50_000, seconds: 600, turns: 3 },
   checks: ['test', 'lint'],
-  lastChecks: null,
-  reason: null,
-  evidence: null,
   createdAt: '2026-03-01T09:50:00Z',
   updatedAt: '2026-03-01T10:01:00Z',
 };

@@ -11,7 +11,7 @@ import {
   type GoalMeasure,
   type GoalRow,
 } from '../models/goals';
-import type { GoalStatus, PauseCause } from '../models/goalShapes';
+import type { GoalStatus, PauseCause } from '@qilin-agent/protocol';
 import { formatDuration } from '../models/sessionLink';
 import type { ToolCallHost, ToolCallOwnerProps } from '../slots';
 import { PlainDetails, TextBlock, ToolRow } from './card';
