@@ -2,6 +2,7 @@
 //! its review policy, loaded and checked against the tools and skills that exist.
 
 use crate::agent_workspace;
+use crate::checks::{CHECK_KEYS, CheckDeclaration, RawCheck, merge_checks, read_checks};
 use crate::mcp::{McpServer, RawMcpServers, SERVER_KEYS, agent_mcp_servers};
 use crate::yaml::{KnownKeys, Segment, Source, dotted};
 use crate::{Diagnostic, DiagnosticKind, Limits, Loaded, SKILL_FILE, SkillSet};
@@ -42,6 +43,7 @@ const KNOWN_KEYS: KnownKeys = &[
             "files",
             "mcp_servers",
             "session_queries",
+            "checks",
         ],
     ),
     ("mcp_servers.*", SERVER_KEYS),
@@ -65,6 +67,7 @@ const KNOWN_KEYS: KnownKeys = &[
             "max_concurrency",
         ],
     ),
+    ("checks.*", CHECK_KEYS),
 ];
 
 /// Which skills an agent may read: every discovered one, or those named.
@@ -218,6 +221,8 @@ pub struct AgentFile {
     /// The files the agent file names ([`NAMED_FILE_KEYS`]: its `instructions_file`), as
     /// absolute paths: they stay read-only to the model.
     pub named_files: Vec<PathBuf>,
+    /// The checks it declares (`checks:`); each replaces the workspace's check of the same id.
+    pub checks: Vec<CheckDeclaration>,
 }
 
 /// Which recorded sessions an agent's session query tools may read: the `session_queries:`
@@ -286,6 +291,8 @@ struct RawAgent {
     mcp_servers: RawMcpServers,
     #[serde(default)]
     session_queries: SessionQueryScope,
+    #[serde(default)]
+    checks: Vec<RawCheck>,
 }
 
 #[derive(Deserialize, Default)]
@@ -379,6 +386,7 @@ impl AgentFile {
         check_code_tools(&raw, &source, registry, &mut errors, &mut warnings);
         let preload = read_preloads(&raw.skills.preload, &source, skills, &mut errors);
         let mcp_servers = agent_mcp_servers(&raw.mcp_servers, &source, &mut errors);
+        let checks = agent_checks(&raw.checks, &source, &mut errors);
         if !raw.code_mode && raw.limits.code != qilin_tool::CodeLimits::default() {
             warnings.push(Diagnostic::warning(
                 DiagnosticKind::CodeLimitsWithoutCodeMode,
@@ -442,10 +450,35 @@ impl AgentFile {
                 mcp_servers,
                 session_queries: raw.session_queries,
                 named_files: instructions_path.into_iter().collect(),
+                checks,
             },
             warnings,
         })
     }
+}
+
+/// The agent's `checks`, checked, with their `depends_on` checked against the workspace's
+/// checks too (an agent's check may wait for one the workspace declares).
+fn agent_checks(
+    raw: &[RawCheck],
+    source: &Source,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<CheckDeclaration> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    let checks = read_checks(raw, source, &[key("checks")], errors);
+    let (workspace, _) = crate::workspace_checks(&agent_workspace(source.path));
+    let (_, problems) = merge_checks(workspace, &checks);
+    for problem in problems {
+        errors.push(Diagnostic::error(
+            DiagnosticKind::InvalidCheck,
+            source.path,
+            source.line_of(&[key("checks")]),
+            problem,
+        ));
+    }
+    checks
 }
 
 fn read_instructions(
@@ -835,6 +868,7 @@ mod known_keys_tests {
             ("skills.preload.*", fields_of::<RawPreload>()),
             ("limits", fields_of::<Limits>()),
             ("limits.code", fields_of::<CodeLimits>()),
+            ("checks.*", fields_of::<RawCheck>()),
         ];
         let known: Vec<(&str, Vec<&str>)> = KNOWN_KEYS
             .iter()

@@ -82,6 +82,10 @@ pub enum DiagnosticKind {
     /// `.qilin/mcp.yaml`) is wrong: its name, no or both of `command` and `url`, a reference
     /// to a server the workspace does not declare.
     InvalidMcpServer,
+    /// A check declaration (in an agent file's `checks` or the workspace's
+    /// `.qilin/checks.yaml`) is wrong: no id or a duplicate one, no command, an unknown parser,
+    /// a bad timeout, a `depends_on` naming no check.
+    InvalidCheck,
 }
 
 /// One finding about a file: where it is and what is wrong, in words a user can act on.

@@ -9,10 +9,15 @@
 //! it may read or preloads, whether code mode is on, its limits and its review policy;
 //! [`AgentFile::load`] checks it against the registry and the skills. [`assemble_prompt`] turns
 //! an agent into exactly what a provider receives.
+//!
+//! **Checks** (`checks:` in an agent file, the workspace's `.qilin/checks.yaml`) are declared
+//! and checked here ([`CheckDeclaration`], [`workspace_checks`], [`merge_checks`]); the
+//! `qilin-checks` crate runs them.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod agent;
+mod checks;
 mod diagnostic;
 mod discovery;
 mod embedded;
@@ -31,6 +36,11 @@ mod yaml;
 pub use agent::{
     AgentError, AgentFile, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
     FilesConfig, NAMED_FILE_KEYS, PreloadedFile, SessionQueryScope, agent_named_files,
+};
+pub use checks::{
+    CHECKS_WORKSPACE_FILE, CheckDeclaration, CheckParser, DEFAULT_CHECK_TIMEOUT,
+    MAX_CHECK_ID_CHARS, MAX_CHECK_TIMEOUT, checks_in, merge_checks, parse_check_timeout,
+    workspace_checks,
 };
 pub use diagnostic::{Diagnostic, DiagnosticKind, Loaded, Severity};
 pub use discovery::{

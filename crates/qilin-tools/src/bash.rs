@@ -265,31 +265,111 @@ pub(crate) async fn run_foreground(
     timeout: Duration,
     cx: &ToolContext,
 ) -> ToolResult<CommandResult> {
-    let started = Instant::now();
-    let sandbox = sandbox(cx)?;
-    let sandbox = sandbox.as_ref();
-    let root = workspace_path::root(cx.workspace())?;
     let tool = kind.tool_name();
+    let run = CommandRun {
+        kind,
+        command,
+        timeout,
+        output_cap: DEFAULT_OUTPUT_CAP,
+        spill_path: cx.spill_path(tool),
+        keep_bytes: 0,
+        live: true,
+    };
+    match run_command(run, cx).await {
+        Ok(ran) => Ok(ran.result),
+        Err(CommandFailure::Unavailable(error)) => Err(error),
+        Err(CommandFailure::NotStarted(err)) => Err(ToolError::failed(format!(
+            "`{tool}` could not be started: {err}; is {tool} installed?"
+        ))),
+        Err(CommandFailure::Status(err)) => Err(ToolError::failed(format!(
+            "the command's exit status could not be read: {err}"
+        ))),
+        Err(CommandFailure::Interrupted(output)) => Err(ToolError::new(
+            ErrorCode::Interrupted,
+            format!(
+                "The command was interrupted and its process group killed. Output so far:\n{output}"
+            ),
+        )),
+    }
+}
+
+/// One command for [`run_command`] to run: what, for how long, and how its output is kept.
+#[derive(Debug, Clone)]
+pub struct CommandRun<'a> {
+    /// The shell that runs it (`bash -c`, or PowerShell).
+    pub kind: ShellKind,
+    /// The command line.
+    pub command: &'a str,
+    /// How long it may run before its process group is killed.
+    pub timeout: Duration,
+    /// The most bytes of output in [`CommandResult::output`] (head and tail).
+    pub output_cap: usize,
+    /// Where the whole output is saved when it is longer than `output_cap`.
+    pub spill_path: std::path::PathBuf,
+    /// How many bytes from the start of the output to keep whole in [`CommandOutcome::kept`], for a
+    /// caller that reads the output itself (0 for none).
+    pub keep_bytes: usize,
+    /// Whether the output is reported live as the call's progress.
+    pub live: bool,
+}
+
+/// A command [`run_command`] ran to its end or its timeout.
+#[derive(Debug, Clone)]
+pub struct CommandOutcome {
+    /// Its result, as `bash` returns it.
+    pub result: CommandResult,
+    /// The first [`CommandRun::keep_bytes`] bytes of its output, whole.
+    pub kept: Vec<u8>,
+}
+
+/// Why [`run_command`] has no result.
+#[derive(Debug)]
+pub enum CommandFailure {
+    /// No command can run: the session has no sandbox, or its workspace cannot be opened
+    /// (the error says which).
+    Unavailable(ToolError),
+    /// The shell could not be started.
+    NotStarted(std::io::Error),
+    /// The shell's exit status could not be read.
+    Status(std::io::Error),
+    /// The call was cancelled; the process group was killed. Holds the output so far.
+    Interrupted(String),
+}
+
+/// Runs one command in the workspace root, in the session's sandbox, in its own process group,
+/// as `bash` does in the foreground: the group is killed at the timeout or when the call is
+/// cancelled, a `.git` the command creates is moved aside, and the output is capped and
+/// spilled. For tools that run commands of their own (checks).
+pub async fn run_command(
+    run: CommandRun<'_>,
+    cx: &ToolContext,
+) -> Result<CommandOutcome, CommandFailure> {
+    let started = Instant::now();
+    let sandbox = sandbox(cx).map_err(CommandFailure::Unavailable)?;
+    let sandbox = sandbox.as_ref();
+    let root = workspace_path::root(cx.workspace())
+        .map_err(|err| CommandFailure::Unavailable(err.into()))?;
     crate::git_guard::before_command(cx, &root.absolute).await;
-    let mut process =
-        spawn_program(kind.one_off(command), &root.absolute, sandbox).map_err(|err| {
-            ToolError::failed(format!(
-                "`{tool}` could not be started: {err}; is {tool} installed?"
-            ))
-        })?;
-    let mut capture = OutputCapture::new(DEFAULT_OUTPUT_CAP, cx.spill_path(tool));
+    let mut process = spawn_program(run.kind.one_off(run.command), &root.absolute, sandbox)
+        .map_err(CommandFailure::NotStarted)?;
+    let mut capture = OutputCapture::new(run.output_cap, run.spill_path.clone());
+    let mut kept = Vec::new();
     let mut live = Utf8Chunks::default();
     // Every byte read is kept and shown live, also what is read after the command exited.
     let mut take = |bytes: &[u8], capture: &mut OutputCapture| {
         capture.push(bytes);
-        let text = live.push(bytes);
-        if !text.is_empty() {
-            cx.progress(text);
+        let room = run.keep_bytes.saturating_sub(kept.len());
+        kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if run.live {
+            let text = live.push(bytes);
+            if !text.is_empty() {
+                cx.progress(text);
+            }
         }
     };
     let mut buf = vec![0u8; 16 * 1024];
     let mut open = true;
-    let deadline = tokio::time::sleep(timeout);
+    let deadline = tokio::time::sleep(run.timeout);
     tokio::pin!(deadline);
     let ending = loop {
         tokio::select! {
@@ -320,37 +400,31 @@ pub(crate) async fn run_foreground(
             let status = exit_status(status, None);
             (status.exit_code, status.signal, false)
         }
-        Ending::Exited(Err(err)) => {
-            return Err(ToolError::failed(format!(
-                "the command's exit status could not be read: {err}"
-            )));
-        }
+        Ending::Exited(Err(err)) => return Err(CommandFailure::Status(err)),
         Ending::TimedOut => {
             let _ = process.child.wait().await;
             (None, Some("SIGKILL".to_string()), true)
         }
         Ending::Cancelled => {
             let output = capture.finish();
-            return Err(ToolError::new(
-                ErrorCode::Interrupted,
-                format!(
-                    "The command was interrupted and its process group killed. Output so far:\n{}{}",
-                    output.text,
-                    quarantined.unwrap_or_default()
-                ),
+            return Err(CommandFailure::Interrupted(
+                output.text + &quarantined.unwrap_or_default(),
             ));
         }
     };
     let total_bytes = capture.total_bytes();
     let captured = capture.finish();
-    Ok(CommandResult {
-        output: captured.text + &quarantined.unwrap_or_default(),
-        exit_code,
-        signal,
-        timed_out,
-        duration_ms,
-        total_bytes,
-        spill_path: captured.spill_path,
+    Ok(CommandOutcome {
+        result: CommandResult {
+            output: captured.text + &quarantined.unwrap_or_default(),
+            exit_code,
+            signal,
+            timed_out,
+            duration_ms,
+            total_bytes,
+            spill_path: captured.spill_path,
+        },
+        kept,
     })
 }
 

@@ -68,7 +68,8 @@ mod workspace_path;
 mod write;
 
 pub use bash::{
-    Bash, BashArgs, BashOutput, CommandResult, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, ShellResult,
+    Bash, BashArgs, BashOutput, CommandFailure, CommandOutcome, CommandResult, CommandRun,
+    DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, ShellResult, run_command,
 };
 pub use edit::{Edit, EditArgs, EditOutput};
 pub use file_access::FileAccess;
@@ -77,6 +78,7 @@ pub use glob::{Glob, GlobArgs, GlobOutput};
 pub use grep::{Grep, GrepArgs, GrepFile, GrepLine, GrepMode, GrepOutput};
 pub use job_tools::{JobKill, JobKillArgs, JobOutput, JobOutputArgs, JobReport};
 pub use jobs::{Job, JobError, JobReceipt, JobState, JobStatus, JobTable};
+pub use output_capture::DEFAULT_OUTPUT_CAP;
 pub use persistent::{PersistentShell, ShellSummary};
 pub use pwsh::{Pwsh, PwshArgs};
 pub use qilin_sandbox::{Sandbox, SandboxHelper, SandboxMode, SandboxSettings};
