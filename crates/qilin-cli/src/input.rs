@@ -190,8 +190,28 @@ pub enum Slash {
     Cost,
     /// `/compact`: the model summarises the conversation, which the summary then stands for.
     Compact,
+    /// `/goal …`: set, show, pause, resume or clear the session's goal, or raise its budget.
+    Goal(GoalCommand),
     /// A command Qilin does not know.
     Unknown(String),
+}
+
+/// What `/goal` asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum GoalCommand {
+    /// `/goal`: show the goal.
+    Show,
+    /// `/goal OBJECTIVE`: set a goal and work on it.
+    Set(String),
+    /// `/goal pause`.
+    Pause,
+    /// `/goal resume`: resume a paused or budget-limited goal.
+    Resume,
+    /// `/goal clear`.
+    Clear,
+    /// `/goal budget N`: set the goal's token budget to N (resuming a budget-limited goal);
+    /// `None` when N is not a positive whole number.
+    Budget(Option<u64>),
 }
 
 /// What `/help` prints.
@@ -205,7 +225,27 @@ pub const SLASH_HELP: &str = "\
 /resume ID       continue a stored session
 /cost            the tokens this session used, and their cost when its model has a price
 /compact         summarise the conversation so far to free context (Ctrl-C stops it)
+/goal OBJECTIVE  set a goal: the session works on it turn after turn until its checks pass
+/goal            show the goal; /goal pause, /goal resume, /goal clear
+/goal budget N   set the goal's token budget to N (resumes a budget-limited goal)
 Esc or Ctrl-C interrupts a running turn; Shift+Enter, Alt+Enter or a line ending in \\ adds a line.";
+
+/// The `/goal` command whose words after `/goal` are `rest`.
+fn goal_command(rest: &str) -> GoalCommand {
+    let mut words = rest.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (None, ..) => GoalCommand::Show,
+        (Some("pause"), None, _) => GoalCommand::Pause,
+        (Some("resume"), None, _) => GoalCommand::Resume,
+        (Some("clear"), None, _) => GoalCommand::Clear,
+        (Some("budget"), amount, None) => GoalCommand::Budget(
+            amount
+                .and_then(|amount| amount.replace('_', "").parse::<u64>().ok())
+                .filter(|&tokens| tokens > 0),
+        ),
+        _ => GoalCommand::Set(rest.to_string()),
+    }
+}
 
 /// The slash command `line` is, or `None` for a message (a line not starting with `/`, or a
 /// path such as `/etc/hosts is missing`).
@@ -216,6 +256,9 @@ pub fn slash(line: &str) -> Option<Slash> {
     let name = words.next().unwrap_or_default();
     if name.contains('/') {
         return None;
+    }
+    if name == "goal" {
+        return Some(Slash::Goal(goal_command(rest["goal".len()..].trim())));
     }
     let argument = words.next().map(str::to_string);
     Some(match name {
@@ -251,6 +294,26 @@ mod tests {
             Some(Slash::Unknown("frobnicate".into()))
         );
         assert_eq!(slash("/etc/hosts is missing"), None);
+        assert_eq!(slash("/goal"), Some(Slash::Goal(GoalCommand::Show)));
+        assert_eq!(slash("/goal pause"), Some(Slash::Goal(GoalCommand::Pause)));
+        assert_eq!(
+            slash("/goal budget 50_000"),
+            Some(Slash::Goal(GoalCommand::Budget(Some(50_000))))
+        );
+        assert_eq!(
+            slash("/goal budget lots"),
+            Some(Slash::Goal(GoalCommand::Budget(None)))
+        );
+        assert_eq!(
+            slash("/goal make every test pass"),
+            Some(Slash::Goal(GoalCommand::Set("make every test pass".into())))
+        );
+        assert_eq!(
+            slash("/goal pause the build when red"),
+            Some(Slash::Goal(GoalCommand::Set(
+                "pause the build when red".into()
+            )))
+        );
         assert_eq!(slash("fix the test"), None);
     }
 

@@ -27,7 +27,7 @@ pub fn workspace_of(agent_file: &Path) -> PathBuf {
 /// the binary and served from memory.
 static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tools/skills");
 
-/// The registry of every built-in tool, the session query and subagent tools included.
+/// The registry of every built-in tool, the session query, subagent and goal tools included.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     built_in(
@@ -41,6 +41,10 @@ pub fn builtin_registry() -> ToolRegistry {
     built_in(
         qilin_subagents::register_tools(&mut registry),
         "the subagent tools have unique names and valid schemas",
+    );
+    built_in(
+        qilin_goals::register_tools(&mut registry),
+        "the goal tools have unique names and valid schemas",
     );
     registry
 }

@@ -37,6 +37,11 @@
 //! runtime ([`ChildLimits`]: depth, running children, steps; its tools within the parent's,
 //! its sandbox never wider, the parent's review rules applied too), interrupted with it.
 //!
+//! A session keeps a goal (the `goal_*` tools of `qilin-goals`, or a host's
+//! [`SessionHandle::set_goal`]) as events in its log; while the goal is active the session
+//! starts continuation turns by itself ([`CONTINUATION_PROMPT`]) until the goal is settled,
+//! paused, or its budget spent.
+//!
 //! [`EventStore`]: qilin_store::EventStore
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -47,6 +52,7 @@ mod check;
 mod children;
 mod context;
 mod error;
+mod goals;
 mod host;
 mod mount;
 mod recovery;
@@ -61,10 +67,14 @@ pub use check::{check, tool_catalog};
 pub use children::ChildLimits;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
 pub use error::{CompactError, RuntimeError, SubmitError};
+pub use goals::{
+    CONTINUATION_PROMPT, DEFAULT_GOAL_TURNS, GoalError, STALL_TURNS, continuation_prompt,
+};
 pub use host::{
     HostError, LeaseTiming, LiveTree, Placement, SessionHost, workspace_model, workspace_script,
 };
 pub use mount::AgentSource;
+pub use qilin_goals::NewGoal;
 pub use recovery::{Closing, Dangling};
 pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};
 pub use session::{

@@ -260,7 +260,11 @@ impl Runtime {
     pub async fn recover(&self, id: &str) -> Result<usize, RuntimeError> {
         let store = self.store();
         let events = read_all(store.as_ref(), id).await?;
-        let closing = Dangling::of(&events).closing_events();
+        let mut closing = Dangling::of(&events).closing_events();
+        if !closing.is_empty() {
+            // A goal its process left active waits for a person to resume it.
+            closing.extend(crate::goals::restart_pause(&events));
+        }
         if closing.is_empty() {
             return Ok(0);
         }

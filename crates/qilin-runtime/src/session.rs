@@ -3,6 +3,7 @@
 //! requests, take a snapshot.
 
 use crate::children::{BothReviewers, ChildBounds, ChildLimits, Children, ParentLink, ParentSetup};
+use crate::goals::{GoalError, GoalKeeper, TurnOutcome};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
 use crate::runtime::read_after;
@@ -10,8 +11,10 @@ use crate::{CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
+use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
+use qilin_protocol::goals::{GoalActor, GoalBudget, GoalRecord, PauseCause};
 use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, ProjectContext,
     RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
@@ -33,6 +36,16 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
+
+/// The tools whose calls are no progress toward a goal by themselves: reading and settling the
+/// goal, running its checks, and `run_code` (the calls its code makes are judged one by one).
+const NOT_PROGRESS: &[&str] = &[
+    "goal_get",
+    "goal_create",
+    "goal_update",
+    "checks_run",
+    "run_code",
+];
 
 /// The steps a turn may take when the agent file sets no limit.
 pub const DEFAULT_MAX_STEPS: u32 = 50;
@@ -486,6 +499,14 @@ impl SessionBuilder {
         services.insert(Arc::new(qilin_subagents::SubagentService(
             Arc::clone(&children) as Arc<dyn qilin_subagents::Subagents>,
         )));
+        let goals = Arc::new(GoalKeeper::from_events(
+            this.resumed
+                .as_ref()
+                .map_or(&[][..], |resumed| &resumed.events),
+        ));
+        services.insert(Arc::new(qilin_goals::GoalService(
+            Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
+        )));
         let requests = match this.attended {
             true => Requests::attended(),
             false => Requests::unattended(),
@@ -521,6 +542,7 @@ impl SessionBuilder {
             }
         };
         let session = Arc::new(session);
+        goals.set_up(Arc::downgrade(&session));
         session
             .requests()
             .continue_after(stored.iter().filter_map(|event| match &event.body {
@@ -608,6 +630,9 @@ impl SessionBuilder {
             session
                 .events()
                 .emit(EventBody::SessionStarted(started.clone()));
+        } else {
+            // A goal its last process left active waits for a person to resume it.
+            goals.pause_for_restart();
         }
         children.set_up(ParentSetup {
             session: Arc::downgrade(&session),
@@ -633,6 +658,7 @@ impl SessionBuilder {
                 mcp,
                 remount,
                 children,
+                goals,
                 turns: Mutex::new(Turns {
                     running: None,
                     by_client_id: client_turns,
@@ -680,6 +706,8 @@ struct SessionInner {
     remount: Option<Arc<Remount>>,
     /// The session's children (subagents).
     children: Arc<Children>,
+    /// The session's goal.
+    goals: Arc<GoalKeeper>,
     turns: Mutex<Turns>,
 }
 
@@ -799,6 +827,17 @@ impl SessionHandle {
         prompt: &str,
         client_turn_id: Option<String>,
     ) -> Result<TurnHandle, SubmitError> {
+        self.submit_as(prompt, client_turn_id, false)
+    }
+
+    /// Starts a turn of `prompt`, as [`SessionHandle::submit`]; `continuation` when the runtime
+    /// starts it for the session's goal.
+    fn submit_as(
+        &self,
+        prompt: &str,
+        client_turn_id: Option<String>,
+        continuation: bool,
+    ) -> Result<TurnHandle, SubmitError> {
         if prompt.trim().is_empty() {
             return Err(SubmitError::EmptyPrompt);
         }
@@ -830,17 +869,20 @@ impl SessionHandle {
         let agent = Arc::clone(&self.inner.agent);
         let prompt = prompt.to_string();
         let span = tracing::info_span!("session", id = %self.inner.id);
+        let recorded_before = self.recorded_head();
+        self.inner.goals.turn_started(continuation);
         {
             let cancel = cancel.clone();
             let client_turn_id = client_turn_id.clone();
             let remount = self.inner.remount.clone();
             let report = TurnReport(finished);
+            let handle = self.clone();
             let crashed = CrashedTurn {
                 handle: self.clone(),
                 turn_id: turn_id.clone(),
                 prompt: prompt.clone(),
                 client_turn_id: client_turn_id.clone(),
-                recorded_before: self.recorded_head(),
+                recorded_before,
                 cancel: cancel.clone(),
             };
             tokio::spawn(
@@ -862,7 +904,13 @@ impl SessionHandle {
                         Ok(summary) => summary,
                         Err(panic) => crashed.close(&panic_text(panic.as_ref())).await,
                     };
+                    // The goal's accounting and status are recorded before the turn is
+                    // reported ended; its next turn starts after.
+                    let go_on = handle.goal_turn_ended(&summary, recorded_before).await;
                     report.send(summary);
+                    if go_on {
+                        handle.continue_goal();
+                    }
                 }
                 .instrument(span),
             );
@@ -908,6 +956,135 @@ impl SessionHandle {
     /// it between steps.
     pub(crate) fn deliver(&self, body: EventBody) {
         self.inner.session.events().emit(body);
+    }
+
+    /// The session's latest goal (settled ones included), if it ever had one.
+    pub fn goal(&self) -> Option<GoalRecord> {
+        qilin_goals::Goals::current(self.inner.goals.as_ref())
+    }
+
+    /// Sets a goal for the user: refused while the session has one that is not settled. An
+    /// idle session starts working on it at once (a continuation turn).
+    pub fn set_goal(&self, goal: NewGoal) -> Result<GoalRecord, GoalError> {
+        let created = self.inner.goals.create_goal(goal, GoalActor::User)?;
+        self.continue_goal();
+        Ok(created)
+    }
+
+    /// Pauses the active goal for the user. It takes effect at once: the running turn is
+    /// interrupted (its calls end `interrupted`) and no turn follows until the goal is
+    /// resumed.
+    pub fn pause_goal(&self) -> Result<GoalRecord, GoalError> {
+        let paused = self.inner.goals.pause(
+            GoalActor::User,
+            PauseCause::User,
+            "paused by the user".to_string(),
+        )?;
+        self.interrupt();
+        Ok(paused)
+    }
+
+    /// Resumes a paused or budget-limited goal, each bound of `raise` replacing the goal's
+    /// (refused while a budget stays spent). An idle session continues it at once.
+    pub fn resume_goal(&self, raise: GoalBudget) -> Result<GoalRecord, GoalError> {
+        let resumed = self.inner.goals.resume(raise)?;
+        self.continue_goal();
+        Ok(resumed)
+    }
+
+    /// Clears the goal for the user; the running turn is interrupted. A cleared goal is
+    /// returned as it is.
+    pub fn clear_goal(&self) -> Result<GoalRecord, GoalError> {
+        let active = self.inner.goals.active();
+        let cleared = self.inner.goals.clear()?;
+        if active {
+            self.interrupt();
+        }
+        Ok(cleared)
+    }
+
+    /// Starts a continuation turn when the goal is active and no turn runs.
+    fn continue_goal(&self) {
+        if let Some(prompt) = self.inner.goals.continuation() {
+            match self.submit_as(&prompt, None, true) {
+                // A turn already runs (or a compaction): the goal continues after it.
+                Ok(_) | Err(SubmitError::Busy { .. } | SubmitError::Compacting) => {}
+                Err(err) => {
+                    tracing::warn!(session = %self.inner.id, error = %err, "the goal's next turn could not start");
+                }
+            }
+        }
+        self.inner.goals.continued();
+    }
+
+    /// Waits until no turn runs and none is about to start for the session's goal (whose
+    /// continuation turns follow one another while it is active); returns the summary of the
+    /// last turn that ended, when one ran.
+    pub async fn wait_idle(&self) -> Option<TurnSummary> {
+        let mut last = None;
+        loop {
+            let done = self
+                .turns()
+                .running
+                .as_ref()
+                .map(|running| running.done.clone());
+            if let Some(mut done) = done
+                && let Ok(summary) = done.wait_for(Option::is_some).await
+            {
+                last = summary.clone();
+            }
+            if self.inner.goals.continuing() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            if self.running_turn().is_none() {
+                return last;
+            }
+        }
+    }
+
+    /// Records what the turn that just ended means for the goal; returns whether the goal's
+    /// next turn should start.
+    async fn goal_turn_ended(&self, summary: &TurnSummary, recorded_before: u64) -> bool {
+        let goals = &self.inner.goals;
+        let changed = match goals.running_continuation() && goals.active() {
+            true => self.turn_changed(recorded_before).await,
+            false => true,
+        };
+        goals.turn_ended(TurnOutcome {
+            reason: summary.reason,
+            tokens: summary.usage.input_tokens + summary.usage.output_tokens,
+            final_text: &summary.final_text,
+            changed,
+        })
+    }
+
+    /// Whether the turn recorded after `recorded_before` made a call that may have changed
+    /// something: one that ended `ok` of a tool not declared read-only, other than the goal
+    /// and check tools and `run_code` (whose own calls are judged one by one). A log that
+    /// cannot be read counts as a change (a goal is never paused on a guess).
+    async fn turn_changed(&self, recorded_before: u64) -> bool {
+        if self.flush().await.is_err() {
+            return true;
+        }
+        let Ok(events) =
+            read_after(self.inner.store.as_ref(), &self.inner.id, recorded_before).await
+        else {
+            return true;
+        };
+        let executor = self.executor();
+        let registry = executor.registry();
+        events.iter().any(|event| match &event.body {
+            EventBody::ToolResult(result) => {
+                result.status == qilin_protocol::CallStatus::Ok
+                    && !NOT_PROGRESS.contains(&result.tool_name.as_str())
+                    && registry
+                        .get(&result.tool_name)
+                        .and_then(|tool| tool.effect())
+                        != Some(qilin_tool::ToolEffect::ReadOnly)
+            }
+            _ => false,
+        })
     }
 
     /// The turn running now, if one is.
@@ -1060,6 +1237,7 @@ impl SessionHandle {
     /// session's background jobs, persistent shells and terminals (and everything they
     /// started) and its MCP connections, and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
+        self.inner.goals.closing();
         if let Some(compacting) = &self.turns().compacting {
             compacting.cancel();
         }
@@ -1096,6 +1274,7 @@ impl SessionHandle {
             }
         }
         self.inner.mcp.close().await;
+        self.inner.goals.pause_for_restart();
         self.flush().await
     }
 }

@@ -1,4 +1,5 @@
-//! What changes a session: start a turn, interrupt it, answer a request, compact it. A command
+//! What changes a session: start a turn, interrupt it, answer a request, compact it, set or
+//! change its goal. A command
 //! runs where the session runs: here (resumed here first if it ran nowhere), or — relayed through
 //! the store the processes share — in the process holding the session's lease.
 
@@ -8,7 +9,8 @@ use crate::api::{
 };
 use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
-use qilin_runtime::{Placement, SessionHandle, SubmitError};
+use qilin_protocol::goals::{GoalBudget, ResumeGoal, SetGoal};
+use qilin_runtime::{NewGoal, Placement, SessionHandle, SubmitError};
 use qilin_tool::RequestReply;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +31,14 @@ pub enum Command {
         /// The answer.
         answer: RequestAnswer,
     },
+    /// Set the session's goal.
+    SetGoal(SetGoal),
+    /// Pause the goal.
+    PauseGoal,
+    /// Resume the goal, raising its budget.
+    ResumeGoal(ResumeGoal),
+    /// Clear the goal.
+    ClearGoal,
 }
 
 /// What a command gave: the body of a success, or an error.
@@ -130,7 +140,12 @@ fn check(command: &Command) -> Result<(), ApiError> {
     let client_id = match command {
         Command::StartTurn(start) => start.client_turn_id.as_deref(),
         Command::Answer { answer, .. } => answer.client_id(),
-        Command::Interrupt | Command::Compact => None,
+        Command::Interrupt
+        | Command::Compact
+        | Command::SetGoal(_)
+        | Command::PauseGoal
+        | Command::ResumeGoal(_)
+        | Command::ClearGoal => None,
     };
     if let Some(client_id) = client_id
         && (client_id.is_empty()
@@ -181,6 +196,27 @@ pub async fn execute(state: &ServerState, handle: &SessionHandle, command: Comma
             let resolved = resolve(state, handle, &request_id, answer).await?;
             value(serde_json::to_value(resolved))
         }
+        Command::SetGoal(goal) => {
+            let created = handle.set_goal(NewGoal {
+                objective: goal.objective,
+                budget: GoalBudget {
+                    tokens: goal.token_budget,
+                    seconds: goal.time_budget,
+                    turns: goal.max_turns,
+                },
+                checks: goal.checks.unwrap_or_default(),
+            })?;
+            value(serde_json::to_value(created))
+        }
+        Command::PauseGoal => value(serde_json::to_value(handle.pause_goal()?)),
+        Command::ResumeGoal(resume) => {
+            value(serde_json::to_value(handle.resume_goal(GoalBudget {
+                tokens: resume.token_budget,
+                seconds: resume.time_budget,
+                turns: resume.max_turns,
+            })?))
+        }
+        Command::ClearGoal => value(serde_json::to_value(handle.clear_goal()?)),
     }
 }
 

@@ -7,7 +7,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
 use qilin_agent::CompactionError;
-use qilin_runtime::{CompactError, HostError, RuntimeError, SubmitError};
+use qilin_runtime::{CompactError, GoalError, HostError, RuntimeError, SubmitError};
 use qilin_store::{RelayError, StoreError};
 use qilin_tool::ResolveError;
 
@@ -283,6 +283,22 @@ impl From<CompactError> for ApiError {
     }
 }
 
+impl From<GoalError> for ApiError {
+    fn from(err: GoalError) -> Self {
+        match &err {
+            GoalError::NoGoal => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_goal",
+                "the session has no goal; `PUT …/goal` sets one",
+            ),
+            GoalError::Conflict(_) => {
+                ApiError::new(StatusCode::CONFLICT, "goal_conflict", err.to_string())
+            }
+            GoalError::Invalid(_) => ApiError::bad_request("invalid_goal", err.to_string()),
+        }
+    }
+}
+
 /// Documents the error responses an operation may give, each with the [`ErrorBody`] schema.
 macro_rules! errors {
     ($op:expr $(, $status:literal)* $(,)?) => {{
@@ -305,9 +321,9 @@ pub(crate) fn describe(status: u16) -> &'static str {
         403 => {
             "Refused: a foreign `Host` or `Origin`, a path outside the workspace, a session's workspace, agent file or script outside the folders the server lets clients use, or MCP servers of a workspace's `.qilin/mcp.yaml` the user has not trusted."
         }
-        404 => "No such session, request or file.",
+        404 => "No such session, request, goal or file.",
         409 => {
-            "Conflicts with the session's state: a turn running, an answer given first, a session another process runs."
+            "Conflicts with the session's state: a turn running, an answer given first, a session another process runs, a goal already open or not in a state the change applies to."
         }
         410 => "The request ended without an answer (interrupted, or its process ended).",
         413 => "The body is larger than the server accepts.",

@@ -48,6 +48,7 @@ pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
 pub use serve::{ConnectionLimits, serve, serve_hosted};
 
+use qilin_protocol::goals::GoalRecord;
 use qilin_runtime::{LiveTree, ModelChoice, SessionHandle, SessionHost};
 use qilin_store::{EventStore, RelayHandler};
 use std::collections::HashMap;
@@ -247,15 +248,30 @@ impl ServerState {
             }
             None => None,
         };
+        let goal = match &hosted {
+            Some(handle) => handle.goal(),
+            None => self.host().tree(id, |live| live.tree.goal.clone()).await?,
+        };
         Ok(SessionView {
             info,
             active_turn,
             open_requests,
             children,
             hosted: hosted.is_some(),
-            goal: self.host().tree(id, |live| live.tree.goal.clone()).await?,
+            goal,
             home: user_home(),
         })
+    }
+
+    /// A session's latest goal: the running session's own, else its log's.
+    pub async fn goal(&self, id: &str) -> Result<Option<GoalRecord>, ApiError> {
+        if let Some(handle) = self.host().hosted(id) {
+            return Ok(handle.goal());
+        }
+        if self.store().session(id).await?.is_none() {
+            return Err(ApiError::unknown_session(id));
+        }
+        Ok(self.host().tree(id, |live| live.tree.goal.clone()).await?)
     }
 }
 

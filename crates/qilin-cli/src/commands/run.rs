@@ -6,15 +6,16 @@
 use crate::asking::ask_on_terminal;
 use crate::commands::{open_store, sandbox_helper, worker_sandbox};
 use crate::config::{Settings, no_model_help, price_key};
-use crate::input::{LineEditor, SLASH_HELP, Slash, Typed, slash};
+use crate::input::{GoalCommand, LineEditor, SLASH_HELP, Slash, Typed, slash};
 use crate::keys::{Keys, restore_terminal};
-use crate::render::{SPINNER, Style, TerminalRenderer, thousands, visible};
+use crate::render::{SPINNER, Style, TerminalRenderer, goal_line, thousands, visible};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use futures_util::StreamExt;
 use qilin_mcp::{McpError, UntrustedServers};
+use qilin_protocol::goals::GoalBudget;
 use qilin_protocol::{Event, EventBody, FinishReason};
-use qilin_runtime::{DEFAULT_AGENT, ModelChoice, Runtime, RuntimeError, SessionHandle};
+use qilin_runtime::{DEFAULT_AGENT, ModelChoice, NewGoal, Runtime, RuntimeError, SessionHandle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -304,6 +305,10 @@ async fn conversation(
                 compact(&handle, &style).await;
                 None
             }
+            Slash::Goal(command) => {
+                goal(&handle, &display, keys, &style, command).await?;
+                None
+            }
             Slash::Sessions => {
                 list_sessions(&opener.runtime, &opener.workspace).await?;
                 None
@@ -501,11 +506,67 @@ async fn run_turn(
         })
     });
     let turn = handle.submit(prompt, None)?;
-    let summary = turn.finished().await;
+    let mut summary = turn.finished().await;
+    // While a goal is active the session goes on by itself: its turns are shown until it stops.
+    if let Some(last) = handle.wait_idle().await {
+        summary = last;
+    }
     let typed_ahead = watch.map(|watch| watch.finish()).unwrap_or_default();
     handle.flush().await?;
     display.caught_up(handle).await;
     Ok((summary.reason, typed_ahead))
+}
+
+/// `/goal …`: sets, shows, pauses, resumes or clears the session's goal; a goal set or resumed
+/// is worked on here (its turns shown, Esc pausing it) until it stops.
+async fn goal(
+    handle: &SessionHandle,
+    display: &Display,
+    keys: &Keys,
+    style: &Style,
+    command: GoalCommand,
+) -> Result<()> {
+    let changed = match command {
+        GoalCommand::Show => {
+            match handle.goal() {
+                Some(goal) => eprintln!("{}", goal_line(&goal)),
+                None => eprintln!("no goal; /goal OBJECTIVE sets one"),
+            }
+            return Ok(());
+        }
+        GoalCommand::Budget(None) => {
+            eprintln!("/goal budget needs a positive number of tokens: /goal budget 200000");
+            return Ok(());
+        }
+        GoalCommand::Set(objective) => handle.set_goal(NewGoal {
+            objective,
+            budget: GoalBudget::default(),
+            checks: Vec::new(),
+        }),
+        GoalCommand::Pause => handle.pause_goal(),
+        GoalCommand::Resume => handle.resume_goal(GoalBudget::default()),
+        GoalCommand::Clear => handle.clear_goal(),
+        GoalCommand::Budget(Some(tokens)) => handle.resume_goal(GoalBudget {
+            tokens: Some(tokens),
+            ..GoalBudget::default()
+        }),
+    };
+    if let Err(err) = changed {
+        eprintln!("{}", style.dim(&format!("goal: {err}")));
+        return Ok(());
+    }
+    // The goal's turns, shown until it stops; Esc interrupts the running one, pausing it.
+    let interrupting = handle.clone();
+    let watch = keys.watch_turn(move || {
+        interrupting.interrupt();
+    });
+    handle.wait_idle().await;
+    if let Some(watch) = watch {
+        watch.finish();
+    }
+    handle.flush().await?;
+    display.caught_up(handle).await;
+    Ok(())
 }
 
 /// The id of the latest session of `workspace`.

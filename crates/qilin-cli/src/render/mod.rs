@@ -10,4 +10,4 @@ pub use sanitize::visible;
 pub(crate) use style::SPINNER;
 pub use style::Style;
 pub use terminal::TerminalRenderer;
-pub(crate) use terminal::thousands;
+pub(crate) use terminal::{goal_line, thousands};

@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod files;
+pub mod goals;
 pub mod search;
 pub mod sessions;
 pub mod turns;
@@ -204,6 +205,100 @@ pub fn app(state: ServerState) -> Router {
                     404,
                     409,
                     502,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/goal",
+            get_with(goals::read, |op| {
+                authed(errors!(
+                    op.id("getGoal")
+                        .summary("The session's goal")
+                        .description(
+                            "The latest goal, settled ones included (`goal` is null when the \
+                             session never had one), as the session's `goal.created` and \
+                             `goal.updated` events leave it.",
+                        ),
+                    404
+                ))
+            })
+            .put_with(goals::set, |op| {
+                authed(errors!(
+                    op.id("setGoal")
+                        .summary("Set the session's goal")
+                        .description(
+                            "Replaces a goal that is complete, blocked or cleared; 409 while one \
+                             is active, paused or budget-limited. An idle session starts \
+                             working on it at once, and goes on turn after turn until the goal \
+                             is settled, paused, or its budget spent. `checks` names declared \
+                             checks (400 for one that is not).",
+                        ),
+                    400,
+                    404,
+                    409,
+                    413,
+                    415,
+                    422,
+                    503,
+                    504
+                ))
+            })
+            .delete_with(goals::clear, |op| {
+                authed(errors!(
+                    op.id("clearGoal")
+                        .summary("Clear the session's goal")
+                        .description(
+                            "Its running turn is interrupted and no turn follows. A cleared \
+                             goal is returned as it is; 409 for a complete or blocked one, 404 \
+                             when the session never had a goal.",
+                        ),
+                    404,
+                    409,
+                    422,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/goal/pause",
+            post_with(goals::pause, |op| {
+                authed(errors!(
+                    op.id("pauseGoal")
+                        .summary("Pause the active goal")
+                        .description(
+                            "It takes effect at once: the running turn is interrupted (its calls \
+                             end `interrupted`) and no turn follows until the goal is resumed. \
+                             409 when the goal is not active.",
+                        ),
+                    404,
+                    409,
+                    422,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/goal/resume",
+            post_with(goals::resume, |op| {
+                authed(errors!(
+                    op.id("resumeGoal")
+                        .summary("Resume a paused or budget-limited goal")
+                        .description(
+                            "Each bound given replaces the goal's (`{}` keeps the budget); a \
+                             budget-limited goal resumes only when the new budget leaves room \
+                             (409 otherwise). An idle session continues it at once. Given a \
+                             bound, an active goal just takes the new budget.",
+                        ),
+                    400,
+                    404,
+                    409,
+                    413,
+                    415,
+                    422,
                     503,
                     504
                 ))

@@ -4,6 +4,7 @@
 
 mod connections;
 mod faults;
+mod goals;
 mod security;
 mod sessions;
 mod support;
@@ -44,6 +45,22 @@ on_both_stores!(
     compact_summarises_between_turns_and_is_refused_while_one_runs,
     search_finds_recorded_text_and_refuses_bad_queries_clearly,
 );
+
+/// Goals over HTTP, and a restart of the server with a goal active, on the SQLite store.
+mod goals_on_sqlite {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_goal_survives_a_restart_paused_with_its_usage_and_resumes() {
+        crate::goals::a_goal_survives_a_restart_paused_with_its_usage_and_resumes(
+            crate::Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_goal_is_paused_and_cleared_over_http() {
+        crate::goals::a_goal_is_paused_and_cleared_over_http(crate::Backend::Sqlite).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_postgres_share_a_live_session() {
