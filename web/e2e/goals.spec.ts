@@ -86,7 +86,7 @@ test('the banner follows the goal; pause, resume, raise the budget and clear', a
   const id = await sessionWithGoal(1);
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await open(page, id);
-  const banner = page.getByRole('region', { name: 'Goal' });
+  const banner = page.getByRole('region', { name: 'Goal', exact: true });
   await expect(banner).toBeVisible();
   await expect(banner).toContainText(OBJECTIVE);
   // The runtime works one continuation turn, then the turn budget is spent: the banner says so
@@ -113,9 +113,19 @@ test('the banner follows the goal; pause, resume, raise the budget and clear', a
   const axe = await new AxeBuilder({ page }).include('.qa-goal').analyze();
   expect(axe.violations).toEqual([]);
 
-  // Resume, then clear: the banner goes away, the server has the goal cleared.
+  // The interrupted turn counted: its turns are spent, so a plain resume is refused, and the
+  // banner says why in the server's words; raising the budget resumes it.
   await banner.getByRole('button', { name: 'Resume' }).click();
+  await expect(banner.getByRole('alert')).toContainText('budget is spent');
+  await expect(banner).toHaveAttribute('data-goal-status', 'paused');
+  await banner.getByRole('button', { name: 'Raise budget' }).click();
+  await banner.getByRole('textbox', { name: 'Turns' }).fill('3');
+  await banner.getByRole('button', { name: 'Raise and resume' }).click();
   await expect(banner).not.toHaveAttribute('data-goal-status', 'paused');
+  await expect(banner.getByRole('alert')).toBeHidden();
+  expect((await goalOf(id))?.budget.turns).toBe(3);
+
+  // Clear: the banner goes away, the server has the goal cleared.
   await banner.getByRole('button', { name: 'Clear' }).click();
   await expect(banner).toBeHidden();
   expect((await goalOf(id))?.status).toBe('cleared');
@@ -128,7 +138,7 @@ test('a goal active when the server restarts comes back paused, and resumes with
   if (server === undefined) throw new Error('the server did not start');
   const id = await sessionWithGoal(3);
   await open(page, id);
-  const banner = page.getByRole('region', { name: 'Goal' });
+  const banner = page.getByRole('region', { name: 'Goal', exact: true });
   await expect(banner).toHaveAttribute('data-goal-status', 'active');
   await server.restart();
   await open(page, id);

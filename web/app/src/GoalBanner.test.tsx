@@ -78,6 +78,8 @@ describe('GoalBanner', () => {
     expect(region).toHaveTextContent('Last checks: ✕failed 1 check: 1 failed');
     expect(screen.getByRole('button', { name: 'Pause' })).toBeEnabled();
     expect(screen.queryByRole('button', { name: 'Resume' })).toBeNull();
+    // An active goal's budget is raised once it is paused or spent (the server resumes those).
+    expect(screen.queryByRole('button', { name: 'Raise budget' })).toBeNull();
   });
 
   it('pauses through the server and takes the answered state', async () => {

@@ -15,9 +15,8 @@ import { readGoal } from './goal';
 /** What a banner's action asks the server for. */
 type Action = 'pause' | 'resume' | 'clear' | 'raise';
 
-/** The statuses a goal can be resumed from, and the ones whose budget can be raised. */
+/** The statuses a goal resumes from, raising its budget or not (the server refuses others). */
 const RESUMABLE = new Set<GoalRow['status']>(['paused', 'budget_limited']);
-const RAISABLE = new Set<GoalRow['status']>(['active', 'paused', 'budget_limited']);
 
 /** A whole number of at least 1 typed in a field; `undefined` for an empty field. */
 function amount(text: string): number | undefined | 'bad' {
@@ -164,7 +163,7 @@ export function GoalBanner(props: {
             {t('goalBanner.resume')}
           </button>
         )}
-        {RAISABLE.has(goal.status) && !raising && (
+        {RESUMABLE.has(goal.status) && !raising && (
           <button
             type="button"
             className="qc-button"
