@@ -177,3 +177,87 @@ test.describe('on a phone', () => {
     await expect(banner).toBeHidden();
   });
 });
+
+// The model's own goal calls, recorded by the real runtime, read by the goal cards.
+const TOOLS_AGENT = `name: e2e-goal-tools
+description: Calls the goal tools, for the goal cards' end-to-end test.
+instructions: Follow the script.
+tools: [bash, goal_get, goal_create, goal_update]
+skills:
+  available: []
+limits:
+  max_steps: 10
+review:
+  default: allow
+`;
+
+const TOOLS_OBJECTIVE = 'Write the release notes for 0.4';
+const TOOLS_SCRIPT = `chunk_delay_ms: 0
+turns:
+  - calls:
+      - tool: goal_get
+        args: {}
+  - calls:
+      - tool: goal_create
+        args: {objective: ${JSON.stringify(TOOLS_OBJECTIVE)}, token_budget: 50000, max_turns: 4}
+  - calls:
+      - tool: goal_get
+        args: {}
+  - calls:
+      - tool: goal_update
+        args: {status: blocked, reason: "The changelog of 0.4 is not in the workspace.", evidence: "ls docs: no CHANGELOG"}
+  - say: "I need the changelog to go on."
+`;
+
+test.describe('the goal tools’ cards', () => {
+  let tools: QilinServer | undefined;
+
+  test.beforeAll(async () => {
+    tools = await startScriptedServer(TOOLS_AGENT, TOOLS_SCRIPT);
+  });
+
+  test.afterAll(async () => {
+    await tools?.stop();
+  });
+
+  test('each goal call of a real session shows its goal card, not the generic one', async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    if (tools === undefined) throw new Error('the server did not start');
+    await page.goto(tools.url);
+    await page.getByRole('button', { name: 'New session' }).click();
+    await expect(page).toHaveURL(/\/sessions\//);
+    await page.getByRole('textbox', { name: /prompt/i }).fill('Write the release notes');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.locator('.qc-turn__end--completed')).toBeVisible({ timeout: 30_000 });
+    const rows = page.locator('.qt-card .qp-row');
+    await expect(rows.filter({ hasText: 'Tool call ·' })).toHaveCount(0);
+    await expect(rows.filter({ hasText: 'Read goal' })).toHaveCount(2);
+    await expect(rows.filter({ hasText: 'Read goal' }).first()).toContainText('No goal');
+    const created = page.locator('.qt-card').filter({ hasText: 'Set goal' });
+    await expect(created.locator('.qp-row')).toContainText(TOOLS_OBJECTIVE);
+    await created.locator('button.qp-row__main').click();
+    await expect(
+      created.getByRole('meter', { name: /Turns: 0 turns of 4 turns, 4 turns left/ }),
+    ).toBeVisible();
+    // The card says what the call recorded: active then, blocked since.
+    await expect(created.locator('.qt-goal-status')).toHaveText('active');
+    const updated = page.locator('.qt-card').filter({ hasText: 'Update goal' });
+    await expect(updated.locator('.qp-row')).toContainText('mark blocked');
+    await expect(updated.locator('.qp-row')).toContainText('accepted');
+    await updated.locator('button.qp-row__main').click();
+    await expect(updated.locator('.qt-goal-status')).toHaveText('blocked');
+    await expect(updated).toContainText('ls docs: no CHANGELOG');
+    // The banner shows the settled goal: blocked, nothing to resume, only Clear.
+    const banner = page.getByRole('region', { name: 'Goal', exact: true });
+    await expect(banner).toHaveAttribute('data-goal-status', 'blocked');
+    await expect(banner.getByRole('button')).toHaveText(['Clear']);
+    // As the other page specs: nothing serious (the cards' block labels are h4 under the page's
+    // h2, a moderate heading-order finding every expanded card shares).
+    const axe = await new AxeBuilder({ page }).include('.qa-main').analyze();
+    expect(axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual(
+      [],
+    );
+  });
+});
