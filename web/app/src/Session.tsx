@@ -6,9 +6,18 @@ import {
   type SessionPlace,
 } from '@qilin-agent/client-ui-tool';
 import { SlotsProvider, type SlotRegistry } from '@qilin-agent/slots';
-import { useCallback, useMemo, useState, useSyncExternalStore, type KeyboardEvent } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useMemo,
+  useState,
+  useSyncExternalStore,
+  type KeyboardEvent,
+} from 'react';
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
+import { GoalBanner } from './GoalBanner';
+import { useSessionGoal } from './goal';
 import { useChildSession } from './children';
 import { useSessionFolders } from './folders';
 import { useRevealPlace, type RevealState } from './reveal';
@@ -62,7 +71,12 @@ export function SessionPage(props: {
 }) {
   const { sessionId, registry, at } = props;
   const t = useT();
-  const { model, status, loadEarlier } = useSessionStream(sessionId);
+  const goal = useSessionGoal(sessionId);
+  const { model, status, loadEarlier } = useSessionStream(sessionId, goal.onEvents);
+  const { refresh } = goal;
+  useEffect(() => {
+    if (status === 'live') refresh();
+  }, [status, refresh]);
   const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
@@ -109,6 +123,9 @@ export function SessionPage(props: {
             {status === 'live' ? '' : t(`stream.${status}`)}
           </p>
         </header>
+        {goal.goal != null && goal.goal.status !== 'cleared' && (
+          <GoalBanner sessionId={sessionId} goal={goal.goal} onChange={goal.take} />
+        )}
         <RevealNote state={place} />
         <SlotsProvider registry={registry} shared={shared}>
           <Conversation

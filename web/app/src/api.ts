@@ -1,8 +1,10 @@
 import type {
   ErrorBody,
+  GoalRecord,
   EventPage,
   Interrupted,
   RequestAnswer,
+  ResumeGoal,
   SearchPage,
   ServerInfo,
   SessionPage,
@@ -117,6 +119,16 @@ export const api = {
   /** A text file of the session's workspace. */
   fileText: (id: string, path: string) =>
     call<TextFile>('GET', `${session(id)}/files/text?path=${encodeURIComponent(path)}`),
+  /** Pauses the session's goal at once: no turn starts for it until it is resumed. */
+  pauseGoal: (id: string) => call<GoalRecord>('POST', `${session(id)}/goal/pause`),
+  /**
+   * Resumes the session's goal, raising its budget first when `raise` names new limits (a goal
+   * whose budget is spent resumes only when the raise leaves some).
+   */
+  resumeGoal: (id: string, raise: ResumeGoal = {}) =>
+    call<GoalRecord>('POST', `${session(id)}/goal/resume`, raise),
+  /** Clears the session's goal; answers the cleared goal. */
+  clearGoal: (id: string) => call<GoalRecord>('DELETE', `${session(id)}/goal`),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

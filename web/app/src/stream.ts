@@ -4,7 +4,7 @@ import {
   type EventPage,
   type Snapshot,
 } from '@qilin-agent/protocol';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ServerError } from './api';
 
 /** Whether a session exists: `undefined` when the server cannot say (it is down). */
@@ -106,6 +106,7 @@ export class SessionStream {
     private readonly onStatus: (status: StreamStatus) => void,
     private readonly exists: (sessionId: string) => Promise<boolean | undefined>,
     private readonly reader?: SessionReader,
+    private readonly onEvents?: (events: readonly unknown[]) => void,
   ) {}
 
   /** Starts from the server's snapshot (unless the model has events), then opens the stream. */
@@ -209,22 +210,33 @@ export class SessionStream {
     const batch = this.buffer;
     this.buffer = [];
     this.model.push(batch);
+    this.onEvents?.(batch);
   }
 }
 
 /**
  * A session's conversation model, fed by this tab's stream while the component lives, and the
- * loader of its earlier turns.
+ * loader of its earlier turns; `onEvents` sees each batch of live events as it is folded in
+ * (the goal banner reads its events there).
  */
-export function useSessionStream(sessionId: string): {
+export function useSessionStream(
+  sessionId: string,
+  onEvents?: (events: readonly unknown[]) => void,
+): {
   model: ConversationStore;
   status: StreamStatus;
   loadEarlier: () => Promise<void>;
 } {
   const [model] = useState(() => new ConversationStore());
   const [status, setStatus] = useState<StreamStatus>('connecting');
+  const listener = useRef(onEvents);
   useEffect(() => {
-    const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api);
+    listener.current = onEvents;
+  }, [onEvents]);
+  useEffect(() => {
+    const stream = new SessionStream(sessionId, model, setStatus, sessionExists, api, (events) =>
+      listener.current?.(events),
+    );
     stream.start();
     return () => stream.close();
   }, [sessionId, model]);

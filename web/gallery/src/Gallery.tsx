@@ -10,6 +10,7 @@ import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
+import { GoalSection } from './GoalSection';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -134,6 +135,9 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-agents">agents (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-goals">checks and goals (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -192,6 +196,7 @@ export function Gallery(props: { locale: Locale }) {
             ))}
           </section>
           <AgentSection registry={registry} openFile={openFile} inspect={inspect} />
+          <GoalSection registry={registry} openFile={openFile} inspect={inspect} />
         </main>
       </div>
     </I18nProvider>

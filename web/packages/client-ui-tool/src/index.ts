@@ -157,3 +157,33 @@ export {
   rootCalls,
   type ChildCallsProps,
 } from './views/childCalls';
+export {
+  ANNOTATION_LEVELS,
+  CHECK_CONCLUSIONS,
+  CHECK_STATUSES,
+  checkRow,
+  checksReceipt,
+  checksRunModel,
+  overallConclusion,
+  type AnnotationRow,
+  type CheckRow,
+  type ChecksReceipt,
+  type ChecksRunModel,
+} from './models/checks';
+export {
+  GOAL_STATUSES,
+  PAUSE_CAUSES,
+  goalCreateModel,
+  goalDot,
+  goalGetModel,
+  goalRow,
+  goalUpdateModel,
+  leftOf,
+  type GoalCreateModel,
+  type GoalGetModel,
+  type GoalMeasure,
+  type GoalRow,
+  type GoalUpdateModel,
+} from './models/goals';
+export { CheckConclusionMark, ChecksReceiptList } from './views/checks';
+export { GoalMeters, GoalStatusBadge } from './views/goals';

@@ -7,9 +7,11 @@ import {
   AgentView,
   AgentWaitView,
 } from './views/agents';
+import { ChecksRunView } from './views/checks';
 import { EditView } from './views/edit';
 import { EditorView } from './views/editor';
 import { GlobView } from './views/glob';
+import { GoalCreateView, GoalGetView, GoalUpdateView } from './views/goals';
 import { InterruptView } from './views/interrupt';
 import { JobOutputView } from './views/jobOutput';
 import { GrepView } from './views/grep';
@@ -58,6 +60,10 @@ export const BUILTIN_TOOL_VIEWS = {
   agent_list: AgentListView,
   agent_stop: AgentStopView,
   agent_send: AgentSendView,
+  checks_run: ChecksRunView,
+  goal_create: GoalCreateView,
+  goal_get: GoalGetView,
+  goal_update: GoalUpdateView,
 } as const;
 
 /**

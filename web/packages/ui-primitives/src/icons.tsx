@@ -13,7 +13,8 @@ export type IconName =
   | 'book'
   | 'tool'
   | 'shield'
-  | 'agent';
+  | 'agent'
+  | 'goal';
 
 const paths: Record<IconName, string> = {
   terminal: 'M2.5 3.5h11v9h-11z M5 6.5l2 1.5-2 1.5 M8.5 10h3',
@@ -33,6 +34,7 @@ const paths: Record<IconName, string> = {
   shield: 'M8 1.5l5.5 2v4c0 3.5-2.5 6-5.5 7-3-1-5.5-3.5-5.5-7v-4z',
   agent:
     'M8 2a2.5 2.5 0 1 1 0 5 2.5 2.5 0 0 1 0-5z M3 14c0-2.8 2.2-5 5-5s5 2.2 5 5 M12 2.5l1.5-1 M12.5 5h1.5',
+  goal: 'M8 1.5a6.5 6.5 0 1 1 0 13 6.5 6.5 0 0 1 0-13z M8 4.5a3.5 3.5 0 1 1 0 7 3.5 3.5 0 0 1 0-7z M8 7.5h.01',
 };
 
 /** A row icon; decorative, so hidden from assistive technology (the title says it all). */
