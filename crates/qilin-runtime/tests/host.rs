@@ -415,6 +415,7 @@ async fn a_running_subagent_is_held_by_the_host_never_recovered_or_resumed_twice
     .await;
     let turn = lead.submit("start it", None).unwrap();
     assert_eq!(turn.finished().await.reason, FinishReason::Completed);
+    lead.flush().await.unwrap();
     let child = f
         .store
         .read(lead.id(), 0, 1000)
