@@ -9,8 +9,8 @@ use crate::schedules::{
     run_json, stored_json, to_millis,
 };
 use chrono::{DateTime, Duration, Utc};
-use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus};
 use deadpool_postgres::GenericClient;
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus};
 use tokio_postgres::Row;
 
 /// The columns [`record`] reads, from `schedules s`.
