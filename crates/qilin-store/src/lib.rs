@@ -413,12 +413,14 @@ pub trait EventStore: Send + Sync + 'static {
         run: &ScheduleRun,
     ) -> Result<(), StoreError>;
 
-    /// Ends as interrupted, at `now`, every run still `running` that `owner` claimed (a process
-    /// of that name stopped mid-run), and returns them with their schedules' ids.
-    async fn interrupt_runs(
+    /// Ends as interrupted, at `now`, every run its process left: still `running`, claimed
+    /// before `claimed_before` by another owner than `owner`, whose claimer does not hold the
+    /// lease of the run's session (that process stopped). Returns them with their schedules' ids.
+    async fn interrupt_abandoned_runs(
         &self,
         owner: &str,
         now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError>;
 }
 

@@ -380,12 +380,17 @@ impl EventStore for MemoryStore {
         self.schedules.update_run(id, run_number, run)
     }
 
-    async fn interrupt_runs(
+    async fn interrupt_abandoned_runs(
         &self,
         owner: &str,
         now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
-        Ok(self.schedules.interrupt(owner, now))
+        Ok(self
+            .schedules
+            .interrupt_abandoned(owner, now, claimed_before, |session, holder| {
+                self.leases.holds(session, holder)
+            }))
     }
 }
 

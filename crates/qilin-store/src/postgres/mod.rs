@@ -122,6 +122,8 @@ const MIGRATIONS: &[&str] = &[
         schedule_id TEXT COLLATE "C" NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
         number BIGINT NOT NULL,
         owner TEXT NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        claimed_at BIGINT NOT NULL,
         outcome TEXT NOT NULL,
         data TEXT NOT NULL,
         PRIMARY KEY (schedule_id, number)
@@ -856,12 +858,14 @@ impl EventStore for PostgresStore {
         self.update_run_row(id, run_number, run).await
     }
 
-    async fn interrupt_runs(
+    async fn interrupt_abandoned_runs(
         &self,
         owner: &str,
         now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
-        self.interrupt_run_rows(owner, now).await
+        self.interrupt_abandoned_rows(owner, now, claimed_before)
+            .await
     }
 
     async fn connect_relay(

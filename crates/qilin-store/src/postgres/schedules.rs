@@ -159,11 +159,18 @@ impl PostgresStore {
             let run = claimed_run(&stored, fire_time, caught_up, now);
             let number: i64 = tx
                 .query_one(
-                    "INSERT INTO schedule_runs (schedule_id, number, owner, outcome, data)
-                     SELECT $1, coalesce(max(number), 0) + 1, $2, 'running', $3
+                    "INSERT INTO schedule_runs
+                         (schedule_id, number, owner, session_id, claimed_at, outcome, data)
+                     SELECT $1, coalesce(max(number), 0) + 1, $2, $3, $4, 'running', $5
                      FROM schedule_runs WHERE schedule_id = $1
                      RETURNING number",
-                    &[&id, &owner, &run_json(&run)?],
+                    &[
+                        &id,
+                        &owner,
+                        &run.session_id,
+                        &to_millis(now),
+                        &run_json(&run)?,
+                    ],
                 )
                 .await
                 .map_err(error)?
@@ -211,10 +218,11 @@ impl PostgresStore {
         Ok(())
     }
 
-    pub(super) async fn interrupt_run_rows(
+    pub(super) async fn interrupt_abandoned_rows(
         &self,
         owner: &str,
         now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
         let context = self.context();
         let error = |err: tokio_postgres::Error| pg_error(&err, &context);
@@ -222,11 +230,15 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(error)?;
         let rows = tx
             .query(
-                "SELECT schedule_id, number, data FROM schedule_runs
-                 WHERE owner = $1 AND outcome = 'running'
-                 ORDER BY schedule_id, number
-                 FOR UPDATE",
-                &[&owner],
+                "SELECT r.schedule_id, r.number, r.data FROM schedule_runs r
+                 WHERE r.outcome = 'running' AND r.owner <> $1 AND r.claimed_at < $2
+                   AND NOT EXISTS (
+                       SELECT 1 FROM sessions s
+                       WHERE s.id = r.session_id AND s.lease_owner = r.owner
+                         AND s.lease_expires > clock_timestamp())
+                 ORDER BY r.schedule_id, r.number
+                 FOR UPDATE OF r SKIP LOCKED",
+                &[&owner, &to_millis(claimed_before)],
             )
             .await
             .map_err(error)?;

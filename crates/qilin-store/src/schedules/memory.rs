@@ -145,11 +145,23 @@ impl ScheduleTable {
         Ok(())
     }
 
-    pub(crate) fn interrupt(&self, owner: &str, now: DateTime<Utc>) -> Vec<(String, ScheduleRun)> {
+    pub(crate) fn interrupt_abandoned(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
+        holds: impl Fn(&str, &str) -> bool,
+    ) -> Vec<(String, ScheduleRun)> {
         let mut ended = Vec::new();
         for row in self.rows().iter_mut() {
             for (holder, run) in row.runs.iter_mut() {
-                if holder == owner && run.outcome == RunOutcome::Running {
+                let claimed_early = super::time::parse_time("startedAt", &run.started_at)
+                    .is_ok_and(|started| started < claimed_before);
+                if holder != owner
+                    && run.outcome == RunOutcome::Running
+                    && claimed_early
+                    && !holds(&run.session_id, holder)
+                {
                     *run = interrupted(run.clone(), now);
                     ended.push((row.record.id.clone(), run.clone()));
                 }

@@ -613,15 +613,31 @@ impl EventStore for SqliteStore {
         self.write_schedule(op).await.map(|_| ())
     }
 
-    async fn interrupt_runs(
+    async fn interrupt_abandoned_runs(
         &self,
         owner: &str,
         now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
-        let op = ScheduleOp::Interrupt {
-            owner: owner.to_string(),
-            now,
-        };
+        let me = owner.to_string();
+        let readers = Arc::clone(&self.readers);
+        let running = self
+            .readers
+            .run(move |conn| {
+                schedules::running_runs(conn, &me, claimed_before)
+                    .map_err(|err| err.into_store(&|e| readers.error(&e)))
+            })
+            .await?;
+        // The leases of this store live in this process: a claimer holding none stopped.
+        let runs: Vec<(String, i64)> = running
+            .into_iter()
+            .filter(|(_, _, holder, session)| !self.leases.holds(session, holder))
+            .map(|(id, number, _, _)| (id, number))
+            .collect();
+        if runs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let op = ScheduleOp::Interrupt { runs, now };
         match self.write_schedule(op).await? {
             ScheduleDone::Interrupted(ended) => Ok(ended),
             _ => Err(writer::mismatch()),

@@ -33,8 +33,11 @@ pub(super) enum ScheduleOp {
         number: u32,
         run: Box<ScheduleRun>,
     },
-    /// End an owner's running runs as interrupted.
-    Interrupt { owner: String, now: DateTime<Utc> },
+    /// End these runs as interrupted, those still running.
+    Interrupt {
+        runs: Vec<(String, i64)>,
+        now: DateTime<Utc>,
+    },
 }
 
 /// What a schedule write returns.
@@ -150,10 +153,16 @@ pub(super) fn apply(conn: &Connection, op: &ScheduleOp) -> Result<ScheduleDone, 
         ScheduleOp::UpdateRun { id, number, run } => {
             let changed = conn
                 .prepare_cached(
-                    "UPDATE schedule_runs SET outcome = ?3, data = ?4
+                    "UPDATE schedule_runs SET outcome = ?3, data = ?4, session_id = ?5
                      WHERE schedule_id = ?1 AND number = ?2",
                 )?
-                .execute(params![id, number, run.outcome.as_str(), run_json(run)?])?;
+                .execute(params![
+                    id,
+                    number,
+                    run.outcome.as_str(),
+                    run_json(run)?,
+                    run.session_id
+                ])?;
             if changed == 0 {
                 return Err(
                     StoreError::Backend(format!("schedule `{id}` has no run {number}")).into(),
@@ -161,22 +170,17 @@ pub(super) fn apply(conn: &Connection, op: &ScheduleOp) -> Result<ScheduleDone, 
             }
             Ok(ScheduleDone::Done)
         }
-        ScheduleOp::Interrupt { owner, now } => {
-            let rows = conn
-                .prepare_cached(
-                    "SELECT schedule_id, number, data FROM schedule_runs
-                     WHERE owner = ?1 AND outcome = 'running' ORDER BY schedule_id, number",
-                )?
-                .query_map([owner], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+        ScheduleOp::Interrupt { runs, now } => {
             let mut ended = Vec::new();
-            for (id, number, data) in rows {
+            for (id, number) in runs {
+                let data: Option<String> = conn
+                    .prepare_cached(
+                        "SELECT data FROM schedule_runs
+                         WHERE schedule_id = ?1 AND number = ?2 AND outcome = 'running'",
+                    )?
+                    .query_row(params![id, number], |row| row.get(0))
+                    .optional()?;
+                let Some(data) = data else { continue };
                 let run = interrupted(parse_run(&data)?, *now);
                 conn.prepare_cached(
                     "UPDATE schedule_runs SET outcome = ?3, data = ?4
@@ -188,7 +192,7 @@ pub(super) fn apply(conn: &Connection, op: &ScheduleOp) -> Result<ScheduleDone, 
                     run.outcome.as_str(),
                     run_json(&run)?
                 ])?;
-                ended.push((id, run));
+                ended.push((id.clone(), run));
             }
             Ok(ScheduleDone::Interrupted(ended))
         }
@@ -230,12 +234,16 @@ fn claim(
         let run = claimed_run(&stored, fire_time, caught_up, now);
         let number: i64 = conn
             .prepare_cached(
-                "INSERT INTO schedule_runs (schedule_id, number, owner, outcome, data)
-                 SELECT ?1, coalesce(max(number), 0) + 1, ?2, 'running', ?3
+                "INSERT INTO schedule_runs
+                     (schedule_id, number, owner, session_id, claimed_at, outcome, data)
+                 SELECT ?1, coalesce(max(number), 0) + 1, ?2, ?3, ?4, 'running', ?5
                  FROM schedule_runs WHERE schedule_id = ?1
                  RETURNING number",
             )?
-            .query_row(params![id, owner, run_json(&run)?], |row| row.get(0))?;
+            .query_row(
+                params![id, owner, run.session_id, to_millis(now), run_json(&run)?],
+                |row| row.get(0),
+            )?;
         let schedule = read_one(conn, &id)?
             .ok_or_else(|| StoreError::Backend(format!("schedule `{id}` vanished")))?;
         claimed.push(ClaimedFire {
@@ -245,4 +253,25 @@ fn claim(
         });
     }
     Ok(ScheduleDone::Claimed(claimed))
+}
+
+/// A running run another owner claimed before a time: (schedule, number, owner, session).
+pub(super) type RunningRun = (String, i64, String, String);
+
+/// The runs still running that another owner than `owner` claimed before `claimed_before`.
+pub(super) fn running_runs(
+    conn: &Connection,
+    owner: &str,
+    claimed_before: DateTime<Utc>,
+) -> Result<Vec<RunningRun>, ApplyError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT schedule_id, number, owner, session_id FROM schedule_runs
+             WHERE outcome = 'running' AND owner <> ?1 AND claimed_at < ?2
+             ORDER BY schedule_id, number",
+        )?
+        .query_map(params![owner, to_millis(claimed_before)], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?)
 }

@@ -86,6 +86,8 @@ const MIGRATIONS: &[&str] = &[
         schedule_id TEXT NOT NULL,
         number INTEGER NOT NULL,
         owner TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        claimed_at INTEGER NOT NULL,
         outcome TEXT NOT NULL,
         data TEXT NOT NULL,
         PRIMARY KEY (schedule_id, number)

@@ -236,8 +236,9 @@ pub async fn missed_fires_follow_catch_up(store: Arc<dyn EventStore>) {
     assert!(on_time.iter().all(|fire| !fire.run.caught_up));
 }
 
-/// A one-shot schedule fires once and is done; runs a stopped owner left running end as
-/// interrupted, and only that owner's.
+/// A one-shot schedule fires once and is done; runs a stopped process left running (their
+/// claimer holds no lease of their session) end as interrupted when another process starts,
+/// and only those.
 pub async fn one_shots_finish_and_stopped_runs_are_interrupted(store: Arc<dyn EventStore>) {
     store
         .create_session(new_session("s1", "/w", 1))
@@ -265,7 +266,23 @@ pub async fn one_shots_finish_and_stopped_runs_are_interrupted(store: Arc<dyn Ev
     assert!(done.next_fires.is_empty());
     let second = store.claim_due(at(10, 0), "p2", grace()).await.unwrap();
     assert_eq!(second.len(), 1);
-    let ended = store.interrupt_runs("p1", at(11, 0)).await.unwrap();
+    // p2 still runs its run's session; p1 stopped.
+    let lease = store
+        .acquire_lease("s1", "p2", std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(lease, qilin_store::Lease::Acquired);
+    // Runs claimed at or after the bound are left alone (their claimer may be opening the
+    // session).
+    let early = store
+        .interrupt_abandoned_runs("p3", at(11, 0), at(5, 0))
+        .await
+        .unwrap();
+    assert!(early.is_empty(), "{early:?}");
+    let ended = store
+        .interrupt_abandoned_runs("p3", at(11, 0), at(11, 0))
+        .await
+        .unwrap();
     let mut ids: Vec<_> = ended.iter().map(|(id, _)| id.as_str()).collect();
     ids.sort_unstable();
     assert_eq!(ids, ["at", "tick"]);
@@ -281,7 +298,7 @@ pub async fn one_shots_finish_and_stopped_runs_are_interrupted(store: Arc<dyn Ev
     assert_eq!(tick.last_run.unwrap().outcome, RunOutcome::Running);
     assert!(
         store
-            .interrupt_runs("p1", at(12, 0))
+            .interrupt_abandoned_runs("p3", at(12, 0), at(12, 0))
             .await
             .unwrap()
             .is_empty()
