@@ -515,6 +515,10 @@ impl SessionBuilder {
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
             services.insert(Arc::new(checks));
         }
+        services.insert(Arc::new(qilin_schedules::ScheduleService::new(
+            Arc::clone(&store),
+            &id,
+        )));
         services.insert(Arc::new(qilin_sessions::SessionQueries::new(
             Arc::clone(&store),
             &id,
