@@ -329,6 +329,22 @@ impl TerminalRenderer {
             }
             EventBody::GoalCreated(created) => self.show_goal(&created.goal, None),
             EventBody::GoalUpdated(updated) => self.show_goal(&updated.goal, Some(&updated.reason)),
+            EventBody::ScheduleCreated(created) => self.show_schedule(format!(
+                "⏲ schedule {}: {}",
+                created.schedule.id, created.schedule.description
+            )),
+            EventBody::ScheduleDeleted(deleted) => {
+                self.show_schedule(format!("⏲ schedule {} deleted", deleted.schedule_id))
+            }
+            EventBody::ScheduleFired(fired) => self.show_schedule(format!(
+                "⏲ schedule {} fired (run for {})",
+                fired.schedule_id, fired.run.fire_time
+            )),
+            EventBody::ScheduleFinished(finished) => self.show_schedule(format!(
+                "⏲ schedule {} run ended: {}",
+                finished.schedule_id,
+                finished.run.outcome.as_str()
+            )),
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
@@ -348,6 +364,14 @@ impl TerminalRenderer {
                 reason, message, ..
             } => self.finish_turn(*reason, message.as_deref(), &event.time),
         }
+    }
+
+    /// Shows a schedule event's line.
+    fn show_schedule(&mut self, line: String) {
+        let line = self.style.dim(&line);
+        self.flush_text();
+        self.after_text_block = false;
+        self.permanent(vec![line]);
     }
 
     /// A goal's line, when it is new or its status changed (a turn's accounting alone draws
