@@ -14,6 +14,7 @@ fn rule_of_error(kind: DiagnosticKind) -> Rule {
         DiagnosticKind::UnknownTool => Rule::AgentUnknownTool,
         DiagnosticKind::UnknownSkill => Rule::AgentUnknownSkill,
         DiagnosticKind::UnreadablePreloadFile => Rule::AgentPreloadMissing,
+        DiagnosticKind::InvalidCheck => Rule::CheckInvalid,
         _ => Rule::AgentInvalid,
     }
 }
@@ -32,7 +33,12 @@ fn default_help(rule: Rule) -> &'static str {
         Rule::AgentPreloadMissing => {
             "preload a file the skill has, by its path inside the skill's folder (`reference/x.md`)"
         }
-        Rule::AgentWarning => "remove or correct the key; it has no effect as written",
+        Rule::AgentWarning | Rule::CheckWarning => {
+            "remove or correct the key; it has no effect as written"
+        }
+        Rule::CheckInvalid => {
+            "each check needs a unique `id`, a `command`, a known `parser` (cargo, junit, tap, eslint, tsc, plain) and a `timeout` from 1 s to 20 min"
+        }
         _ => "correct the agent file where the message points",
     }
 }
@@ -45,6 +51,23 @@ fn finding(rule: Rule, diagnostic: &Diagnostic) -> Finding {
         Rule::CodeModeOnlyMounted | Rule::AgentUnknownTool | Rule::AgentUnknownSkill
     );
     Finding::from_diagnostic(rule, diagnostic, suggests, default_help(rule))
+}
+
+/// Checks the workspace's `.qilin/checks.yaml`, when it has one.
+pub fn check_workspace_checks(workspace: &Path, findings: &mut Vec<Finding>) {
+    let (_, diagnostics) = qilin_skill::workspace_checks(workspace);
+    findings.extend(diagnostics.iter().map(|diagnostic| {
+        let rule = match diagnostic.is_error() {
+            true => Rule::CheckInvalid,
+            false => Rule::CheckWarning,
+        };
+        Finding::from_diagnostic(
+            rule,
+            diagnostic,
+            rule == Rule::CheckWarning,
+            default_help(rule),
+        )
+    }));
 }
 
 /// Checks the agent file at `path` against the tools and skills it can use.

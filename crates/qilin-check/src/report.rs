@@ -76,6 +76,9 @@ pub fn check(registry: &ToolRegistry, targets: &[Target]) -> Report {
     let mut nested: BTreeMap<PathBuf, SkillDiscovery> = BTreeMap::new();
     let whole_workspace = targets.iter().any(|t| t.scope == Scope::Workspace);
     for target in targets {
+        if target.scope == Scope::Workspace {
+            agents::check_workspace_checks(&target.path, &mut findings);
+        }
         if target.scope != Scope::Agent {
             findings.extend(target.discovery.diagnostics.iter().map(skill_diagnostic));
             for skill in target.discovery.skills.iter() {

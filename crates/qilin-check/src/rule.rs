@@ -53,11 +53,17 @@ pub enum Rule {
     SkillInvalid,
     /// A skill loads but something in it deserves attention.
     SkillWarning,
+    /// A check declaration (an agent file's `checks:`, the workspace's `.qilin/checks.yaml`)
+    /// is wrong: no or a duplicate id, a missing or blank command, an unknown parser, a bad
+    /// timeout, a `depends_on` naming no check.
+    CheckInvalid,
+    /// A checks file loads but something in it deserves attention (an unknown key).
+    CheckWarning,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 22] = [
+    pub const ALL: [Rule; 24] = [
         Rule::ToolDescriptionMissing,
         Rule::ParameterDescriptionMissing,
         Rule::PromptHintMissing,
@@ -80,10 +86,12 @@ impl Rule {
         Rule::AgentWarning,
         Rule::SkillInvalid,
         Rule::SkillWarning,
+        Rule::CheckInvalid,
+        Rule::CheckWarning,
     ];
 
     /// The stable code: `Q1xx` tool prompts and strategies, `Q2xx` coverage, `Q3xx`
-    /// examples, `Q4xx` agents, `Q5xx` skills.
+    /// examples, `Q4xx` agents, `Q5xx` skills, `Q6xx` check declarations.
     pub fn code(self) -> &'static str {
         match self {
             Rule::ToolDescriptionMissing => "Q101",
@@ -108,6 +116,8 @@ impl Rule {
             Rule::AgentWarning => "Q406",
             Rule::SkillInvalid => "Q501",
             Rule::SkillWarning => "Q502",
+            Rule::CheckInvalid => "Q601",
+            Rule::CheckWarning => "Q602",
         }
     }
 
@@ -136,15 +146,18 @@ impl Rule {
             Rule::AgentWarning => "agent-warning",
             Rule::SkillInvalid => "skill-invalid",
             Rule::SkillWarning => "skill-warning",
+            Rule::CheckInvalid => "check-invalid",
+            Rule::CheckWarning => "check-warning",
         }
     }
 
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
         match self {
-            Rule::AgentWarning | Rule::SkillWarning | Rule::SkillStatementMissing => {
-                Severity::Warning
-            }
+            Rule::AgentWarning
+            | Rule::SkillWarning
+            | Rule::CheckWarning
+            | Rule::SkillStatementMissing => Severity::Warning,
             _ => Severity::Error,
         }
     }

@@ -239,3 +239,48 @@ fn an_agent_of_a_nested_workspace_reads_that_workspace_s_skills() {
     assert!(report.findings.is_empty(), "{}", listing(&report));
     assert_eq!((report.skills, report.agents), (0, 1));
 }
+
+#[test]
+fn q601_check_declarations_name_the_file_and_what_is_expected() {
+    let report = fails_then_passes(Rule::CheckInvalid);
+    let found: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| format!("{} {}", f.location, f.message))
+        .collect();
+    assert_eq!(found.len(), 5, "{found:#?}");
+    let expected = [
+        (
+            ".qilin/checks.yaml:4:1",
+            "check `test` names parser `pytest`, which does not exist; the parsers are cargo, junit, tap, eslint, tsc, plain",
+        ),
+        (
+            ".qilin/checks.yaml:5:1",
+            "check id `test` is declared twice in this file",
+        ),
+        (
+            ".qilin/checks.yaml:8:1",
+            "check `lint` has a blank `command`",
+        ),
+        (
+            ".qilin/checks.yaml:11:1",
+            "check `types`: `timeout` is `2 weeks`; write seconds (`90`) or a number with `s`, `m` or `h` (`90s`, `5m`), from 1 s to 20 min",
+        ),
+        ("helper.agent:5:1", "check `fmt` has no `command`"),
+    ];
+    for (place, message) in expected {
+        assert!(
+            found
+                .iter()
+                .any(|f| f.contains(place) && f.contains(message)),
+            "no finding at {place} saying {message:?} in {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn q602_check_warnings_are_warnings() {
+    let report = fails_then_passes(Rule::CheckWarning);
+    assert_eq!(report.warnings(), 1);
+    assert!(report.findings[0].message.contains("`checks.0.timout`"));
+}

@@ -79,7 +79,7 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.starts_with("changelog           Keep CHANGELOG.md in order.\npersonal-style      The user's own writing style.\nread-image          Inspect PNG, JPEG, GIF and WebP files "),
+        text.starts_with("changelog           Keep CHANGELOG.md in order.\nchecks              Verify work with the project's declared checks (tests, linters, type checkers) through checks_run from Python in run_code: run all or some, read each conclusion, summary and annotation (path, line, message), and rerun only what failed. Read it before running checks from code.\ngoals               Work toward a goal over many turns "),
         "{text}"
     );
     let names: Vec<&str> = text.lines().filter_map(|l| l.split(' ').next()).collect();
@@ -87,6 +87,8 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
         names,
         [
             "changelog",
+            "checks",
+            "goals",
             "personal-style",
             "read-image",
             "release-notes",
@@ -411,7 +413,7 @@ fn builtin_skills_are_served_from_memory_and_nothing_in_the_temp_folder_is_used(
     let list = qilin_with_temp(home.path(), temp.path(), &["skills", "list"]);
     assert!(list.status.success(), "{}", stderr(&list));
     assert!(
-        stdout(&list).starts_with("read-image ") && stdout(&list).contains("\ntable-query "),
+        stdout(&list).starts_with("checks ") && stdout(&list).contains("\ntable-query "),
         "{}",
         stdout(&list)
     );

@@ -1,27 +1,30 @@
-//! The one place goals reach the declared checks, and how a run of them decides a `complete`.
-//!
-//! The checks are the `checks` work of issue 29 (`qilin_checks::CheckService`, a host service
-//! on the session). Until that crate is part of this build no session has a check service, so
-//! [`declared_checks`] finds none and [`run`] runs none: a `complete` is then taken on the
-//! model's word, saying that no check verified it. Merging it changes these two functions
-//! alone.
+//! The one place goals reach the declared checks (`qilin_checks::CheckService`, the session's
+//! host service `checks_run` uses too), and how a run of them decides a `complete`.
 
+use qilin_checks::CheckService;
 use qilin_protocol::checks::{CheckConclusion, ChecksRunOutput};
 use qilin_tool::{Services, ToolContext, ToolResult};
 
 /// The ids of the checks a session with `services` declares, in order (none without a check
-/// service, which this build does not have yet).
+/// service).
 pub fn declared_checks(services: &Services) -> Vec<String> {
-    let _no_check_service_in_this_build = services;
-    Vec::new()
+    services
+        .get::<CheckService>()
+        .map(|service| service.ids())
+        .unwrap_or_default()
 }
 
 /// Runs the checks named by `ids` (every declared check when empty) for the call of `cx`;
-/// `None` when the session declares no check (always, until the check service is part of this
-/// build).
+/// `None` when the session declares no check.
 pub(crate) async fn run(cx: &ToolContext, ids: &[String]) -> ToolResult<Option<ChecksRunOutput>> {
-    let _no_check_service_in_this_build = (cx, ids);
-    Ok(None)
+    let Ok(service) = CheckService::of(cx) else {
+        return Ok(None);
+    };
+    if service.ids().is_empty() {
+        return Ok(None);
+    }
+    let ids = (!ids.is_empty()).then_some(ids);
+    service.run(cx, ids).await.map(Some)
 }
 
 /// Whether a `complete` backed by `run` (the goal's checks, `None` when none is declared) is

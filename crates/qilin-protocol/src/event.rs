@@ -2,6 +2,9 @@ use crate::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentMessageEvent, AgentStartedEvent,
 };
 use crate::goals::{GoalCreatedEvent, GoalUpdatedEvent};
+use crate::schedules::{
+    ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleFinishedEvent, ScheduleFiredEvent,
+};
 use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
@@ -164,6 +167,18 @@ pub enum EventBody {
     /// A goal changed: its whole new state, who changed it and why.
     #[serde(rename = "goal.updated")]
     GoalUpdated(GoalUpdatedEvent),
+    /// A schedule was created (in the creating session's log).
+    #[serde(rename = "schedule.created")]
+    ScheduleCreated(ScheduleCreatedEvent),
+    /// A schedule was deleted.
+    #[serde(rename = "schedule.deleted")]
+    ScheduleDeleted(ScheduleDeletedEvent),
+    /// A schedule fired: a run started, in this session or a new one.
+    #[serde(rename = "schedule.fired")]
+    ScheduleFired(ScheduleFiredEvent),
+    /// A schedule's run ended, with its outcome.
+    #[serde(rename = "schedule.finished")]
+    ScheduleFinished(ScheduleFinishedEvent),
 }
 
 impl EventBody {
@@ -191,6 +206,10 @@ impl EventBody {
             EventBody::AgentMessage(_) => "agent.message",
             EventBody::GoalCreated(_) => "goal.created",
             EventBody::GoalUpdated(_) => "goal.updated",
+            EventBody::ScheduleCreated(_) => "schedule.created",
+            EventBody::ScheduleDeleted(_) => "schedule.deleted",
+            EventBody::ScheduleFired(_) => "schedule.fired",
+            EventBody::ScheduleFinished(_) => "schedule.finished",
         }
     }
 }

@@ -333,7 +333,11 @@ impl ConversationTree {
             | EventBody::StepReasoningEnd { .. }
             | EventBody::AgentFinished(_)
             | EventBody::AgentDelivered(_)
-            | EventBody::AgentMessage(_) => {}
+            | EventBody::AgentMessage(_)
+            | EventBody::ScheduleCreated(_)
+            | EventBody::ScheduleDeleted(_)
+            | EventBody::ScheduleFired(_)
+            | EventBody::ScheduleFinished(_) => {}
             EventBody::AgentStarted(started) => self.link_child(started),
             EventBody::GoalCreated(created) => self.goal = Some(created.goal.clone()),
             EventBody::GoalUpdated(updated) => self.goal = Some(updated.goal.clone()),

@@ -27,7 +27,8 @@ pub fn workspace_of(agent_file: &Path) -> PathBuf {
 /// the binary and served from memory.
 static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tools/skills");
 
-/// The registry of every built-in tool, the session query, subagent and goal tools included.
+/// The registry of every built-in tool, the session query, subagent, check and goal tools
+/// included.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     built_in(
@@ -41,6 +42,10 @@ pub fn builtin_registry() -> ToolRegistry {
     built_in(
         qilin_subagents::register_tools(&mut registry),
         "the subagent tools have unique names and valid schemas",
+    );
+    built_in(
+        qilin_checks::register_tools(&mut registry),
+        "`checks_run` has a unique name and a valid schema",
     );
     built_in(
         qilin_goals::register_tools(&mut registry),

@@ -89,6 +89,8 @@ struct State {
     last_text: Option<String>,
     /// The session is closing: a turn ending now is interrupted by the close, not the user.
     closing: bool,
+    /// The session is a child (a subagent): it answers its parent and keeps no goal.
+    child: bool,
     /// A turn ended and the goal's next one is about to start.
     continuing: bool,
 }
@@ -113,9 +115,13 @@ pub(crate) struct GoalKeeper {
 }
 
 impl GoalKeeper {
-    /// The goal `events` (a stored log) leave.
-    pub(crate) fn from_events(events: &[Event]) -> Self {
-        let mut state = State::default();
+    /// The goal `events` (a stored log) leave; `child` for a child session (a subagent), which
+    /// may not set one.
+    pub(crate) fn from_events(events: &[Event], child: bool) -> Self {
+        let mut state = State {
+            child,
+            ..State::default()
+        };
         for event in events {
             match &event.body {
                 EventBody::GoalCreated(created) => {
@@ -218,6 +224,13 @@ impl GoalKeeper {
             }
         }
         let mut state = self.state();
+        if state.child {
+            return Err(GoalError::Conflict(
+                "a child session (a subagent) keeps no goal: it answers the session that \
+                 started it, which may set one"
+                    .to_string(),
+            ));
+        }
         if let Some(goal) = state.goal.as_ref().filter(|goal| !goal.status.settled()) {
             return Err(GoalError::Conflict(format!(
                 "the session has a goal already ({}, {}: \"{}\"); settle it with goal_update, \

@@ -503,6 +503,7 @@ impl SessionBuilder {
             this.resumed
                 .as_ref()
                 .map_or(&[][..], |resumed| &resumed.events),
+            depth > 0,
         ));
         services.insert(Arc::new(qilin_goals::GoalService(
             Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
@@ -511,6 +512,9 @@ impl SessionBuilder {
             true => Requests::attended(),
             false => Requests::unattended(),
         };
+        if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
+            services.insert(Arc::new(checks));
+        }
         services.insert(Arc::new(qilin_sessions::SessionQueries::new(
             Arc::clone(&store),
             &id,
@@ -1596,6 +1600,35 @@ fn private_folder(data_dir: &Path, private: &[PathBuf]) -> std::io::Result<()> {
 /// What stays read-only to the model in a session of `agent` in `workspace`: the protected
 /// set with the agent file's opt-ins, and the files named by the agent's file and by every
 /// agent file in the workspace now (a later session may run any of them).
+/// The session's checks: the workspace's `.qilin/checks.yaml` with the agent's `checks:` over
+/// it. `None` when there are none; what is wrong with the workspace's file (its checks are
+/// then left out) or with their dependencies becomes a note for the user.
+fn session_checks(
+    agent: &AgentFile,
+    workspace: &Path,
+    notes: &mut Vec<String>,
+) -> Option<qilin_checks::CheckService> {
+    let (declared, diagnostics) = qilin_skill::workspace_checks(workspace);
+    let errors: Vec<String> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    let declared = if errors.is_empty() {
+        declared
+    } else {
+        notes.push(format!(
+            "the workspace's checks are not available, as {} has errors (`qilin check` lists them):\n{}",
+            qilin_skill::CHECKS_WORKSPACE_FILE,
+            errors.join("\n")
+        ));
+        Vec::new()
+    };
+    let (checks, problems) = qilin_skill::merge_checks(declared, &agent.checks);
+    notes.extend(problems);
+    (!checks.is_empty()).then(|| qilin_checks::CheckService::new(checks))
+}
+
 fn session_protection(agent: &AgentFile, workspace: &Path) -> Protection {
     let in_workspace = Protection::new().scan(workspace).agent_files;
     let named = agent

@@ -9,6 +9,7 @@ use qilin_protocol::goals::{
 };
 use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
 use qilin_runtime::{GoalError, NewGoal, SessionHandle};
+use qilin_store::EventStore;
 use std::time::Duration;
 use support::*;
 
@@ -516,4 +517,88 @@ async fn goal_create_is_refused_while_a_goal_is_open_and_checks_must_be_declared
         (second.id.as_str(), second.status),
         ("goal-2", GoalStatus::Active)
     );
+}
+
+#[test]
+fn docs_goals_quotes_the_continuation_prompt_as_it_is() {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/goals.md"),
+    )
+    .unwrap();
+    // The quote's lines, `> ` removed, joined as the constant's words are.
+    let quoted: Vec<&str> = docs
+        .lines()
+        .filter_map(|line| line.strip_prefix('>'))
+        .flat_map(str::split_whitespace)
+        .collect();
+    let prompt: Vec<&str> = qilin_runtime::CONTINUATION_PROMPT
+        .split_whitespace()
+        .collect();
+    assert_eq!(quoted, prompt, "docs/goals.md quotes another prompt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_session_keeps_no_goal() {
+    let f = fixture(
+        "name: lead\ninstructions: Delegate.\ntools: [agent, goal_get, goal_create, goal_update]\n",
+    );
+    let child_script = f.workspace().join("helper.yaml");
+    std::fs::write(
+        &child_script,
+        "turns:\n  - calls:\n      - tool: goal_create\n        args: {objective: \"Run forever\"}\n  - say: Refused.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.workspace().join("helper.agent"),
+        format!(
+            "name: helper\ninstructions: Help.\ntools: [goal_create]\nmodel: scripted:{}\n",
+            child_script.display()
+        ),
+    )
+    .unwrap();
+    let lead_script = r#"
+turns:
+  - calls:
+      - tool: agent
+        args: {agent: helper, prompt: "Set a goal.", description: "Try a goal"}
+  - say: Done.
+"#;
+    let lead = f.session(lead_script, false).await;
+    let events = run_until_idle(&lead, "Ask the helper.").await;
+    assert!(lead.goal().is_none());
+    let record: qilin_protocol::agents::ChildRecord = events
+        .iter()
+        .find_map(|event| match &event.body {
+            EventBody::ToolResult(result) if result.tool_name == "agent" => {
+                Some(serde_json::from_value(result.output.clone().unwrap()).unwrap())
+            }
+            _ => None,
+        })
+        .expect("the agent call's record");
+    // The child's log, once its turn's end is stored.
+    let mut child_log = Vec::new();
+    for _ in 0..200 {
+        child_log = f.store.read(&record.session_id, 0, 10_000).await.unwrap();
+        if child_log
+            .iter()
+            .any(|event| matches!(event.body, EventBody::TurnFinished { .. }))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let refused = child_log
+        .iter()
+        .find_map(|event| match &event.body {
+            EventBody::ToolResult(result) if result.tool_name == "goal_create" => Some(result),
+            _ => None,
+        })
+        .expect("the child's goal_create");
+    assert_eq!(refused.status, CallStatus::Error);
+    assert!(
+        format!("{:?}", refused.content).contains("child session"),
+        "{:?}",
+        refused.content
+    );
+    assert!(goal_changes(&child_log).is_empty());
 }

@@ -420,6 +420,27 @@ fn describe(body: &EventBody) -> String {
             actor(updated.by),
             updated.reason
         ),
+        EventBody::ScheduleCreated(created) => format!(
+            "schedule {} created: {}",
+            created.schedule.id, created.schedule.description
+        ),
+        EventBody::ScheduleDeleted(deleted) => format!("schedule {} deleted", deleted.schedule_id),
+        EventBody::ScheduleFired(fired) => format!(
+            "schedule {} fired for {} in session {}",
+            fired.schedule_id, fired.run.fire_time, fired.run.session_id
+        ),
+        EventBody::ScheduleFinished(finished) => format!(
+            "schedule {} run for {} ended: {}{}",
+            finished.schedule_id,
+            finished.run.fire_time,
+            finished.run.outcome.as_str(),
+            finished
+                .run
+                .message
+                .as_deref()
+                .map(|message| format!(" ({message})"))
+                .unwrap_or_default()
+        ),
     }
 }
 

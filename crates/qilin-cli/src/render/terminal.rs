@@ -329,6 +329,22 @@ impl TerminalRenderer {
             }
             EventBody::GoalCreated(created) => self.show_goal(&created.goal, None),
             EventBody::GoalUpdated(updated) => self.show_goal(&updated.goal, Some(&updated.reason)),
+            EventBody::ScheduleCreated(created) => self.show_schedule(format!(
+                "⏲ schedule {}: {}",
+                created.schedule.id, created.schedule.description
+            )),
+            EventBody::ScheduleDeleted(deleted) => {
+                self.show_schedule(format!("⏲ schedule {} deleted", deleted.schedule_id))
+            }
+            EventBody::ScheduleFired(fired) => self.show_schedule(format!(
+                "⏲ schedule {} fired (run for {})",
+                fired.schedule_id, fired.run.fire_time
+            )),
+            EventBody::ScheduleFinished(finished) => self.show_schedule(format!(
+                "⏲ schedule {} run ended: {}",
+                finished.schedule_id,
+                finished.run.outcome.as_str()
+            )),
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
@@ -348,6 +364,14 @@ impl TerminalRenderer {
                 reason, message, ..
             } => self.finish_turn(*reason, message.as_deref(), &event.time),
         }
+    }
+
+    /// Shows a schedule event's line.
+    fn show_schedule(&mut self, line: String) {
+        let line = self.style.dim(&line);
+        self.flush_text();
+        self.after_text_block = false;
+        self.permanent(vec![line]);
     }
 
     /// A goal's line, when it is new or its status changed (a turn's accounting alone draws
@@ -1275,6 +1299,38 @@ Done
         assert_eq!(
             renderer.session_summary(),
             "this session: 3,500 tokens in · 350 out · $0.0098"
+        );
+    }
+
+    #[test]
+    fn a_goal_gets_a_line_when_set_and_when_its_status_changes() {
+        let goal = |status: &str, extra: &str, turns: u32| {
+            format!(
+                r#"{{"id":"goal-1","objective":"Every test passes","status":"{status}",{extra}"budget":{{"tokens":50000}},"usage":{{"tokens":1200,"seconds":30,"turns":{turns}}},"checks":[],"createdAt":"2026-11-30T12:00:00.000Z","updatedAt":"2026-11-30T12:00:00.000Z"}}"#
+            )
+        };
+        let log = [
+            format!(
+                r#"{{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"goal.created","by":"user","goal":{}}}"#,
+                goal("active", "", 0)
+            ),
+            format!(
+                r#"{{"seq":2,"time":"2026-11-30T12:00:01.000Z","type":"goal.updated","by":"runtime","reason":"turn 1 of the goal ended","goal":{}}}"#,
+                goal("active", "", 1)
+            ),
+            format!(
+                r#"{{"seq":3,"time":"2026-11-30T12:00:02.000Z","type":"goal.updated","by":"runtime","reason":"paused: 3 turns changed nothing","goal":{}}}"#,
+                goal("paused", r#""pausedBecause":"stalled","#, 4)
+            ),
+        ]
+        .join("\n");
+        let shown = render(&log);
+        assert_eq!(
+            shown,
+            "goal · active — Every test passes · 1200 of 50000 tokens, 30 s, 0 turns\n\
+             goal · paused (stalled) — Every test passes · 1200 of 50000 tokens, 30 s, 4 turns · \
+             paused: 3 turns changed nothing\n",
+            "a turn's accounting alone draws no line"
         );
     }
 

@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -1225,6 +1225,200 @@ timeBudget?: number,
  * The new turns budget.
  */
 maxTurns?: number, };
+
+export type ScheduleTarget = "this_session" | "new_session";
+
+export type CatchUp = "once" | "skip";
+
+export type ScheduleStatus = "active" | "done" | "expired" | "deleted";
+
+export type RunOutcome = "running" | "completed" | "failed" | "interrupted" | "out_of_budget" | "skipped";
+
+export type ScheduleRun = { 
+/**
+ * The scheduled time this run is for, RFC 3339 UTC.
+ */
+fireTime: string, 
+/**
+ * When the run started, RFC 3339 UTC.
+ */
+startedAt: string, 
+/**
+ * When the run ended, RFC 3339 UTC; absent while it runs.
+ */
+endedAt?: string, 
+/**
+ * The session the turn ran in.
+ */
+sessionId: string, 
+/**
+ * The turn it started, once known.
+ */
+turnId?: string, 
+/**
+ * How it went.
+ */
+outcome: RunOutcome, 
+/**
+ * Whether it stands for fires missed while no server ran, run late.
+ */
+caughtUp: boolean, 
+/**
+ * Why it failed, was skipped or was interrupted.
+ */
+message?: string, };
+
+export type ScheduleRecord = { 
+/**
+ * The schedule's id.
+ */
+id: string, 
+/**
+ * The session that created it (and runs it when the target is `this_session`).
+ */
+sessionId: string, 
+/**
+ * What each run asks.
+ */
+prompt: string, 
+/**
+ * A five-field cron expression; exactly one of `cron`, `everySeconds` and `at` is set.
+ */
+cron?: string, 
+/**
+ * A fixed interval, in seconds.
+ */
+everySeconds?: number, 
+/**
+ * A single fire time, RFC 3339.
+ */
+at?: string, 
+/**
+ * The IANA time zone the cron is read in; `UTC` by default.
+ */
+timezone: string, 
+/**
+ * The schedule in words: "every weekday at 09:00 (Europe/Paris)".
+ */
+description: string, 
+/**
+ * The agent a `new_session` run uses; the creating session's when absent.
+ */
+agent?: string, 
+/**
+ * Where runs happen.
+ */
+target: ScheduleTarget, 
+/**
+ * What happens to fires missed while no server ran.
+ */
+catchUp: CatchUp, 
+/**
+ * After this time it fires no more, RFC 3339.
+ */
+expires?: string, 
+/**
+ * Where it stands.
+ */
+status: ScheduleStatus, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * The next (up to) three fire times, RFC 3339 UTC.
+ */
+nextFires: Array<string>, 
+/**
+ * Its latest run.
+ */
+lastRun?: ScheduleRun, 
+/**
+ * How many runs so far.
+ */
+runs: number, };
+
+export type ScheduleCreatedEvent = { 
+/**
+ * The schedule as created.
+ */
+schedule: ScheduleRecord, };
+
+export type ScheduleDeletedEvent = { 
+/**
+ * The deleted schedule's id.
+ */
+scheduleId: string, };
+
+export type ScheduleFiredEvent = { 
+/**
+ * The schedule that fired.
+ */
+scheduleId: string, 
+/**
+ * The run it started.
+ */
+run: ScheduleRun, };
+
+export type ScheduleFinishedEvent = { 
+/**
+ * The schedule whose run ended.
+ */
+scheduleId: string, 
+/**
+ * The ended run.
+ */
+run: ScheduleRun, };
+
+export type ScheduleOutput = { 
+/**
+ * The schedule after the call.
+ */
+schedule: ScheduleRecord, };
+
+export type ScheduleListOutput = { 
+/**
+ * The schedules, newest first.
+ */
+schedules: Array<ScheduleRecord>, };
+
+export type CreateSchedule = { 
+/**
+ * What each run asks (not only spaces).
+ */
+prompt: string, 
+/**
+ * A five-field cron expression (minute hour day-of-month month day-of-week).
+ */
+cron?: string, 
+/**
+ * An interval: "90s", "15m", "2h", "1d" or a number of seconds; at least a minute.
+ */
+every?: string, 
+/**
+ * A single fire time, RFC 3339, in the future.
+ */
+at?: string, 
+/**
+ * The IANA time zone the cron is read in; `UTC` when omitted.
+ */
+timezone?: string, 
+/**
+ * The agent a `new_session` run uses.
+ */
+agent?: string, 
+/**
+ * Where runs happen; `this_session` when omitted.
+ */
+target?: ScheduleTarget, 
+/**
+ * What happens to missed fires; `once` when omitted.
+ */
+catchUp?: CatchUp, 
+/**
+ * After this time it fires no more, RFC 3339.
+ */
+expires?: string, };
 
 export type SessionStatus = "idle" | "running";
 
