@@ -205,7 +205,6 @@ export {
   type ScheduleRow,
   type ScheduleWhen,
 } from './models/schedules';
-export type { CatchUp, RunOutcome, ScheduleStatus, ScheduleTarget } from './models/scheduleShapes';
 export {
   FireTime,
   RunReceipt,

@@ -4,7 +4,7 @@ import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
-import type { CatchUp, RunOutcome, ScheduleStatus, ScheduleTarget } from './scheduleShapes';
+import type { CatchUp, RunOutcome, ScheduleStatus, ScheduleTarget } from '@qilin-agent/protocol';
 import { sessionHref } from './sessionLink';
 
 /** Every schedule status, for reading a record. */

@@ -1,7 +1,7 @@
 // The scheduled-task cards as a reader sees them: rendered through the tree, expanded.
 import { fireEvent, screen, within } from '@testing-library/react';
 import type { Locale } from '@qilin-agent/i18n';
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { ScheduleRecord, ScheduleRun, ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test } from 'vitest';
 import { renderWithI18n } from '../../../../test-support/render';
@@ -57,7 +57,7 @@ function open(node: ToolNode, locale: Locale = 'en') {
 /** A zone that is not the viewer's, so the card names it beside the viewer's time. */
 const OTHER_ZONE = viewerTimeZone() === 'Asia/Shanghai' ? 'Europe/Paris' : 'Asia/Shanghai';
 
-const SCHEDULE = {
+const SCHEDULE: ScheduleRecord = {
   id: 'sch_01',
   sessionId: 'ses_1',
   prompt: 'Summarise the overnight CI failures.',
@@ -70,11 +70,10 @@ const SCHEDULE = {
   status: 'active',
   createdAt: '2026-03-01T08:00:00Z',
   nextFires: ['2026-03-02T01:00:00Z', '2026-03-03T01:00:00Z', '2026-03-04T01:00:00Z'],
-  lastRun: null,
   runs: 0,
 };
 
-const RUN = {
+const RUN: ScheduleRun = {
   fireTime: '2026-03-01T01:00:00Z',
   startedAt: '2026-03-01T01:00:02Z',
   endedAt: '2026-03-01T01:01:10Z',
@@ -111,7 +110,9 @@ describe('schedule_create', () => {
   });
 
   test('an interval says how often; zh-CN', () => {
-    const every = { ...SCHEDULE, cron: null, everySeconds: 900, timezone: 'UTC', expires: null };
+    const every: ScheduleRecord = { ...SCHEDULE, everySeconds: 900, timezone: 'UTC' };
+    delete every.cron;
+    delete every.expires;
     open(
       call(
         'schedule_create',
@@ -169,7 +170,7 @@ describe('schedule_list', () => {
     expect(within(second).getByText('expired')).toBeVisible();
     expect(within(second).getByText('none')).toBeVisible();
     expect(within(second).getByText('failed')).toBeVisible();
-    expect(within(second).getByText(RUN.message)).toBeVisible();
+    expect(within(second).getByText(RUN.message ?? '')).toBeVisible();
     expect(within(second).getByRole('link', { name: 'turn turn_4' })).toHaveAttribute(
       'href',
       '/sessions/ses_run',
@@ -198,7 +199,7 @@ describe('schedule_delete', () => {
     const deleted = {
       ...SCHEDULE,
       status: 'deleted',
-      lastRun: { ...RUN, outcome: 'completed', message: null },
+      lastRun: { ...RUN, outcome: 'completed' },
       runs: 5,
     };
     open(call('schedule_delete', { id: 'sch_01' }, { output: { schedule: deleted } }));

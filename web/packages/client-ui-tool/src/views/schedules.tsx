@@ -13,7 +13,7 @@ import {
   type RunRow,
   type ScheduleRow,
 } from '../models/schedules';
-import type { ScheduleStatus } from '../models/scheduleShapes';
+import type { ScheduleStatus } from '@qilin-agent/protocol';
 import { formatDuration, formatTime } from '../models/sessionLink';
 import type { ToolCallOwnerProps } from '../slots';
 import { PlainDetails, ToolRow } from './card';
