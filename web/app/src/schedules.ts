@@ -87,8 +87,6 @@ export function shownSchedules(values: readonly unknown[]): readonly ScheduleRow
 export interface SessionSchedules {
   /** The schedules as last known; `undefined` before the server answered. */
   readonly schedules: readonly ScheduleRow[] | undefined;
-  /** The server's last refusal to list them, if the last read failed. */
-  readonly failure: string | undefined;
   /** Folds a batch of the stream's events in (give it to the session's stream). */
   readonly onEvents: (events: readonly unknown[]) => void;
   /** Reads the schedules from the server (when the stream goes live, after a run). */
@@ -102,27 +100,21 @@ export function useSessionSchedules(sessionId: string): SessionSchedules {
   const [state, setState] = useState<{
     of: string;
     schedules: readonly ScheduleRow[] | undefined;
-    failure: string | undefined;
-  }>({ of: sessionId, schedules: undefined, failure: undefined });
+  }>({ of: sessionId, schedules: undefined });
   const change = useCallback(
     (apply: (schedules: readonly ScheduleRow[]) => readonly ScheduleRow[]) =>
       setState((known) => ({
         of: sessionId,
         schedules: apply(known.of === sessionId ? (known.schedules ?? []) : []),
-        failure: known.of === sessionId ? known.failure : undefined,
       })),
     [sessionId],
   );
   const refresh = useCallback(() => {
+    // A server that cannot say (one without schedules) leaves what is known: no panel at all
+    // when nothing is.
     api.schedules(sessionId).then(
-      (page) =>
-        setState({ of: sessionId, schedules: shownSchedules(page.schedules), failure: undefined }),
-      (error: unknown) =>
-        setState((known) => ({
-          of: sessionId,
-          schedules: known.of === sessionId ? known.schedules : undefined,
-          failure: error instanceof Error ? error.message : String(error),
-        })),
+      (page) => setState({ of: sessionId, schedules: shownSchedules(page.schedules) }),
+      () => undefined,
     );
   }, [sessionId]);
   const onEvents = useCallback(
@@ -144,7 +136,6 @@ export function useSessionSchedules(sessionId: string): SessionSchedules {
   );
   return {
     schedules: state.of === sessionId ? state.schedules : undefined,
-    failure: state.of === sessionId ? state.failure : undefined,
     onEvents,
     refresh,
     removed,

@@ -498,7 +498,6 @@ export const en = {
   'schedules.catchUp.once': 'run a missed fire once',
   'schedules.catchUp.skip': 'skip missed fires',
   'schedules.prompt': 'Prompt',
-  'schedules.when': 'When',
   'schedules.cron': 'Cron',
   'schedules.every': 'Every',
   'schedules.at': 'At',
@@ -530,6 +529,5 @@ export const en = {
   'schedulesPanel.label': 'Schedules',
   'schedulesPanel.delete': 'Delete',
   'schedulesPanel.deleteOf': 'Delete the schedule “{{description}}”',
-  'schedulesPanel.failed': 'The schedules could not be read: {{message}}',
   'schedulesPanel.deleteFailed': 'The schedule was not deleted: {{message}}',
 } as const;

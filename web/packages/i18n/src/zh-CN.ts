@@ -479,7 +479,6 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'schedules.catchUp.once': '错过的触发补跑一次',
   'schedules.catchUp.skip': '跳过错过的触发',
   'schedules.prompt': '提示',
-  'schedules.when': '时间',
   'schedules.cron': 'Cron',
   'schedules.every': '间隔',
   'schedules.at': '于',
@@ -509,6 +508,5 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'schedulesPanel.label': '定时任务',
   'schedulesPanel.delete': '删除',
   'schedulesPanel.deleteOf': '删除定时任务“{{description}}”',
-  'schedulesPanel.failed': '无法读取定时任务：{{message}}',
   'schedulesPanel.deleteFailed': '定时任务未删除：{{message}}',
 };
