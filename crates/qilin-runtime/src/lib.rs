@@ -71,7 +71,8 @@ pub use goals::{
     CONTINUATION_PROMPT, DEFAULT_GOAL_TURNS, GoalError, STALL_TURNS, continuation_prompt,
 };
 pub use host::{
-    HostError, LeaseTiming, LiveTree, Placement, SessionHost, workspace_model, workspace_script,
+    Clock, DEFAULT_RUN_BUDGET, HostError, LeaseTiming, LiveTree, Placement, SchedulerSettings,
+    SessionHost, SystemClock, workspace_model, workspace_script,
 };
 pub use mount::AgentSource;
 pub use qilin_goals::NewGoal;

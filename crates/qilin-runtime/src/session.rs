@@ -515,6 +515,10 @@ impl SessionBuilder {
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
             services.insert(Arc::new(checks));
         }
+        services.insert(Arc::new(qilin_schedules::ScheduleService::new(
+            Arc::clone(&store),
+            &id,
+        )));
         services.insert(Arc::new(qilin_sessions::SessionQueries::new(
             Arc::clone(&store),
             &id,
@@ -831,16 +835,24 @@ impl SessionHandle {
         prompt: &str,
         client_turn_id: Option<String>,
     ) -> Result<TurnHandle, SubmitError> {
-        self.submit_as(prompt, client_turn_id, false)
+        self.submit_as(prompt, client_turn_id, false, false)
+    }
+
+    /// Starts a turn of `prompt` that no person watches (a scheduled run): while it runs, its
+    /// approvals and questions end at once as unattended — refused with a reason the model
+    /// reads — even in an attended session. Refused as [`SessionHandle::submit`] is.
+    pub fn submit_unattended(&self, prompt: &str) -> Result<TurnHandle, SubmitError> {
+        self.submit_as(prompt, None, false, true)
     }
 
     /// Starts a turn of `prompt`, as [`SessionHandle::submit`]; `continuation` when the runtime
-    /// starts it for the session's goal.
+    /// starts it for the session's goal, `unattended` when no person watches it.
     fn submit_as(
         &self,
         prompt: &str,
         client_turn_id: Option<String>,
         continuation: bool,
+        unattended: bool,
     ) -> Result<TurnHandle, SubmitError> {
         if prompt.trim().is_empty() {
             return Err(SubmitError::EmptyPrompt);
@@ -875,6 +887,10 @@ impl SessionHandle {
         let span = tracing::info_span!("session", id = %self.inner.id);
         let recorded_before = self.recorded_head();
         self.inner.goals.turn_started(continuation);
+        self.inner
+            .session
+            .requests()
+            .set_unattended_turn(unattended);
         {
             let cancel = cancel.clone();
             let client_turn_id = client_turn_id.clone();
@@ -910,6 +926,9 @@ impl SessionHandle {
                     };
                     // The goal's accounting and status are recorded before the turn is
                     // reported ended; its next turn starts after.
+                    if unattended {
+                        handle.inner.session.requests().set_unattended_turn(false);
+                    }
                     let go_on = handle.goal_turn_ended(&summary, recorded_before).await;
                     report.send(summary);
                     if go_on {
@@ -1010,7 +1029,7 @@ impl SessionHandle {
     /// Starts a continuation turn when the goal is active and no turn runs.
     fn continue_goal(&self) {
         if let Some(prompt) = self.inner.goals.continuation() {
-            match self.submit_as(&prompt, None, true) {
+            match self.submit_as(&prompt, None, true, false) {
                 // A turn already runs (or a compaction): the goal continues after it.
                 Ok(_) | Err(SubmitError::Busy { .. } | SubmitError::Compacting) => {}
                 Err(err) => {

@@ -48,6 +48,15 @@ impl LeaseTable {
         }
     }
 
+    /// Whether `owner` holds the lease of `session` now.
+    pub(crate) fn holds(&self, session: &str, owner: &str) -> bool {
+        self.leases
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .get(session)
+            .is_some_and(|(holder, until)| holder == owner && *until > Instant::now())
+    }
+
     /// Forgets a deleted session's lease.
     pub(crate) fn forget(&self, session: &str) {
         self.leases

@@ -48,6 +48,7 @@ mod plan;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod relay;
+pub mod schedules;
 pub mod search;
 mod sqlite;
 
@@ -62,8 +63,11 @@ pub use search::SearchQuery;
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use futures_util::stream::BoxStream;
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, RequestOpenedEvent};
+use schedules::ClaimedFire;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -368,6 +372,56 @@ pub trait EventStore: Send + Sync + 'static {
         let _ = (owner, handler);
         Ok(None)
     }
+
+    /// Records a new schedule (its `id` and `sessionId` set) whose first fire is `first_fire`.
+    async fn create_schedule(
+        &self,
+        schedule: &ScheduleRecord,
+        first_fire: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// One schedule, with its latest run and count of runs.
+    async fn schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError>;
+
+    /// The schedules of `session`, or every session's when `None`, deleted ones left out,
+    /// newest first.
+    async fn list_schedules(
+        &self,
+        session: Option<&str>,
+    ) -> Result<Vec<ScheduleRecord>, StoreError>;
+
+    /// Marks a schedule deleted (it fires no more) and returns it; `None` when no schedule has
+    /// this id.
+    async fn delete_schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError>;
+
+    /// Claims every fire due at `now` for `owner`, in one transaction per store: each due
+    /// active schedule's next fire moves on (see [`schedules::decide`], with `grace` as how
+    /// late a fire may be before it counts as missed) and each run to start is recorded,
+    /// `running` and owned by `owner`. Two processes claiming at once never take the same fire.
+    async fn claim_due(
+        &self,
+        now: DateTime<Utc>,
+        owner: &str,
+        grace: chrono::Duration,
+    ) -> Result<Vec<ClaimedFire>, StoreError>;
+
+    /// Replaces run `run_number` of schedule `id` (its session, turn, outcome).
+    async fn update_run(
+        &self,
+        id: &str,
+        run_number: u32,
+        run: &ScheduleRun,
+    ) -> Result<(), StoreError>;
+
+    /// Ends as interrupted, at `now`, every run its process left: still `running`, claimed
+    /// before `claimed_before` by another owner than `owner`, whose claimer does not hold the
+    /// lease of the run's session (that process stopped). Returns them with their schedules' ids.
+    async fn interrupt_abandoned_runs(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
+    ) -> Result<Vec<(String, ScheduleRun)>, StoreError>;
 }
 
 /// A page cursor: the position of the last session of a page in the listing order.

@@ -2,6 +2,8 @@
 //! nothing after they exit.
 
 use crate::lease::LeaseTable;
+use crate::schedules::ClaimedFire;
+use crate::schedules::memory::ScheduleTable;
 use crate::search::{PreparedSearch, log_documents, scan_match};
 use crate::{
     CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SearchHit, SearchPage,
@@ -9,8 +11,10 @@ use crate::{
     title_from_prompt,
 };
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, EventBody, RequestOpenedEvent};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -23,6 +27,7 @@ pub struct MemoryStore {
     sessions: Mutex<HashMap<String, Arc<MemorySession>>>,
     leases: LeaseTable,
     observers: Mutex<Vec<CommitObserver>>,
+    schedules: ScheduleTable,
 }
 
 struct MemorySession {
@@ -217,6 +222,7 @@ impl EventStore for MemoryStore {
         lock(&removed.state).deleted = true;
         removed.head.send_modify(|_| {});
         self.leases.forget(id);
+        self.schedules.forget_session(id);
         Ok(())
     }
 
@@ -330,6 +336,61 @@ impl EventStore for MemoryStore {
     async fn release_lease(&self, session: &str, owner: &str) -> Result<(), StoreError> {
         self.leases.release(session, owner);
         Ok(())
+    }
+
+    async fn create_schedule(
+        &self,
+        schedule: &ScheduleRecord,
+        first_fire: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.get(&schedule.session_id)?;
+        self.schedules.create(schedule, first_fire)
+    }
+
+    async fn schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        self.schedules.get(id)
+    }
+
+    async fn list_schedules(
+        &self,
+        session: Option<&str>,
+    ) -> Result<Vec<ScheduleRecord>, StoreError> {
+        self.schedules.list(session)
+    }
+
+    async fn delete_schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        self.schedules.delete(id)
+    }
+
+    async fn claim_due(
+        &self,
+        now: DateTime<Utc>,
+        owner: &str,
+        grace: chrono::Duration,
+    ) -> Result<Vec<ClaimedFire>, StoreError> {
+        self.schedules.claim(now, owner, grace)
+    }
+
+    async fn update_run(
+        &self,
+        id: &str,
+        run_number: u32,
+        run: &ScheduleRun,
+    ) -> Result<(), StoreError> {
+        self.schedules.update_run(id, run_number, run)
+    }
+
+    async fn interrupt_abandoned_runs(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
+    ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
+        Ok(self
+            .schedules
+            .interrupt_abandoned(owner, now, claimed_before, |session, holder| {
+                self.leases.holds(session, holder)
+            }))
     }
 }
 

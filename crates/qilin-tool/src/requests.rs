@@ -93,6 +93,9 @@ pub enum ResolveError {
 /// The requests of one session: the open ones, and how the ended ones ended.
 pub struct Requests {
     attended: bool,
+    /// Set while a turn no person watches runs (a scheduled run) in an attended session: its
+    /// requests end at once as unattended.
+    unattended_turn: std::sync::atomic::AtomicBool,
     state: Mutex<RequestState>,
 }
 
@@ -125,6 +128,7 @@ impl Requests {
     pub fn attended() -> Self {
         Requests {
             attended: true,
+            unattended_turn: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::default(),
         }
     }
@@ -134,13 +138,26 @@ impl Requests {
     pub fn unattended() -> Self {
         Requests {
             attended: false,
+            unattended_turn: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::default(),
         }
     }
 
-    /// Whether a host answers requests in this session.
+    /// Whether a host answers requests in this session now (not while a turn no person
+    /// watches runs).
     pub fn is_attended(&self) -> bool {
         self.attended
+            && !self
+                .unattended_turn
+                .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Marks the turn starting now as one no person watches (`true`), or its end (`false`):
+    /// meanwhile every request ends at once as [`RequestOutcome::Unattended`], even in an
+    /// attended session.
+    pub fn set_unattended_turn(&self, unattended: bool) {
+        self.unattended_turn
+            .store(unattended, std::sync::atomic::Ordering::SeqCst);
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, RequestState> {
@@ -158,7 +175,7 @@ impl Requests {
         ask: RequestAsk,
         cancel: &CancellationToken,
     ) -> RequestOutcome {
-        if !self.attended {
+        if !self.is_attended() {
             return RequestOutcome::Unattended;
         }
         let (reply, replied) = oneshot::channel();

@@ -8,7 +8,7 @@ use crate::commands::demo::{DEMO_PROMPT, demo_model, unpack_example_workspace};
 use crate::commands::{sandbox_helper, worker_sandbox};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use qilin_runtime::{LeaseTiming, Runtime, SessionHost};
+use qilin_runtime::{LeaseTiming, Runtime, SchedulerSettings, SessionHost};
 use qilin_server::{
     Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, ServerConfig, ServerState,
     SessionDefaults, StreamOptions,
@@ -202,6 +202,8 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
         );
     }
     let _abandoned = sessions.watch_abandoned();
+    // Scheduled tasks: the due fires of the store's schedules, claimed and run here.
+    let _schedules = sessions.watch_schedules(SchedulerSettings::default());
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await

@@ -1,8 +1,10 @@
 //! [`SessionHost`]: the sessions one process runs, and how a stored session comes to run there
 //! (leases, idle close, recovery, per-session locks, the live trees, the command relay).
 
+mod schedules;
 mod tree;
 
+pub use schedules::{Clock, DEFAULT_RUN_BUDGET, SchedulerSettings, SystemClock};
 pub use tree::LiveTree;
 
 use crate::{ModelChoice, Runtime, RuntimeError, SessionBuilder, SessionHandle};

@@ -12,23 +12,27 @@
 mod committer;
 mod index;
 mod relay;
+mod schedules;
 
 pub use relay::PostgresRelay;
 
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
 use crate::relay::{CommandRelay, RelayHandler};
+use crate::schedules::ClaimedFire;
 use crate::search::PreparedSearch;
 use crate::{
     CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SearchPage,
     SearchQuery, SessionInfo, SessionPage, SessionQuery, StoreError, page_limit,
 };
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use committer::{Append, Committer};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use qilin_backoff::Backoff;
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, RequestOpenedEvent};
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,6 +107,28 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
     CREATE INDEX sessions_by_parent ON sessions (parent_session_id, created_at)
         WHERE parent_session_id IS NOT NULL;"#,
+    // 4: scheduled tasks and their runs; a session's go with it.
+    r#"CREATE TABLE schedules (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        status TEXT NOT NULL,
+        next_fire BIGINT,
+        created_seq BIGSERIAL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX schedules_due ON schedules (next_fire) WHERE status = 'active';
+    CREATE INDEX schedules_by_session ON schedules (session_id);
+    CREATE TABLE schedule_runs (
+        schedule_id TEXT COLLATE "C" NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+        number BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        claimed_at BIGINT NOT NULL,
+        outcome TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (schedule_id, number)
+    );
+    CREATE INDEX schedule_runs_running ON schedule_runs (owner) WHERE outcome = 'running';"#,
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.
@@ -789,6 +815,57 @@ impl EventStore for PostgresStore {
             .await
             .map_err(|err| pg_error(&err, &context))?;
         Ok(())
+    }
+
+    async fn create_schedule(
+        &self,
+        schedule: &ScheduleRecord,
+        first_fire: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.create_schedule_row(schedule, first_fire).await
+    }
+
+    async fn schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        self.schedule_row(id).await
+    }
+
+    async fn list_schedules(
+        &self,
+        session: Option<&str>,
+    ) -> Result<Vec<ScheduleRecord>, StoreError> {
+        self.schedule_rows(session).await
+    }
+
+    async fn delete_schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        self.delete_schedule_row(id).await
+    }
+
+    async fn claim_due(
+        &self,
+        now: DateTime<Utc>,
+        owner: &str,
+        grace: chrono::Duration,
+    ) -> Result<Vec<ClaimedFire>, StoreError> {
+        self.claim_due_rows(now, owner, grace).await
+    }
+
+    async fn update_run(
+        &self,
+        id: &str,
+        run_number: u32,
+        run: &ScheduleRun,
+    ) -> Result<(), StoreError> {
+        self.update_run_row(id, run_number, run).await
+    }
+
+    async fn interrupt_abandoned_runs(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
+    ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
+        self.interrupt_abandoned_rows(owner, now, claimed_before)
+            .await
     }
 
     async fn connect_relay(

@@ -9,12 +9,14 @@
 mod checkpoint;
 mod index;
 mod private;
+mod schedules;
 mod schema;
 mod writer;
 
 use crate::lease::LeaseTable;
 use crate::live::{self, EventSource, LiveMap};
 use crate::plan::{AppendPlan, decode, status_from_name};
+use crate::schedules::ClaimedFire;
 use crate::search::PreparedSearch;
 use crate::{
     CommitObserver, Cursor, EventJson, EventStore, Lease, NewSession, SESSION_COLUMNS, SearchPage,
@@ -22,10 +24,13 @@ use crate::{
 };
 use async_trait::async_trait;
 use checkpoint::Checkpointer;
+use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, RequestOpenedEvent};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
+use schedules::{ScheduleDone, ScheduleOp};
 use schema::ProcessLock;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
@@ -165,6 +170,11 @@ impl SqliteStore {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Queues a schedule write for the writer and waits for its outcome.
+    async fn write_schedule(&self, op: ScheduleOp) -> Result<ScheduleDone, StoreError> {
+        self.write(|reply| Command::Schedule { op, reply }).await
     }
 
     /// Queues `command` for the writer and waits for its outcome.
@@ -526,5 +536,111 @@ impl EventStore for SqliteStore {
     async fn release_lease(&self, session: &str, owner: &str) -> Result<(), StoreError> {
         self.leases.release(session, owner);
         Ok(())
+    }
+
+    async fn create_schedule(
+        &self,
+        schedule: &ScheduleRecord,
+        first_fire: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let op = ScheduleOp::Create {
+            record: Box::new(schedule.clone()),
+            first_fire,
+        };
+        self.write_schedule(op).await.map(|_| ())
+    }
+
+    async fn schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        let id = id.to_string();
+        let readers = Arc::clone(&self.readers);
+        self.readers
+            .run(move |conn| {
+                schedules::read_one(conn, &id).map_err(|err| err.into_store(&|e| readers.error(&e)))
+            })
+            .await
+    }
+
+    async fn list_schedules(
+        &self,
+        session: Option<&str>,
+    ) -> Result<Vec<ScheduleRecord>, StoreError> {
+        let session = session.map(str::to_string);
+        let readers = Arc::clone(&self.readers);
+        self.readers
+            .run(move |conn| {
+                schedules::read_list(conn, session.as_deref())
+                    .map_err(|err| err.into_store(&|e| readers.error(&e)))
+            })
+            .await
+    }
+
+    async fn delete_schedule(&self, id: &str) -> Result<Option<ScheduleRecord>, StoreError> {
+        let op = ScheduleOp::Delete { id: id.to_string() };
+        match self.write_schedule(op).await? {
+            ScheduleDone::Record(record) => Ok(record.map(|record| *record)),
+            _ => Err(writer::mismatch()),
+        }
+    }
+
+    async fn claim_due(
+        &self,
+        now: DateTime<Utc>,
+        owner: &str,
+        grace: chrono::Duration,
+    ) -> Result<Vec<ClaimedFire>, StoreError> {
+        let op = ScheduleOp::Claim {
+            now,
+            owner: owner.to_string(),
+            grace,
+        };
+        match self.write_schedule(op).await? {
+            ScheduleDone::Claimed(claimed) => Ok(claimed),
+            _ => Err(writer::mismatch()),
+        }
+    }
+
+    async fn update_run(
+        &self,
+        id: &str,
+        run_number: u32,
+        run: &ScheduleRun,
+    ) -> Result<(), StoreError> {
+        let op = ScheduleOp::UpdateRun {
+            id: id.to_string(),
+            number: run_number,
+            run: Box::new(run.clone()),
+        };
+        self.write_schedule(op).await.map(|_| ())
+    }
+
+    async fn interrupt_abandoned_runs(
+        &self,
+        owner: &str,
+        now: DateTime<Utc>,
+        claimed_before: DateTime<Utc>,
+    ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
+        let me = owner.to_string();
+        let readers = Arc::clone(&self.readers);
+        let running = self
+            .readers
+            .run(move |conn| {
+                schedules::running_runs(conn, &me, claimed_before)
+                    .map_err(|err| err.into_store(&|e| readers.error(&e)))
+            })
+            .await?;
+        // The leases of this store live in this process: a claimer holding none stopped.
+        let runs: Vec<(String, i64)> = running
+            .into_iter()
+            .filter(|(_, _, holder, session)| !self.leases.holds(session, holder))
+            .map(|(id, number, _, _)| (id, number))
+            .collect();
+        if runs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let op = ScheduleOp::Interrupt { runs, now };
+        match self.write_schedule(op).await? {
+            ScheduleDone::Interrupted(ended) => Ok(ended),
+            _ => Err(writer::mismatch()),
+        }
     }
 }

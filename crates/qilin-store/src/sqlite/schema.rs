@@ -71,6 +71,28 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN parent_call_id TEXT;
     CREATE INDEX sessions_by_parent ON sessions (parent_session_id, created_at)
         WHERE parent_session_id IS NOT NULL;",
+    // 4: scheduled tasks and their runs (a session's are removed with it).
+    "CREATE TABLE schedules (
+        key INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        next_fire INTEGER,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX schedules_due ON schedules (next_fire) WHERE status = 'active';
+    CREATE INDEX schedules_by_session ON schedules (session_id);
+    CREATE TABLE schedule_runs (
+        schedule_id TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        claimed_at INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (schedule_id, number)
+    ) WITHOUT ROWID;
+    CREATE INDEX schedule_runs_running ON schedule_runs (owner) WHERE outcome = 'running';",
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.

@@ -3,6 +3,7 @@
 //! refused append (a `seq` conflict, an unknown session) takes nothing else with it.
 
 use super::checkpoint::Checkpointer;
+use super::schedules::{ScheduleDone, ScheduleOp};
 use super::schema::ProcessLock;
 use super::sqlite_error;
 use crate::lease::LeaseTable;
@@ -41,6 +42,11 @@ pub(super) enum Command {
         plan: AppendPlan,
         reply: oneshot::Sender<Result<u64, StoreError>>,
     },
+    /// Write schedules or their runs.
+    Schedule {
+        op: ScheduleOp,
+        reply: oneshot::Sender<Result<ScheduleDone, StoreError>>,
+    },
 }
 
 /// What an applied operation returns once committed.
@@ -49,6 +55,7 @@ enum Applied {
     Created(Box<SessionInfo>),
     Done,
     Appended(u64),
+    Scheduled(ScheduleDone),
 }
 
 /// The writer thread's state.
@@ -219,6 +226,12 @@ fn finish(
             live.publish(&session, head, || plan.into_json());
             let _ = reply.send(Ok(head));
         }
+        (Command::Schedule { reply, .. }, Ok(Applied::Scheduled(done))) => {
+            let _ = reply.send(Ok(done));
+        }
+        (Command::Schedule { reply, .. }, outcome) => {
+            let _ = reply.send(outcome.and_then(|_| Err(mismatch())));
+        }
         (Command::Create { reply, .. }, outcome) => {
             let _ = reply.send(outcome.and_then(|_| Err(mismatch())));
         }
@@ -232,7 +245,7 @@ fn finish(
 }
 
 /// An outcome of the wrong kind for its command: a bug in this file, reported, not a panic.
-fn mismatch() -> StoreError {
+pub(super) fn mismatch() -> StoreError {
     StoreError::Backend("the writer returned an outcome of the wrong kind".into())
 }
 
@@ -288,9 +301,11 @@ fn apply(conn: &Connection, command: &Command, search_index: bool) -> Result<App
                 .execute([key])?;
             conn.prepare_cached("DELETE FROM sessions WHERE key = ?1")?
                 .execute([key])?;
+            super::schedules::delete_session(conn, id)?;
             Ok(Applied::Done)
         }
         Command::Append { plan, .. } => append(conn, plan, search_index).map(Applied::Appended),
+        Command::Schedule { op, .. } => super::schedules::apply(conn, op).map(Applied::Scheduled),
     }
 }
 

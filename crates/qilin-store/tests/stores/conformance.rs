@@ -1,6 +1,7 @@
 //! The contract of `EventStore`, one function per behaviour; [`conformance!`] runs each against
 //! a store.
 
+pub use crate::schedules::*;
 use crate::support::*;
 use futures_util::StreamExt;
 use qilin_protocol::CallStatus;
@@ -52,6 +53,11 @@ macro_rules! conformance {
             search_finds_chinese_text,
             search_forgets_deleted_sessions,
             search_takes_hostile_queries_literally,
+            schedules_are_created_listed_and_deleted,
+            a_due_fire_is_claimed_once,
+            missed_fires_follow_catch_up,
+            one_shots_finish_and_stopped_runs_are_interrupted,
+            racing_claims_take_each_fire_once,
         );
     };
 }

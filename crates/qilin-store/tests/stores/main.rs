@@ -7,5 +7,6 @@ mod conformance;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod schedules;
 mod sqlite;
 mod support;

@@ -383,7 +383,8 @@ async fn tables_from_before_the_index_are_indexed_on_connect() {
     searchable_sessions(&store).await;
     drop(store);
     admin(&format!(
-        "DROP TABLE {schema}.search_docs, {schema}.search_calls;
+        "DROP TABLE {schema}.search_docs, {schema}.search_calls,
+                    {schema}.schedule_runs, {schema}.schedules;
          ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
                                        DROP COLUMN parent_call_id;
          UPDATE {schema}.schema_version SET version = 1"
@@ -426,7 +427,8 @@ async fn tables_from_before_child_sessions_work_after_connect() {
     searchable_sessions(&store).await;
     drop(store);
     admin(&format!(
-        "ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
+        "DROP TABLE {schema}.schedule_runs, {schema}.schedules;
+         ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
                                        DROP COLUMN parent_call_id;
          UPDATE {schema}.schema_version SET version = 2"
     ))
