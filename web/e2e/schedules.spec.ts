@@ -113,3 +113,72 @@ test('a schedule created through the API shows in the panel and is deleted from 
   await panel.getByRole('button', { name: `Delete the schedule “${hourly.description}”` }).click();
   await expect(panel).toBeHidden();
 });
+
+// The model's own schedule calls, recorded by the real runtime, read by the schedule cards.
+const TOOLS_AGENT = `name: e2e-schedule-tools
+description: Calls the schedule tools, for the schedule cards' end-to-end test.
+instructions: Follow the script.
+tools: [schedule_create, schedule_list, schedule_delete]
+skills:
+  available: []
+limits:
+  max_steps: 10
+review:
+  default: allow
+`;
+
+const TOOLS_PROMPT = 'Summarise the overnight CI failures.';
+const TOOLS_SCRIPT = `chunk_delay_ms: 0
+turns:
+  - calls:
+      - tool: schedule_create
+        args: {prompt: ${JSON.stringify(TOOLS_PROMPT)}, cron: "0 9 * * 1-5", timezone: "Asia/Shanghai"}
+  - calls:
+      - tool: schedule_list
+        args: {}
+  - calls:
+      - tool: schedule_delete
+        args: {id: "sch_missing"}
+  - say: "Scheduled."
+`;
+
+test.describe('the schedule tools’ cards', () => {
+  let tools: QilinServer | undefined;
+
+  test.beforeAll(async () => {
+    tools = await startScriptedServer(TOOLS_AGENT, TOOLS_SCRIPT);
+  });
+
+  test.afterAll(async () => {
+    await tools?.stop();
+  });
+
+  test('each schedule call of a real session shows its card, and the panel the schedule', async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    if (tools === undefined) throw new Error('the server did not start');
+    await page.goto(tools.url);
+    await page.getByRole('button', { name: 'New session' }).click();
+    await expect(page).toHaveURL(/\/sessions\//);
+    await page.getByRole('textbox', { name: /prompt/i }).fill('Every weekday morning, the CI');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.locator('.qc-turn__end--completed')).toBeVisible({ timeout: 30_000 });
+    const rows = page.locator('.qt-card .qp-row');
+    // The unknown id's deletion failed: it keeps its plain card under its own title.
+    await expect(rows.filter({ hasText: 'Tool call ·' })).toHaveCount(0);
+    const created = page.locator('.qt-card').filter({ hasText: 'Schedule' }).first();
+    await created.locator('button.qp-row__main').click();
+    await expect(created).toContainText(TOOLS_PROMPT);
+    await expect(created.locator('.qt-schedule__fires time')).toHaveCount(3);
+    await expect(created).toContainText('Asia/Shanghai');
+    const listed = page.locator('.qt-card').filter({ hasText: 'Schedules' }).first();
+    await expect(listed.locator('.qp-row')).toContainText('1 schedule');
+    const deleted = page.locator('.qt-card').filter({ hasText: 'Delete schedule' });
+    await expect(deleted.locator('.qp-row')).toContainText('sch_missing');
+    // The panel took the schedule from the session's stream.
+    const panel = page.getByRole('region', { name: 'Schedules', exact: true });
+    await expect(panel.locator('tbody tr')).toHaveCount(1);
+    await expect(panel).toContainText(TOOLS_PROMPT);
+  });
+});
