@@ -40,6 +40,9 @@ enum Command {
     /// List the stored sessions of a workspace, show one, or export its event log.
     #[command(subcommand)]
     Sessions(commands::sessions::SessionsCommand),
+    /// List the scheduled tasks of a workspace's sessions, add one, or remove one.
+    #[command(subcommand)]
+    Schedules(commands::schedules::SchedulesCommand),
     /// Serve sessions over HTTP for the web client and for scripts; `--demo` serves the
     /// offline demo as a live session.
     Serve(commands::serve::ServeArgs),
@@ -128,6 +131,7 @@ fn main() -> ExitCode {
     let result = match command {
         Command::Run(args) => commands::run::run(args),
         Command::Sessions(command) => commands::sessions::run(command),
+        Command::Schedules(command) => commands::schedules::run(command),
         Command::Serve(args) => commands::serve::run(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Code(command) => commands::code::run(command),

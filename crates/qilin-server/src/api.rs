@@ -20,6 +20,16 @@ pub struct SessionPath {
     pub id: String,
 }
 
+/// A schedule's id in a path.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulePath {
+    /// The session's id.
+    pub id: String,
+    /// The schedule's id.
+    pub schedule_id: String,
+}
+
 /// A request's id in a path.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -6,6 +6,7 @@ pub mod code;
 pub mod demo;
 pub mod mcp;
 pub mod run;
+pub mod schedules;
 pub mod serve;
 pub mod sessions;
 pub mod skills;

@@ -125,7 +125,7 @@ pub fn run(command: SessionsCommand) -> Result<ExitCode> {
     })
 }
 
-fn workspace_or_here(workspace: Option<PathBuf>) -> Result<PathBuf> {
+pub(crate) fn workspace_or_here(workspace: Option<PathBuf>) -> Result<PathBuf> {
     let workspace = match workspace {
         Some(dir) => dir,
         None => std::env::current_dir().context("cannot read the current folder")?,

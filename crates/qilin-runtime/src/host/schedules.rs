@@ -113,7 +113,7 @@ impl SessionHost {
         for (schedule_id, run) in ended {
             if let Ok(Some(schedule)) = self.store().schedule(&schedule_id).await {
                 let body = EventBody::ScheduleFinished(ScheduleFinishedEvent { schedule_id, run });
-                self.record(&schedule.session_id, body).await;
+                self.record_schedule_event(&schedule.session_id, body).await;
             }
         }
         Ok(count)
@@ -164,7 +164,7 @@ impl SessionHost {
                     schedule_id: schedule.id.clone(),
                     run: run.clone(),
                 });
-                self.record(&schedule.session_id, body).await;
+                self.record_schedule_event(&schedule.session_id, body).await;
                 return run;
             }
         };
@@ -176,7 +176,8 @@ impl SessionHost {
             schedule_id: schedule.id.clone(),
             run: run.clone(),
         });
-        self.record(&schedule.session_id, fired).await;
+        self.record_schedule_event(&schedule.session_id, fired)
+            .await;
         let (outcome, message) = self.finish_run(&handle, turn, settings.run_budget).await;
         run.outcome = outcome;
         run.message = message;
@@ -186,7 +187,8 @@ impl SessionHost {
             schedule_id: schedule.id.clone(),
             run: run.clone(),
         });
-        self.record(&schedule.session_id, finished).await;
+        self.record_schedule_event(&schedule.session_id, finished)
+            .await;
         run
     }
 
@@ -304,9 +306,10 @@ impl SessionHost {
         }
     }
 
-    /// Records `body` in session `id`'s log, resuming the session here if it runs nowhere; a
-    /// session another process runs does not get it (the run's row still tells it).
-    async fn record(&self, id: &str, body: EventBody) {
+    /// Records a schedule event `body` in session `id`'s log, resuming the session here if it
+    /// runs nowhere; a session another process runs does not get it (the store's rows still
+    /// tell it).
+    pub async fn record_schedule_event(&self, id: &str, body: EventBody) {
         match self.open(id).await {
             Ok(Placement::Here(handle)) => handle.deliver(body),
             Ok(Placement::Elsewhere(owner)) => {

@@ -3,6 +3,7 @@
 pub mod events;
 pub mod files;
 pub mod goals;
+pub mod schedules;
 pub mod search;
 pub mod sessions;
 pub mod turns;
@@ -14,7 +15,7 @@ use crate::api::{
 };
 use crate::error::errors;
 use aide::axum::ApiRouter;
-use aide::axum::routing::{get_with, post_with};
+use aide::axum::routing::{delete_with, get_with, post_with};
 use aide::openapi::{
     MediaType, OpenApi, ReferenceOr, Response, SchemaObject, SecurityRequirement, SecurityScheme,
     StatusCode as DocStatus,
@@ -29,6 +30,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use indexmap::IndexMap;
 use qilin_protocol::ContextCompactedEvent;
+use qilin_protocol::schedules::ScheduleRecord;
 use std::sync::Arc;
 
 /// The router of a server with `state`: every route, the OpenAPI document at
@@ -207,6 +209,64 @@ pub fn app(state: ServerState) -> Router {
                     502,
                     503,
                     504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/schedules",
+            get_with(schedules::list, |op| {
+                authed(errors!(
+                    op.id("listSchedules")
+                        .summary("The session's schedules")
+                        .description(
+                            "Its scheduled tasks, deleted ones left out, newest first: each \
+                             with its timing in words, next fire times and last run.",
+                        ),
+                    404
+                ))
+            })
+            .post_with(schedules::create, |op| {
+                authed(errors!(
+                    op.id("createSchedule")
+                        .summary("Schedule a prompt for the session")
+                        .description(
+                            "Exactly one of `cron` (five fields, read in `timezone`), `every` \
+                             (\"15m\", at least a minute) and `at` (RFC 3339, in the future). \
+                             422 for what cannot be honoured, saying what is wrong. The \
+                             server's scheduler fires it, unattended.",
+                        )
+                        .response_with::<201, Json<ScheduleRecord>, _>(|r| {
+                            r.description("The schedule, with its next fire times.")
+                        }),
+                    400,
+                    404,
+                    413,
+                    415,
+                    422
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/schedules/{scheduleId}",
+            delete_with(schedules::delete, |op| {
+                authed(errors!(
+                    op.id("deleteSchedule")
+                        .summary("Delete one of the session's schedules")
+                        .description("It fires no more; a run under way finishes."),
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/schedules",
+            get_with(schedules::list_all, |op| {
+                authed(errors!(
+                    op.id("listAllSchedules")
+                        .summary("Every schedule")
+                        .description(
+                            "The schedules of every session of the store, deleted ones left \
+                             out, newest first.",
+                        )
                 ))
             }),
         )

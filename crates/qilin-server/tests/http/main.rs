@@ -5,6 +5,7 @@
 mod connections;
 mod faults;
 mod goals;
+mod schedules;
 mod security;
 mod sessions;
 mod support;
@@ -60,6 +61,11 @@ mod goals_on_sqlite {
     async fn a_goal_is_paused_and_cleared_over_http() {
         crate::goals::a_goal_is_paused_and_cleared_over_http(crate::Backend::Sqlite).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_are_created_listed_and_deleted_over_http() {
+    schedules::schedules_are_created_listed_and_deleted_over_http(Backend::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
