@@ -18,6 +18,8 @@ import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
 import { GoalBanner } from './GoalBanner';
 import { useSessionGoal } from './goal';
+import { SchedulesPanel } from './SchedulesPanel';
+import { useSessionSchedules } from './schedules';
 import { useChildSession } from './children';
 import { useSessionFolders } from './folders';
 import { useRevealPlace, type RevealState } from './reveal';
@@ -72,11 +74,24 @@ export function SessionPage(props: {
   const { sessionId, registry, at } = props;
   const t = useT();
   const goal = useSessionGoal(sessionId);
-  const { model, status, loadEarlier } = useSessionStream(sessionId, goal.onEvents);
-  const { refresh } = goal;
+  const schedules = useSessionSchedules(sessionId);
+  const { onEvents: goalEvents, refresh } = goal;
+  const { onEvents: scheduleEvents, refresh: refreshSchedules } = schedules;
+  const onEvents = useCallback(
+    (events: readonly unknown[]) => {
+      goalEvents(events);
+      scheduleEvents(events);
+    },
+    [goalEvents, scheduleEvents],
+  );
+  const { model, status, loadEarlier } = useSessionStream(sessionId, onEvents);
   useEffect(() => {
-    if (status === 'live') refresh();
-  }, [status, refresh]);
+    // A reconnect may have missed events: read the goal and the schedules again.
+    if (status === 'live') {
+      refresh();
+      refreshSchedules();
+    }
+  }, [status, refresh, refreshSchedules]);
   const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
@@ -125,6 +140,13 @@ export function SessionPage(props: {
         </header>
         {goal.goal != null && goal.goal.status !== 'cleared' && (
           <GoalBanner sessionId={sessionId} goal={goal.goal} onChange={goal.take} />
+        )}
+        {schedules.schedules !== undefined && (
+          <SchedulesPanel
+            sessionId={sessionId}
+            schedules={schedules.schedules}
+            onDeleted={schedules.removed}
+          />
         )}
         <RevealNote state={place} />
         <SlotsProvider registry={registry} shared={shared}>

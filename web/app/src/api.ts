@@ -5,6 +5,8 @@ import type {
   Interrupted,
   RequestAnswer,
   ResumeGoal,
+  ScheduleListOutput,
+  ScheduleRecord,
   SearchPage,
   ServerInfo,
   SessionPage,
@@ -129,6 +131,11 @@ export const api = {
     call<GoalRecord>('POST', `${session(id)}/goal/resume`, raise),
   /** Clears the session's goal; answers the cleared goal. */
   clearGoal: (id: string) => call<GoalRecord>('DELETE', `${session(id)}/goal`),
+  /** The session's schedules, newest first. */
+  schedules: (id: string) => call<ScheduleListOutput>('GET', `${session(id)}/schedules`),
+  /** Deletes one of the session's schedules; answers it, `deleted`. */
+  deleteSchedule: (id: string, scheduleId: string) =>
+    call<ScheduleRecord>('DELETE', `${session(id)}/schedules/${encodeURIComponent(scheduleId)}`),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

@@ -11,6 +11,7 @@ import { registerSkillView } from '@qilin-agent/ui-skill';
 import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
 import { GoalSection } from './GoalSection';
+import { ScheduleSection } from './ScheduleSection';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -138,6 +139,9 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-goals">checks and goals (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-schedules">scheduled tasks (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -197,6 +201,7 @@ export function Gallery(props: { locale: Locale }) {
           </section>
           <AgentSection registry={registry} openFile={openFile} inspect={inspect} />
           <GoalSection registry={registry} openFile={openFile} inspect={inspect} />
+          <ScheduleSection registry={registry} openFile={openFile} inspect={inspect} />
         </main>
       </div>
     </I18nProvider>

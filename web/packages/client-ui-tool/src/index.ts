@@ -187,3 +187,28 @@ export {
 } from './models/goals';
 export { CheckConclusionMark, ChecksReceiptList } from './views/checks';
 export { GoalMeters, GoalStatusBadge } from './views/goals';
+export {
+  RUN_OUTCOMES,
+  SCHEDULE_STATUSES,
+  runDot,
+  runRow,
+  scheduleCreateModel,
+  scheduleDeleteModel,
+  scheduleDot,
+  scheduleListModel,
+  scheduleRow,
+  viewerTimeZone,
+  type RunRow,
+  type ScheduleCreateModel,
+  type ScheduleDeleteModel,
+  type ScheduleListModel,
+  type ScheduleRow,
+  type ScheduleWhen,
+} from './models/schedules';
+export {
+  FireTime,
+  RunReceipt,
+  ScheduleDetails,
+  ScheduleStatusBadge,
+  ScheduleTable,
+} from './views/schedules';

@@ -13,6 +13,7 @@ import { EditorView } from './views/editor';
 import { GlobView } from './views/glob';
 import { GoalCreateView, GoalGetView, GoalUpdateView } from './views/goals';
 import { InterruptView } from './views/interrupt';
+import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
@@ -64,6 +65,9 @@ export const BUILTIN_TOOL_VIEWS = {
   goal_create: GoalCreateView,
   goal_get: GoalGetView,
   goal_update: GoalUpdateView,
+  schedule_create: ScheduleCreateView,
+  schedule_list: ScheduleListView,
+  schedule_delete: ScheduleDeleteView,
 } as const;
 
 /**
