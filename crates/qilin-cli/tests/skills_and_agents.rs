@@ -92,6 +92,7 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
             "personal-style",
             "read-image",
             "release-notes",
+            "schedules",
             "session-queries",
             "shell-jobs",
             "str-replace-editor",
