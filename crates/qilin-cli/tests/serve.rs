@@ -118,6 +118,31 @@ impl Served {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
+    /// Creates a session of the server's agent and returns its id.
+    async fn create_session(&self, client: &reqwest::Client) -> String {
+        let (status, created) = self
+            .send(
+                client
+                    .post(format!("{}/api/sessions", self.base))
+                    .json(&json!({})),
+            )
+            .await;
+        assert_eq!(status, 201, "{created}");
+        created["id"].as_str().unwrap().to_string()
+    }
+
+    /// Starts a turn of `session` with `prompt`.
+    async fn start_turn(&self, client: &reqwest::Client, session: &str, prompt: &str) {
+        let (status, started) = self
+            .send(
+                client
+                    .post(format!("{}/api/sessions/{session}/turns", self.base))
+                    .json(&json!({ "prompt": prompt })),
+            )
+            .await;
+        assert_eq!(status, 202, "{started}");
+    }
+
     async fn events(&self, client: &reqwest::Client, session: &str) -> Vec<Event> {
         let mut events: Vec<Event> = Vec::new();
         loop {
@@ -154,23 +179,8 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     let client = reqwest::Client::new();
 
     let mut first = serve(dir.path());
-    let (status, created) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions", first.base))
-                .json(&json!({})),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let session = created["id"].as_str().unwrap().to_string();
-    let (status, started) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions/{session}/turns", first.base))
-                .json(&json!({"prompt": "look around"})),
-        )
-        .await;
-    assert_eq!(status, 202, "{started}");
+    let session = first.create_session(&client).await;
+    first.start_turn(&client, &session, "look around").await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let seen = loop {
         let events = first.events(&client, &session).await;
@@ -207,14 +217,7 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     assert_eq!(status, 200, "{view}");
     assert_eq!(view["activeTurn"], Value::Null);
 
-    let (status, again) = second
-        .send(
-            client
-                .post(format!("{}/api/sessions/{session}/turns", second.base))
-                .json(&json!({"prompt": "go on"})),
-        )
-        .await;
-    assert_eq!(status, 202, "the conversation goes on: {again}");
+    second.start_turn(&client, &session, "go on").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let events = second.events(&client, &session).await;
@@ -269,23 +272,8 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
     .unwrap();
     let client = reqwest::Client::new();
     let mut first = started(serve_agent_command(dir.path(), "lead"));
-    let (status, created) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions", first.base))
-                .json(&json!({})),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let lead = created["id"].as_str().unwrap().to_string();
-    let (status, turn) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions/{lead}/turns", first.base))
-                .json(&json!({"prompt": "start it"})),
-        )
-        .await;
-    assert_eq!(status, 202, "{turn}");
+    let lead = first.create_session(&client).await;
+    first.start_turn(&client, &lead, "start it").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let child = loop {
         let (_, children) = first
@@ -315,14 +303,7 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
         [FinishReason::Interrupted],
         "the child's turn is closed, not run again"
     );
-    let (status, again) = second
-        .send(
-            client
-                .post(format!("{}/api/sessions/{lead}/turns", second.base))
-                .json(&json!({"prompt": "collect it"})),
-        )
-        .await;
-    assert_eq!(status, 202, "{again}");
+    second.start_turn(&client, &lead, "collect it").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     let events = loop {
         let events = second.events(&client, &lead).await;
