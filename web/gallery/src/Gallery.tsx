@@ -10,8 +10,9 @@ import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
 import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
-import { GoalSection } from './GoalSection';
-import { ScheduleSection } from './ScheduleSection';
+import { FamilySection } from './FamilySection';
+import { GOAL_CASES } from './goals';
+import { SCHEDULE_CASES } from './schedules';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -200,8 +201,22 @@ export function Gallery(props: { locale: Locale }) {
             ))}
           </section>
           <AgentSection registry={registry} openFile={openFile} inspect={inspect} />
-          <GoalSection registry={registry} openFile={openFile} inspect={inspect} />
-          <ScheduleSection registry={registry} openFile={openFile} inspect={inspect} />
+          <FamilySection
+            family="goals"
+            title="Checks and goals (hand-made)"
+            cases={GOAL_CASES}
+            registry={registry}
+            openFile={openFile}
+            inspect={inspect}
+          />
+          <FamilySection
+            family="schedules"
+            title="Scheduled tasks (hand-made)"
+            cases={SCHEDULE_CASES}
+            registry={registry}
+            openFile={openFile}
+            inspect={inspect}
+          />
         </main>
       </div>
     </I18nProvider>

@@ -1,12 +1,5 @@
-import type { ChildLink, ChildRecord, ToolNode } from '@qilin-agent/protocol';
-
-/** One hand-made case of the agent family: its id in the gallery, and the call. */
-export interface AgentCase {
-  /** `handmade/agents/<tool>-<state>`. */
-  readonly id: string;
-  /** The call. */
-  readonly node: ToolNode;
-}
+import type { ChildLink, ChildRecord } from '@qilin-agent/protocol';
+import { callMaker, type FamilyCase } from './familyCases';
 
 /** The child session the gallery's `agent` cards started (the recorded `files` session plays it). */
 export const CHILD_SESSION = 'ses_child1';
@@ -50,39 +43,14 @@ const AGENT_ARGS = {
   description: 'Find the retry logic',
 };
 
-/** A call of `toolName`: preparing, running, or ended with `status` and `output`. */
-function node(
-  callId: string,
-  toolName: string,
-  phase: 'preparing' | 'running' | 'done',
-  args?: unknown,
-  ended?: { status: 'ok' | 'error'; output?: unknown; text?: string },
-): ToolNode {
-  return {
-    callId,
-    toolName,
-    caller: 'direct',
-    phase,
-    ...(args === undefined ? {} : { arguments: args }),
-    progress: '',
-    requests: [],
-    ...(ended === undefined
-      ? {}
-      : {
-          outcome: {
-            status: ended.status,
-            ...(ended.status === 'error' ? { errorCode: 'TOOL_FAILED' as const } : {}),
-            content: [{ type: 'text' as const, text: ended.text ?? 'Recorded child record.' }],
-            ...(ended.output === undefined ? {} : { output: ended.output }),
-            durationMs: 6_450,
-          },
-        }),
-    subCalls: [],
-  };
-}
+const node = callMaker({
+  errorCode: 'TOOL_FAILED',
+  text: 'Recorded child record.',
+  durationMs: 6_450,
+});
 
 /** Every card of the agent family in every state, on outputs of the agreed shapes. */
-export const AGENT_CASES: readonly AgentCase[] = [
+export const AGENT_CASES: readonly FamilyCase[] = [
   { id: 'agent-preparing', node: node('call_a1', 'agent', 'preparing') },
   { id: 'agent-starting', node: node('call_a2', 'agent', 'running', AGENT_ARGS) },
   {

@@ -1,12 +1,5 @@
-import type { ChecksRunOutput, GoalRecord, ToolNode } from '@qilin-agent/protocol';
-
-/** One hand-made case of the checks and goal cards: its id in the gallery, and the call. */
-export interface GoalCase {
-  /** `handmade/goals/<tool>-<state>`. */
-  readonly id: string;
-  /** The call. */
-  readonly node: ToolNode;
-}
+import type { ChecksRunOutput, GoalRecord } from '@qilin-agent/protocol';
+import { callMaker, type FamilyCase } from './familyCases';
 
 /** A check run's tail of `cargo test`, as a failing run prints it. */
 const TEST_OUTPUT = `running 12 tests
@@ -166,39 +159,14 @@ const WORKED: GoalRecord = {
   updatedAt: '2026-03-01T10:01:00Z',
 };
 
-/** A call of `toolName`: preparing, running, or ended with `status` and `output`. */
-function node(
-  callId: string,
-  toolName: string,
-  phase: 'preparing' | 'running' | 'done',
-  args?: unknown,
-  ended?: { status: 'ok' | 'error'; output?: unknown; text?: string },
-): ToolNode {
-  return {
-    callId,
-    toolName,
-    caller: 'direct',
-    phase,
-    ...(args === undefined ? {} : { arguments: args }),
-    progress: '',
-    requests: [],
-    ...(ended === undefined
-      ? {}
-      : {
-          outcome: {
-            status: ended.status,
-            ...(ended.status === 'error' ? { errorCode: 'INVALID_ARGUMENTS' as const } : {}),
-            content: [{ type: 'text' as const, text: ended.text ?? 'Recorded result.' }],
-            ...(ended.output === undefined ? {} : { output: ended.output }),
-            durationMs: 1_250,
-          },
-        }),
-    subCalls: [],
-  };
-}
+const node = callMaker({
+  errorCode: 'INVALID_ARGUMENTS',
+  text: 'Recorded result.',
+  durationMs: 1_250,
+});
 
 /** Every checks and goal card in its states, on outputs of the agreed shapes. */
-export const GOAL_CASES: readonly GoalCase[] = [
+export const GOAL_CASES: readonly FamilyCase[] = [
   { id: 'checks_run-preparing', node: node('call_c1', 'checks_run', 'preparing') },
   { id: 'checks_run-running', node: node('call_c2', 'checks_run', 'running', {}) },
   {

@@ -1,12 +1,5 @@
-import type { ScheduleRecord, ScheduleRun, ToolNode } from '@qilin-agent/protocol';
-
-/** One hand-made case of the scheduled-task cards: its id in the gallery, and the call. */
-export interface ScheduleCase {
-  /** `handmade/schedules/<tool>-<state>`. */
-  readonly id: string;
-  /** The call. */
-  readonly node: ToolNode;
-}
+import type { ScheduleRecord, ScheduleRun } from '@qilin-agent/protocol';
+import { callMaker, type FamilyCase } from './familyCases';
 
 const PROMPT = 'Summarise last night’s CI failures and open an issue for each new one.';
 
@@ -85,40 +78,16 @@ const ONCE: ScheduleRecord = {
   runs: 1,
 };
 
-function node(
-  callId: string,
-  toolName: string,
-  phase: 'preparing' | 'running' | 'done',
-  args?: unknown,
-  ended?: { status: 'ok' | 'error'; output?: unknown; text?: string },
-): ToolNode {
-  return {
-    callId,
-    toolName,
-    caller: 'direct',
-    phase,
-    ...(args === undefined ? {} : { arguments: args }),
-    progress: '',
-    requests: [],
-    ...(ended === undefined
-      ? {}
-      : {
-          outcome: {
-            status: ended.status,
-            ...(ended.status === 'error' ? { errorCode: 'INVALID_ARGUMENTS' as const } : {}),
-            content: [{ type: 'text' as const, text: ended.text ?? 'Recorded result.' }],
-            ...(ended.output === undefined ? {} : { output: ended.output }),
-            durationMs: 40,
-          },
-        }),
-    subCalls: [],
-  };
-}
+const node = callMaker({
+  errorCode: 'INVALID_ARGUMENTS',
+  text: 'Recorded result.',
+  durationMs: 40,
+});
 
 const CREATE_ARGS = { prompt: PROMPT, cron: '0 9 * * 1-5', timezone: 'Europe/Paris' };
 
 /** The scheduled-task cards in their states, on the agreed output shapes. */
-export const SCHEDULE_CASES: readonly ScheduleCase[] = [
+export const SCHEDULE_CASES: readonly FamilyCase[] = [
   { id: 'schedule_create-preparing', node: node('call_s1', 'schedule_create', 'preparing') },
   {
     id: 'schedule_create-running',
