@@ -12,14 +12,20 @@
 //! - **index size**: the pages of the index's tables and their indexes as a share of the
 //!   database's (SQLite's `dbstat`).
 //!
+//! With `QILIN_TEST_POSTGRES_URL` set (`export QILIN_TEST_POSTGRES_URL="$(bash scripts/postgres)"`)
+//! the same events are then appended to PostgreSQL (in a schema of their own, dropped after),
+//! with its index (it has no store without one), and the same queries timed there.
+//!
 //! Run: `cargo bench -p qilin-store --bench search` (`QILIN_BENCH_EVENTS=100000` for a smaller
-//! store; the sessions stay 1,000).
+//! store; the sessions stay 1,000; `QILIN_BENCH_STORES=sqlite` or `postgres` for one store).
 
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Event, EventBody, FinishReason,
     ToolResultEvent, ToolStartEvent, Usage,
 };
-use qilin_store::{EventStore, NewSession, SearchQuery, SqliteOptions, SqliteStore};
+use qilin_store::{
+    EventStore, NewSession, PostgresOptions, PostgresStore, SearchQuery, SqliteOptions, SqliteStore,
+};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -118,44 +124,95 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let chosen = std::env::var("QILIN_BENCH_STORES").unwrap_or_default();
+    let wanted = |store: &str| chosen.is_empty() || chosen.split(',').any(|name| name == store);
     runtime.block_on(async {
-        let folder = tempfile::tempdir()?;
-        println!(
-            "search benchmark: {SESSIONS} sessions x {per_session} events = {} events, SQLite",
-            SESSIONS * per_session
-        );
-        let plain_path = folder.path().join("plain.db");
-        let indexed_path = folder.path().join("indexed.db");
-        let plain = open(&plain_path, false).await?;
-        let indexed = open(&indexed_path, true).await?;
-        // The two stores are built in turns, a tenth of the sessions at a time, so that a
-        // change in the machine's load weighs on both alike.
-        let (mut plain_took, mut indexed_took) = (Duration::ZERO, Duration::ZERO);
-        for round in 0..ROUNDS {
-            let sessions = round * SESSIONS / ROUNDS..(round + 1) * SESSIONS / ROUNDS;
-            plain_took += append(&plain, sessions.clone(), per_session).await?;
-            indexed_took += append(&indexed, sessions, per_session).await?;
+        if wanted("sqlite") {
+            sqlite(per_session).await?;
         }
-        let events = (SESSIONS * per_session) as f64;
-        let (plain_rate, indexed_rate) = (
-            events / plain_took.as_secs_f64(),
-            events / indexed_took.as_secs_f64(),
-        );
-        println!(
-            "append without the index: {plain_rate:.0} events/s ({:.1} s)",
-            plain_took.as_secs_f64()
-        );
-        println!(
-            "append with the index:    {indexed_rate:.0} events/s ({:.1} s): {:.1}% slower",
-            indexed_took.as_secs_f64(),
-            (1.0 - indexed_rate / plain_rate) * 100.0
-        );
-        drop(plain);
-        latency(indexed.as_ref()).await?;
-        drop(indexed);
-        size(&indexed_path)?;
+        match std::env::var("QILIN_TEST_POSTGRES_URL") {
+            _ if !wanted("postgres") => {}
+            Ok(url) => postgres(&url, per_session).await?,
+            Err(_) => println!(
+                "postgres: skipped (export QILIN_TEST_POSTGRES_URL=\"$(bash scripts/postgres)\" to measure it)"
+            ),
+        }
         anyhow::Ok(())
     })
+}
+
+/// The SQLite store built with the index and without it, its search latency and index size.
+async fn sqlite(per_session: usize) -> anyhow::Result<()> {
+    let folder = tempfile::tempdir()?;
+    println!(
+        "search benchmark: {SESSIONS} sessions x {per_session} events = {} events, SQLite",
+        SESSIONS * per_session
+    );
+    let plain_path = folder.path().join("plain.db");
+    let indexed_path = folder.path().join("indexed.db");
+    let plain = open(&plain_path, false).await?;
+    let indexed = open(&indexed_path, true).await?;
+    // The two stores are built in turns, a tenth of the sessions at a time, so that a
+    // change in the machine's load weighs on both alike.
+    let (mut plain_took, mut indexed_took) = (Duration::ZERO, Duration::ZERO);
+    for round in 0..ROUNDS {
+        let sessions = round * SESSIONS / ROUNDS..(round + 1) * SESSIONS / ROUNDS;
+        plain_took += append(&plain, sessions.clone(), per_session).await?;
+        indexed_took += append(&indexed, sessions, per_session).await?;
+    }
+    let events = (SESSIONS * per_session) as f64;
+    let (plain_rate, indexed_rate) = (
+        events / plain_took.as_secs_f64(),
+        events / indexed_took.as_secs_f64(),
+    );
+    println!(
+        "append without the index: {plain_rate:.0} events/s ({:.1} s)",
+        plain_took.as_secs_f64()
+    );
+    println!(
+        "append with the index:    {indexed_rate:.0} events/s ({:.1} s): {:.1}% slower",
+        indexed_took.as_secs_f64(),
+        (1.0 - indexed_rate / plain_rate) * 100.0
+    );
+    drop(plain);
+    latency(indexed.as_ref()).await?;
+    drop(indexed);
+    size(&indexed_path)
+}
+
+/// The same events in PostgreSQL (a schema of their own, dropped after): the append
+/// throughput with the index and the search latency.
+async fn postgres(url: &str, per_session: usize) -> anyhow::Result<()> {
+    println!(
+        "search benchmark: {SESSIONS} sessions x {per_session} events = {} events, PostgreSQL",
+        SESSIONS * per_session
+    );
+    let schema = format!("qilin_bench_search_{:08x}", fastrand::u32(..));
+    let options = PostgresOptions {
+        schema: schema.clone(),
+        pool_size: 16,
+    };
+    let store: Arc<dyn EventStore> = Arc::new(PostgresStore::connect_with(url, options).await?);
+    let outcome = async {
+        create_sessions(store.as_ref()).await?;
+        let took = append(&store, 0..SESSIONS, per_session).await?;
+        println!(
+            "append with the index: {:.0} events/s ({:.1} s)",
+            (SESSIONS * per_session) as f64 / took.as_secs_f64(),
+            took.as_secs_f64()
+        );
+        latency(store.as_ref()).await
+    }
+    .await;
+    drop(store);
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+    let driver = tokio::spawn(connection);
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await?;
+    drop(client);
+    let _ = driver.await;
+    outcome
 }
 
 /// Opens a new store at `path` (indexed or not) holding the benchmark's sessions, no events.
@@ -167,6 +224,12 @@ async fn open(path: &Path, search_index: bool) -> anyhow::Result<Arc<dyn EventSt
             ..SqliteOptions::default()
         },
     )?);
+    create_sessions(store.as_ref()).await?;
+    Ok(store)
+}
+
+/// Creates the benchmark's sessions in `store`, with no events.
+async fn create_sessions(store: &dyn EventStore) -> anyhow::Result<()> {
     for n in 0..SESSIONS {
         store
             .create_session(NewSession {
@@ -181,7 +244,7 @@ async fn open(path: &Path, search_index: bool) -> anyhow::Result<Arc<dyn EventSt
             })
             .await?;
     }
-    Ok(store)
+    Ok(())
 }
 
 /// Appends the events of `sessions` to `store`, [`CONCURRENT`] sessions at a time, and says how
@@ -393,5 +456,18 @@ fn size(path: &Path) -> anyhow::Result<()> {
         total as f64 / 1048576.0,
         index as f64 * 100.0 / total as f64
     );
+    let mut statement = conn.prepare(
+        "SELECT name, sum(pgsize) FROM dbstat
+         WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'
+         GROUP BY name ORDER BY 2 DESC",
+    )?;
+    let parts = statement
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (name, bytes) in parts {
+        println!("  {name}: {:.1} MiB", bytes as f64 / 1048576.0);
+    }
     Ok(())
 }

@@ -340,6 +340,21 @@ pub(crate) struct StepEnd {
     pub turns_before: i64,
 }
 
+/// A step's start or a piece of its text, as an append brings it: a store that keeps the
+/// text of the steps in progress builds a step's text from them, without reading it back.
+#[derive(Debug, Clone)]
+pub(crate) enum StepPiece {
+    /// The step starts (`step.started`).
+    Started,
+    /// A piece of its text (`step.text.delta`), with the event's time.
+    Text {
+        /// The event's time.
+        time: String,
+        /// The text.
+        text: String,
+    },
+}
+
 /// What an append adds to the index.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct IndexPlan {
@@ -349,6 +364,8 @@ pub(crate) struct IndexPlan {
     pub calls: Vec<CallRow>,
     /// The steps it ends.
     pub step_ends: Vec<StepEnd>,
+    /// The steps it starts and the pieces of their text, each with its event's `seq`.
+    pub step_pieces: Vec<(i64, StepPiece)>,
 }
 
 impl IndexPlan {
@@ -418,6 +435,14 @@ impl IndexPlan {
                 };
                 doc(HitField::Answer, Some(&resolved.call_id), &answer);
             }
+            EventBody::StepStarted { .. } => self.step_pieces.push((seq, StepPiece::Started)),
+            EventBody::StepTextDelta { text, .. } => self.step_pieces.push((
+                seq,
+                StepPiece::Text {
+                    time: event.time.clone(),
+                    text: text.clone(),
+                },
+            )),
             EventBody::StepFinished { .. } => self.step_ends.push(StepEnd { seq, turns_before }),
             _ => {}
         }
@@ -436,23 +461,34 @@ pub(crate) fn step_doc(
     for (_, _, json) in deltas {
         let event: Event = decode(session, json)?;
         if let EventBody::StepTextDelta { text: delta, .. } = &event.body {
-            text.push_str(delta);
+            push_step_text(&mut text, delta);
         }
     }
     let Some((seq, time, _)) = deltas.first() else {
         return Ok(None);
     };
-    if text.trim().is_empty() {
-        return Ok(None);
+    Ok(step_text_doc(end, *seq, time, &text))
+}
+
+/// Adds a piece of a step's text to `text`, unless it holds more than is indexed already.
+pub(crate) fn push_step_text(text: &mut String, piece: &str) {
+    // A character takes at most four bytes: past that many, the indexed characters are all in.
+    if text.len() <= MAX_INDEXED_CHARS * 4 {
+        text.push_str(piece);
     }
-    Ok(Some(IndexDoc {
-        seq: *seq,
+}
+
+/// The document of a step's `text` (its pieces joined), at its first text event's `seq` and
+/// time; `None` when the step wrote nothing but white space.
+pub(crate) fn step_text_doc(end: &StepEnd, seq: i64, time: &str, text: &str) -> Option<IndexDoc> {
+    (!text.trim().is_empty()).then(|| IndexDoc {
+        seq,
         turns_before: end.turns_before,
         call_id: None,
         field: HitField::Text,
-        time: time.clone(),
-        body: indexed(&text),
-    }))
+        time: time.to_string(),
+        body: indexed(text),
+    })
 }
 
 /// The turn of an event, from its session's turns before the append and the append's own

@@ -4,8 +4,9 @@
 //! `client.rs` as one host name), with the tokens' `tsvector` (the `simple` configuration: no
 //! stemming, no stop words) under a GIN index; `search_calls` holds each call's tool and
 //! status. The committer fills them in the append's transaction; a search ranks with
-//! `ts_rank` and marks the matches of a page's hits as the memory store does. Rows go with
-//! their session (`ON DELETE CASCADE`).
+//! `ts_rank` the newest [`RANKED`] matches that pass its filters (as SQLite does, so a common
+//! word costs no more than a rare one) and marks the matches of a page's hits as the memory
+//! store does. Rows go with their session (`ON DELETE CASCADE`).
 
 use super::pg_error;
 use crate::plan::{AppendPlan, decode};
@@ -17,6 +18,9 @@ use qilin_protocol::Event;
 use qilin_protocol::sessions::HitField;
 use std::collections::HashMap;
 use tokio_postgres::Transaction;
+
+/// The most matches a search ranks: the newest that pass its filters (as SQLite's).
+const RANKED: usize = 2_000;
 
 /// A call of a batch, by session and call id.
 type CallKey<'a> = (&'a str, &'a str);
@@ -224,18 +228,19 @@ pub(super) async fn search(
     let sessions = (!search.sessions.is_empty()).then_some(&search.sessions);
     let fetch = i64::try_from(search.limit + 1).unwrap_or(i64::MAX);
     let offset = i64::try_from(search.offset).unwrap_or(i64::MAX);
-    let rows = client
-        .query(
-            "WITH q AS (
-                 SELECT (SELECT string_agg('(' || phraseto_tsquery('simple', w)::text || ')', ' & ')
-                         FROM unnest($1::text[]) AS w
-                         WHERE numnode(phraseto_tsquery('simple', w)) > 0)::tsquery AS words,
-                        CASE WHEN $2::text IS NULL THEN NULL
-                             ELSE phraseto_tsquery('simple', $2::text) END AS phrase
-             )
-             SELECT d.session_id, s.title, d.seq, d.turn, d.call_id, c.tool, d.field, d.time,
-                    ts_rank(d.terms_tsv, q.words)::float8 AS rank,
-                    COALESCE(d.terms_tsv @@ q.phrase, false) AS exact, d.body
+    // The matches that pass the filters, the newest RANKED of them (a top-N by id, which
+    // reads no text), then only they are ranked: a common word costs no more than a rare one.
+    let sql = format!(
+        "WITH q AS (
+             SELECT (SELECT string_agg('(' || phraseto_tsquery('simple', w)::text || ')', ' & ')
+                     FROM unnest($1::text[]) AS w
+                     WHERE numnode(phraseto_tsquery('simple', w)) > 0)::tsquery AS words,
+                    CASE WHEN $2::text IS NULL THEN NULL
+                         ELSE phraseto_tsquery('simple', $2::text) END AS phrase
+         ),
+         candidates AS MATERIALIZED (
+             SELECT d.id, d.session_id, s.title, d.seq, d.turn, d.call_id, c.tool, d.field,
+                    d.time, d.terms_tsv, d.body
              FROM q, search_docs d
              JOIN sessions s ON s.id = d.session_id
              LEFT JOIN search_calls c ON c.session_id = d.session_id AND c.call_id = d.call_id
@@ -247,8 +252,19 @@ pub(super) async fn search(
                AND ($7::text IS NULL OR c.status = $7::text)
                AND ($8::text IS NULL OR d.time >= $8::text)
                AND ($9::text IS NULL OR d.time < $9::text)
-             ORDER BY exact DESC, rank DESC, d.id
-             LIMIT $10 OFFSET $11",
+             ORDER BY d.id DESC
+             LIMIT {RANKED}
+         )
+         SELECT m.session_id, m.title, m.seq, m.turn, m.call_id, m.tool, m.field, m.time,
+                ts_rank(m.terms_tsv, q.words)::float8 AS rank,
+                COALESCE(m.terms_tsv @@ q.phrase, false) AS exact, m.body
+         FROM candidates m, q
+         ORDER BY exact DESC, rank DESC, m.id
+         LIMIT $10 OFFSET $11"
+    );
+    let rows = client
+        .query(
+            &sql,
             &[
                 &words,
                 &phrase,

@@ -1,36 +1,155 @@
 //! The search index in SQLite: `search_docs` (where each text is: session, event, turn, call,
-//! field, time), `search_text` (the text, in an FTS5 table with the `unicode61` tokenizer, its
-//! rowid the document's id) and `search_calls` (each call's tool and status). The writer fills
-//! them in the transaction of the append; a search reads them on a reading connection, ranks
-//! the newest [`RANKED`] matches that pass its filters by `bm25`, and marks the matches with
-//! FTS5's `snippet`.
+//! field, time), `search_text` (the text's tokens, in a contentless FTS5 table with the
+//! `unicode61` tokenizer, its rowid the document's id: the text itself is in the events
+//! already) and `search_calls` (each call's tool and status). The writer fills them in the
+//! transaction of the append; a search reads them on a reading connection, ranks the newest
+//! [`RANKED`] matches that pass its filters by `bm25`, and marks the matches of a page's hits
+//! in their text read back from the events.
 
 use super::sqlite_error;
 use super::writer::ApplyError;
 use crate::plan::{AppendPlan, decode};
-use crate::search::{IndexDoc, PreparedSearch, fts_string, score, step_doc, turn_of, unsegment};
+use crate::search::{
+    IndexDoc, IndexPlan, PreparedSearch, StepEnd, StepPiece, fts_string, push_step_text,
+    scan_match, score, step_doc, step_text_doc, turn_of,
+};
 use crate::{SearchHit, SearchPage, StoreError};
 use qilin_protocol::Event;
 use qilin_protocol::sessions::HitField;
 use rusqlite::{Connection, params};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::Path;
 
-/// The words of context a snippet keeps.
-const SNIPPET_TOKENS: i64 = 24;
 /// The most matches a search ranks: the newest that pass its filters.
 const RANKED: usize = 2_000;
 
+/// The appends an open transaction applied, to be indexed once all of its operations are:
+/// each operation runs in a savepoint, where SQLite copies every page it first changes to the
+/// savepoint's journal and FTS5 writes what it holds in memory to a new segment of the index;
+/// the index rows written after the last operation, outside any savepoint, cost neither, and
+/// FTS5 writes one segment at the commit. They are still written in the transaction of the
+/// appends, so an append is searchable once it committed.
+#[derive(Default)]
+pub(super) struct PendingIndex<'a> {
+    /// Each append with its session's key and the session's turns before it.
+    appends: Vec<(i64, i64, &'a AppendPlan)>,
+}
+
+impl<'a> PendingIndex<'a> {
+    /// Adds `plan`, applied to the session with key `key` that had `session_turns` turns
+    /// before it.
+    pub(super) fn add(&mut self, key: i64, session_turns: i64, plan: &'a AppendPlan) {
+        self.appends.push((key, session_turns, plan));
+    }
+
+    /// Adds the appends `other` holds (an operation's, once it is applied).
+    pub(super) fn extend(&mut self, other: PendingIndex<'a>) {
+        self.appends.extend(other.appends);
+    }
+
+    /// Whether there is nothing to write.
+    pub(super) fn is_empty(&self) -> bool {
+        self.appends.is_empty()
+    }
+
+    /// Writes the index rows of the appends, in the open transaction, and forgets them;
+    /// `steps` holds the text of the steps in progress.
+    pub(super) fn write(
+        &mut self,
+        conn: &Connection,
+        steps: &mut OpenSteps,
+    ) -> Result<(), ApplyError> {
+        let mut texts: Vec<(i64, Cow<'a, str>)> = Vec::new();
+        for (key, session_turns, plan) in self.appends.drain(..) {
+            index_append(conn, key, session_turns, plan, steps, &mut texts)?;
+        }
+        let mut insert =
+            conn.prepare_cached("INSERT INTO search_text (rowid, body) VALUES (?1, ?2)")?;
+        for (id, body) in &texts {
+            insert.execute(params![id, body.as_ref()])?;
+        }
+        Ok(())
+    }
+}
+
+/// The most sessions whose step in progress [`OpenSteps`] keeps; past it, it starts afresh.
+const MAX_OPEN_STEPS: usize = 4096;
+
+/// The text of the step each session is writing, as its appends brought it, so that the
+/// step's document is made when it ends without reading its text events back. A session's
+/// entry is trusted only while its appends follow one another (an append that does not start
+/// where the previous one ended — after a transaction rolled back, or a session's first append
+/// since the writer started — drops it); without one, a step's text is read from the events.
+#[derive(Default)]
+pub(super) struct OpenSteps {
+    steps: HashMap<i64, OpenStep>,
+}
+
+/// A step in progress.
+struct OpenStep {
+    /// The `seq` the session's next append must start at for this entry to hold.
+    next_seq: i64,
+    /// The `seq` and time of its first text event.
+    first: Option<(i64, String)>,
+    /// Its text so far.
+    text: String,
+}
+
+impl OpenSteps {
+    /// The step in progress of the session with key `key` when an append starting at
+    /// `first_seq` follows the appends it was built from; dropped otherwise.
+    fn continued(&mut self, key: i64, first_seq: i64) {
+        if self
+            .steps
+            .get(&key)
+            .is_some_and(|step| step.next_seq != first_seq)
+        {
+            self.steps.remove(&key);
+        }
+    }
+
+    /// Adds a step's start or a piece of its text.
+    fn add(&mut self, key: i64, seq: i64, piece: &StepPiece) {
+        match piece {
+            StepPiece::Started => {
+                if self.steps.len() >= MAX_OPEN_STEPS {
+                    self.steps.clear();
+                }
+                self.steps.insert(
+                    key,
+                    OpenStep {
+                        next_seq: seq + 1,
+                        first: None,
+                        text: String::new(),
+                    },
+                );
+            }
+            StepPiece::Text { time, text } => {
+                if let Some(step) = self.steps.get_mut(&key) {
+                    step.first.get_or_insert_with(|| (seq, time.clone()));
+                    push_step_text(&mut step.text, text);
+                }
+            }
+        }
+    }
+}
+
 /// Adds what `plan` brings to the index of the session with key `key`, which had
-/// `session_turns` turns before it. Its events are stored already (a step's text is read
-/// from them).
-pub(super) fn index_append(
+/// `session_turns` turns before it: its documents and calls, and each document's id and text
+/// to `texts`, for the FTS5 table. Its events are stored already: a step's text comes from
+/// `steps`, or is read from them.
+fn index_append<'a>(
     conn: &Connection,
     key: i64,
     session_turns: i64,
-    plan: &AppendPlan,
+    plan: &'a AppendPlan,
+    steps: &mut OpenSteps,
+    texts: &mut Vec<(i64, Cow<'a, str>)>,
 ) -> Result<(), ApplyError> {
     for doc in &plan.index.docs {
-        insert_doc(conn, key, session_turns, doc)?;
+        let id = insert_doc(conn, key, session_turns, doc)?;
+        texts.push((id, Cow::Borrowed(&doc.body)));
     }
     for call in &plan.index.calls {
         conn.prepare_cached(
@@ -40,40 +159,70 @@ pub(super) fn index_append(
         )?
         .execute(params![key, call.call_id, call.tool, call.status])?;
     }
+    let first_seq = i64::try_from(plan.first_seq()).unwrap_or(i64::MAX);
+    steps.continued(key, first_seq);
+    let mut pieces = plan.index.step_pieces.iter().peekable();
     for end in &plan.index.step_ends {
-        let started: i64 = conn
-            .prepare_cached(
-                "SELECT seq FROM events WHERE session = ?1 AND seq < ?2 AND kind = 'step.started'
-                 ORDER BY seq DESC LIMIT 1",
-            )?
-            .query_row(params![key, end.seq], |row| row.get(0))
-            .or_else(|err| match err {
-                rusqlite::Error::QueryReturnedNoRows => Ok(0),
-                err => Err(err),
-            })?;
-        let mut statement = conn.prepare_cached(
-            "SELECT seq, time, data FROM events
-             WHERE session = ?1 AND seq > ?2 AND seq < ?3 AND kind = 'step.text.delta'
-             ORDER BY seq",
-        )?;
-        let deltas = statement
-            .query_map(params![key, started, end.seq], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })?
-            .collect::<rusqlite::Result<Vec<(i64, String, String)>>>()?;
-        if let Some(doc) = step_doc(&plan.session, end, &deltas)? {
-            insert_doc(conn, key, session_turns, &doc)?;
+        while let Some((seq, piece)) = pieces.next_if(|(seq, _)| *seq < end.seq) {
+            steps.add(key, *seq, piece);
         }
+        let doc = match steps.steps.remove(&key) {
+            Some(step) => step
+                .first
+                .and_then(|(seq, time)| step_text_doc(end, seq, &time, &step.text)),
+            None => read_step_doc(conn, key, &plan.session, end)?,
+        };
+        if let Some(doc) = doc {
+            let id = insert_doc(conn, key, session_turns, &doc)?;
+            texts.push((id, Cow::Owned(doc.body)));
+        }
+    }
+    for (seq, piece) in pieces {
+        steps.add(key, *seq, piece);
+    }
+    if let Some(step) = steps.steps.get_mut(&key) {
+        step.next_seq = i64::try_from(plan.last_seq).unwrap_or(i64::MAX) + 1;
     }
     Ok(())
 }
 
+/// The document of the step that `end` ends, from its text events as stored.
+fn read_step_doc(
+    conn: &Connection,
+    key: i64,
+    session: &str,
+    end: &StepEnd,
+) -> Result<Option<IndexDoc>, ApplyError> {
+    let started: i64 = conn
+        .prepare_cached(
+            "SELECT seq FROM events WHERE session = ?1 AND seq < ?2 AND kind = 'step.started'
+             ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row(params![key, end.seq], |row| row.get(0))
+        .or_else(|err| match err {
+            rusqlite::Error::QueryReturnedNoRows => Ok(0),
+            err => Err(err),
+        })?;
+    let mut statement = conn.prepare_cached(
+        "SELECT seq, time, data FROM events
+         WHERE session = ?1 AND seq > ?2 AND seq < ?3 AND kind = 'step.text.delta'
+         ORDER BY seq",
+    )?;
+    let deltas = statement
+        .query_map(params![key, started, end.seq], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })?
+        .collect::<rusqlite::Result<Vec<(i64, String, String)>>>()?;
+    Ok(step_doc(session, end, &deltas)?)
+}
+
+/// Inserts `doc`'s row in `search_docs` and returns its id.
 fn insert_doc(
     conn: &Connection,
     key: i64,
     session_turns: i64,
     doc: &IndexDoc,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<i64> {
     conn.prepare_cached(
         "INSERT INTO search_docs (session, seq, turn, call_id, field, time)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -86,9 +235,7 @@ fn insert_doc(
         doc.field.as_str(),
         doc.time,
     ])?;
-    conn.prepare_cached("INSERT INTO search_text (rowid, body) VALUES (last_insert_rowid(), ?1)")?
-        .execute([&doc.body])?;
-    Ok(())
+    Ok(conn.last_insert_rowid())
 }
 
 /// Removes the index entries of the session with key `key`.
@@ -130,7 +277,11 @@ pub(super) fn backfill(conn: &Connection, path: &Path) -> Result<(), StoreError>
             .map(|json| decode::<Event>(&id, json))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(plan) = AppendPlan::new(&id, &events)? {
-            index_append(conn, key, 0, &plan).map_err(|err| err.into_store(&error))?;
+            let mut pending = PendingIndex::default();
+            pending.add(key, 0, &plan);
+            pending
+                .write(conn, &mut OpenSteps::default())
+                .map_err(|err| err.into_store(&error))?;
         }
     }
     Ok(())
@@ -179,7 +330,7 @@ pub(super) fn search(
              ORDER BY search_text.rowid DESC
              LIMIT {RANKED}
          )
-         SELECT m.id, s.id, s.title, m.seq, m.turn, m.call_id, m.tool, m.field, m.time,
+         SELECT m.session, s.id, s.title, m.seq, m.turn, m.call_id, m.tool, m.field, m.time,
                 m.rank, {exact}
          FROM candidates m
          JOIN sessions s ON s.key = m.session
@@ -210,7 +361,7 @@ pub(super) fn search(
             ],
             |row| {
                 Ok(Row {
-                    id: row.get(0)?,
+                    key: row.get(0)?,
                     session: row.get(1)?,
                     title: row.get(2)?,
                     seq: row.get(3)?,
@@ -228,21 +379,15 @@ pub(super) fn search(
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(error)?;
     let more = rows.len() > search.limit;
-    let mut snippets = conn
-        .prepare_cached(&format!(
-            "SELECT snippet(search_text, 0, '«', '»', '…', {SNIPPET_TOKENS})
-             FROM search_text WHERE search_text MATCH ?1 AND rowid = ?2"
-        ))
-        .map_err(error)?;
     let mut hits = Vec::with_capacity(search.limit);
     for row in rows.into_iter().take(search.limit) {
-        let snippet: String = snippets
-            .query_row(params![words, row.id], |r| r.get(0))
-            .map_err(error)?;
         let field = HitField::from_name(&row.field).ok_or_else(|| StoreError::Corrupt {
             session: row.session.clone(),
             message: format!("unknown search field `{}`", row.field),
         })?;
+        let body = stored_text(conn, row.key, &row.session, row.seq, field, context)?;
+        let snippet = scan_match(search, &body)
+            .map_or_else(|| body.chars().take(200).collect(), |(_, snippet)| snippet);
         hits.push(SearchHit {
             title: row.title.unwrap_or_default(),
             seq: u64::try_from(row.seq).unwrap_or(0),
@@ -250,7 +395,7 @@ pub(super) fn search(
             call_id: row.call_id,
             tool: row.tool,
             field,
-            snippet: unsegment(&snippet),
+            snippet,
             time: row.time,
             score: score(-row.bm25, row.exact),
             session: row.session,
@@ -264,7 +409,6 @@ pub(super) fn search(
 
 /// A hit as the query returns it.
 struct Row {
-    id: i64,
     session: String,
     title: Option<String>,
     seq: i64,
@@ -275,4 +419,58 @@ struct Row {
     time: String,
     bm25: f64,
     exact: bool,
+    /// The session's key.
+    key: i64,
+}
+
+/// The text a hit was indexed from, read back from its events (the FTS5 table keeps none):
+/// the event's `field`, or for the model's text the step's text events from `seq` on.
+fn stored_text(
+    conn: &Connection,
+    key: i64,
+    session: &str,
+    seq: i64,
+    field: HitField,
+    context: &str,
+) -> Result<String, StoreError> {
+    let error = |err: rusqlite::Error| sqlite_error(&err, context);
+    if field == HitField::Text {
+        let mut statement = conn
+            .prepare_cached(
+                "SELECT seq, time, kind, data FROM events WHERE session = ?1 AND seq >= ?2
+                 ORDER BY seq",
+            )
+            .map_err(error)?;
+        let mut rows = statement.query(params![key, seq]).map_err(error)?;
+        let mut deltas = Vec::new();
+        while let Some(row) = rows.next().map_err(error)? {
+            let kind: String = row.get(2).map_err(error)?;
+            match kind.as_str() {
+                "step.text.delta" => deltas.push((
+                    row.get(0).map_err(error)?,
+                    row.get(1).map_err(error)?,
+                    row.get(3).map_err(error)?,
+                )),
+                "step.finished" | "step.started" => break,
+                _ => {}
+            }
+        }
+        let end = StepEnd {
+            seq,
+            turns_before: 0,
+        };
+        return Ok(step_doc(session, &end, &deltas)?.map_or_else(String::new, |doc| doc.body));
+    }
+    let json: String = conn
+        .prepare_cached("SELECT data FROM events WHERE session = ?1 AND seq = ?2")
+        .and_then(|mut statement| statement.query_row(params![key, seq], |row| row.get(0)))
+        .map_err(error)?;
+    let event: Event = decode(session, &json)?;
+    let mut plan = IndexPlan::default();
+    plan.add(seq, &event, 0);
+    Ok(plan
+        .docs
+        .into_iter()
+        .find(|doc| doc.field == field)
+        .map_or_else(String::new, |doc| doc.body))
 }

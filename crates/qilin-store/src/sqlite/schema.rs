@@ -4,6 +4,7 @@
 use super::sqlite_error;
 use crate::StoreError;
 use rusqlite::Connection;
+use rusqlite::config::DbConfig;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -93,6 +94,14 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (schedule_id, number)
     ) WITHOUT ROWID;
     CREATE INDEX schedule_runs_running ON schedule_runs (owner) WHERE outcome = 'running';",
+    // 5: the search index keeps no copy of the text (it is in the events): a contentless
+    // FTS5 table whose rows can be deleted, filled from the table it replaces.
+    "ALTER TABLE search_text RENAME TO search_text_stored;
+    CREATE VIRTUAL TABLE search_text USING fts5 (
+        body, tokenize = 'unicode61', content = '', contentless_delete = 1
+    );
+    INSERT INTO search_text (rowid, body) SELECT rowid, body FROM search_text_stored;
+    DROP TABLE search_text_stored;",
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.
@@ -162,6 +171,10 @@ impl ProcessLock {
 /// Settings every connection gets.
 pub(crate) fn configure(conn: &Connection, busy_timeout: Duration) -> rusqlite::Result<()> {
     conn.busy_timeout(busy_timeout)?;
+    // A plan that does not depend on the values bound: otherwise a statement whose plan
+    // looked at one (`session = ?1`) is compiled again every time it is taken from the
+    // statement cache, which clears its bindings.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     conn.pragma_update(None, "synchronous", "NORMAL")
 }
 

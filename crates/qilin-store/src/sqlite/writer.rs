@@ -3,6 +3,7 @@
 //! refused append (a `seq` conflict, an unknown session) takes nothing else with it.
 
 use super::checkpoint::Checkpointer;
+use super::index::{OpenSteps, PendingIndex};
 use super::schedules::{ScheduleDone, ScheduleOp};
 use super::schema::ProcessLock;
 use super::sqlite_error;
@@ -84,6 +85,7 @@ impl Writer {
             lock,
             search_index,
         } = self;
+        let mut steps = OpenSteps::default();
         while let Ok(first) = commands.recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
@@ -92,7 +94,7 @@ impl Writer {
                     Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
                 }
             }
-            let outcomes = commit(&conn, &path, &batch, search_index);
+            let outcomes = commit(&conn, &path, &batch, search_index, &mut steps);
             for (command, outcome) in batch.into_iter().zip(outcomes) {
                 finish(command, outcome, &live, &leases);
             }
@@ -103,12 +105,14 @@ impl Writer {
     }
 }
 
-/// Applies `batch` in as few transactions as it takes and returns each operation's outcome.
+/// Applies `batch` in as few transactions as it takes and returns each operation's outcome;
+/// `steps` holds the text of the steps in progress, for the index.
 fn commit(
     conn: &Connection,
     path: &Path,
     batch: &[Command],
     search_index: bool,
+    steps: &mut OpenSteps,
 ) -> Vec<Result<Applied, StoreError>> {
     let error = |err: rusqlite::Error| sqlite_error(&err, &path.display().to_string());
     let mut outcomes: Vec<Option<Result<Applied, StoreError>>> =
@@ -120,16 +124,32 @@ fn commit(
             break;
         }
         let mut applied = Vec::new();
+        // The appends applied, indexed after the last operation.
+        let mut pending = PendingIndex::default();
         for (index, command) in batch.iter().enumerate() {
             if outcomes[index].is_some() {
                 continue;
             }
+            // A deletion removes its session's index rows: those the transaction holds are
+            // written first.
+            if matches!(command, Command::Delete { .. })
+                && !pending.is_empty()
+                && let Err(err) = pending.write(conn, steps)
+            {
+                abandon(conn, &mut outcomes, &err.into_store(&error));
+                break 'transaction;
+            }
+            let mut op_index = PendingIndex::default();
             let step = run(conn, "SAVEPOINT op").map_err(error).and_then(|()| {
-                apply(conn, command, search_index).map_err(|err| err.into_store(&error))
+                apply(conn, command, search_index, &mut op_index)
+                    .map_err(|err| err.into_store(&error))
             });
             match step {
                 Ok(done) => match run(conn, "RELEASE op") {
-                    Ok(()) => applied.push((index, done)),
+                    Ok(()) => {
+                        applied.push((index, done));
+                        pending.extend(op_index);
+                    }
                     Err(err) => {
                         abandon(conn, &mut outcomes, &error(err));
                         break 'transaction;
@@ -150,6 +170,11 @@ fn commit(
                     }
                 }
             }
+        }
+        // The index belongs to the transaction: when it cannot be written, nothing commits.
+        if let Err(err) = pending.write(conn, steps) {
+            abandon(conn, &mut outcomes, &err.into_store(&error));
+            break;
         }
         match run(conn, "COMMIT") {
             Ok(()) => {
@@ -277,8 +302,13 @@ impl From<StoreError> for ApplyError {
     }
 }
 
-/// Runs one operation inside the open transaction.
-fn apply(conn: &Connection, command: &Command, search_index: bool) -> Result<Applied, ApplyError> {
+/// Runs one operation inside the open transaction; an append to index goes to `index`.
+fn apply<'a>(
+    conn: &Connection,
+    command: &'a Command,
+    search_index: bool,
+    index: &mut PendingIndex<'a>,
+) -> Result<Applied, ApplyError> {
     match command {
         Command::Create { session, .. } => {
             create(conn, session).map(|info| Applied::Created(Box::new(info)))
@@ -304,7 +334,9 @@ fn apply(conn: &Connection, command: &Command, search_index: bool) -> Result<App
             super::schedules::delete_session(conn, id)?;
             Ok(Applied::Done)
         }
-        Command::Append { plan, .. } => append(conn, plan, search_index).map(Applied::Appended),
+        Command::Append { plan, .. } => {
+            append(conn, plan, search_index, index).map(Applied::Appended)
+        }
         Command::Schedule { op, .. } => super::schedules::apply(conn, op).map(Applied::Scheduled),
     }
 }
@@ -342,7 +374,12 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
     Ok(crate::created_session(session.clone()))
 }
 
-fn append(conn: &Connection, plan: &AppendPlan, search_index: bool) -> Result<u64, ApplyError> {
+fn append<'a>(
+    conn: &Connection,
+    plan: &'a AppendPlan,
+    search_index: bool,
+    index: &mut PendingIndex<'a>,
+) -> Result<u64, ApplyError> {
     let (key, head, turns): (i64, i64, i64) = conn
         .prepare_cached("SELECT key, head_seq, turns FROM sessions WHERE id = ?1")?
         .query_row([&plan.session], |row| {
@@ -366,7 +403,7 @@ fn append(conn: &Connection, plan: &AppendPlan, search_index: bool) -> Result<u6
         insert.execute(params![key, row.seq, row.time, row.kind, row.json])?;
     }
     if search_index {
-        super::index::index_append(conn, key, turns, plan)?;
+        index.add(key, turns, plan);
     }
     let title_lower = plan.title.as_deref().map(str::to_lowercase);
     conn.prepare_cached(

@@ -411,7 +411,7 @@ fn a_newer_schema_is_refused() {
     );
     // Refusing it released the lock: the file at this binary's version opens again.
     let raw = rusqlite::Connection::open(&database).unwrap();
-    raw.pragma_update(None, "user_version", 4).unwrap();
+    raw.pragma_update(None, "user_version", 5).unwrap();
     drop(raw);
     SqliteStore::open(&database).unwrap();
 }
@@ -475,6 +475,32 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
         .unwrap();
     assert_eq!(another.hits.len(), 1);
     assert_eq!(another.hits[0].turn, Some(2));
+    assert!(
+        another.hits[0].snippet.contains("«another»"),
+        "{another:#?}"
+    );
+    // The index the migrations built (its text copied out, version 5) forgets a deleted
+    // session as a new one does.
+    store.delete_session("b").await.unwrap();
+    for text in ["another", "retry logic"] {
+        let left = store
+            .search(&SearchQuery {
+                text: text.into(),
+                ..SearchQuery::default()
+            })
+            .await
+            .unwrap();
+        assert!(left.hits.iter().all(|hit| hit.session == "a"), "{left:#?}");
+    }
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    let tables: i64 = raw
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'search_text%content'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 0, "the index keeps no copy of the text");
 }
 
 /// A database from before child sessions (schema version 2) opens and works: its sessions are
@@ -537,7 +563,7 @@ async fn a_database_from_before_child_sessions_opens_and_works() {
     let version: i64 = raw
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 /// A file that is not a database is an error naming it, not a panic.
