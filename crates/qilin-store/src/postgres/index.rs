@@ -225,26 +225,28 @@ pub(super) async fn search(
     let error = |err: tokio_postgres::Error| pg_error(&err, context);
     let words = search.term_words();
     let phrase = (words.len() > 1).then(|| words.join(" "));
+    // Every word as a quoted phrase of its tokens, which are letters and digits only: the
+    // query is one call of a function PostgreSQL evaluates when it plans, so that it knows how
+    // common the words are (to read the newest documents first for a common word, the GIN
+    // index for a rare one).
+    let words = words
+        .iter()
+        .map(|word| format!("\"{word}\""))
+        .collect::<Vec<_>>()
+        .join(" ");
     let sessions = (!search.sessions.is_empty()).then_some(&search.sessions);
     let fetch = i64::try_from(search.limit + 1).unwrap_or(i64::MAX);
     let offset = i64::try_from(search.offset).unwrap_or(i64::MAX);
     // The matches that pass the filters, the newest RANKED of them (a top-N by id, which
     // reads no text), then only they are ranked: a common word costs no more than a rare one.
     let sql = format!(
-        "WITH q AS (
-             SELECT (SELECT string_agg('(' || phraseto_tsquery('simple', w)::text || ')', ' & ')
-                     FROM unnest($1::text[]) AS w
-                     WHERE numnode(phraseto_tsquery('simple', w)) > 0)::tsquery AS words,
-                    CASE WHEN $2::text IS NULL THEN NULL
-                         ELSE phraseto_tsquery('simple', $2::text) END AS phrase
-         ),
-         candidates AS MATERIALIZED (
+        "WITH candidates AS MATERIALIZED (
              SELECT d.id, d.session_id, s.title, d.seq, d.turn, d.call_id, c.tool, d.field,
                     d.time, d.terms_tsv, d.body
-             FROM q, search_docs d
+             FROM search_docs d
              JOIN sessions s ON s.id = d.session_id
              LEFT JOIN search_calls c ON c.session_id = d.session_id AND c.call_id = d.call_id
-             WHERE d.terms_tsv @@ q.words
+             WHERE d.terms_tsv @@ websearch_to_tsquery('simple', $1::text)
                AND ($3::text[] IS NULL OR d.session_id = ANY($3::text[]))
                AND ($4::text IS NULL OR s.workspace = $4::text)
                AND ($5::text IS NULL OR s.agent = $5::text)
@@ -256,9 +258,10 @@ pub(super) async fn search(
              LIMIT {RANKED}
          )
          SELECT m.session_id, m.title, m.seq, m.turn, m.call_id, m.tool, m.field, m.time,
-                ts_rank(m.terms_tsv, q.words)::float8 AS rank,
-                COALESCE(m.terms_tsv @@ q.phrase, false) AS exact, m.body
-         FROM candidates m, q
+                ts_rank(m.terms_tsv, websearch_to_tsquery('simple', $1::text))::float8 AS rank,
+                COALESCE(m.terms_tsv @@ phraseto_tsquery('simple', $2::text), false) AS exact,
+                m.body
+         FROM candidates m
          ORDER BY exact DESC, rank DESC, m.id
          LIMIT $10 OFFSET $11"
     );
