@@ -677,3 +677,83 @@ async fn an_existing_readable_database_is_made_private_when_opened() {
     }
     assert_eq!(store.read("s", 0, 100).await.unwrap().len(), 20);
 }
+
+/// A step's text is indexed whole when the writer did not see all of it (the store reopened
+/// while the step streamed: its text is read back from the events), and a refused append
+/// between a step's pieces leaves nothing of its own in the index.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_written_across_a_reopening_is_indexed_whole() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("a", "/work/a", 1))
+        .await
+        .unwrap();
+    store
+        .append(
+            "a",
+            &[
+                event(1, 0, turn_started("t1", "look")),
+                event(2, 0, step_started("t1", 1)),
+                event(3, 0, text("the quokka ")),
+            ],
+        )
+        .await
+        .unwrap();
+    drop(store);
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .append(
+            "a",
+            &[
+                event(4, 0, text("crossed the fjord")),
+                event(5, 0, step_finished("t1", 1)),
+                event(6, 0, step_started("t1", 2)),
+                event(7, 0, text("a second zanzibar ")),
+            ],
+        )
+        .await
+        .unwrap();
+    // Refused: its `seq` does not follow the head.
+    let refused = store
+        .append("a", &[event(9, 0, text("never stored"))])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::SeqConflict { .. }),
+        "{refused}"
+    );
+    store
+        .append(
+            "a",
+            &[
+                event(8, 0, text("step ended")),
+                event(9, 0, step_finished("t1", 2)),
+            ],
+        )
+        .await
+        .unwrap();
+    let found = |text: &str| {
+        let store = &store;
+        let text = text.to_string();
+        async move {
+            store
+                .search(&SearchQuery {
+                    text,
+                    ..SearchQuery::default()
+                })
+                .await
+                .unwrap()
+                .hits
+        }
+    };
+    let first = found("quokka fjord").await;
+    assert_eq!(first.len(), 1, "{first:#?}");
+    assert_eq!(first[0].seq, 3);
+    assert!(first[0].snippet.contains("«quokka»"), "{first:#?}");
+    let second = found("zanzibar ended").await;
+    assert_eq!(second.len(), 1, "{second:#?}");
+    assert_eq!(second[0].seq, 7);
+    assert!(found("never").await.is_empty());
+}
