@@ -116,6 +116,20 @@ describe('job_output', () => {
     expect(card).toHaveTextContent('for i in 1 2 3; do echo tick $i; sleep 0.1; done');
   });
 
+  test('the title stays neutral: no state of the call’s own, and the job’s state said once', () => {
+    const { row, expand } = renderCall('shell', 'call_9');
+    // A "Done" dot beside the job's state would read as the job's.
+    expect(announcedState(row)).toBeNull();
+    expect(row.querySelector('.qp-row__suffix')).toHaveTextContent('exited with code 0');
+    const card = expand();
+    // Expanded, the title leaves the state out; the details say it, with its static colour.
+    expect(row.querySelector('.qp-row__suffix')).toBeNull();
+    const state = card.querySelector('.qt-job-state') as HTMLElement;
+    expect(state).toHaveTextContent('exited with code 0');
+    expect(state.querySelector('.qp-dot')).toHaveClass('qp-dot--ok');
+    expect(card.textContent?.match(/exited with code 0/g)).toHaveLength(1);
+  });
+
   test('the start card is not given the job’s output', () => {
     renderCall('shell', 'call_8').expand();
     const start = document.querySelector('[data-chat-call-id="call_8"]') as HTMLElement;
