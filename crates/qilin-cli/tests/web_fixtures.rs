@@ -298,6 +298,16 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
                 call("job_kill", json!({"job_id": "job-2"})),
                 call("job_output", json!({"job_id": "job-9"})),
                 call("bash", json!({"command": "seq 1 40"})),
+                call(
+                    "bash",
+                    json!({"command": "echo oops; exit 4", "background": true}),
+                ),
+                call("bash", json!({"command": "sleep 30", "background": true})),
+                call("job_output", json!({"job_id": "job-3", "wait_secs": 10})),
+                call("job_output", json!({"job_id": "job-4"})),
+                call("job_kill", json!({"job_id": "job-4"})),
+                call("job_kill", json!({"job_id": "job-9"})),
+                call("bash", json!({"command": "  ", "background": true})),
                 say("One test fails: test_totals."),
             ]),
             policy: Value::Null,
@@ -601,6 +611,25 @@ fn scenarios(web_origin: &str) -> Vec<Scenario> {
                 call("terminal_list", json!({})),
                 call("terminal_kill", json!({"terminal_id": "term-1"})),
                 call("terminal_kill", json!({"terminal_id": "term-9"})),
+                // A long quiet time, so the call ends with the program however busy the machine.
+                call(
+                    "terminal_start",
+                    json!({"command": "sh -c 'echo bye; exit 3'", "settle_ms": 5000}),
+                ),
+                // The prompt set, so it does not depend on the user running the test, and
+                // waited for, as the end of the output sent after it.
+                call(
+                    "terminal_start",
+                    json!({"command": "PS1='$ ' sh", "wait_for": "^\\$ ?$"}),
+                ),
+                call(
+                    "terminal_send",
+                    json!({"terminal_id": "term-4", "text": "seq 1 30000", "keys": ["Enter"], "wait_for": "^30000\\s+\\$ ?$"}),
+                ),
+                call(
+                    "terminal_start",
+                    json!({"command": "cat", "timeout_secs": 0}),
+                ),
                 say("The shell keeps src and GREETING; the terminal echoes each line."),
             ]),
             policy: Value::Null,

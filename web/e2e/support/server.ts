@@ -37,12 +37,23 @@ interface Running {
   url: string;
 }
 
-/** Runs `qilin serve` with `args` and waits for the URL it prints. */
-async function launch(workspace: string, args: readonly string[]): Promise<Running> {
+/** Variables set for the server beside the test's own environment (`HOME`, for one). */
+export type ServerEnv = Readonly<Record<string, string>>;
+
+/** Runs `qilin serve` with `args` and `env`, and waits for the URL it prints. */
+async function launch(
+  workspace: string,
+  args: readonly string[],
+  env: ServerEnv,
+): Promise<Running> {
   const child: ChildProcess = spawn(
     qilinBinary(),
     ['serve', '--workspace', workspace, '--no-sandbox', ...args],
-    { cwd: workspace, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
+    {
+      cwd: workspace,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+    },
   );
   return { child, url: await printedUrl(child, 'qilin serve') };
 }
@@ -82,14 +93,15 @@ async function halt(child: ChildProcess): Promise<void> {
   clearTimeout(timeout);
 }
 
-/** Starts `qilin serve` on a workspace holding `files` (text or bytes), with `args`. */
+/** Starts `qilin serve` on a workspace holding `files` (text or bytes), with `args` and `env`. */
 async function startServer(
   files: Record<string, string | Uint8Array>,
   args: readonly string[],
+  env: ServerEnv,
 ): Promise<QilinServer> {
   const workspace = mkdtempSync(join(tmpdir(), 'qilin-e2e-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(workspace, name), text);
-  let running = await launch(workspace, args);
+  let running = await launch(workspace, args, env);
   const url = running.url;
   const origin = new URL(url).origin;
   const token = new URLSearchParams(new URL(url).hash.slice(1)).get('token') ?? '';
@@ -100,7 +112,11 @@ async function startServer(
     workspace,
     restart: async () => {
       await halt(running.child);
-      running = await launch(workspace, [...args, '--bind', new URL(url).host, '--token', token]);
+      running = await launch(
+        workspace,
+        [...args, '--bind', new URL(url).host, '--token', token],
+        env,
+      );
     },
     stop: async () => {
       await halt(running.child);
@@ -111,19 +127,19 @@ async function startServer(
 
 /**
  * Starts `qilin serve` running `agent` on the scripted model's `script` (as `e2e.agent` and
- * `script.yaml` in the workspace, beside any other `files`).
+ * `script.yaml` in the workspace, beside any other `files`), with `env` set for the server.
  */
 export function startScriptedServer(
   agent: string,
   script: string,
   files: Record<string, string | Uint8Array> = {},
+  env: ServerEnv = {},
 ): Promise<QilinServer> {
-  return startServer({ 'e2e.agent': agent, 'script.yaml': script, ...files }, [
-    '--agent',
-    'e2e.agent',
-    '--model',
-    'scripted:script.yaml',
-  ]);
+  return startServer(
+    { 'e2e.agent': agent, 'script.yaml': script, ...files },
+    ['--agent', 'e2e.agent', '--model', 'scripted:script.yaml'],
+    env,
+  );
 }
 
 /** The example application's binary: `INVOICES_BIN`, else the workspace's debug build. */

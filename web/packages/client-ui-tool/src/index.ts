@@ -39,6 +39,7 @@ export {
   type ToolRowProps,
 } from './views/card';
 export { GenericToolView } from './views/generic';
+export { PreparingRow } from './views/shared';
 export { RequestNotes } from './views/request';
 export {
   Fields,

@@ -313,7 +313,8 @@ function snapshotOf(fold: ConversationFold, from: number): TreeSeed {
   };
 }
 
-describe('a fold seeded from a snapshot goes on as the whole fold', () => {
+// Every cut point of the longest logs takes seconds on a busy machine.
+describe('a fold seeded from a snapshot goes on as the whole fold', { timeout: 60_000 }, () => {
   test.each(recordedFixtures())('%s: every cut point, every first turn', (name) => {
     const events = fixtureEvents(name);
     const whole = clientShape(foldEvents(events));

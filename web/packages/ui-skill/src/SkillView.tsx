@@ -1,8 +1,10 @@
 import {
   GenericCard,
+  PreparingRow,
   ToolRow,
   PlainDetails,
   cardInput,
+  type StartedToolCallViewProps,
   type ToolCallOwnerProps,
 } from '@qilin-agent/client-ui-tool';
 import { useT } from '@qilin-agent/i18n';
@@ -10,8 +12,20 @@ import { FileExcerpt } from '@qilin-agent/ui-primitives';
 import { useMemo } from 'react';
 import { skillModel } from './model';
 
-/** The `skill` tool's view: which skill and file the model read, and its text. */
+/**
+ * The `skill` tool's view: while the arguments stream, the row alone; once dispatched, which
+ * skill and file the model read, and its text ([`SkillCard`]).
+ */
 export function SkillView(props: ToolCallOwnerProps) {
+  const t = useT();
+  if (props.phase === 'preparing') {
+    return <PreparingRow view={props} icon="book" title={t('tool.skill.title')} />;
+  }
+  return <SkillCard {...props} />;
+}
+
+/** The card of a dispatched `skill` call: it reads the call's arguments. */
+export function SkillCard(props: StartedToolCallViewProps) {
   const t = useT();
   const model = useMemo(() => skillModel(cardInput(props)), [props]);
   if (model.kind === 'generic')

@@ -6,7 +6,7 @@ import { TOOL_VIEW_SLOT } from '@qilin-agent/client-ui-tool';
 import type { SlotContext } from '@qilin-agent/slots';
 import { SkillView } from './SkillView';
 
-export { SkillView } from './SkillView';
+export { SkillCard, SkillView } from './SkillView';
 export { skillModel, type SkillModel } from './model';
 
 /** Registers the `skill` view in `ctx.slots`; returns the function that removes it. */

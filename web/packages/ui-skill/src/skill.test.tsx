@@ -1,10 +1,15 @@
 import { fireEvent, render, screen } from '@testing-library/react';
-import { registerBuiltinToolViews, ToolCallTree } from '@qilin-agent/client-ui-tool';
+import {
+  registerBuiltinToolViews,
+  ToolCallTree,
+  type StartedToolCallViewProps,
+} from '@qilin-agent/client-ui-tool';
 import { I18nProvider } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
-import { describe, expect, test } from 'vitest';
+import type { ComponentProps } from 'react';
+import { describe, expect, expectTypeOf, test } from 'vitest';
 import { callOf, inputAt } from '../../../test-support/calls';
-import { registerSkillView } from './index';
+import { registerSkillView, type SkillCard } from './index';
 import { skillModel } from './model';
 
 describe('the skill card', () => {
@@ -49,5 +54,9 @@ describe('the skill card', () => {
     dispose();
     render(view);
     expect(screen.getByRole('button', { name: /Tool call · skill/ })).toBeInTheDocument();
+  });
+
+  test('the card that reads arguments takes dispatched props only (checked by typecheck)', () => {
+    expectTypeOf<ComponentProps<typeof SkillCard>>().toEqualTypeOf<StartedToolCallViewProps>();
   });
 });

@@ -18,11 +18,17 @@ function targetId(value: unknown, field: 'job_id' | 'terminal_id'): string {
 /** The card of a `job_output` call: the output a background job wrote since the last look. */
 export interface JobOutputModel {
   readonly kind: 'jobOutput';
+  /**
+   * The call's state while it is in flight or when it failed; `receipt` once it read the job:
+   * the row then names no state of its own, only the job's.
+   */
   readonly state: CallState;
   /** The job's id; absent while preparing. */
   readonly jobId?: string;
   /** Where the job stands, as the report says (still running, exited, killed). */
   readonly jobState?: Message;
+  /** The static colour of where the job stands, for its dot in the details. */
+  readonly jobDot?: CallState;
   /** The capsule of a job that ended badly (a non-zero exit or a signal). */
   readonly capsule?: Message;
   /** The expanded card; absent until the call ended. */
@@ -39,11 +45,24 @@ function jobStateMessage(state: ProgramState, exitCode: number | null, signal?: 
 }
 
 /**
+ * The colour of where a job stands: running, a clean exit, stopped by a signal, or any other
+ * end (a non-zero exit, no exit code at all).
+ */
+function jobDotOf(state: ProgramState, exitCode: number | null, signal?: string): CallState {
+  if (state === 'running') return 'running';
+  if (exitCode === 0) return 'ok';
+  if (exitCode === null && signal !== undefined) return 'interrupted';
+  return 'error';
+}
+
+/**
  * The `job_output` card from the raw fields: the job's command and the output it wrote since
  * the previous look, shown as the job's own output (the card that started the job stays a
- * receipt), with where the job stands and a capsule when it ended badly. An output ending with
- * the spill notice shows as the plain text the model saw; a failed call or a report of another
- * shape falls back to the generic card.
+ * receipt), with where the job stands and a capsule when it ended badly. The call itself is a
+ * look at the job, so once it read the report its row shows no state dot of its own (a "done"
+ * beside "still running" would read as the job's). An output ending with the spill notice
+ * shows as the plain text the model saw; a failed call or a report of another shape falls back
+ * to the generic card.
  */
 export function jobOutputModel(input: CardInput): JobOutputModel | GenericModel {
   const state = stateOf(input);
@@ -62,9 +81,10 @@ export function jobOutputModel(input: CardInput): JobOutputModel | GenericModel 
     const spilled = hasSpillNotice(output) || hasSpillNotice(flattenContent(input.result.content));
     return {
       kind: 'jobOutput',
-      state,
+      state: 'receipt',
       jobId,
       jobState: jobStateMessage(jobState, exitCode, signal),
+      jobDot: jobDotOf(jobState, exitCode, signal),
       ...(capsule === undefined ? {} : { capsule }),
       body: spilled
         ? plainBody(input, { withInput: false })

@@ -264,10 +264,16 @@ describe('the shell family', () => {
     const node = callOf('shell', 'call_9');
     expect(jobOutputModel(inputAt(node))).toMatchObject({
       kind: 'jobOutput',
-      state: 'ok',
+      state: 'receipt',
       jobId: 'job-1',
       jobState: { key: 'job.exited', values: { code: 0 } },
+      jobDot: 'ok',
       body: { kind: 'job', output: 'tick 1\ntick 2\ntick 3\n' },
+    });
+    expect(jobOutputModel(inputAt(node, 'start'))).toEqual({
+      kind: 'jobOutput',
+      state: 'running',
+      jobId: 'job-1',
     });
     const other = {
       ...inputAt(node),

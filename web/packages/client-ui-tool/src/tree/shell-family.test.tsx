@@ -34,8 +34,35 @@ describe('terminal_send', () => {
   });
 
   test('a spilled output shows as the plain text the model saw', () => {
+    const { row, expand } = renderCall('terminals', 'call_18');
+    expect(row).toHaveTextContent('Terminal input · seq 1 30000 ⏎term-4');
+    const card = expand();
+    expect(card).toHaveTextContent('[qilin: output cut; all ');
+    expect(within(card).queryByRole('group', { name: /Output of/ })).toBeNull();
+  });
+});
+
+describe('terminal_start', () => {
+  test('a spilled output shows as the plain text the model saw', () => {
     const card = renderCall('terminals', 'call_10').expand();
     expect(card).toHaveTextContent('[qilin: output cut; all ');
+    expect(within(card).queryByRole('group', { name: /Output of/ })).toBeNull();
+  });
+
+  test('a program that ended badly: its output, and the capsule after the row’s text', () => {
+    const { row, expand } = renderCall('terminals', 'call_16');
+    expect(row.querySelector('.qp-capsule')).toHaveTextContent('exit 3');
+    const output = within(expand()).getByRole('group', { name: /Output of/ });
+    expect(output).toHaveTextContent('bye');
+  });
+
+  test('a call refused before it started keeps its arguments and the error', () => {
+    const { row, expand } = renderCall('terminals', 'call_19');
+    expect(row).toHaveTextContent('Terminal · cat');
+    expect(announcedState(row)).toBe('Failed');
+    const card = expand();
+    expect(within(card).getByText('Input')).toBeInTheDocument();
+    expect(card).toHaveTextContent('timeout_secs');
     expect(within(card).queryByRole('group', { name: /Output of/ })).toBeNull();
   });
 });
@@ -91,6 +118,21 @@ describe('receipts', () => {
     expect(card).not.toHaveTextContent(/SIG|exit|killed/);
   });
 
+  test('a background start refused keeps the generic arguments and error, not a receipt', () => {
+    const { row, expand } = renderCall('shell', 'call_20');
+    expect(row).toHaveTextContent('Tool call · bash');
+    expect(announcedState(row)).toBe('Failed');
+    const card = expand();
+    expect(within(card).getByText('Input')).toBeInTheDocument();
+    expect(within(card).queryByLabelText('Started in the background')).toBeNull();
+  });
+
+  test('an interrupt of an unknown job is the generic failure', () => {
+    const { row } = renderCall('shell', 'call_19');
+    expect(row).toHaveTextContent('Tool call · job_kill');
+    expect(announcedState(row)).toBe('Failed');
+  });
+
   test('an interrupt of an unknown terminal is the generic failure', () => {
     const { row } = renderCall('terminals', 'call_15');
     expect(row).toHaveTextContent('Tool call · terminal_kill');
@@ -114,6 +156,42 @@ describe('job_output', () => {
     expect(output).toHaveTextContent('tick 1');
     expect(output).toHaveTextContent('tick 3');
     expect(card).toHaveTextContent('for i in 1 2 3; do echo tick $i; sleep 0.1; done');
+  });
+
+  test('the title stays neutral: no state of the call’s own, and the job’s state said once', () => {
+    const { row, expand } = renderCall('shell', 'call_9');
+    // A "Done" dot beside the job's state would read as the job's.
+    expect(announcedState(row)).toBeNull();
+    expect(row.querySelector('.qp-row__suffix')).toHaveTextContent('exited with code 0');
+    const card = expand();
+    // Expanded, the title leaves the state out; the details say it, with its static colour.
+    expect(row.querySelector('.qp-row__suffix')).toBeNull();
+    const state = card.querySelector('.qt-job-state') as HTMLElement;
+    expect(state).toHaveTextContent('exited with code 0');
+    expect(state.querySelector('.qp-dot')).toHaveClass('qp-dot--ok');
+    expect(card.textContent?.match(/exited with code 0/g)).toHaveLength(1);
+  });
+
+  test('a job still running: said on the row, then in the details with its running dot', () => {
+    const { row, expand } = renderCall('shell', 'call_17');
+    expect(row).toHaveTextContent('Job output · job-4still running');
+    expect(row.querySelector('.qp-capsule')).toBeNull();
+    const card = expand();
+    const state = card.querySelector('.qt-job-state') as HTMLElement;
+    expect(state).toHaveTextContent('still running');
+    expect(state.querySelector('.qp-dot')).toHaveClass('qp-dot--running');
+  });
+
+  test('a job that ended badly: the capsule while collapsed, the error dot once opened', () => {
+    const { row, expand } = renderCall('shell', 'call_16');
+    expect(row).toHaveTextContent('exited with code 4');
+    expect(row.querySelector('.qp-capsule')).toHaveTextContent('exit 4');
+    const card = expand();
+    expect(row.querySelector('.qp-capsule')).toBeNull();
+    const state = card.querySelector('.qt-job-state') as HTMLElement;
+    expect(state).toHaveTextContent('exited with code 4');
+    expect(state.querySelector('.qp-dot')).toHaveClass('qp-dot--error');
+    expect(within(card).getByRole('group', { name: 'Output of job-3' })).toHaveTextContent('oops');
   });
 
   test('the start card is not given the job’s output', () => {

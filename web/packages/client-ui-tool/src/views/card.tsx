@@ -48,6 +48,11 @@ export interface ToolRowProps {
   openPath?: string | undefined;
   /** The lines of that file the call read or changed, given to the host with the path. */
   openLines?: FileLines | undefined;
+  /**
+   * True when the suffix and capsule name a state the details also show (where a job stands):
+   * the row leaves them out while expanded, so the state is said once, in the details.
+   */
+  statusInDetails?: boolean;
   /** The details; a card without them does not expand. */
   children?: ReactNode;
 }
@@ -63,6 +68,7 @@ export function ToolRow(props: ToolRowProps) {
   const [expanded, setExpanded] = useState(false);
   const { callId, host, openPath, openLines, children } = props;
   const expandable = Children.toArray(children).length > 0;
+  const rowStatus = !(props.statusInDetails === true && expandable && expanded);
   const actions: ReactNode[] = [];
   if (openPath !== undefined && host.openFile !== undefined) {
     const open = host.openFile;
@@ -95,8 +101,8 @@ export function ToolRow(props: ToolRowProps) {
         icon={props.icon}
         title={props.title}
         {...(props.summary === undefined ? {} : { summary: props.summary })}
-        {...(props.suffix === undefined ? {} : { suffix: props.suffix })}
-        {...(props.capsule === undefined ? {} : { capsule: props.capsule })}
+        {...(props.suffix === undefined || !rowStatus ? {} : { suffix: props.suffix })}
+        {...(props.capsule === undefined || !rowStatus ? {} : { capsule: props.capsule })}
         {...(expandable ? { expanded, onToggle: () => setExpanded(!expanded), detailsId } : {})}
         {...(actions.length === 0 ? {} : { actions })}
       />

@@ -4,7 +4,11 @@ import { useT } from '@qilin-agent/i18n';
 import { DiffStats, DiffView, ToolRowChrome } from '@qilin-agent/ui-primitives';
 import type { writeModel } from '../models/diff';
 import { preparingSize, touchedLines, type DiffModel } from '../models/diff';
-import type { PreparingToolCallViewProps, ToolCallOwnerProps } from '../slots';
+import type {
+  PreparingToolCallViewProps,
+  StartedToolCallViewProps,
+  ToolCallOwnerProps,
+} from '../slots';
 import { PlainDetails, ToolRow, useToolHooks } from './card';
 import { Generic, hostOf, useModel } from './shared';
 
@@ -58,7 +62,10 @@ export function PreparingContent(props: PreparingToolCallViewProps & { title: st
 }
 
 /** A dispatched change: its card model built by `build`, shown as the diff card. */
-export function DispatchedChange(props: { view: ToolCallOwnerProps; build: typeof writeModel }) {
+export function DispatchedChange(props: {
+  view: StartedToolCallViewProps;
+  build: typeof writeModel;
+}) {
   const model = useModel(props.view, props.build);
   return model.kind === 'generic' ? (
     <Generic view={props.view} model={model} />

@@ -4,9 +4,9 @@ import { formatBytes, TerminalOutput } from '@qilin-agent/ui-primitives';
 import { checksRunModel, type CheckRow, type ChecksReceipt } from '../models/checks';
 import type { CheckConclusion } from '@qilin-agent/protocol';
 import { formatDuration } from '../models/sessionLink';
-import type { ToolCallHost, ToolCallOwnerProps } from '../slots';
+import type { StartedToolCallViewProps, ToolCallHost, ToolCallOwnerProps } from '../slots';
 import { PlainDetails, ToolRow } from './card';
-import { Generic, hostOf, useModel } from './shared';
+import { Generic, PreparingRow, hostOf, useModel } from './shared';
 
 /** The glyph of each conclusion; its word is said beside it for assistive technology. */
 const GLYPHS: Record<CheckConclusion, string> = { success: '✓', failure: '✕', neutral: '–' };
@@ -185,20 +185,27 @@ export function ChecksReceiptList(props: {
   );
 }
 
-/** `checks_run`: the overall conclusion on the row, one row per check inside. */
+/**
+ * `checks_run`: while the arguments stream, the row alone; once dispatched, the overall
+ * conclusion on the row and one row per check inside ([`ChecksRunCard`]).
+ */
 export function ChecksRunView(props: ToolCallOwnerProps) {
+  const t = useT();
+  if (props.phase === 'preparing') {
+    return <PreparingRow view={props} icon="checklist" title={t('tool.checks_run.title')} />;
+  }
+  return <ChecksRunCard {...props} />;
+}
+
+/** The check-run card of a dispatched `checks_run` call: it reads the call's arguments. */
+export function ChecksRunCard(props: StartedToolCallViewProps) {
   const t = useT();
   const model = useModel(props, checksRunModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
   const title = t('tool.checks_run.title');
   const host = hostOf(props);
   const { receipt } = model;
-  const asked =
-    props.phase === 'preparing'
-      ? undefined
-      : model.ids === undefined
-        ? t('checks.all')
-        : model.ids.join(', ');
+  const asked = model.ids === undefined ? t('checks.all') : model.ids.join(', ');
   return (
     <ToolRow
       callId={props.callId}

@@ -26,7 +26,14 @@ export function JobOutputView(props: ToolCallOwnerProps) {
         )
       }
       capsule={model.capsule === undefined ? undefined : t(model.capsule)}
+      statusInDetails
     >
+      {model.jobState !== undefined && model.jobDot !== undefined && (
+        <p className="qt-job-state">
+          <span className={`qp-dot qp-dot--${model.jobDot}`} aria-hidden="true" />
+          {t(model.jobState)}
+        </p>
+      )}
       {body?.kind === 'job' && (
         <>
           <pre className="qt-command" tabIndex={0}>

@@ -1,10 +1,11 @@
 // The helpers every built-in view shares: the host part of a view's props, a memoised card model,
 // the generic card.
+import type { IconName } from '@qilin-agent/ui-primitives';
 import { useMemo } from 'react';
 import { cardInput } from '../models/common';
 import type { GenericModel } from '../models/generic';
-import type { ToolCallHost, ToolCallOwnerProps } from '../slots';
-import { GenericCard } from './card';
+import type { PreparingToolCallViewProps, ToolCallHost, ToolCallOwnerProps } from '../slots';
+import { GenericCard, ToolRow } from './card';
 
 /** The host part of a view's props. */
 export function hostOf(props: ToolCallOwnerProps): ToolCallHost {
@@ -30,4 +31,24 @@ export function useModel<M>(
 /** The generic card of a view's call, for a call no dedicated card can show. */
 export function Generic(props: { view: ToolCallOwnerProps; model: GenericModel }) {
   return <GenericCard model={props.model} callId={props.view.callId} host={hostOf(props.view)} />;
+}
+
+/**
+ * The row of a call whose arguments are still streaming: its tool's icon and title, nothing
+ * that depends on the arguments, and no details to expand.
+ */
+export function PreparingRow(props: {
+  view: PreparingToolCallViewProps;
+  icon: IconName;
+  title: string;
+}) {
+  return (
+    <ToolRow
+      callId={props.view.callId}
+      host={hostOf(props.view)}
+      state="preparing"
+      icon={props.icon}
+      title={props.title}
+    />
+  );
 }

@@ -1,16 +1,33 @@
 import { useT } from '@qilin-agent/i18n';
 import { TerminalOutput } from '@qilin-agent/ui-primitives';
 import { shellModel } from '../models/shell';
-import type { ToolCallOwnerProps } from '../slots';
+import type { StartedToolCallViewProps, ToolCallOwnerProps } from '../slots';
 import { PlainDetails, ToolRow } from './card';
-import { Generic, hostOf, useModel } from './shared';
+import { Generic, PreparingRow, hostOf, useModel } from './shared';
 
-/** `bash` and `pwsh`: the terminal card. */
+/** The title of a shell tool's card. */
+function shellTitle(toolName: string) {
+  return toolName === 'pwsh' ? 'tool.pwsh.title' : 'tool.bash.title';
+}
+
+/**
+ * `bash` and `pwsh`: while the arguments stream, the row alone; once dispatched, the terminal
+ * card ([`ShellCard`]).
+ */
 export function ShellView(props: ToolCallOwnerProps) {
+  const t = useT();
+  if (props.phase === 'preparing') {
+    return <PreparingRow view={props} icon="terminal" title={t(shellTitle(props.toolName))} />;
+  }
+  return <ShellCard {...props} />;
+}
+
+/** The terminal card of a dispatched `bash` or `pwsh` call: it reads the call's arguments. */
+export function ShellCard(props: StartedToolCallViewProps) {
   const t = useT();
   const model = useModel(props, shellModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
-  const title = t(props.toolName === 'pwsh' ? 'tool.pwsh.title' : 'tool.bash.title');
+  const title = t(shellTitle(props.toolName));
   const { body } = model;
   return (
     <ToolRow

@@ -1,18 +1,33 @@
 import { useT } from '@qilin-agent/i18n';
 import { TerminalOutput } from '@qilin-agent/ui-primitives';
 import { terminalModel } from '../models/terminal';
-import type { ToolCallOwnerProps } from '../slots';
+import type { StartedToolCallViewProps, ToolCallOwnerProps } from '../slots';
 import { PlainDetails, ToolRow } from './card';
-import { Generic, hostOf, useModel } from './shared';
+import { Generic, PreparingRow, hostOf, useModel } from './shared';
 
-/** `terminal_start` and `terminal_send`: the terminal card of a program a person would type into. */
+/** The title of a terminal tool's card. */
+function terminalTitle(toolName: string) {
+  return toolName === 'terminal_start' ? 'tool.terminal_start.title' : 'tool.terminal_send.title';
+}
+
+/**
+ * `terminal_start` and `terminal_send`: while the arguments stream, the row alone; once
+ * dispatched, the terminal card ([`TerminalCard`]).
+ */
 export function TerminalView(props: ToolCallOwnerProps) {
+  const t = useT();
+  if (props.phase === 'preparing') {
+    return <PreparingRow view={props} icon="terminal" title={t(terminalTitle(props.toolName))} />;
+  }
+  return <TerminalCard {...props} />;
+}
+
+/** The terminal card of a program a person would type into: it reads the call's arguments. */
+export function TerminalCard(props: StartedToolCallViewProps) {
   const t = useT();
   const model = useModel(props, terminalModel);
   if (model.kind === 'generic') return <Generic view={props} model={model} />;
-  const title = t(
-    props.toolName === 'terminal_start' ? 'tool.terminal_start.title' : 'tool.terminal_send.title',
-  );
+  const title = t(terminalTitle(props.toolName));
   const summary =
     model.summary === undefined
       ? undefined
