@@ -480,3 +480,64 @@ async fn serve_demo_opens_on_a_live_demo_session_on_the_scripted_model() {
         "the demo calls tools"
     );
 }
+
+/// The scheduler's settings come from the command line: with `--schedule-tick 100ms` a
+/// one-shot schedule fires within moments of its time, and with `--run-tokens 10` its run
+/// ends `out_of_budget`, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_takes_the_scheduler_settings_from_its_options() {
+    let dir = tempfile::tempdir().unwrap();
+    workspace_in(dir.path());
+    let client = reqwest::Client::new();
+    let mut command = serve_command(dir.path());
+    command.args(["--schedule-tick", "100ms", "--run-tokens", "10"]);
+    let served = started(command);
+    let session = served.create_session(&client).await;
+    let at = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let path = format!("{}/api/sessions/{session}/schedules", served.base);
+    let (status, made) = served
+        .send(client.post(&path).json(&json!({
+            "prompt": "look around",
+            "at": at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        })))
+        .await;
+    assert_eq!(status, 201, "{made}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let run = loop {
+        let (status, listed) = served.send(client.get(&path)).await;
+        assert_eq!(status, 200, "{listed}");
+        let run = listed["schedules"][0]["lastRun"].clone();
+        if run.is_object() && run["outcome"] != "running" {
+            break run;
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(run["outcome"], "out_of_budget", "{run}");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(message.contains("budget of 10 tokens"), "{run}");
+}
+
+/// `qilin serve --help` names the scheduler's options; a malformed one is refused, saying
+/// what is expected.
+#[test]
+fn serve_help_names_the_scheduler_options_and_bad_values_are_refused() {
+    let help = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    for option in ["--schedule-tick", "--run-budget", "--run-tokens"] {
+        assert!(text.contains(option), "{option} in {text}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["serve", "--run-budget", "30"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("has no unit") && stderr.contains("30m"),
+        "{stderr}"
+    );
+}

@@ -3,7 +3,7 @@
 //! the subagents any session can start with the `agent` tool: `explore` (read-only) and
 //! `general`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 /// The name of the agent a host runs when none is named.
@@ -53,6 +53,44 @@ pub fn builtin_agents() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|(name, _)| *name)
         .chain([TOOLS_AGENT])
+}
+
+/// Where agent `name` is, as the `agent` tool finds it: `WORKSPACE/NAME.agent`,
+/// `WORKSPACE/.qilin/agents/NAME.agent`, then the built-in agents (all but `tools`). An error
+/// says what is wrong and which agents exist.
+pub fn find_agent(workspace: &Path, name: &str) -> Result<crate::AgentSource, String> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    if !plain {
+        return Err(format!(
+            "`{name}` is not an agent name: give a name of letters, digits, `-` and `_` \
+             (`explore`, `general`, or a workspace's NAME.agent)"
+        ));
+    }
+    for path in [
+        workspace.join(format!("{name}.agent")),
+        workspace
+            .join(".qilin")
+            .join("agents")
+            .join(format!("{name}.agent")),
+    ] {
+        if path.is_file() {
+            return Ok(crate::AgentSource::File(path));
+        }
+    }
+    if builtin_agent(name).is_some() && name != TOOLS_AGENT {
+        return Ok(crate::AgentSource::Builtin(name.to_string()));
+    }
+    Err(format!(
+        "no agent `{name}`: not {name}.agent in the workspace (or .qilin/agents/), nor a \
+         built-in agent ({})",
+        builtin_agents()
+            .filter(|agent| *agent != TOOLS_AGENT)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// How a built-in agent's file is named in findings: `(built-in)/coder.agent`.

@@ -391,44 +391,6 @@ impl Children {
         record
     }
 
-    /// Where to find agent `name`: `WORKSPACE/NAME.agent`, `WORKSPACE/.qilin/agents/NAME.agent`,
-    /// then the built-in agents.
-    fn agent_source(setup: &ParentSetup, name: &str) -> ToolResult<crate::AgentSource> {
-        let plain = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
-        if !plain {
-            return Err(ToolError::invalid_arguments(format!(
-                "`{name}` is not an agent name: give a name of letters, digits, `-` and `_` \
-                 (`explore`, `general`, or a workspace's NAME.agent)"
-            )));
-        }
-        for path in [
-            setup.workspace.join(format!("{name}.agent")),
-            setup
-                .workspace
-                .join(".qilin")
-                .join("agents")
-                .join(format!("{name}.agent")),
-        ] {
-            if path.is_file() {
-                return Ok(crate::AgentSource::File(path));
-            }
-        }
-        if crate::builtin_agent(name).is_some() && name != crate::TOOLS_AGENT {
-            return Ok(crate::AgentSource::Builtin(name.to_string()));
-        }
-        Err(ToolError::invalid_arguments(format!(
-            "no agent `{name}`: not {name}.agent in the workspace (or .qilin/agents/), nor a \
-             built-in agent ({})",
-            crate::builtin_agents()
-                .filter(|agent| *agent != crate::TOOLS_AGENT)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
-    }
-
     async fn start_child(
         &self,
         cx: &ToolContext,
@@ -468,7 +430,8 @@ impl Children {
                 )));
             }
         }
-        let source = Self::agent_source(setup, &request.agent)?;
+        let source = crate::find_agent(&setup.workspace, &request.agent)
+            .map_err(ToolError::invalid_arguments)?;
         let mut builder = self
             .runtime
             .session(&setup.workspace)

@@ -62,7 +62,7 @@ mod session;
 pub use assembly::{
     builtin_registry, builtin_skills_root, discover_skills, discover_skills_with, workspace_of,
 };
-pub use builtin::{DEFAULT_AGENT, TOOLS_AGENT, builtin_agent, builtin_agents};
+pub use builtin::{DEFAULT_AGENT, TOOLS_AGENT, builtin_agent, builtin_agents, find_agent};
 pub use check::{check, tool_catalog};
 pub use children::ChildLimits;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
@@ -71,8 +71,9 @@ pub use goals::{
     CONTINUATION_PROMPT, DEFAULT_GOAL_TURNS, GoalError, STALL_TURNS, continuation_prompt,
 };
 pub use host::{
-    Clock, DEFAULT_RUN_BUDGET, HostError, LeaseTiming, LiveTree, Placement, SchedulerSettings,
-    SessionHost, SystemClock, workspace_model, workspace_script,
+    Clock, DEFAULT_RUN_BUDGET, DEFAULT_RUN_TOKENS, HostError, LeaseTiming, LiveTree, Placement,
+    SchedulerSettings, SessionHost, SystemClock, schedule_agent, schedule_service, workspace_model,
+    workspace_script,
 };
 pub use mount::AgentSource;
 pub use qilin_goals::NewGoal;

@@ -515,9 +515,10 @@ impl SessionBuilder {
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
             services.insert(Arc::new(checks));
         }
-        services.insert(Arc::new(qilin_schedules::ScheduleService::new(
+        services.insert(Arc::new(crate::schedule_service(
             Arc::clone(&store),
             &id,
+            &workspace,
         )));
         services.insert(Arc::new(qilin_sessions::SessionQueries::new(
             Arc::clone(&store),

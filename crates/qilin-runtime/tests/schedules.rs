@@ -298,9 +298,109 @@ async fn a_run_cut_by_a_stop_is_interrupted_and_the_next_fire_happens() {
     );
 }
 
+/// A run spending more tokens than its budget is stopped mid-turn and ends `out_of_budget`,
+/// saying so; the same run within its budget completes.
+#[tokio::test]
+async fn a_run_over_its_token_budget_ends_out_of_budget() {
+    let f = fixture(ASKING_AGENT);
+    let store = Arc::clone(&f.store) as Arc<dyn EventStore>;
+    let host = host_on(Arc::clone(&store), "server");
+    // The second step streams slowly: the stop comes before it ends.
+    let script = "chunk_delay_ms: 50\nturns:\n  - calls: [{tool: read, args: {path: notes.txt}}]\n  - say: a second step that takes a good while to stream, long enough to be cut short\n";
+    let session = create_session(&f, &host, script).await;
+    let clock = ManualClock::at(start());
+    let request = every("1m", ScheduleTarget::ThisSession, CatchUp::Once);
+    schedule(store.as_ref(), "sch1", session.id(), request, start(), 60).await;
+    clock.advance(Span::minutes(1));
+    let tight = SchedulerSettings {
+        run_tokens: 10,
+        ..settings(&clock)
+    };
+    let runs = runs_of(&host, &tight).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].outcome, RunOutcome::OutOfBudget, "{runs:?}");
+    let message = runs[0].message.clone().unwrap();
+    assert!(message.contains("budget of 10 tokens"), "{message}");
+    session.flush().await.unwrap();
+    let finished_steps: Vec<u32> = stored(&session)
+        .await
+        .into_iter()
+        .filter_map(|event| match event.body {
+            EventBody::StepFinished {
+                step,
+                stop_reason: Some(_),
+                ..
+            } => Some(step),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished_steps, [1], "the second step was cut short");
+    // Within its budget, the next run completes.
+    clock.advance(Span::minutes(1));
+    let runs = runs_of(&host, &settings(&clock)).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].outcome, RunOutcome::Completed, "{runs:?}");
+}
+
 /// The test database's URL, when set.
 fn postgres_url() -> Option<String> {
     std::env::var("QILIN_TEST_POSTGRES_URL").ok()
+}
+
+/// Two stores on one fresh PostgreSQL schema, each with its own connection pool (as two
+/// server processes have), and a way to drop the schema after.
+struct PostgresPair {
+    url: String,
+    schema: String,
+    a: Arc<dyn EventStore>,
+    b: Arc<dyn EventStore>,
+}
+
+impl PostgresPair {
+    async fn open() -> Self {
+        let Some(url) = postgres_url() else {
+            panic!(
+                "QILIN_TEST_POSTGRES_URL is not set: run `export QILIN_TEST_POSTGRES_URL=\"$(bash scripts/postgres)\"`"
+            );
+        };
+        let schema = format!("qilin_t_{:016x}", fastrand::u64(..));
+        let open = || async {
+            Arc::new(
+                qilin_store::PostgresStore::connect_with(
+                    &url,
+                    qilin_store::PostgresOptions {
+                        schema: schema.clone(),
+                        pool_size: 8,
+                    },
+                )
+                .await
+                .unwrap(),
+            ) as Arc<dyn EventStore>
+        };
+        let (a, b) = (open().await, open().await);
+        PostgresPair { url, schema, a, b }
+    }
+
+    async fn drop_schema(self) {
+        drop((self.a, self.b));
+        let (client, connection) = tokio_postgres::connect(&self.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let driver = tokio::spawn(connection);
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .await
+            .unwrap();
+        drop(client);
+        let _ = driver.await;
+    }
+}
+
+/// Connects `host`'s relay; the only commands relayed here are the host's own.
+async fn relay(host: &SessionHost) {
+    let handler: qilin_store::RelayHandler =
+        Arc::new(|_, command| Box::pin(async move { format!("unknown command: {command}") }));
+    assert!(host.connect_relay(handler).await.unwrap());
 }
 
 /// Two hosts, each with its own connection pool (as two server processes have) on one
@@ -308,26 +408,8 @@ fn postgres_url() -> Option<String> {
 /// fire runs exactly once, in one of them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hosts_on_postgres_run_each_fire_once() {
-    let Some(url) = postgres_url() else {
-        panic!(
-            "QILIN_TEST_POSTGRES_URL is not set: run `export QILIN_TEST_POSTGRES_URL=\"$(bash scripts/postgres)\"`"
-        );
-    };
-    let schema = format!("qilin_t_{:016x}", fastrand::u64(..));
-    let open = || async {
-        Arc::new(
-            qilin_store::PostgresStore::connect_with(
-                &url,
-                qilin_store::PostgresOptions {
-                    schema: schema.clone(),
-                    pool_size: 8,
-                },
-            )
-            .await
-            .unwrap(),
-        ) as Arc<dyn EventStore>
-    };
-    let (store_a, store_b) = (open().await, open().await);
+    let pair = PostgresPair::open().await;
+    let (store_a, store_b) = (Arc::clone(&pair.a), Arc::clone(&pair.b));
     let f = fixture(ASKING_AGENT);
     let a = host_on(Arc::clone(&store_a), "a");
     let b = host_on(Arc::clone(&store_b), "b");
@@ -360,14 +442,95 @@ async fn two_hosts_on_postgres_run_each_fire_once() {
     a.shutdown().await;
     b.shutdown().await;
     drop((a, b, store_a, store_b, session));
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    let driver = tokio::spawn(connection);
-    client
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-        .await
-        .unwrap();
-    drop(client);
-    let _ = driver.await;
+    pair.drop_schema().await;
+}
+
+/// Two hosts on one PostgreSQL tick together on a one-second schedule that runs in its
+/// session: every fire runs in the host holding the session, none ends skipped. When that
+/// host stops, the other takes the next fire and the session with it, and the session's log
+/// tells every run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_this_session_fire_runs_where_its_session_runs_on_postgres() {
+    let pair = PostgresPair::open().await;
+    let f = fixture(ASKING_AGENT);
+    let a = host_on(Arc::clone(&pair.a), "a");
+    let b = host_on(Arc::clone(&pair.b), "b");
+    relay(&a).await;
+    relay(&b).await;
+    let session = create_session(&f, &a, "turns:\n  - say: ok\n").await;
+    let id = session.id().to_string();
+    let clock = ManualClock::at(start());
+    let request = every("1s", ScheduleTarget::ThisSession, CatchUp::Once);
+    schedule(pair.a.as_ref(), "here", &id, request, start(), 1).await;
+    let settings = settings(&clock);
+    let mut from_a = Vec::new();
+    for _ in 0..5 {
+        clock.advance(Span::seconds(1));
+        let (by_a, by_b) = tokio::join!(a.fire_due(&settings), b.fire_due(&settings));
+        from_a.extend(by_a.unwrap());
+        assert!(by_b.unwrap().is_empty(), "b does not run the session");
+    }
+    let mut fires = Vec::new();
+    for task in from_a {
+        let run = tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .expect("the run ends")
+            .unwrap();
+        assert_eq!(run.outcome, RunOutcome::Completed, "{run:?}");
+        assert_eq!(run.session_id, id);
+        fires.push(run.fire_time);
+    }
+    fires.sort();
+    fires.dedup();
+    assert_eq!(fires.len(), 5, "{fires:?}");
+    // a stops: b takes the next fire, hosting the session.
+    drop(session);
+    a.shutdown().await;
+    clock.advance(Span::seconds(1));
+    let runs = runs_of(&b, &settings).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].outcome, RunOutcome::Completed, "{runs:?}");
+    let handle = b.hosted(&id).expect("b runs the session now");
+    let events = schedule_events(&handle).await;
+    assert_eq!(events.len(), 12, "{events:?}");
+    assert!(
+        !events
+            .iter()
+            .any(|(_, outcome, _)| *outcome == RunOutcome::Skipped)
+    );
+    b.shutdown().await;
+    drop((a, b, handle));
+    pair.drop_schema().await;
+}
+
+/// A run another process claims (a `new_session` one) reaches the creating session's log
+/// through the relay, while the session runs elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn schedule_events_reach_a_session_run_elsewhere_on_postgres() {
+    let pair = PostgresPair::open().await;
+    let f = fixture(ASKING_AGENT);
+    let a = host_on(Arc::clone(&pair.a), "a");
+    let b = host_on(Arc::clone(&pair.b), "b");
+    relay(&a).await;
+    relay(&b).await;
+    let session = create_session(&f, &a, "turns:\n  - say: ok\n").await;
+    let clock = ManualClock::at(start());
+    let request = every("1m", ScheduleTarget::NewSession, CatchUp::Once);
+    schedule(pair.a.as_ref(), "away", session.id(), request, start(), 60).await;
+    clock.advance(Span::minutes(1));
+    let runs = runs_of(&b, &settings(&clock)).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].outcome, RunOutcome::Completed, "{runs:?}");
+    assert!(b.hosted(session.id()).is_none(), "a still runs the session");
+    assert_eq!(
+        schedule_events(&session).await,
+        [
+            ("fired".to_string(), RunOutcome::Running, false),
+            ("finished".to_string(), RunOutcome::Completed, false)
+        ]
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+    drop((a, b, session));
+    pair.drop_schema().await;
 }

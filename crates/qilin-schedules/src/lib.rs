@@ -22,10 +22,13 @@ pub use tools::{
     ScheduleListArgs,
 };
 
-use chrono::Utc;
-use qilin_protocol::schedules::{CreateSchedule, ScheduleRecord};
-use qilin_store::EventStore;
+use chrono::{SecondsFormat, Utc};
+use qilin_protocol::schedules::{
+    CreateSchedule, ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleRecord,
+};
+use qilin_protocol::{Event, EventBody};
 use qilin_store::schedules::time::{MIN_INTERVAL_SECONDS, plan};
+use qilin_store::{EventStore, StoreError};
 use qilin_tool::{RegistryError, ToolContext, ToolError, ToolRegistry, ToolResult};
 use std::sync::Arc;
 
@@ -37,21 +40,34 @@ pub fn register_tools(registry: &mut ToolRegistry) -> Result<(), RegistryError> 
     Ok(())
 }
 
-/// The schedules of one session, as a host service the tools look up.
+/// Checks the agent a schedule names the way its runs will find it: `Err` says what is wrong
+/// and which agents exist.
+pub type AgentCheck = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// The schedules of one session, as a host service the tools look up. The tool, the server's
+/// route and the terminal's `qilin schedules` all create and delete through it, and tell the
+/// session's log with [`created_event`] and [`deleted_event`].
 #[derive(Clone)]
 pub struct ScheduleService {
     store: Arc<dyn EventStore>,
     session_id: String,
     min_interval: u64,
+    check_agent: AgentCheck,
 }
 
 impl ScheduleService {
-    /// The schedules of session `session_id` in `store`.
-    pub fn new(store: Arc<dyn EventStore>, session_id: impl Into<String>) -> Self {
+    /// The schedules of session `session_id` in `store`; `check_agent` refuses an agent name
+    /// the runs could not find.
+    pub fn new(
+        store: Arc<dyn EventStore>,
+        session_id: impl Into<String>,
+        check_agent: AgentCheck,
+    ) -> Self {
         ScheduleService {
             store,
             session_id: session_id.into(),
             min_interval: MIN_INTERVAL_SECONDS,
+            check_agent,
         }
     }
 
@@ -66,6 +82,12 @@ impl ScheduleService {
 
     /// Checks and stores a new schedule of the session.
     pub async fn create(&self, request: &CreateSchedule) -> ToolResult<ScheduleRecord> {
+        if let Some(agent) = request.agent.as_deref().map(str::trim)
+            && !agent.is_empty()
+        {
+            (self.check_agent)(agent)
+                .map_err(|err| ToolError::invalid_arguments(format!("`agent`: {err}")))?;
+        }
         let mut planned = plan(request, Utc::now(), self.min_interval)
             .map_err(|err| ToolError::invalid_arguments(err.0))?;
         planned.record.id = format!("sch-{:012x}", fastrand::u64(..) >> 16);
@@ -107,4 +129,38 @@ impl ScheduleService {
             .map_err(|err| ToolError::failed(format!("the schedule was not deleted: {err}")))?
             .ok_or_else(unknown)
     }
+}
+
+/// The `schedule.created` a new schedule records in its session's log.
+pub fn created_event(schedule: &ScheduleRecord) -> EventBody {
+    EventBody::ScheduleCreated(ScheduleCreatedEvent {
+        schedule: schedule.clone(),
+    })
+}
+
+/// The `schedule.deleted` a deleted schedule records in its session's log.
+pub fn deleted_event(schedule: &ScheduleRecord) -> EventBody {
+    EventBody::ScheduleDeleted(ScheduleDeletedEvent {
+        schedule_id: schedule.id.clone(),
+    })
+}
+
+/// Appends `body` to the stored log of session `session`, one no process runs (the
+/// terminal's `qilin schedules`, working on the store directly). Refused by the store when
+/// the log moved meanwhile (a process writing it).
+pub async fn append_to_stored_log(
+    store: &dyn EventStore,
+    session: &str,
+    body: EventBody,
+) -> Result<(), StoreError> {
+    let info = store
+        .session(session)
+        .await?
+        .ok_or_else(|| StoreError::UnknownSession(session.to_string()))?;
+    let event = Event {
+        seq: info.head_seq + 1,
+        time: Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
+        body,
+    };
+    store.append(session, &[event]).await.map(|_| ())
 }

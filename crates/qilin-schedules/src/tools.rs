@@ -3,10 +3,9 @@
 
 use crate::ScheduleService;
 use qilin_protocol::schedules::{
-    CatchUp, CreateSchedule, ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleListOutput,
-    ScheduleOutput, ScheduleRecord, ScheduleTarget,
+    CatchUp, CreateSchedule, ScheduleListOutput, ScheduleOutput, ScheduleRecord, ScheduleTarget,
 };
-use qilin_protocol::{CallPresentation, ContentBlock, Detail, EventBody};
+use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -107,11 +106,7 @@ impl Tool for ScheduleCreate {
             expires: args.expires,
         };
         let schedule = service.create(&request).await?;
-        cx.session()
-            .events()
-            .emit(EventBody::ScheduleCreated(ScheduleCreatedEvent {
-                schedule: schedule.clone(),
-            }));
+        cx.session().events().emit(crate::created_event(&schedule));
         Ok(ScheduleOutput { schedule })
     }
 
@@ -223,11 +218,7 @@ impl Tool for ScheduleDelete {
     async fn call(&self, args: ScheduleDeleteArgs, cx: &ToolContext) -> ToolResult<ScheduleOutput> {
         let service = ScheduleService::of(cx)?;
         let schedule = service.delete(&args.id).await?;
-        cx.session()
-            .events()
-            .emit(EventBody::ScheduleDeleted(ScheduleDeletedEvent {
-                schedule_id: schedule.id.clone(),
-            }));
+        cx.session().events().emit(crate::deleted_event(&schedule));
         Ok(ScheduleOutput { schedule })
     }
 

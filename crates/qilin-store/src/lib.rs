@@ -398,11 +398,18 @@ pub trait EventStore: Send + Sync + 'static {
     /// active schedule's next fire moves on (see [`schedules::decide`], with `grace` as how
     /// late a fire may be before it counts as missed) and each run to start is recorded,
     /// `running` and owned by `owner`. Two processes claiming at once never take the same fire.
+    ///
+    /// A `this_session` fire runs where its session runs: a schedule whose session's lease
+    /// another process holds is left due for that process to claim; otherwise the claim takes
+    /// the session's lease for `owner` for `lease` in the same transaction, so the claimer is
+    /// the process that runs the turn (and a process that dies mid-run leaves its run to be
+    /// ended as interrupted, never a fire claimed by one process for another).
     async fn claim_due(
         &self,
         now: DateTime<Utc>,
         owner: &str,
         grace: chrono::Duration,
+        lease: Duration,
     ) -> Result<Vec<ClaimedFire>, StoreError>;
 
     /// Replaces run `run_number` of schedule `id` (its session, turn, outcome).

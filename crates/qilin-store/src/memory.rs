@@ -367,8 +367,11 @@ impl EventStore for MemoryStore {
         now: DateTime<Utc>,
         owner: &str,
         grace: chrono::Duration,
+        lease: Duration,
     ) -> Result<Vec<ClaimedFire>, StoreError> {
-        self.schedules.claim(now, owner, grace)
+        self.schedules.claim(now, owner, grace, |session| {
+            self.leases.acquire(session, owner, lease) == Lease::Acquired
+        })
     }
 
     async fn update_run(

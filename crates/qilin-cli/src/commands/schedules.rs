@@ -5,10 +5,14 @@ use crate::commands::open_store;
 use crate::commands::sessions::workspace_or_here;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
+use qilin_protocol::EventBody;
 use qilin_protocol::schedules::{CatchUp, CreateSchedule, ScheduleRecord, ScheduleTarget};
-use qilin_schedules::ScheduleService;
-use std::path::PathBuf;
+use qilin_runtime::schedule_service;
+use qilin_schedules::{append_to_stored_log, created_event, deleted_event};
+use qilin_store::EventStore;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// The `schedules` subcommands.
 #[derive(Subcommand)]
@@ -41,6 +45,11 @@ pub enum SchedulesCommand {
         /// The IANA time zone the cron is read in; UTC when omitted.
         #[arg(long)]
         timezone: Option<String>,
+        /// The agent of each new session (with `--new-session`): a workspace's NAME.agent, a
+        /// built-in agent's name, or an agent file relative to the workspace; the session's
+        /// agent when omitted.
+        #[arg(long)]
+        agent: Option<String>,
         /// Run in a new session each time instead of in the session.
         #[arg(long)]
         new_session: bool,
@@ -94,24 +103,25 @@ pub fn run(command: SchedulesCommand) -> Result<ExitCode> {
                 every,
                 at,
                 timezone,
+                agent,
                 new_session,
                 skip_missed,
                 expires,
                 workspace,
             } => {
                 let store = open_store(&workspace_or_here(workspace)?)?;
-                if store.session(&session).await?.is_none() {
+                let Some(info) = store.session(&session).await? else {
                     bail!(
                         "no session `{session}` in this workspace: `qilin sessions list` lists them"
                     );
-                }
+                };
                 let request = CreateSchedule {
                     prompt,
                     cron,
                     every,
                     at,
                     timezone,
-                    agent: None,
+                    agent,
                     target: Some(match new_session {
                         true => ScheduleTarget::NewSession,
                         false => ScheduleTarget::ThisSession,
@@ -122,10 +132,12 @@ pub fn run(command: SchedulesCommand) -> Result<ExitCode> {
                     }),
                     expires,
                 };
-                let schedule = ScheduleService::new(store, &session)
-                    .create(&request)
-                    .await
-                    .map_err(|err| anyhow::anyhow!(err.message))?;
+                let schedule =
+                    schedule_service(Arc::clone(&store), &session, Path::new(&info.workspace))
+                        .create(&request)
+                        .await
+                        .map_err(|err| anyhow::anyhow!(err.message))?;
+                tell_log(store.as_ref(), &session, created_event(&schedule)).await;
                 println!("{}", line(&schedule));
                 Ok(ExitCode::SUCCESS)
             }
@@ -134,15 +146,30 @@ pub fn run(command: SchedulesCommand) -> Result<ExitCode> {
                 let Some(schedule) = store.schedule(&id).await? else {
                     bail!("no schedule `{id}`: `qilin schedules list` lists them");
                 };
-                let deleted = ScheduleService::new(store, &schedule.session_id)
+                let session = schedule.session_id;
+                let workspace = store
+                    .session(&session)
+                    .await?
+                    .map(|info| PathBuf::from(info.workspace))
+                    .unwrap_or_default();
+                let deleted = schedule_service(Arc::clone(&store), &session, &workspace)
                     .delete(&id)
                     .await
                     .map_err(|err| anyhow::anyhow!(err.message))?;
+                tell_log(store.as_ref(), &session, deleted_event(&deleted)).await;
                 println!("{}", line(&deleted));
                 Ok(ExitCode::SUCCESS)
             }
         }
     })
+}
+
+/// Records a schedule change in the session's log, as the tools do; a log that cannot take
+/// it (a process writing the session now) is said on standard error, the change stays.
+async fn tell_log(store: &dyn EventStore, session: &str, body: EventBody) {
+    if let Err(err) = append_to_stored_log(store, session, body).await {
+        eprintln!("note: the session's log does not tell this change: {err}");
+    }
 }
 
 /// One schedule on a line: id, status, timing, next fire, last run, prompt.

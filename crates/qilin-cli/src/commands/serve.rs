@@ -8,7 +8,7 @@ use crate::commands::demo::{DEMO_PROMPT, demo_model, unpack_example_workspace};
 use crate::commands::{sandbox_helper, worker_sandbox};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use qilin_runtime::{LeaseTiming, Runtime, SchedulerSettings, SessionHost};
+use qilin_runtime::{DEFAULT_RUN_TOKENS, LeaseTiming, Runtime, SchedulerSettings, SessionHost};
 use qilin_server::{
     Access, ConnectionLimits, CreateSession, DEFAULT_MAX_BODY, ServerConfig, ServerState,
     SessionDefaults, StreamOptions,
@@ -18,6 +18,7 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// The shortest token accepted from `--token`.
 const MIN_TOKEN_CHARS: usize = 32;
@@ -66,6 +67,43 @@ pub struct ServeArgs {
     /// using servers not trusted are refused.
     #[arg(long)]
     pub trust: bool,
+    /// How often the scheduler looks for due scheduled tasks: a duration like `500ms`, `1s`
+    /// or `5s`.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub schedule_tick: Duration,
+    /// How long a scheduled run may take before it is interrupted, ending `out_of_budget`: a
+    /// duration like `90s`, `30m` or `2h`.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    pub run_budget: Duration,
+    /// How many tokens a scheduled run may spend (input and output of its steps together)
+    /// before it is stopped, ending `out_of_budget`.
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_RUN_TOKENS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub run_tokens: u64,
+}
+
+/// A duration given on the command line: a whole number with a unit, `ms`, `s`, `m` or `h`
+/// (`500ms`, `1s`, `30m`, `2h`), more than zero.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let expected = "expected a whole number with a unit (ms, s, m or h), like 500ms, 1s, 30m or 2h";
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{text}` has no unit: {expected}"))?;
+    let (digits, unit) = text.split_at(split);
+    let count: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a number: {expected}"))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(count),
+        "s" => Duration::from_secs(count),
+        "m" => Duration::from_secs(count.saturating_mul(60)),
+        "h" => Duration::from_secs(count.saturating_mul(3600)),
+        _ => return Err(format!("`{text}` has an unknown unit `{unit}`: {expected}")),
+    };
+    match duration.is_zero() {
+        true => Err(format!("`{text}` is zero: expected more than nothing")),
+        false => Ok(duration),
+    }
 }
 
 /// Runs `qilin serve`.
@@ -203,7 +241,12 @@ async fn serve(args: ServeArgs) -> Result<ExitCode> {
     }
     let _abandoned = sessions.watch_abandoned();
     // Scheduled tasks: the due fires of the store's schedules, claimed and run here.
-    let _schedules = sessions.watch_schedules(SchedulerSettings::default());
+    let _schedules = sessions.watch_schedules(SchedulerSettings {
+        tick: args.schedule_tick,
+        run_budget: args.run_budget,
+        run_tokens: args.run_tokens,
+        ..SchedulerSettings::default()
+    });
 
     let listener = tokio::net::TcpListener::bind(bind)
         .await
@@ -322,4 +365,28 @@ fn write_token_file(host: &str, port: u16, token: &str) -> Result<PathBuf> {
         .with_context(|| format!("cannot restrict {}", path.display()))?;
     writeln!(file, "{contents}").with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_a_unit_and_refuse_nothing() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        let no_unit = parse_duration("90").unwrap_err();
+        assert!(no_unit.contains("has no unit"), "{no_unit}");
+        let bad_unit = parse_duration("3d").unwrap_err();
+        assert!(bad_unit.contains("unknown unit `d`"), "{bad_unit}");
+        assert!(parse_duration("0s").unwrap_err().contains("is zero"));
+        assert!(
+            parse_duration("s")
+                .unwrap_err()
+                .contains("start with a number")
+        );
+    }
 }

@@ -4,10 +4,14 @@
 mod schedules;
 mod tree;
 
-pub use schedules::{Clock, DEFAULT_RUN_BUDGET, SchedulerSettings, SystemClock};
+pub use schedules::{
+    Clock, DEFAULT_RUN_BUDGET, DEFAULT_RUN_TOKENS, SchedulerSettings, SystemClock, schedule_agent,
+    schedule_service,
+};
 pub use tree::LiveTree;
 
 use crate::{ModelChoice, Runtime, RuntimeError, SessionBuilder, SessionHandle};
+use futures_util::future::BoxFuture;
 use qilin_protocol::RequestResolvedEvent;
 use qilin_store::{CommandRelay, EventStore, Lease, RelayError, RelayHandler, StoreError};
 use qilin_tool::{RequestReply, ResolveError, ended_as};
@@ -485,7 +489,33 @@ impl SessionHost {
     /// Connects the store's [`CommandRelay`] for this process (a store several processes
     /// share; see [`EventStore::connect_relay`]): `handler` runs the commands other processes
     /// send here. Returns whether the store relays; connecting twice keeps the first relay.
+    ///
+    /// Besides the handler's commands, the host runs one of its own: recording an event a
+    /// process that does not run a session has for its log (a schedule's run, say; see
+    /// [`SessionHost::record_schedule_event`]).
     pub async fn connect_relay(&self, handler: RelayHandler) -> Result<bool, HostError> {
+        let weak = Arc::downgrade(&self.inner);
+        let handler: RelayHandler =
+            Arc::new(
+                move |session, command| match command.strip_prefix(schedules::RECORD_EVENT) {
+                    Some(body) => {
+                        let body = body.to_string();
+                        let weak = weak.clone();
+                        let recorded: BoxFuture<'static, String> = Box::pin(async move {
+                            match weak.upgrade() {
+                                Some(inner) => {
+                                    SessionHost { inner }
+                                        .record_relayed_event(&session, &body)
+                                        .await
+                                }
+                                None => "not recorded: this process is stopping".to_string(),
+                            }
+                        });
+                        recorded
+                    }
+                    None => handler(session, command),
+                },
+            );
         let Some(relay) = self
             .store()
             .connect_relay(&self.inner.owner, handler)

@@ -8,22 +8,30 @@ use crate::extract::{ApiJson, ApiPath};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use qilin_protocol::EventBody;
-use qilin_protocol::schedules::{
-    CreateSchedule, ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleListOutput, ScheduleRecord,
-};
-use qilin_schedules::ScheduleService;
+use qilin_protocol::schedules::{CreateSchedule, ScheduleListOutput, ScheduleRecord};
+use qilin_runtime::schedule_service;
+use qilin_schedules::{ScheduleService, created_event, deleted_event};
+use qilin_store::SessionInfo;
 
-/// 404 unless session `id` exists.
-async fn known_session(state: &ServerState, id: &str) -> Result<(), ApiError> {
+/// Session `id`, or 404.
+async fn known_session(state: &ServerState, id: &str) -> Result<SessionInfo, ApiError> {
     match state.store().session(id).await? {
-        Some(_) => Ok(()),
+        Some(info) => Ok(info),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "unknown_session",
             format!("no session `{id}`"),
         )),
     }
+}
+
+/// The schedules of `session`, as its tools reach them.
+fn service(state: &ServerState, session: &SessionInfo) -> ScheduleService {
+    schedule_service(
+        std::sync::Arc::clone(state.store()),
+        &session.id,
+        std::path::Path::new(&session.workspace),
+    )
 }
 
 /// `GET /api/sessions/{id}/schedules`: the session's schedules, newest first.
@@ -53,8 +61,8 @@ pub async fn create(
     ApiPath(path): ApiPath<SessionPath>,
     ApiJson(request): ApiJson<CreateSchedule>,
 ) -> Result<(StatusCode, Json<ScheduleRecord>), ApiError> {
-    known_session(&state, &path.id).await?;
-    let service = ScheduleService::new(std::sync::Arc::clone(state.store()), &path.id);
+    let session = known_session(&state, &path.id).await?;
+    let service = service(&state, &session);
     let schedule = service.create(&request).await.map_err(|err| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -62,10 +70,10 @@ pub async fn create(
             err.message,
         )
     })?;
-    let body = EventBody::ScheduleCreated(ScheduleCreatedEvent {
-        schedule: schedule.clone(),
-    });
-    state.host().record_schedule_event(&path.id, body).await;
+    state
+        .host()
+        .record_schedule_event(&path.id, created_event(&schedule))
+        .await;
     Ok((StatusCode::CREATED, Json(schedule)))
 }
 
@@ -74,15 +82,14 @@ pub async fn delete(
     State(state): State<ServerState>,
     ApiPath(path): ApiPath<SchedulePath>,
 ) -> Result<Json<ScheduleRecord>, ApiError> {
-    known_session(&state, &path.id).await?;
-    let service = ScheduleService::new(std::sync::Arc::clone(state.store()), &path.id);
-    let schedule = service
+    let session = known_session(&state, &path.id).await?;
+    let schedule = service(&state, &session)
         .delete(&path.schedule_id)
         .await
         .map_err(|err| ApiError::new(StatusCode::NOT_FOUND, "unknown_schedule", err.message))?;
-    let body = EventBody::ScheduleDeleted(ScheduleDeletedEvent {
-        schedule_id: schedule.id.clone(),
-    });
-    state.host().record_schedule_event(&path.id, body).await;
+    state
+        .host()
+        .record_schedule_event(&path.id, deleted_event(&schedule))
+        .await;
     Ok(Json(schedule))
 }

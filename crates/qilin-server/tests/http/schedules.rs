@@ -44,6 +44,16 @@ pub async fn schedules_are_created_listed_and_deleted_over_http(backend: Backend
         .post(&path, json!({"prompt": "x", "every": "10s"}))
         .await;
     assert_eq!(too_fast.status, 422, "{too_fast:?}");
+    let no_agent = server
+        .post(
+            &path,
+            json!({"prompt": "x", "every": "1h", "target": "new_session", "agent": "nobody"}),
+        )
+        .await;
+    assert_eq!(no_agent.status, 422, "{no_agent:?}");
+    let message = no_agent.body.to_string();
+    assert!(message.contains("no agent `nobody`"), "{message}");
+    assert!(message.contains("coder"), "it names what exists: {message}");
     let unknown_field = server
         .post(
             &path,

@@ -845,8 +845,9 @@ impl EventStore for PostgresStore {
         now: DateTime<Utc>,
         owner: &str,
         grace: chrono::Duration,
+        lease: Duration,
     ) -> Result<Vec<ClaimedFire>, StoreError> {
-        self.claim_due_rows(now, owner, grace).await
+        self.claim_due_rows(now, owner, grace, lease).await
     }
 
     async fn update_run(

@@ -1,6 +1,8 @@
 //! Schedules and their runs in PostgreSQL. A claim locks the due rows with
 //! `FOR UPDATE SKIP LOCKED`: a second process claiming at the same moment passes over the rows
-//! the first holds, and finds them no longer due once it commits.
+//! the first holds, and finds them no longer due once it commits. A `this_session` schedule
+//! whose session another process holds is not even locked, so its owner's claim never finds
+//! it taken.
 
 use super::{PostgresStore, connection, pg_error};
 use crate::StoreError;
@@ -10,7 +12,7 @@ use crate::schedules::{
 };
 use chrono::{DateTime, Duration, Utc};
 use deadpool_postgres::GenericClient;
-use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus};
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus, ScheduleTarget};
 use tokio_postgres::Row;
 
 /// The columns [`record`] reads, from `schedules s`.
@@ -49,6 +51,29 @@ async fn fetch(
         .map_err(|err| pg_error(&err, context))?
         .map(|row| record(&row, context))
         .transpose()
+}
+
+/// Takes the lease of `session` for `owner` inside a claim's transaction: false when another
+/// process holds it. A claim takes the session rows it needs in the order of their ids, so two
+/// claims never wait on each other in a circle.
+async fn take_lease(
+    tx: &impl GenericClient,
+    session: &str,
+    owner: &str,
+    lease_ms: i64,
+) -> Result<bool, tokio_postgres::Error> {
+    let taken = tx
+        .execute(
+            "UPDATE sessions
+             SET lease_owner = $2,
+                 lease_expires = clock_timestamp() + $3::bigint * interval '1 millisecond'
+             WHERE id = $1
+               AND (lease_owner IS NULL OR lease_owner = $2
+                    OR lease_expires <= clock_timestamp())",
+            &[&session, &owner, &lease_ms],
+        )
+        .await?;
+    Ok(taken > 0)
 }
 
 impl PostgresStore {
@@ -121,18 +146,25 @@ impl PostgresStore {
         now: DateTime<Utc>,
         owner: &str,
         grace: Duration,
+        lease: std::time::Duration,
     ) -> Result<Vec<ClaimedFire>, StoreError> {
         let context = self.context();
         let error = |err: tokio_postgres::Error| pg_error(&err, &context);
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
         let mut client = connection(&self.pool, &self.schema).await?;
         let tx = client.transaction().await.map_err(error)?;
         let due = tx
             .query(
-                "SELECT id, data, next_fire FROM schedules
-                 WHERE status = 'active' AND next_fire <= $1
-                 ORDER BY next_fire
-                 FOR UPDATE SKIP LOCKED",
-                &[&to_millis(now)],
+                "SELECT s.id, s.data, s.next_fire FROM schedules s
+                 WHERE s.status = 'active' AND s.next_fire <= $1
+                   AND (s.data::jsonb ->> 'target' = 'new_session'
+                        OR NOT EXISTS (
+                            SELECT 1 FROM sessions x
+                            WHERE x.id = s.session_id AND x.lease_owner <> $2
+                              AND x.lease_expires > clock_timestamp()))
+                 ORDER BY s.session_id, s.next_fire
+                 FOR UPDATE OF s SKIP LOCKED",
+                &[&to_millis(now), &owner],
             )
             .await
             .map_err(error)?;
@@ -142,6 +174,13 @@ impl PostgresStore {
             let data: String = row.try_get(1).map_err(error)?;
             let next_fire: i64 = row.try_get(2).map_err(error)?;
             let stored = assemble(&data, ScheduleStatus::Active, None, 0, None)?;
+            if stored.target == ScheduleTarget::ThisSession
+                && !take_lease(&tx, &stored.session_id, owner, lease_ms)
+                    .await
+                    .map_err(error)?
+            {
+                continue;
+            }
             let decision = decide(&stored, from_millis(next_fire)?, now, grace);
             tx.execute(
                 "UPDATE schedules SET status = $2, next_fire = $3 WHERE id = $1",
@@ -199,13 +238,14 @@ impl PostgresStore {
         let client = connection(&self.pool, &self.schema).await?;
         let changed = client
             .execute(
-                "UPDATE schedule_runs SET outcome = $3, data = $4
+                "UPDATE schedule_runs SET outcome = $3, data = $4, session_id = $5
                  WHERE schedule_id = $1 AND number = $2",
                 &[
                     &id,
                     &i64::from(run_number),
                     &run.outcome.as_str(),
                     &run_json(run)?,
+                    &run.session_id,
                 ],
             )
             .await

@@ -4,7 +4,9 @@
 use super::{ClaimedFire, claimed_run, decide, interrupted};
 use crate::StoreError;
 use chrono::{DateTime, Duration, Utc};
-use qilin_protocol::schedules::{RunOutcome, ScheduleRecord, ScheduleRun, ScheduleStatus};
+use qilin_protocol::schedules::{
+    RunOutcome, ScheduleRecord, ScheduleRun, ScheduleStatus, ScheduleTarget,
+};
 use std::sync::Mutex;
 
 /// One schedule in memory.
@@ -101,6 +103,7 @@ impl ScheduleTable {
         now: DateTime<Utc>,
         owner: &str,
         grace: Duration,
+        take_lease: impl Fn(&str) -> bool,
     ) -> Result<Vec<ClaimedFire>, StoreError> {
         let mut claimed = Vec::new();
         for row in self.rows().iter_mut() {
@@ -108,6 +111,11 @@ impl ScheduleTable {
                 (ScheduleStatus::Active, Some(due)) if due <= now => due,
                 _ => continue,
             };
+            if row.record.target == ScheduleTarget::ThisSession
+                && !take_lease(&row.record.session_id)
+            {
+                continue;
+            }
             let decision = decide(&row.record, due, now, grace);
             row.status = decision.status;
             row.next_fire = decision.next_fire;

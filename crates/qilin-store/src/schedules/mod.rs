@@ -9,6 +9,7 @@
 
 pub(crate) mod memory;
 pub mod time;
+pub mod words;
 
 use crate::StoreError;
 use chrono::{DateTime, Duration, TimeZone, Utc};

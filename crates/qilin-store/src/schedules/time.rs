@@ -7,6 +7,7 @@
 //! - a local time that happens twice (01:30 on a fall-back day) fires once, at its first
 //!   occurrence.
 
+use super::words;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
@@ -200,38 +201,17 @@ impl Timing {
         fires
     }
 
-    /// The schedule in words: "at 09:00 on Monday to Friday (Europe/Paris)", "every 15 minutes".
-    pub fn description(&self) -> String {
+    /// The schedule in words, the time zone named when it is not UTC: "every weekday at
+    /// 09:00 (Europe/Paris)", "every 15 minutes", "once at 2026-12-24 18:00 (Europe/Paris)"
+    /// (see [`words`](super::words)).
+    pub fn description(&self, zone: Tz) -> String {
         match &self.cadence {
             Cadence::Cron {
-                cron,
-                expression,
-                zone,
-            } => format!(
-                "{} (`{expression}`, {})",
-                cron.describe().trim_end_matches('.'),
-                zone.name()
-            ),
-            Cadence::Every { seconds, .. } => format!("every {}", words_of_seconds(*seconds)),
-            Cadence::At(at) => format!("once at {}", format_time(*at)),
+                expression, zone, ..
+            } => words::describe_cron(expression, *zone),
+            Cadence::Every { seconds, .. } => words::describe_every(*seconds),
+            Cadence::At(at) => words::describe_at(*at, zone),
         }
-    }
-}
-
-/// A duration in words: "90 seconds", "15 minutes", "2 hours", "1 day".
-fn words_of_seconds(seconds: u64) -> String {
-    let (count, unit) = if seconds.is_multiple_of(86_400) {
-        (seconds / 86_400, "day")
-    } else if seconds.is_multiple_of(3600) {
-        (seconds / 3600, "hour")
-    } else if seconds.is_multiple_of(60) {
-        (seconds / 60, "minute")
-    } else {
-        (seconds, "second")
-    };
-    match count {
-        1 => format!("1 {unit}"),
-        _ => format!("{count} {unit}s"),
     }
 }
 
@@ -333,7 +313,7 @@ pub fn plan(
         record.expires = Some(format_time(expires));
     }
     let timing = Timing::of_record(&record)?;
-    record.description = timing.description();
+    record.description = timing.description(zone);
     record.next_fires = timing
         .next_fires(now, 3)
         .into_iter()
@@ -388,8 +368,10 @@ mod tests {
                 "2030-01-09T08:00:00Z"
             ]
         );
-        assert!(planned.record.description.contains("Europe/Paris"));
-        assert!(planned.record.description.contains("0 9 * * 1-5"));
+        assert_eq!(
+            planned.record.description,
+            "every weekday at 09:00 (Europe/Paris)"
+        );
     }
 
     #[test]

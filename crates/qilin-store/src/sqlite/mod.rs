@@ -77,6 +77,8 @@ pub struct SqliteStore {
     readers: Arc<Readers>,
     live: Arc<LiveMap>,
     leases: Arc<LeaseTable>,
+    /// Opened [shared](SqliteOptions::shared) with other processes.
+    shared: bool,
 }
 
 /// The idle reading connections kept open at most.
@@ -164,7 +166,23 @@ impl SqliteStore {
             writer: Some(writer),
             live,
             leases,
+            shared: options.shared,
         })
+    }
+
+    /// Refuses the scheduler's work on a store opened shared: its leases live in each process,
+    /// so one process would take another's live run for abandoned, and both would claim a
+    /// session's fires.
+    fn refuse_shared_scheduling(&self) -> Result<(), StoreError> {
+        match self.shared {
+            true => Err(StoreError::Config(format!(
+                "{} is opened shared with other processes, whose session leases this process \
+                 cannot see, so it cannot claim or judge scheduled runs: open it alone (as \
+                 `qilin serve` does), or use PostgreSQL for several server processes",
+                self.path.display()
+            ))),
+            false => Ok(()),
+        }
     }
 
     /// The database file.
@@ -587,11 +605,18 @@ impl EventStore for SqliteStore {
         now: DateTime<Utc>,
         owner: &str,
         grace: chrono::Duration,
+        lease: Duration,
     ) -> Result<Vec<ClaimedFire>, StoreError> {
+        self.refuse_shared_scheduling()?;
+        let leases = Arc::clone(&self.leases);
+        let claimer = owner.to_string();
         let op = ScheduleOp::Claim {
             now,
             owner: owner.to_string(),
             grace,
+            take_lease: Box::new(move |session| {
+                leases.acquire(session, &claimer, lease) == Lease::Acquired
+            }),
         };
         match self.write_schedule(op).await? {
             ScheduleDone::Claimed(claimed) => Ok(claimed),
@@ -619,6 +644,7 @@ impl EventStore for SqliteStore {
         now: DateTime<Utc>,
         claimed_before: DateTime<Utc>,
     ) -> Result<Vec<(String, ScheduleRun)>, StoreError> {
+        self.refuse_shared_scheduling()?;
         let me = owner.to_string();
         let readers = Arc::clone(&self.readers);
         let running = self

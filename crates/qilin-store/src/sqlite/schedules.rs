@@ -9,7 +9,7 @@ use crate::schedules::{
     run_json, stored_json, to_millis,
 };
 use chrono::{DateTime, Duration, Utc};
-use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus};
+use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun, ScheduleStatus, ScheduleTarget};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// A schedule write for the writer.
@@ -26,6 +26,9 @@ pub(super) enum ScheduleOp {
         now: DateTime<Utc>,
         owner: String,
         grace: Duration,
+        /// Takes the lease of a `this_session` schedule's session for the claimer; false when
+        /// another process holds it (the fire is left for that one).
+        take_lease: Box<dyn Fn(&str) -> bool + Send>,
     },
     /// Replace a run.
     UpdateRun {
@@ -149,7 +152,12 @@ pub(super) fn apply(conn: &Connection, op: &ScheduleOp) -> Result<ScheduleDone, 
             .execute([id])?;
             Ok(ScheduleDone::Record(read_one(conn, id)?.map(Box::new)))
         }
-        ScheduleOp::Claim { now, owner, grace } => claim(conn, *now, owner, *grace),
+        ScheduleOp::Claim {
+            now,
+            owner,
+            grace,
+            take_lease,
+        } => claim(conn, *now, owner, *grace, take_lease.as_ref()),
         ScheduleOp::UpdateRun { id, number, run } => {
             let changed = conn
                 .prepare_cached(
@@ -204,6 +212,7 @@ fn claim(
     now: DateTime<Utc>,
     owner: &str,
     grace: Duration,
+    take_lease: &dyn Fn(&str) -> bool,
 ) -> Result<ScheduleDone, ApplyError> {
     let due = conn
         .prepare_cached(
@@ -221,6 +230,9 @@ fn claim(
     let mut claimed = Vec::new();
     for (id, data, next_fire) in due {
         let stored = assemble(&data, ScheduleStatus::Active, None, 0, None)?;
+        if stored.target == ScheduleTarget::ThisSession && !take_lease(&stored.session_id) {
+            continue;
+        }
         let decision = decide(&stored, from_millis(next_fire)?, now, grace);
         conn.prepare_cached("UPDATE schedules SET status = ?2, next_fire = ?3 WHERE id = ?1")?
             .execute(params![

@@ -58,6 +58,7 @@ macro_rules! conformance {
             missed_fires_follow_catch_up,
             one_shots_finish_and_stopped_runs_are_interrupted,
             racing_claims_take_each_fire_once,
+            a_this_session_fire_goes_to_the_session_owner,
         );
     };
 }

@@ -4,7 +4,7 @@
 use crate::support::*;
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use qilin_protocol::schedules::{
-    CatchUp, CreateSchedule, RunOutcome, ScheduleRecord, ScheduleStatus,
+    CatchUp, CreateSchedule, RunOutcome, ScheduleRecord, ScheduleStatus, ScheduleTarget,
 };
 use qilin_store::EventStore;
 use qilin_store::schedules::time::{format_time, plan};
@@ -14,6 +14,11 @@ use std::sync::Arc;
 /// The grace of the claims here: a fire later than this is a missed one.
 fn grace() -> Duration {
     Duration::seconds(30)
+}
+
+/// How long a claim of a `this_session` fire takes its session's lease for.
+fn lease() -> std::time::Duration {
+    std::time::Duration::from_secs(60)
 }
 
 /// 2030-01-01 at `minutes` past 10:00 UTC (plus `seconds`).
@@ -119,7 +124,10 @@ pub async fn schedules_are_created_listed_and_deleted(store: Arc<dyn EventStore>
     );
     assert!(store.delete_schedule("nope").await.unwrap().is_none());
     // A deleted schedule never fires.
-    let claimed = store.claim_due(at(60, 0), "p1", grace()).await.unwrap();
+    let claimed = store
+        .claim_due(at(60, 0), "p1", grace(), lease())
+        .await
+        .unwrap();
     assert!(claimed.iter().all(|fire| fire.schedule.id != "sch2"));
     store.delete_session("s1").await.unwrap();
     assert!(store.schedule("sch1").await.unwrap().is_none());
@@ -154,14 +162,14 @@ pub async fn a_due_fire_is_claimed_once(store: Arc<dyn EventStore>) {
     .await;
     assert!(
         store
-            .claim_due(at(0, 59), "p1", grace())
+            .claim_due(at(0, 59), "p1", grace(), lease())
             .await
             .unwrap()
             .is_empty()
     );
     let (one, two) = tokio::join!(
-        store.claim_due(at(1, 0), "p1", grace()),
-        store.claim_due(at(1, 0), "p2", grace())
+        store.claim_due(at(1, 0), "p1", grace(), lease()),
+        store.claim_due(at(1, 0), "p2", grace(), lease())
     );
     let claimed: Vec<_> = one.unwrap().into_iter().chain(two.unwrap()).collect();
     assert_eq!(claimed.len(), 1, "{claimed:?}");
@@ -174,12 +182,17 @@ pub async fn a_due_fire_is_claimed_once(store: Arc<dyn EventStore>) {
     assert_eq!(fire.schedule.next_fires[0], format_time(at(2, 0)));
     assert!(
         store
-            .claim_due(at(1, 5), "p1", grace())
+            .claim_due(at(1, 5), "p1", grace(), lease())
             .await
             .unwrap()
             .is_empty()
     );
-    let again = store.claim_due(at(2, 1), "p2", grace()).await.unwrap();
+    // The next fire goes to the claimer of the first, which holds the session's lease now.
+    let (one, two) = tokio::join!(
+        store.claim_due(at(2, 1), "p1", grace(), lease()),
+        store.claim_due(at(2, 1), "p2", grace(), lease())
+    );
+    let again: Vec<_> = one.unwrap().into_iter().chain(two.unwrap()).collect();
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].run_number, 2);
     // The run is updated in place and shows as the schedule's last.
@@ -220,7 +233,10 @@ pub async fn missed_fires_follow_catch_up(store: Arc<dyn EventStore>) {
     )
     .await;
     // Nothing claimed from 10:00 until 10:55: fires at :10 … :50 were missed.
-    let claimed = store.claim_due(at(55, 0), "p1", grace()).await.unwrap();
+    let claimed = store
+        .claim_due(at(55, 0), "p1", grace(), lease())
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1, "{claimed:?}");
     assert_eq!(claimed[0].schedule.id, "once");
     assert!(claimed[0].run.caught_up);
@@ -231,7 +247,10 @@ pub async fn missed_fires_follow_catch_up(store: Arc<dyn EventStore>) {
     }
     assert_eq!(store.schedule("skip").await.unwrap().unwrap().runs, 0);
     // One fire a little late (within the grace) is no missed one.
-    let on_time = store.claim_due(at(60, 10), "p1", grace()).await.unwrap();
+    let on_time = store
+        .claim_due(at(60, 10), "p1", grace(), lease())
+        .await
+        .unwrap();
     assert_eq!(on_time.len(), 2);
     assert!(on_time.iter().all(|fire| !fire.run.caught_up));
 }
@@ -259,19 +278,27 @@ pub async fn one_shots_finish_and_stopped_runs_are_interrupted(store: Arc<dyn Ev
         60,
     )
     .await;
-    let first = store.claim_due(at(5, 0), "p1", grace()).await.unwrap();
+    let first = store
+        .claim_due(at(5, 0), "p1", grace(), lease())
+        .await
+        .unwrap();
     assert_eq!(first.len(), 2);
     let done = store.schedule("at").await.unwrap().unwrap();
     assert_eq!(done.status, ScheduleStatus::Done);
     assert!(done.next_fires.is_empty());
-    let second = store.claim_due(at(10, 0), "p2", grace()).await.unwrap();
+    // p1 stops: its lease of the session goes (here by hand; a dead process's runs out).
+    store.release_lease("s1", "p1").await.unwrap();
+    let second = store
+        .claim_due(at(10, 0), "p2", grace(), lease())
+        .await
+        .unwrap();
     assert_eq!(second.len(), 1);
     // p2 still runs its run's session; p1 stopped.
-    let lease = store
+    let held = store
         .acquire_lease("s1", "p2", std::time::Duration::from_secs(60))
         .await
         .unwrap();
-    assert_eq!(lease, qilin_store::Lease::Acquired);
+    assert_eq!(held, qilin_store::Lease::Acquired);
     // Runs claimed at or after the bound are left alone (their claimer may be opening the
     // session).
     let early = store
@@ -305,7 +332,7 @@ pub async fn one_shots_finish_and_stopped_runs_are_interrupted(store: Arc<dyn Ev
     );
     assert_eq!(
         store
-            .claim_due(at(15, 0), "p1", grace())
+            .claim_due(at(15, 0), "p2", grace(), lease())
             .await
             .unwrap()
             .len(),
@@ -333,9 +360,9 @@ pub async fn racing_claims_take_each_fire_once(store: Arc<dyn EventStore>) {
     for second in 1..=30 {
         let now = at(0, second);
         let (a, b, c) = tokio::join!(
-            store.claim_due(now, "p1", grace()),
-            store.claim_due(now, "p2", grace()),
-            store.claim_due(now, "p3", grace())
+            store.claim_due(now, "p1", grace(), lease()),
+            store.claim_due(now, "p2", grace(), lease()),
+            store.claim_due(now, "p3", grace(), lease())
         );
         for fire in a.unwrap().into_iter().chain(b.unwrap()).chain(c.unwrap()) {
             *fires.entry(fire.run.fire_time).or_default() += 1;
@@ -344,4 +371,65 @@ pub async fn racing_claims_take_each_fire_once(store: Arc<dyn EventStore>) {
     assert_eq!(fires.len(), 30, "{fires:?}");
     assert!(fires.values().all(|&count| count == 1), "{fires:?}");
     assert_eq!(store.schedule("fast").await.unwrap().unwrap().runs, 30);
+}
+
+/// A `this_session` fire goes to the process holding its session's lease: another claimer
+/// leaves it due; once the lease is free, any claimer takes it and the lease with it. A
+/// `new_session` fire goes to any claimer.
+pub async fn a_this_session_fire_goes_to_the_session_owner(store: Arc<dyn EventStore>) {
+    store
+        .create_session(new_session("s1", "/w", 1))
+        .await
+        .unwrap();
+    create(
+        store.as_ref(),
+        "here",
+        "s1",
+        every("1m", CatchUp::Once),
+        at(0, 0),
+        60,
+    )
+    .await;
+    let elsewhere = CreateSchedule {
+        target: Some(ScheduleTarget::NewSession),
+        ..every("1m", CatchUp::Once)
+    };
+    create(store.as_ref(), "new", "s1", elsewhere, at(0, 0), 60).await;
+    let held = store.acquire_lease("s1", "owner", lease()).await.unwrap();
+    assert_eq!(held, qilin_store::Lease::Acquired);
+    let by_other = store
+        .claim_due(at(1, 0), "other", grace(), lease())
+        .await
+        .unwrap();
+    let ids: Vec<_> = by_other
+        .iter()
+        .map(|fire| fire.schedule.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["new"],
+        "only the new_session fire goes to a non-owner"
+    );
+    let left = store.schedule("here").await.unwrap().unwrap();
+    assert_eq!(left.runs, 0);
+    assert_eq!(left.next_fires[0], format_time(at(1, 0)), "still due");
+    let by_owner = store
+        .claim_due(at(1, 0), "owner", grace(), lease())
+        .await
+        .unwrap();
+    assert_eq!(by_owner.len(), 1);
+    assert_eq!(by_owner[0].schedule.id, "here");
+    // The owner stops: the next claimer takes the fire and the session's lease.
+    store.release_lease("s1", "owner").await.unwrap();
+    let taken = store
+        .claim_due(at(2, 0), "other", grace(), lease())
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 2, "{taken:?}");
+    assert_eq!(
+        store.acquire_lease("s1", "owner", lease()).await.unwrap(),
+        qilin_store::Lease::HeldBy {
+            owner: "other".to_string()
+        }
+    );
 }

@@ -757,3 +757,52 @@ async fn a_step_written_across_a_reopening_is_indexed_whole() {
     assert_eq!(second[0].seq, 7);
     assert!(found("never").await.is_empty());
 }
+
+/// Two processes never judge each other's scheduled runs on one SQLite file: a store held
+/// alone refuses every other process (above), and a store opened shared — whose session
+/// leases live in each process, unseen by the others — refuses to claim fires or to end runs
+/// as abandoned, saying why and what to do instead.
+#[tokio::test]
+async fn a_shared_store_refuses_the_scheduler() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open_with(&database, shared()).unwrap();
+    let now = chrono::Utc::now();
+    let claim = store
+        .claim_due(
+            now,
+            "p1",
+            chrono::Duration::seconds(30),
+            std::time::Duration::from_secs(30),
+        )
+        .await
+        .unwrap_err();
+    let message = claim.to_string();
+    assert!(matches!(claim, StoreError::Config(_)), "{message}");
+    assert!(
+        message.contains("opened shared") && message.contains("qilin serve"),
+        "{message}"
+    );
+    let judge = store
+        .interrupt_abandoned_runs("p1", now, now)
+        .await
+        .unwrap_err();
+    assert!(
+        judge.to_string().contains("cannot claim or judge"),
+        "{judge}"
+    );
+    drop(store);
+    let alone = SqliteStore::open(&database).unwrap();
+    assert!(
+        alone
+            .claim_due(
+                now,
+                "p1",
+                chrono::Duration::seconds(30),
+                std::time::Duration::from_secs(30),
+            )
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
