@@ -1134,6 +1134,31 @@ fn error_text(content: &[ContentBlock]) -> String {
         .join("\n")
 }
 
+/// The line a reviewed call shows under it: the reviewer's verdict, its risk and its reason.
+fn review_line(review: &AutoReviewRecord) -> String {
+    let risk = review
+        .risk
+        .map(|risk| format!(" ({})", risk.as_str()))
+        .unwrap_or_default();
+    let fallback = match review.fallback {
+        Some(ReviewFallback::AskedPerson) => ", asked you",
+        Some(ReviewFallback::UnattendedPolicy) => ", refused (nobody attends)",
+        None => "",
+    };
+    match review.verdict {
+        ReviewVerdict::Allow => format!(
+            "reviewed by {}: allow{risk} — {}",
+            review.reviewer, review.user_reason
+        ),
+        ReviewVerdict::Deny => format!(
+            "denied by {}{risk}: {}",
+            review.reviewer, review.user_reason
+        ),
+        ReviewVerdict::Failed => format!("review failed: {}{fallback}", review.user_reason),
+        ReviewVerdict::TimedOut => format!("review timed out: {}{fallback}", review.user_reason),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1696,29 +1721,38 @@ Done
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(999), "999");
     }
-}
 
-/// The line a reviewed call shows under it: the reviewer's verdict, its risk and its reason.
-fn review_line(review: &AutoReviewRecord) -> String {
-    let risk = review
-        .risk
-        .map(|risk| format!(" ({})", risk.as_str()))
-        .unwrap_or_default();
-    let fallback = match review.fallback {
-        Some(ReviewFallback::AskedPerson) => ", asked you",
-        Some(ReviewFallback::UnattendedPolicy) => ", refused (nobody attends)",
-        None => "",
-    };
-    match review.verdict {
-        ReviewVerdict::Allow => format!(
-            "reviewed by {}: allow{risk} — {}",
-            review.reviewer, review.user_reason
-        ),
-        ReviewVerdict::Deny => format!(
-            "denied by {}{risk}: {}",
-            review.reviewer, review.user_reason
-        ),
-        ReviewVerdict::Failed => format!("review failed: {}{fallback}", review.user_reason),
-        ReviewVerdict::TimedOut => format!("review timed out: {}{fallback}", review.user_reason),
+    #[test]
+    fn a_reviewed_call_shows_its_verdict_line() {
+        use qilin_protocol::review::{ReviewRisk, ReviewVerdict};
+        let mut review = AutoReviewRecord {
+            reviewer: "openai:judge".into(),
+            verdict: ReviewVerdict::Allow,
+            risk: Some(ReviewRisk::Low),
+            user_reason: "A test run.".into(),
+            latency_ms: 3,
+            input_tokens: 10,
+            output_tokens: 5,
+            fallback: None,
+        };
+        assert_eq!(
+            review_line(&review),
+            "reviewed by openai:judge: allow (low) — A test run."
+        );
+        review.verdict = ReviewVerdict::Deny;
+        review.risk = Some(ReviewRisk::High);
+        review.user_reason = "Pushing publishes work.".into();
+        assert_eq!(
+            review_line(&review),
+            "denied by openai:judge (high): Pushing publishes work."
+        );
+        review.verdict = ReviewVerdict::TimedOut;
+        review.risk = None;
+        review.user_reason = "the reviewer did not answer within 90 s".into();
+        review.fallback = Some(ReviewFallback::AskedPerson);
+        assert_eq!(
+            review_line(&review),
+            "review timed out: the reviewer did not answer within 90 s, asked you"
+        );
     }
 }
