@@ -369,8 +369,7 @@ mod tests {
     #[test]
     fn a_verdict_is_one_json_object_with_every_field() {
         let verdict = parse_verdict(
-            r#"{"decision":"deny","risk":"high","user_reason":"Pushing
- publishes work.","model_message":"Do not push; commit locally."}"#,
+            r#"{"decision":"deny","risk":"high","user_reason":"Pushing\n  publishes work.","model_message":"Do not push; commit locally."}"#,
         )
         .unwrap();
         assert_eq!(
