@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -539,7 +539,7 @@ data: string, } | { "type": "json",
  */
 value: unknown, };
 
-export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
+export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "AUTO_REVIEW_FAILED" | "AUTO_REVIEW_TIMEOUT" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
 
 export type CallPresentation = { 
 /**
@@ -768,7 +768,11 @@ subCalls: Array<ToolNode>,
 /**
  * The child session the call started (an `agent` call), from its `agent.started`.
  */
-child?: ChildLink, };
+child?: ChildLink, 
+/**
+ * The reviewer model's judgement of the call, from its `tool.reviewed`.
+ */
+review?: AutoReviewRecord, };
 
 export type RequestNode = { 
 /**
@@ -2254,3 +2258,25 @@ export const SPILL_NOTICE_MIDDLE = " bytes saved to ";
 
 /** What a spill notice ends with, after the path. */
 export const SPILL_NOTICE_CLOSE = " - read that file for the rest]";
+
+export type ReviewVerdict = "allow" | "deny" | "failed" | "timed_out";
+
+export type ReviewRisk = "low" | "medium" | "high";
+
+export type ReviewFallback = "asked_person" | "unattended_policy";
+
+export type AutoReviewRecord = { reviewer: string, verdict: ReviewVerdict, risk?: ReviewRisk, userReason: string, latencyMs: number, inputTokens: number, outputTokens: number, fallback?: ReviewFallback, };
+
+export type ReviewGrant = { id: string, callId: string, toolName: string, arguments: unknown, grantedAt: string, usedBy?: string, };
+
+export type ToolReviewedEvent = { callId: string, parentCallId?: string, review: AutoReviewRecord, };
+
+export type ReviewGrantedEvent = { grant: ReviewGrant, };
+
+export type ReviewCircuitOpenEvent = { turnId: string, denialsInARow: number, denialsInWindow: number, message: string, };
+
+export type ReviewEntry = { callId: string, toolName: string, arguments: unknown, review: AutoReviewRecord, at: string, granted: boolean, };
+
+export type ReviewList = { reviews: Array<ReviewEntry>, };
+
+export type AllowCall = { retry?: boolean, };
