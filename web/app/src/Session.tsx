@@ -110,6 +110,13 @@ export function SessionPage(props: {
     },
     [sessionId],
   );
+  // A refusal comes back as the server's error; the card shows its message.
+  const allowCall = useCallback(
+    async (callId: string) => {
+      await api.allowCall(sessionId, callId);
+    },
+    [sessionId],
+  );
   const session = snapshot.session;
   const folders = useSessionFolders(sessionId);
   const cwd = folders.cwd ?? session?.workspace;
@@ -155,6 +162,7 @@ export function SessionPage(props: {
             reveal={place.kind === 'found' ? place.target : undefined}
             loadEarlier={loadEarlier}
             answer={answer}
+            allowCall={allowCall}
             openFile={openFile}
             inspect={inspect}
             {...(cwd === undefined ? {} : { cwd })}
