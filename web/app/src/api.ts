@@ -7,6 +7,7 @@ import type {
   RequestAnswer,
   ResumeGoal,
   ReviewGrant,
+  ReviewList,
   ScheduleListOutput,
   ScheduleRecord,
   SearchPage,
@@ -138,6 +139,8 @@ export const api = {
   /** Deletes one of the session's schedules; answers it, `deleted`. */
   deleteSchedule: (id: string, scheduleId: string) =>
     call<ScheduleRecord>('DELETE', `${session(id)}/schedules/${encodeURIComponent(scheduleId)}`),
+  /** The session's reviewed calls that did not run (newest first, at most 50). */
+  reviews: (id: string) => call<ReviewList>('GET', `${session(id)}/reviews`),
   /**
    * Allows a call the reviewer model refused: the person's grant for exactly that call, and a
    * turn that tells the model it may run it again (`retry`). Answers the grant; a call that was

@@ -60,14 +60,27 @@ export interface ConversationHost {
    * "Allow this call" control.
    */
   allowCall?: (callId: string) => Promise<void>;
+  /**
+   * Calls a person allowed that the tree's grants may not show (the server's list of reviews:
+   * a fold seeded from a snapshot sees only the grants made after it); they read "Allowed".
+   */
+  allowedCalls?: ReadonlySet<string>;
 }
 
 const HostContext = createContext<ConversationHost>({});
 
-const NO_GRANTS: ReadonlyMap<string, ReviewGrant> = new Map();
+/** What the call trees know of a person's grants. */
+interface Grants {
+  /** The fold's grants, by call id. */
+  readonly grants: ReadonlyMap<string, ReviewGrant>;
+  /** Calls the host says a person allowed, beside them. */
+  readonly allowed: ReadonlySet<string>;
+}
 
-/** The tree's grants, apart from the host so a new grant leaves the host's callbacks alone. */
-const GrantsContext = createContext<ReadonlyMap<string, ReviewGrant>>(NO_GRANTS);
+const NO_GRANTS: Grants = { grants: new Map(), allowed: new Set() };
+
+/** The grants, apart from the host so a new grant leaves the host's callbacks alone. */
+const GrantsContext = createContext<Grants>(NO_GRANTS);
 
 /** The built-in view of a step's text. */
 function TextNode(props: ChatNodeProps) {
@@ -78,7 +91,7 @@ function TextNode(props: ChatNodeProps) {
 /** The built-in view of a root call: its tree, each request in place under its own call. */
 function ToolNodeView(props: ChatNodeProps) {
   const host = useContext(HostContext);
-  const grants = useContext(GrantsContext);
+  const { grants, allowed } = useContext(GrantsContext);
   if (props.item.type !== 'tool') return null;
   const node = props.item.node;
   return (
@@ -91,6 +104,7 @@ function ToolNodeView(props: ChatNodeProps) {
         {...(host.inspect === undefined ? {} : { inspect: host.inspect })}
         {...(host.allowCall === undefined ? {} : { allowCall: host.allowCall })}
         grants={grants}
+        allowedCalls={allowed}
       />
     </div>
   );
@@ -522,7 +536,7 @@ export interface ConversationProps extends ConversationHost {
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
-  const { snapshot, footer, cwd, home, openFile, inspect, answer, allowCall } = props;
+  const { snapshot, footer, cwd, home, openFile, inspect, answer, allowCall, allowedCalls } = props;
   const { loadEarlier, reveal } = props;
   // One host object while its parts stay the same: a new context value would make React walk
   // every call view of the transcript looking for readers, on every streamed event.
@@ -538,6 +552,11 @@ export function Conversation(props: ConversationProps) {
     [cwd, home, openFile, inspect, answer, allowCall],
   );
   const pauses = usePausesByTurn(snapshot.tree.reviewPauses);
+  const treeGrants = snapshot.tree.grants;
+  const grants = useMemo(
+    (): Grants => ({ grants: treeGrants, allowed: allowedCalls ?? NO_GRANTS.allowed }),
+    [treeGrants, allowedCalls],
+  );
   const t = useT();
   const { turns, firstTurn } = snapshot.tree;
   const earlier = useEarlierTurns(loadEarlier);
@@ -549,7 +568,7 @@ export function Conversation(props: ConversationProps) {
   useReveal(reveal, snapshot.tree, content, scroll.reveal);
   return (
     <HostContext.Provider value={host}>
-      <GrantsContext.Provider value={snapshot.tree.grants}>
+      <GrantsContext.Provider value={grants}>
         <div className="qc-transcript-wrap">
           <div
             ref={scroller}

@@ -53,6 +53,11 @@ export interface ToolCallTreeProps {
   allowCall?: (callId: string) => Promise<void>;
   /** A person's grants for refused calls, by call id (the conversation tree's `grants`). */
   grants?: ReadonlyMap<string, ReviewGrant>;
+  /**
+   * Calls a person allowed that `grants` may not hold (the server's list of reviews, for grants
+   * made before the fold started): their denial cards read "Allowed".
+   */
+  allowedCalls?: ReadonlySet<string>;
 }
 
 const HostContext = createContext<ToolCallHost>({ loadImage: inlineImageLoader });
@@ -62,9 +67,18 @@ const NO_GRANTS: ReadonlyMap<string, ReviewGrant> = new Map();
 /** The grants of the tree's calls, by call id. */
 const GrantsContext = createContext<ReadonlyMap<string, ReviewGrant>>(NO_GRANTS);
 
+const NO_CALLS: ReadonlySet<string> = new Set();
+
+/** Calls the host says a person allowed, beside the grants. */
+const AllowedContext = createContext<ReadonlySet<string>>(NO_CALLS);
+
 /** The view of a call that shows its denial: it comes before any view chosen by tool name. */
 function DeniedView(props: ToolCallOwnerProps) {
-  const model = useMemo(() => deniedModel(cardInput(props)), [props]);
+  const listed = useContext(AllowedContext).has(props.callId);
+  const model = useMemo(() => {
+    const built = deniedModel(cardInput(props));
+    return listed && !built.allowed ? { ...built, allowed: true } : built;
+  }, [props, listed]);
   return <DeniedCard model={model} callId={props.callId} host={props} />;
 }
 
@@ -317,9 +331,11 @@ export const ToolCallTree = memo(function ToolCallTree(props: ToolCallTreeProps)
   return (
     <HostContext.Provider value={host}>
       <GrantsContext.Provider value={props.grants ?? NO_GRANTS}>
-        <div className="qt-tree">
-          <ToolCallBranch node={props.node} nested={false} />
-        </div>
+        <AllowedContext.Provider value={props.allowedCalls ?? NO_CALLS}>
+          <div className="qt-tree">
+            <ToolCallBranch node={props.node} nested={false} />
+          </div>
+        </AllowedContext.Provider>
       </GrantsContext.Provider>
     </HostContext.Provider>
   );

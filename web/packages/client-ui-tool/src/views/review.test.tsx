@@ -66,6 +66,7 @@ function render(
     locale?: Locale;
     allowCall?: (callId: string) => Promise<void>;
     grants?: ReadonlyMap<string, ReviewGrant>;
+    allowedCalls?: ReadonlySet<string>;
   } = {},
 ) {
   const registry = new SlotRegistry();
@@ -76,6 +77,7 @@ function render(
         node={node}
         {...(options.allowCall === undefined ? {} : { allowCall: options.allowCall })}
         {...(grants === undefined ? {} : { grants })}
+        {...(options.allowedCalls === undefined ? {} : { allowedCalls: options.allowedCalls })}
       />
     </SlotsProvider>
   );
@@ -173,6 +175,15 @@ describe('the denial card of a call the reviewer model refused', () => {
       'true',
     );
     regrant(new Map([['call_1', GRANT]]));
+    expect(screen.getByRole('button', { name: 'Allowed' })).toHaveAttribute(
+      'aria-disabled',
+      'true',
+    );
+  });
+
+  test('a call the host lists as allowed reads "Allowed" without a grant in the tree', () => {
+    const node = bash('call_1', judged('deny', 'no'), 'AUTO_REVIEW_DENIED');
+    render(node, { allowCall: vi.fn(async () => {}), allowedCalls: new Set(['call_1']) });
     expect(screen.getByRole('button', { name: 'Allowed' })).toHaveAttribute(
       'aria-disabled',
       'true',
