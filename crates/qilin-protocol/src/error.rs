@@ -16,8 +16,13 @@ pub enum ErrorCode {
     InvalidArguments,
     /// A code-mode-only tool was called directly instead of through `run_code`.
     CodeModeOnly,
-    /// The reviewer (the agent's policy) refused the call.
+    /// The reviewer (the agent's policy, or its reviewer model) refused the call.
     AutoReviewDenied,
+    /// The reviewer model errored or answered a malformed verdict, and the unattended policy
+    /// refused the call.
+    AutoReviewFailed,
+    /// The reviewer model did not answer in time, and the unattended policy refused the call.
+    AutoReviewTimeout,
     /// The call ran past its deadline.
     Timeout,
     /// The call was cancelled (the user interrupted the turn).
@@ -34,6 +39,8 @@ impl ErrorCode {
             ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
             ErrorCode::CodeModeOnly => "CODE_MODE_ONLY",
             ErrorCode::AutoReviewDenied => "AUTO_REVIEW_DENIED",
+            ErrorCode::AutoReviewFailed => "AUTO_REVIEW_FAILED",
+            ErrorCode::AutoReviewTimeout => "AUTO_REVIEW_TIMEOUT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Interrupted => "INTERRUPTED",
             ErrorCode::ToolFailed => "TOOL_FAILED",

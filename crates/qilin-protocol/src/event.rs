@@ -2,6 +2,7 @@ use crate::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentMessageEvent, AgentStartedEvent,
 };
 use crate::goals::{GoalCreatedEvent, GoalUpdatedEvent};
+use crate::review::{ReviewCircuitOpenEvent, ReviewGrantedEvent, ToolReviewedEvent};
 use crate::schedules::{
     ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleFinishedEvent, ScheduleFiredEvent,
 };
@@ -179,6 +180,15 @@ pub enum EventBody {
     /// A schedule's run ended, with its outcome.
     #[serde(rename = "schedule.finished")]
     ScheduleFinished(ScheduleFinishedEvent),
+    /// The reviewer model judged a call (after its `tool.start`, before it runs or is refused).
+    #[serde(rename = "tool.reviewed")]
+    ToolReviewed(ToolReviewedEvent),
+    /// A person allowed a call the reviewer refused, or a retry used that permission.
+    #[serde(rename = "review.granted")]
+    ReviewGranted(ReviewGrantedEvent),
+    /// Too many denials: the circuit breaker ended the turn.
+    #[serde(rename = "review.circuit_open")]
+    ReviewCircuitOpen(ReviewCircuitOpenEvent),
 }
 
 impl EventBody {
@@ -210,6 +220,9 @@ impl EventBody {
             EventBody::ScheduleDeleted(_) => "schedule.deleted",
             EventBody::ScheduleFired(_) => "schedule.fired",
             EventBody::ScheduleFinished(_) => "schedule.finished",
+            EventBody::ToolReviewed(_) => "tool.reviewed",
+            EventBody::ReviewGranted(_) => "review.granted",
+            EventBody::ReviewCircuitOpen(_) => "review.circuit_open",
         }
     }
 }

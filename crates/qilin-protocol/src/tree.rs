@@ -8,6 +8,7 @@
 
 use crate::agents::AgentStartedEvent;
 use crate::goals::GoalRecord;
+use crate::review::AutoReviewRecord;
 use crate::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, ContextCompactedEvent, Detail,
     ErrorCode, Event, EventBody, FinishReason, LiveView, RequestAsk, RequestOpenedEvent,
@@ -135,6 +136,10 @@ pub struct ToolNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub child: Option<ChildLink>,
+    /// The reviewer model's judgement of the call, from its `tool.reviewed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub review: Option<AutoReviewRecord>,
 }
 
 /// The child session an `agent` call started: what its card needs to follow the child's own
@@ -337,7 +342,14 @@ impl ConversationTree {
             | EventBody::ScheduleCreated(_)
             | EventBody::ScheduleDeleted(_)
             | EventBody::ScheduleFired(_)
-            | EventBody::ScheduleFinished(_) => {}
+            | EventBody::ScheduleFinished(_)
+            | EventBody::ReviewGranted(_)
+            | EventBody::ReviewCircuitOpen(_) => {}
+            EventBody::ToolReviewed(reviewed) => {
+                if let Some(node) = self.node_mut(&reviewed.call_id) {
+                    node.review = Some(reviewed.review.clone());
+                }
+            }
             EventBody::AgentStarted(started) => self.link_child(started),
             EventBody::GoalCreated(created) => self.goal = Some(created.goal.clone()),
             EventBody::GoalUpdated(updated) => self.goal = Some(updated.goal.clone()),
@@ -615,6 +627,7 @@ impl ConversationTree {
             requests: Vec::new(),
             sub_calls: Vec::new(),
             child: None,
+            review: None,
         }
     }
 }

@@ -441,6 +441,26 @@ fn describe(body: &EventBody) -> String {
                 .map(|message| format!(" ({message})"))
                 .unwrap_or_default()
         ),
+        EventBody::ToolReviewed(reviewed) => format!(
+            "call {} reviewed by {}: {}{} — {}",
+            reviewed.call_id,
+            reviewed.review.reviewer,
+            reviewed.review.verdict.as_str(),
+            reviewed
+                .review
+                .risk
+                .map(|risk| format!(" ({})", risk.as_str()))
+                .unwrap_or_default(),
+            reviewed.review.user_reason
+        ),
+        EventBody::ReviewGranted(granted) => match &granted.grant.used_by {
+            Some(used_by) => format!("grant {} used by call {}", granted.grant.id, used_by),
+            None => format!(
+                "a person allowed call {} ({}) once",
+                granted.grant.call_id, granted.grant.tool_name
+            ),
+        },
+        EventBody::ReviewCircuitOpen(open) => format!("review circuit open: {}", open.message),
     }
 }
 

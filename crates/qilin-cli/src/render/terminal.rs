@@ -13,6 +13,7 @@ use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
 use qilin_protocol::agents::ChildRecord;
 use qilin_protocol::goals::{GoalRecord, GoalStatus, PauseCause};
+use qilin_protocol::review::{AutoReviewRecord, ReviewFallback, ReviewVerdict};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
@@ -200,6 +201,8 @@ pub struct TerminalRenderer {
     children: Vec<LiveChild>,
     /// The goal's id and status as last shown (a line is drawn when either changes).
     goal: Option<(String, GoalStatus)>,
+    /// The reviewer's judgement of calls not yet ended, by call id: shown under the call.
+    reviews: HashMap<String, AutoReviewRecord>,
     depth: HashMap<String, usize>,
     presentations: HashMap<String, CallPresentation>,
     headed: HashSet<String>,
@@ -234,6 +237,7 @@ impl TerminalRenderer {
             running: Vec::new(),
             children: Vec::new(),
             goal: None,
+            reviews: HashMap::new(),
             depth: HashMap::new(),
             presentations: HashMap::new(),
             headed: HashSet::new(),
@@ -345,6 +349,24 @@ impl TerminalRenderer {
                 finished.schedule_id,
                 finished.run.outcome.as_str()
             )),
+            EventBody::ToolReviewed(reviewed) => {
+                self.reviews
+                    .insert(reviewed.call_id.clone(), reviewed.review.clone());
+            }
+            EventBody::ReviewGranted(granted) => {
+                if granted.grant.used_by.is_none() {
+                    self.show_schedule(format!(
+                        "✓ you allowed {} once (call {})",
+                        granted.grant.tool_name, granted.grant.call_id
+                    ));
+                }
+            }
+            EventBody::ReviewCircuitOpen(open) => {
+                let line = self.style.yellow(&format!("⏸ {}", open.message));
+                self.flush_text();
+                self.after_text_block = false;
+                self.permanent(vec![line]);
+            }
             // `/compact` says what it did; the summary's tokens count in `/cost`.
             EventBody::ContextCompacted(compacted) => {
                 self.total.add(&compacted.usage, self.price);
@@ -518,6 +540,8 @@ impl TerminalRenderer {
     /// A call ended: it leaves the live region and its result is written above it.
     fn finish_call(&mut self, result: &ToolResultEvent) {
         self.running.retain(|r| r.call_id != result.call_id);
+        let lines = self.result_lines(result);
+        self.reviews.remove(&result.call_id);
         // A foreground child's tokens come back with its call.
         if result.tool_name == "agent"
             && let Some(record) = result
@@ -528,7 +552,6 @@ impl TerminalRenderer {
         {
             self.count_child(&record);
         }
-        let lines = self.result_lines(result);
         self.after_text_block = false;
         self.permanent(lines);
     }
@@ -765,6 +788,16 @@ impl TerminalRenderer {
             None => Vec::new(),
         };
         lines.extend(detail_lines.into_iter().map(|l| format!("{pad}{l}")));
+        if let Some(review) = self.reviews.get(&result.call_id) {
+            let line = review_line(review);
+            lines.push(format!(
+                "{pad}{}",
+                match review.verdict {
+                    ReviewVerdict::Allow => self.style.dim(&line),
+                    _ => self.style.yellow(&line),
+                }
+            ));
+        }
         lines
     }
 
@@ -1662,5 +1695,30 @@ Done
         assert_eq!(complete_blocks_end("```\na\n\nb\n```\n\nc"), Some(14));
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(999), "999");
+    }
+}
+
+/// The line a reviewed call shows under it: the reviewer's verdict, its risk and its reason.
+fn review_line(review: &AutoReviewRecord) -> String {
+    let risk = review
+        .risk
+        .map(|risk| format!(" ({})", risk.as_str()))
+        .unwrap_or_default();
+    let fallback = match review.fallback {
+        Some(ReviewFallback::AskedPerson) => ", asked you",
+        Some(ReviewFallback::UnattendedPolicy) => ", refused (nobody attends)",
+        None => "",
+    };
+    match review.verdict {
+        ReviewVerdict::Allow => format!(
+            "reviewed by {}: allow{risk} — {}",
+            review.reviewer, review.user_reason
+        ),
+        ReviewVerdict::Deny => format!(
+            "denied by {}{risk}: {}",
+            review.reviewer, review.user_reason
+        ),
+        ReviewVerdict::Failed => format!("review failed: {}{fallback}", review.user_reason),
+        ReviewVerdict::TimedOut => format!("review timed out: {}{fallback}", review.user_reason),
     }
 }

@@ -1424,6 +1424,148 @@ catchUp?: CatchUp,
  */
 expires?: string, };
 
+export type ReviewVerdict = "allow" | "deny" | "failed" | "timed_out";
+
+export type ReviewRisk = "low" | "medium" | "high";
+
+export type ReviewFallback = "asked_person" | "unattended_policy";
+
+export type AutoReviewRecord = { 
+/**
+ * The reviewer's model id (`provider:name`).
+ */
+reviewer: string, 
+/**
+ * What it decided.
+ */
+verdict: ReviewVerdict, 
+/**
+ * How risky it judged the call; absent when it failed or timed out.
+ */
+risk?: ReviewRisk, 
+/**
+ * One line for the person: why it allowed or refused, or what went wrong.
+ */
+userReason: string, 
+/**
+ * Wall time of the review, in milliseconds.
+ */
+latencyMs: number, 
+/**
+ * Input tokens the review used.
+ */
+inputTokens: number, 
+/**
+ * Output tokens the review used.
+ */
+outputTokens: number, 
+/**
+ * What happened after a failed or timed-out review.
+ */
+fallback?: ReviewFallback, };
+
+export type ReviewGrant = { 
+/**
+ * The grant's id, unique in its session.
+ */
+id: string, 
+/**
+ * The refused call the person allowed.
+ */
+callId: string, 
+/**
+ * The tool it is bound to.
+ */
+toolName: string, 
+/**
+ * The canonical arguments it is bound to.
+ */
+arguments: unknown, 
+/**
+ * When it was made, RFC 3339 UTC.
+ */
+grantedAt: string, 
+/**
+ * The call that used it, once one did.
+ */
+usedBy?: string, };
+
+export type ToolReviewedEvent = { 
+/**
+ * The reviewed call.
+ */
+callId: string, 
+/**
+ * The `run_code` call that made it, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The review.
+ */
+review: AutoReviewRecord, };
+
+export type ReviewGrantedEvent = { 
+/**
+ * The grant.
+ */
+grant: ReviewGrant, };
+
+export type ReviewCircuitOpenEvent = { 
+/**
+ * The turn it paused.
+ */
+turnId: string, 
+/**
+ * Denials in a row in that turn.
+ */
+denialsInARow: number, 
+/**
+ * Denials among the session's last 50 reviews.
+ */
+denialsInWindow: number, 
+/**
+ * What the person is told.
+ */
+message: string, };
+
+export type ReviewEntry = { 
+/**
+ * The call.
+ */
+callId: string, 
+/**
+ * Its tool.
+ */
+toolName: string, 
+/**
+ * Its arguments.
+ */
+arguments: unknown, 
+/**
+ * Its review.
+ */
+review: AutoReviewRecord, 
+/**
+ * When it was reviewed, RFC 3339 UTC.
+ */
+at: string, 
+/**
+ * Whether a person allowed it afterwards.
+ */
+granted: boolean, };
+
+export type ReviewList = { 
+/**
+ * Reviewed calls that were refused or failed, newest first, at most 50.
+ */
+reviews: Array<ReviewEntry>, };
+
+export type AllowCall = { 
+/**
+ * Queue a turn telling the model it may run the call again (default true).
+ */
+retry?: boolean, };
+
 export type SessionStatus = "idle" | "running";
 
 export type SessionInfo = { 
@@ -2258,25 +2400,3 @@ export const SPILL_NOTICE_MIDDLE = " bytes saved to ";
 
 /** What a spill notice ends with, after the path. */
 export const SPILL_NOTICE_CLOSE = " - read that file for the rest]";
-
-export type ReviewVerdict = "allow" | "deny" | "failed" | "timed_out";
-
-export type ReviewRisk = "low" | "medium" | "high";
-
-export type ReviewFallback = "asked_person" | "unattended_policy";
-
-export type AutoReviewRecord = { reviewer: string, verdict: ReviewVerdict, risk?: ReviewRisk, userReason: string, latencyMs: number, inputTokens: number, outputTokens: number, fallback?: ReviewFallback, };
-
-export type ReviewGrant = { id: string, callId: string, toolName: string, arguments: unknown, grantedAt: string, usedBy?: string, };
-
-export type ToolReviewedEvent = { callId: string, parentCallId?: string, review: AutoReviewRecord, };
-
-export type ReviewGrantedEvent = { grant: ReviewGrant, };
-
-export type ReviewCircuitOpenEvent = { turnId: string, denialsInARow: number, denialsInWindow: number, message: string, };
-
-export type ReviewEntry = { callId: string, toolName: string, arguments: unknown, review: AutoReviewRecord, at: string, granted: boolean, };
-
-export type ReviewList = { reviews: Array<ReviewEntry>, };
-
-export type AllowCall = { retry?: boolean, };
