@@ -280,6 +280,8 @@ impl Agent {
             prompt: prompt.to_string(),
             client_turn_id,
         });
+        let session = Arc::clone(self.executor().session_arc());
+        session.begin_turn(&turn_id, prompt, cancel.clone());
         let mut summary = TurnSummary {
             reason: FinishReason::MaxSteps,
             steps: 0,
@@ -331,6 +333,13 @@ impl Agent {
                 self.settings.max_steps
             ));
         }
+        // A turn stopped by the runtime (auto review's circuit breaker) says why.
+        if let Some(message) = session.take_stop_message()
+            && summary.reason == FinishReason::Interrupted
+        {
+            summary.error = Some(message);
+        }
+        session.end_turn();
         self.emit(EventBody::TurnFinished {
             turn_id,
             reason: summary.reason,

@@ -138,3 +138,14 @@ pub enum CompactError {
     #[error("the session cannot record its events: {0}")]
     Broken(String),
 }
+
+/// Why a person's "allow this call" was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AllowCallError {
+    /// The call cannot be allowed (unknown, not refused by the reviewer, no reviewer).
+    #[error("{0}")]
+    Refused(#[from] crate::review::AllowError),
+    /// The session's log could not be read.
+    #[error("{0}")]
+    Runtime(#[from] RuntimeError),
+}

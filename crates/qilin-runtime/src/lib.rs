@@ -56,6 +56,7 @@ mod goals;
 mod host;
 mod mount;
 mod recovery;
+mod review;
 mod runtime;
 mod session;
 
@@ -66,7 +67,7 @@ pub use builtin::{DEFAULT_AGENT, TOOLS_AGENT, builtin_agent, builtin_agents};
 pub use check::{check, tool_catalog};
 pub use children::ChildLimits;
 pub use context::{MAX_MEMORY_BYTES, MEMORY_FILES, project_context, repository_root};
-pub use error::{CompactError, RuntimeError, SubmitError};
+pub use error::{AllowCallError, CompactError, RuntimeError, SubmitError};
 pub use goals::{
     CONTINUATION_PROMPT, DEFAULT_GOAL_TURNS, GoalError, STALL_TURNS, continuation_prompt,
 };
@@ -77,6 +78,10 @@ pub use host::{
 pub use mount::AgentSource;
 pub use qilin_goals::NewGoal;
 pub use recovery::{Closing, Dangling};
+pub use review::{
+    AllowError, MAX_LISTED_REVIEWS, ParsedVerdict, REVIEWER_SYSTEM, parse_verdict, refused_call,
+    retry_prompt, review_entries,
+};
 pub use runtime::{CodeSandbox, Runtime, RuntimeBuilder, SANDBOX_HELPER_ARGS};
 pub use session::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_STEPS, ModelChoice, SessionBuilder, SessionHandle,

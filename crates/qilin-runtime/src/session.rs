@@ -6,8 +6,9 @@ use crate::children::{BothReviewers, ChildBounds, ChildLimits, Children, ParentL
 use crate::goals::{GoalError, GoalKeeper, TurnOutcome};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
+use crate::review::{AllowError, ModelReviewer, refused_call, retry_prompt, review_entries};
 use crate::runtime::read_after;
-use crate::{CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
+use crate::{AllowCallError, CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
@@ -15,6 +16,7 @@ use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
 use qilin_protocol::goals::{GoalActor, GoalBudget, GoalRecord, PauseCause};
+use qilin_protocol::review::{ReviewEntry, ReviewGrant};
 use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, ProjectContext,
     RequestOpenedEvent, RequestResolution, RequestResolvedEvent, SessionStartedEvent,
@@ -23,8 +25,8 @@ use qilin_sandbox::{CONFIG_FILE_LIMIT, Protection, Sandbox, read_own_file};
 use qilin_skill::{AgentFile, Diagnostic, agent_named_files};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
-    DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests, ResolveError,
-    Reviewer, Services, Session, Tool, ToolRegistry,
+    AutoReview, DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests,
+    ResolveError, Reviewer, Services, Session, Tool, ToolRegistry,
 };
 use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
@@ -142,6 +144,8 @@ pub struct SessionBuilder {
     child_limits: ChildLimits,
     /// For a child session: its parent, its bounds and its parent's reviewer.
     parent: Option<(ParentLink, ChildBounds, Arc<dyn Reviewer>)>,
+    /// The reviewer model, instead of the one the agent file's `review.auto` names.
+    reviewer_model: Option<ModelChoice>,
 }
 
 impl SessionBuilder {
@@ -165,7 +169,16 @@ impl SessionBuilder {
             refused: None,
             child_limits: ChildLimits::default(),
             parent: None,
+            reviewer_model: None,
         }
+    }
+
+    /// The model that reviews the calls the agent's policy sends to its reviewer, instead of
+    /// the one its `review.auto.model` names (which must still be set: it turns auto review
+    /// on, with its rules and timeout).
+    pub fn reviewer_model(mut self, model: ModelChoice) -> Self {
+        self.reviewer_model = Some(model);
+        self
     }
 
     /// The bounds on the children (subagents) the session may start: how deep they nest, how
@@ -512,6 +525,39 @@ impl SessionBuilder {
             true => Requests::attended(),
             false => Requests::unattended(),
         };
+        let auto_review = match &agent.review.auto {
+            Some(auto) => {
+                let timeout = auto.timeout().map_err(|problem| {
+                    RuntimeError::Model(format!("{}: review.auto: {problem}", agent.path.display()))
+                })?;
+                let (provider, model, label) = match this.reviewer_model.clone() {
+                    Some(ModelChoice::Provider {
+                        provider,
+                        model,
+                        label,
+                    }) => (provider, model, label),
+                    Some(ModelChoice::Spec(spec)) => select(&spec)?,
+                    // A script is found as a session's own is: beside the workspace.
+                    None => {
+                        let spec = match crate::workspace_model(&workspace, &auto.model) {
+                            ModelChoice::Spec(spec) => spec,
+                            ModelChoice::Provider { .. } => auto.model.clone(),
+                        };
+                        select(&spec).map_err(|err| {
+                            RuntimeError::Model(format!(
+                                "{}: the reviewer model of `review.auto` cannot be used: {err}",
+                                agent.path.display()
+                            ))
+                        })?
+                    }
+                };
+                let judge = ModelReviewer::new(provider, model, label, auto.rules.text());
+                let review = Arc::new(AutoReview::new(Arc::new(judge), timeout));
+                services.insert(Arc::clone(&review));
+                Some(review)
+            }
+            None => None,
+        };
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
             services.insert(Arc::new(checks));
         }
@@ -557,6 +603,13 @@ impl SessionBuilder {
                 EventBody::RequestOpened(opened) => Some(opened.request_id.clone()),
                 _ => None,
             }));
+        if let Some(auto) = &auto_review {
+            auto.restore(&stored);
+        }
+        session.restore_prompts(stored.iter().filter_map(|event| match &event.body {
+            EventBody::TurnStarted { prompt, .. } => Some(prompt.clone()),
+            _ => None,
+        }));
         session
             .requests()
             .restore_grants(stored.iter().filter_map(|event| match &event.body {
@@ -1301,6 +1354,45 @@ impl SessionHandle {
             open_requests: self.open_requests(),
             running_turn: self.running_turn(),
         })
+    }
+
+    /// The calls the reviewer model refused (or could not judge, and that were refused),
+    /// newest first, at most 50, each with whether a person allowed it since.
+    pub async fn reviews(&self) -> Result<Vec<ReviewEntry>, RuntimeError> {
+        self.flush().await?;
+        let events = read_after(self.inner.store.as_ref(), &self.inner.id, 0).await?;
+        Ok(review_entries(&events))
+    }
+
+    /// A person allows `call_id`, a call the reviewer refused: a grant (`review.granted`)
+    /// lets the next call of the same tool with the same canonical arguments run once without
+    /// review. With `retry`, a turn telling the model so starts once the session is idle.
+    pub async fn allow_call(
+        &self,
+        call_id: &str,
+        retry: bool,
+    ) -> Result<ReviewGrant, AllowCallError> {
+        let auto = self
+            .inner
+            .session
+            .services()
+            .get::<AutoReview>()
+            .ok_or(AllowCallError::Refused(AllowError::NoReviewer))?;
+        self.flush().await?;
+        let events = read_after(self.inner.store.as_ref(), &self.inner.id, 0).await?;
+        let (tool, arguments) = refused_call(&events, call_id)?;
+        let grant = auto.grant(self.inner.session.events(), call_id, &tool, &arguments);
+        if retry {
+            let prompt = retry_prompt(call_id, &tool, &arguments);
+            let handle = self.clone();
+            tokio::spawn(async move {
+                handle.wait_idle().await;
+                if let Err(err) = handle.submit(&prompt, None) {
+                    tracing::warn!(error = %err, "the retry of an allowed call could not start");
+                }
+            });
+        }
+        Ok(grant)
     }
 
     /// Returns once every event recorded so far is in the store.

@@ -30,6 +30,16 @@ pub struct SchedulePath {
     pub schedule_id: String,
 }
 
+/// A reviewed call's id in a path.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewPath {
+    /// The session's id.
+    pub id: String,
+    /// The call's id (`tool.reviewed`'s `callId`).
+    pub call_id: String,
+}
+
 /// A request's id in a path.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -1,5 +1,5 @@
 //! What changes a session: start a turn, interrupt it, answer a request, compact it, set or
-//! change its goal. A command
+//! change its goal, allow a call its reviewer refused. A command
 //! runs where the session runs: here (resumed here first if it ran nowhere), or — relayed through
 //! the store the processes share — in the process holding the session's lease.
 
@@ -39,6 +39,13 @@ pub enum Command {
     ResumeGoal(ResumeGoal),
     /// Clear the goal.
     ClearGoal,
+    /// Allow a call the reviewer refused.
+    AllowCall {
+        /// The refused call.
+        call_id: String,
+        /// Start a turn asking the model to run it again.
+        retry: bool,
+    },
 }
 
 /// What a command gave: the body of a success, or an error.
@@ -145,7 +152,8 @@ fn check(command: &Command) -> Result<(), ApiError> {
         | Command::SetGoal(_)
         | Command::PauseGoal
         | Command::ResumeGoal(_)
-        | Command::ClearGoal => None,
+        | Command::ClearGoal
+        | Command::AllowCall { .. } => None,
     };
     if let Some(client_id) = client_id
         && (client_id.is_empty()
@@ -217,6 +225,9 @@ pub async fn execute(state: &ServerState, handle: &SessionHandle, command: Comma
             })?))
         }
         Command::ClearGoal => value(serde_json::to_value(handle.clear_goal()?)),
+        Command::AllowCall { call_id, retry } => value(serde_json::to_value(
+            handle.allow_call(&call_id, retry).await?,
+        )),
     }
 }
 

@@ -7,7 +7,9 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response as HttpResponse};
 use qilin_agent::CompactionError;
-use qilin_runtime::{CompactError, GoalError, HostError, RuntimeError, SubmitError};
+use qilin_runtime::{
+    AllowCallError, AllowError, CompactError, GoalError, HostError, RuntimeError, SubmitError,
+};
 use qilin_store::{RelayError, StoreError};
 use qilin_tool::ResolveError;
 
@@ -299,6 +301,24 @@ impl From<GoalError> for ApiError {
             GoalError::UnknownCheck(_) => {
                 ApiError::new(StatusCode::CONFLICT, "unknown_check", err.to_string())
             }
+        }
+    }
+}
+
+impl From<AllowCallError> for ApiError {
+    fn from(err: AllowCallError) -> Self {
+        match err {
+            AllowCallError::Runtime(err) => err.into(),
+            AllowCallError::Refused(refused) => match refused {
+                AllowError::UnknownCall(_) => {
+                    ApiError::new(StatusCode::NOT_FOUND, "unknown_call", refused.to_string())
+                }
+                AllowError::NotRefusedByReviewer(_) | AllowError::NoReviewer => ApiError::new(
+                    StatusCode::CONFLICT,
+                    "not_refused_by_reviewer",
+                    refused.to_string(),
+                ),
+            },
         }
     }
 }

@@ -420,6 +420,7 @@ impl AgentFile {
                 None
             }
         };
+        check_auto_review(&raw.review, &source, &mut errors);
         let (Some(policy), true) = (policy, errors.is_empty()) else {
             // The warnings go with the errors, so that fixing the errors reveals nothing new.
             errors.extend(warnings);
@@ -454,6 +455,35 @@ impl AgentFile {
             },
             warnings,
         })
+    }
+}
+
+/// The agent's use of a reviewer model: an `auto` decision needs `review.auto`, whose timeout
+/// must read as a duration and whose model must be written as `model:` is.
+fn check_auto_review(review: &PolicyConfig, source: &Source, errors: &mut Vec<Diagnostic>) {
+    for problem in review.auto_problems() {
+        let mut at = vec![key("review")];
+        match problem.rule {
+            Some(rule) => at.extend([key("rules"), Segment::Index(rule - 1), key(problem.key)]),
+            None => at.extend(problem.key.split('.').map(key)),
+        }
+        errors.push(Diagnostic::error(
+            DiagnosticKind::InvalidAgent,
+            source.path,
+            source.line_of(&at),
+            problem.message,
+        ));
+    }
+    if let Some(auto) = &review.auto
+        && !auto.model.trim().is_empty()
+        && let Err(err) = auto.model.parse::<qilin_model::ModelSpec>()
+    {
+        errors.push(Diagnostic::error(
+            DiagnosticKind::InvalidAgent,
+            source.path,
+            source.line_of(&[key("review"), key("auto"), key("model")]),
+            format!("review.auto: the reviewer's {err}"),
+        ));
     }
 }
 

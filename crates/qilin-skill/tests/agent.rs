@@ -460,3 +460,41 @@ fn an_agent_file_names_its_instructions_file_for_protection() {
     std::fs::write(root.join("bad.agent"), "name: [").unwrap();
     assert!(qilin_skill::agent_named_files(&root.join("bad.agent")).is_empty());
 }
+
+#[test]
+fn auto_review_mistakes_are_errors_on_their_line() {
+    let ws = workspace();
+    let error = ws.error(
+        "name: a\ninstructions: hi\ntools: [bash]\nreview:\n  rules:\n    - tool: bash\n      decision: auto\n",
+    );
+    assert_eq!(error.line, Some(7), "{error}");
+    assert!(
+        error
+            .message
+            .contains("`decision: auto` needs a reviewer model")
+            && error.message.contains("review.auto"),
+        "{error}"
+    );
+    let auto = |rest: &str| {
+        format!(
+            "name: a\ninstructions: hi\ntools: [bash]\nreview:\n  default: auto\n  auto:\n{rest}"
+        )
+    };
+    let error = ws.error(&auto("    model: scripted:r.yaml\n    timeout: soon\n"));
+    assert_eq!(error.line, Some(8), "{error}");
+    assert!(error.message.contains("`timeout: soon`"), "{error}");
+    let error = ws.error(&auto("    model: gpt-5\n    rules: Only builds.\n"));
+    assert_eq!(error.line, Some(7), "{error}");
+    assert!(
+        error.message.contains("reviewer's model `gpt-5`") && error.message.contains("openai:NAME"),
+        "{error}"
+    );
+    let loaded = ws
+        .load(&auto(
+            "    model: scripted:r.yaml\n    rules: [\"Only builds.\", \"Never push.\"]\n    timeout: 2m\n",
+        ))
+        .unwrap();
+    let config = loaded.value.review.auto.unwrap();
+    assert_eq!(config.rules.text(), "Only builds.\nNever push.");
+    assert_eq!(config.timeout(), Ok(std::time::Duration::from_secs(120)));
+}

@@ -32,7 +32,7 @@ impl Services {
 }
 
 /// One conversation's shared state: its workspace, its data folder, its event log, its open
-/// requests and the host's services.
+/// requests, the host's services, and the turn running now.
 pub struct Session {
     id: String,
     workspace: PathBuf,
@@ -40,6 +40,18 @@ pub struct Session {
     events: EventLog,
     requests: Requests,
     services: Services,
+    turns: Mutex<TurnState>,
+}
+
+/// The session's prompts so far and the turn running now.
+#[derive(Default)]
+struct TurnState {
+    /// Every prompt of the session, oldest first.
+    prompts: Vec<String>,
+    /// The running turn's id and what interrupts it.
+    running: Option<(String, CancellationToken)>,
+    /// Why the running turn was stopped, when something other than a person stopped it.
+    stop_message: Option<String>,
 }
 
 impl Session {
@@ -56,6 +68,7 @@ impl Session {
             events: EventLog::new(),
             requests: Requests::unattended(),
             services: Services::default(),
+            turns: Mutex::default(),
         }
     }
 
@@ -126,6 +139,60 @@ impl Session {
     /// The session's requests: the approvals and questions waiting for a person.
     pub fn requests(&self) -> &Requests {
         &self.requests
+    }
+
+    fn turns(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// A turn of `prompt` starts: `cancel` interrupts it (see [`Session::stop_turn`]).
+    pub fn begin_turn(&self, turn_id: &str, prompt: &str, cancel: CancellationToken) {
+        let mut turns = self.turns();
+        turns.prompts.push(prompt.to_string());
+        turns.running = Some((turn_id.to_string(), cancel));
+        turns.stop_message = None;
+    }
+
+    /// The running turn ended.
+    pub fn end_turn(&self) {
+        self.turns().running = None;
+    }
+
+    /// The id of the turn running now, if one is.
+    pub fn current_turn(&self) -> Option<String> {
+        self.turns().running.as_ref().map(|(id, _)| id.clone())
+    }
+
+    /// Interrupts the running turn, keeping `message` as the reason its end reports. Returns
+    /// false when no turn runs.
+    pub fn stop_turn(&self, message: String) -> bool {
+        let mut turns = self.turns();
+        let Some((_, cancel)) = &turns.running else {
+            return false;
+        };
+        cancel.cancel();
+        turns.stop_message = Some(message);
+        true
+    }
+
+    /// Why the running turn was stopped by [`Session::stop_turn`], taken once.
+    pub fn take_stop_message(&self) -> Option<String> {
+        self.turns().stop_message.take()
+    }
+
+    /// Every prompt of the session so far, oldest first.
+    pub fn prompts(&self) -> Vec<String> {
+        self.turns().prompts.clone()
+    }
+
+    /// Gives back the prompts a resumed session's log records, before its first new turn.
+    pub fn restore_prompts(&self, prompts: impl IntoIterator<Item = String>) {
+        let mut turns = self.turns();
+        let mut restored: Vec<String> = prompts.into_iter().collect();
+        restored.append(&mut turns.prompts);
+        turns.prompts = restored;
     }
 }
 

@@ -3,14 +3,19 @@
 //! In order: look the tool up among those the entry may call (the tools offered to the model,
 //! or the agent's code-mode set) → refuse a direct call of a code-mode-only tool → validate the
 //! arguments → put path arguments in canonical, workspace-relative form (see
-//! `path_arguments`) → record `tool.start` → review, asking a person when the policy says so (the call
-//! waits, and an interrupt ends the wait) → take a slot among the session's running calls →
+//! `path_arguments`) → record `tool.start` → review: the policy's deny rules, then a person's
+//! grant for exactly this call, then the rest of the policy — asking a person (the call waits,
+//! and an interrupt ends the wait) or the reviewer model (`tool.reviewed`, see `auto_review`)
+//! when it says so → take a slot among the session's running calls →
 //! run under the deadline (counted from here) and cancellation, letting an interrupted tool
 //! hand back what it had so far (a panic is a failed call) → cap the output → record
 //! `tool.result`. Every refusal is a `tool.result` with its error code and a message the model
 //! can act on, and every `tool.start` gets exactly one `tool.result` — a call whose future is
 //! dropped half-way records `interrupted` as it goes.
 
+use crate::auto_review::{
+    AutoReview, Judgement, REVIEW_MESSAGE_BYTES, ReviewedCall, recent_messages,
+};
 use crate::context::CallClock;
 use crate::live::LiveOutput;
 use crate::path_arguments::canonical_paths;
@@ -21,6 +26,7 @@ use crate::{
 };
 use futures_util::FutureExt;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
+use qilin_protocol::review::{AutoReviewRecord, ReviewFallback, ReviewVerdict, ToolReviewedEvent};
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, EventBody,
     RequestAsk, ToolResultEvent, ToolStartEvent,
@@ -241,6 +247,11 @@ impl Executor {
         &self.inner.session
     }
 
+    /// The session the calls belong to, shared.
+    pub fn session_arc(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
     /// Dispatches one call that nobody will cancel.
     pub async fn dispatch(&self, call: ToolCall, caller: Caller) -> CallOutcome {
         self.dispatch_cancellable(call, caller, CancellationToken::new())
@@ -321,11 +332,42 @@ impl Executor {
             caller: &record.caller,
             effect: tool.effect(),
         });
-        let decision = tokio::select! {
+        let mut decision = tokio::select! {
             biased;
             () = cancel.cancelled() => return record.finish(Ended::Failed(interrupted_error()), None),
             decision = review => decision,
         };
+        // A deny rule decides alone; otherwise a person's grant for exactly this call comes
+        // before the reviewer, and the rest of the policy after.
+        let auto = self.session().services().get::<AutoReview>();
+        if matches!(
+            decision,
+            ReviewDecision::Ask { .. } | ReviewDecision::Auto { .. }
+        ) && let Some(auto) = &auto
+            && auto
+                .use_grant(
+                    self.session().events(),
+                    &record.call_id,
+                    &record.tool_name,
+                    &arguments,
+                )
+                .is_some()
+        {
+            decision = ReviewDecision::Allow;
+        }
+        // An `ask` nobody can answer goes to the reviewer model, when there is one.
+        if let ReviewDecision::Ask { reason } = &decision
+            && auto.is_some()
+            && !self.session().requests().is_attended()
+            && !self
+                .session()
+                .requests()
+                .granted(&record.tool_name, &arguments)
+        {
+            decision = ReviewDecision::Auto {
+                reason: reason.clone(),
+            };
+        }
         // The message the model reads, and the reason the person watching is shown.
         let denial = match decision {
             ReviewDecision::Allow => None,
@@ -335,6 +377,60 @@ impl Executor {
                 )),
                 Some(reason),
             )),
+            ReviewDecision::Auto { reason } => match &auto {
+                Some(auto) => {
+                    let call = ReviewedCall {
+                        call_id: &record.call_id,
+                        tool: &record.tool_name,
+                        arguments: &arguments,
+                        caller: &record.caller,
+                        effect: tool.effect(),
+                        policy_reason: &reason,
+                        user_messages: recent_messages(
+                            &self.session().prompts(),
+                            REVIEW_MESSAGE_BYTES,
+                        ),
+                    };
+                    let judged = tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => None,
+                        judged = judge_call(auto, call) => Some(judged),
+                    };
+                    let Some(judged) = judged else {
+                        return record.finish(Ended::Failed(interrupted_error()), None);
+                    };
+                    match self.after_review(&record, auto, judged) {
+                        AfterReview::Run => None,
+                        AfterReview::Refuse(error, user_reason) => Some((error, Some(user_reason))),
+                        AfterReview::AskPerson(why) => {
+                            let reason = format!("{why}; {reason}");
+                            let ask = RequestAsk::Approval {
+                                reason: reason.clone(),
+                                presentation,
+                                arguments: arguments.clone(),
+                                detail: before_detail,
+                            };
+                            match self.approval(&record, ask, &reason, &cancel).await {
+                                Ok(denial) => denial,
+                                Err(ended) => return record.finish(ended, None),
+                            }
+                        }
+                    }
+                }
+                // No reviewer model here (a parent's policy said `auto`): a person decides.
+                None => {
+                    let ask = RequestAsk::Approval {
+                        reason: reason.clone(),
+                        presentation,
+                        arguments: arguments.clone(),
+                        detail: before_detail,
+                    };
+                    match self.approval(&record, ask, &reason, &cancel).await {
+                        Ok(denial) => denial,
+                        Err(ended) => return record.finish(ended, None),
+                    }
+                }
+            },
             ReviewDecision::Ask { .. }
                 if self
                     .session()
@@ -350,33 +446,9 @@ impl Executor {
                     arguments: arguments.clone(),
                     detail: before_detail,
                 };
-                match self.ask(&record, ask, &cancel).await {
-                    RequestOutcome::Replied(
-                        RequestReply::Approve | RequestReply::ApproveForSession(_),
-                    ) => None,
-                    RequestOutcome::Replied(RequestReply::Deny { reason: said }) => {
-                        match said.as_deref().map(str::trim) {
-                            Some(said) if !said.is_empty() => Some((
-                                denied_error(&format!(
-                                    "The user declined this call, saying: {said}"
-                                )),
-                                Some(said.to_string()),
-                            )),
-                            _ => Some((
-                                denied_error(&format!("The user declined this call ({reason}).")),
-                                None,
-                            )),
-                        }
-                    }
-                    RequestOutcome::Replied(_) | RequestOutcome::Cancelled => {
-                        return record.finish(Ended::Failed(interrupted_error()), None);
-                    }
-                    RequestOutcome::Unattended => Some((
-                        denied_error(&format!(
-                            "The call needs the user's approval ({reason}), and no one can approve it here."
-                        )),
-                        None,
-                    )),
+                match self.approval(&record, ask, &reason, &cancel).await {
+                    Ok(denial) => denial,
+                    Err(ended) => return record.finish(ended, None),
                 }
             }
         };
@@ -425,6 +497,173 @@ impl Executor {
             ErrorCode::UnknownTool,
             unavailable_message(name, &record.caller, &callable),
         ))
+    }
+
+    /// Asks a person to approve `record`'s call: `Ok(None)` when they allow it, `Ok(Some)`
+    /// with the denial (the model's message, the person's reason) when they refuse it or no
+    /// one can answer, `Err` when the wait was cancelled.
+    async fn approval(
+        &self,
+        record: &CallRecord<'_>,
+        ask: RequestAsk,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<(ToolError, Option<String>)>, Ended> {
+        match self.ask(record, ask, cancel).await {
+            RequestOutcome::Replied(RequestReply::Approve | RequestReply::ApproveForSession(_)) => {
+                Ok(None)
+            }
+            RequestOutcome::Replied(RequestReply::Deny { reason: said }) => {
+                Ok(Some(match said.as_deref().map(str::trim) {
+                    Some(said) if !said.is_empty() => (
+                        denied_error(&format!("The user declined this call, saying: {said}")),
+                        Some(said.to_string()),
+                    ),
+                    _ => (
+                        denied_error(&format!("The user declined this call ({reason}).")),
+                        None,
+                    ),
+                }))
+            }
+            RequestOutcome::Replied(_) | RequestOutcome::Cancelled => {
+                Err(Ended::Failed(interrupted_error()))
+            }
+            RequestOutcome::Unattended => Ok(Some((
+                denied_error(&format!(
+                    "The call needs the user's approval ({reason}), and no one can approve it here."
+                )),
+                None,
+            ))),
+        }
+    }
+
+    /// Records the reviewer's judgement of `record`'s call (`tool.reviewed`), counts it for the
+    /// circuit breaker (pausing the turn when it opens), and says what happens next.
+    fn after_review(
+        &self,
+        record: &CallRecord<'_>,
+        auto: &AutoReview,
+        judged: Judged,
+    ) -> AfterReview {
+        let session = self.session();
+        let attended = session.requests().is_attended();
+        let fallback = match attended {
+            true => ReviewFallback::AskedPerson,
+            false => ReviewFallback::UnattendedPolicy,
+        };
+        let reviewer = auto.judge().model().to_string();
+        let latency_ms = u64::try_from(judged.latency.as_millis()).unwrap_or(u64::MAX);
+        let (review, next) = match judged.outcome {
+            Some(Judgement::Verdict {
+                allow,
+                risk,
+                user_reason,
+                model_message,
+                usage,
+            }) => {
+                let review = AutoReviewRecord {
+                    reviewer: reviewer.clone(),
+                    verdict: if allow {
+                        ReviewVerdict::Allow
+                    } else {
+                        ReviewVerdict::Deny
+                    },
+                    risk: Some(risk),
+                    user_reason: user_reason.clone(),
+                    latency_ms,
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    fallback: None,
+                };
+                let next = match allow {
+                    true => AfterReview::Run,
+                    false => AfterReview::Refuse(
+                        denied_error(&format!(
+                            "The call was denied by the reviewer ({reviewer}): {model_message}"
+                        )),
+                        user_reason,
+                    ),
+                };
+                (review, next)
+            }
+            Some(Judgement::Failed { problem, usage }) => {
+                let user_reason = format!("the reviewer failed: {problem}");
+                let next = match attended {
+                    true => AfterReview::AskPerson(format!(
+                        "the reviewer ({reviewer}) could not judge this call ({problem})"
+                    )),
+                    false => AfterReview::Refuse(
+                        ToolError::new(
+                            ErrorCode::AutoReviewFailed,
+                            format!(
+                                "The call was not run: the reviewer ({reviewer}) that judges \
+                                 calls like this one failed ({problem}), and no one can approve \
+                                 it here. Choose another approach, or finish with what you have \
+                                 and say what needs a person's approval."
+                            ),
+                        ),
+                        user_reason.clone(),
+                    ),
+                };
+                let review = AutoReviewRecord {
+                    reviewer: reviewer.clone(),
+                    verdict: ReviewVerdict::Failed,
+                    risk: None,
+                    user_reason,
+                    latency_ms,
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    fallback: Some(fallback),
+                };
+                (review, next)
+            }
+            None => {
+                let limit = auto.timeout().as_secs_f64();
+                let user_reason = format!("the reviewer did not answer within {limit} s");
+                let next = match attended {
+                    true => AfterReview::AskPerson(format!(
+                        "the reviewer ({reviewer}) did not answer within {limit} s"
+                    )),
+                    false => AfterReview::Refuse(
+                        ToolError::new(
+                            ErrorCode::AutoReviewTimeout,
+                            format!(
+                                "The call was not run: the reviewer ({reviewer}) that judges \
+                                 calls like this one did not answer within {limit} s, and no \
+                                 one can approve it here. Choose another approach, or finish \
+                                 with what you have and say what needs a person's approval."
+                            ),
+                        ),
+                        user_reason.clone(),
+                    ),
+                };
+                let review = AutoReviewRecord {
+                    reviewer: reviewer.clone(),
+                    verdict: ReviewVerdict::TimedOut,
+                    risk: None,
+                    user_reason,
+                    latency_ms,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    fallback: Some(fallback),
+                };
+                (review, next)
+            }
+        };
+        let verdict = review.verdict;
+        session
+            .events()
+            .emit(EventBody::ToolReviewed(ToolReviewedEvent {
+                call_id: record.call_id.clone(),
+                parent_call_id: record.caller.parent_call_id(),
+                review,
+            }));
+        let turn = session.current_turn().unwrap_or_default();
+        if let Some(open) = auto.count(&turn, verdict) {
+            let message = auto.record_open(session.events(), &turn, &open);
+            session.stop_turn(message);
+        }
+        next
     }
 
     /// Opens an approval request for `record`'s call and waits for it.
@@ -590,6 +829,34 @@ fn denied_error(said: &str) -> ToolError {
         ErrorCode::AutoReviewDenied,
         format!("{said} Do not retry the same call; choose another approach or ask the user."),
     )
+}
+
+/// What follows a review.
+enum AfterReview {
+    /// The call runs.
+    Run,
+    /// The call is refused: the error the model reads, and the reason the person is shown.
+    Refuse(ToolError, String),
+    /// The reviewer could not judge: a person is asked, told why.
+    AskPerson(String),
+}
+
+/// A review's outcome (`None` when it ran out of time) and how long it took.
+struct Judged {
+    outcome: Option<Judgement>,
+    latency: Duration,
+}
+
+/// Asks the reviewer model about `call`, within its time limit.
+async fn judge_call(auto: &AutoReview, call: ReviewedCall<'_>) -> Judged {
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(auto.timeout(), auto.judge().judge(call))
+        .await
+        .ok();
+    Judged {
+        outcome,
+        latency: started.elapsed(),
+    }
 }
 
 /// The events of one call, so that every `tool.start` gets exactly one `tool.result`: a
@@ -776,7 +1043,9 @@ impl Drop for CallRecord<'_> {
 
 fn status_of(error: &ToolError) -> CallStatus {
     match error.code {
-        ErrorCode::AutoReviewDenied => CallStatus::Denied,
+        ErrorCode::AutoReviewDenied
+        | ErrorCode::AutoReviewFailed
+        | ErrorCode::AutoReviewTimeout => CallStatus::Denied,
         ErrorCode::Interrupted => CallStatus::Interrupted,
         _ => CallStatus::Error,
     }

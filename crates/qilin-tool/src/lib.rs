@@ -10,6 +10,7 @@
 
 extern crate self as qilin_tool;
 
+mod auto_review;
 mod code_limits;
 mod context;
 mod definition;
@@ -27,6 +28,10 @@ mod suggest;
 mod tool;
 mod workspace;
 
+pub use auto_review::{
+    AutoReview, CircuitOpen, DENIALS_IN_A_ROW, DENIALS_IN_WINDOW, Judgement, ModelJudge,
+    REVIEW_MESSAGE_BYTES, REVIEW_WINDOW, ReviewedCall, recent_messages,
+};
 pub use code_limits::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use context::{Services, Session, ToolContext};
 pub use definition::DirectDefinition;
@@ -49,8 +54,9 @@ pub use requests::{
     RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, ended_as, grant_covers,
 };
 pub use review::{
-    AllowAll, PolicyConfig, PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer,
-    RulePolicy, ToolEffect, Verdict,
+    AllowAll, AutoProblem, AutoReviewConfig, AutoRules, DEFAULT_AUTO_REVIEW_TIMEOUT, PolicyConfig,
+    PolicyError, PolicyRule, ReviewDecision, ReviewRequest, Reviewer, RulePolicy, ToolEffect,
+    Verdict,
 };
 pub use schema::{normalize_for_providers, output_schema_for, parameters_schema_for};
 pub use suggest::closest_names;

@@ -6,6 +6,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// A call as the reviewer sees it, after its arguments were validated.
 #[derive(Debug, Clone, Copy)]
@@ -68,9 +69,15 @@ pub enum ReviewDecision {
         reason: String,
     },
     /// Ask a person; the execution layer opens an approval request and the call waits for it
-    /// (or is refused where no one can answer).
+    /// (or, where no one can answer, sends it to the reviewer model when the agent has one,
+    /// else refuses it).
     Ask {
         /// Why the policy asks, shown to the person.
+        reason: String,
+    },
+    /// Send the call to the reviewer model (`review.auto`), which allows or denies it.
+    Auto {
+        /// Why the policy sends it there (the matching rule's reason).
         reason: String,
     },
 }
@@ -99,8 +106,11 @@ pub enum Verdict {
     Allow,
     /// Refuse the call.
     Deny,
-    /// Ask the user (an approval request); refused where no one can answer.
+    /// Ask the user (an approval request); where no one can answer, the reviewer model
+    /// decides when the agent has one (`review.auto`), else the call is refused.
     Ask,
+    /// The reviewer model (`review.auto`) decides.
+    Auto,
 }
 
 /// One rule of a policy, as written in an agent file's `review:` section.
@@ -135,6 +145,158 @@ pub struct PolicyConfig {
     /// The rules, tried in order.
     #[serde(default)]
     pub rules: Vec<PolicyRule>,
+    /// The reviewer model the `auto` decision (and an unattended `ask`) sends calls to.
+    #[serde(default)]
+    pub auto: Option<AutoReviewConfig>,
+}
+
+/// How long the reviewer model may take over one call when `review.auto.timeout` is not set.
+pub const DEFAULT_AUTO_REVIEW_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The reviewer model of an agent file's `review.auto`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoReviewConfig {
+    /// The reviewer's model, written as `model:` is (`openai:NAME`, `anthropic:NAME`,
+    /// `scripted:FILE`).
+    pub model: String,
+    /// What the reviewer is told of the agent's environment: what is allowed and what never
+    /// is, in prose (a string, or a list of strings).
+    #[serde(default)]
+    pub rules: AutoRules,
+    /// How long one review may take (`90s`, `2m`, `500ms`); 90 s when absent.
+    #[serde(default)]
+    pub timeout: Option<String>,
+}
+
+impl AutoReviewConfig {
+    /// The review's time limit, or what is wrong with `timeout`.
+    pub fn timeout(&self) -> Result<Duration, String> {
+        match &self.timeout {
+            None => Ok(DEFAULT_AUTO_REVIEW_TIMEOUT),
+            Some(text) => parse_timeout(text),
+        }
+    }
+}
+
+/// The shortest and longest time limit `review.auto.timeout` accepts.
+const TIMEOUT_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(600));
+
+/// Reads `90s`, `2m`, `500ms` (or a bare number of seconds) within [`TIMEOUT_BOUNDS`].
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let (number, unit) = match trimmed.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => trimmed.split_at(at),
+        None => (trimmed, "s"),
+    };
+    let amount: u64 = number.parse().map_err(|_| {
+        format!("`timeout: {text}` is not a duration; write a whole number and a unit, like `90s`, `2m` or `500ms`")
+    })?;
+    let duration = match unit.trim() {
+        "ms" => Duration::from_millis(amount),
+        "s" => Duration::from_secs(amount),
+        "m" => Duration::from_secs(amount.saturating_mul(60)),
+        other => {
+            return Err(format!(
+                "`timeout: {text}` has the unit `{other}`, which is not understood; write `ms`, `s` or `m` (`90s`)"
+            ));
+        }
+    };
+    let (least, most) = TIMEOUT_BOUNDS;
+    if duration < least || duration > most {
+        return Err(format!(
+            "`timeout: {text}` is out of range; a review may take from 10ms to 10m"
+        ));
+    }
+    Ok(duration)
+}
+
+/// The reviewer's rules as written: one string, or a list of strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AutoRules(pub Vec<String>);
+
+impl AutoRules {
+    /// The rules as one text, one rule a line.
+    pub fn text(&self) -> String {
+        self.0.join("\n")
+    }
+}
+
+impl<'de> Deserialize<'de> for AutoRules {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            One(String),
+            Many(Vec<String>),
+        }
+        match Written::deserialize(deserializer) {
+            Ok(Written::One(text)) => Ok(AutoRules(vec![text])),
+            Ok(Written::Many(lines)) => Ok(AutoRules(lines)),
+            Err(_) => Err(serde::de::Error::custom(
+                "`review.auto.rules` should be a string or a list of strings",
+            )),
+        }
+    }
+}
+
+/// Something wrong with a policy's use of the reviewer model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoProblem {
+    /// The rule at fault (its position, from 1), or `None` for the `review` section itself.
+    pub rule: Option<usize>,
+    /// The key at fault under `review` (`default`, `auto.timeout`), or under the rule.
+    pub key: &'static str,
+    /// What is wrong and what is expected.
+    pub message: String,
+}
+
+impl PolicyConfig {
+    /// What is wrong with the policy's use of the reviewer model: an `auto` decision with no
+    /// `review.auto`, a bad timeout. (The model's form is checked where models are known.)
+    pub fn auto_problems(&self) -> Vec<AutoProblem> {
+        let mut problems = Vec::new();
+        if self.auto.is_none() {
+            let missing = "needs a reviewer model: add `review.auto` with its `model:` (and `rules:`), or use `allow`, `ask` or `deny`";
+            if self.default == Verdict::Auto {
+                problems.push(AutoProblem {
+                    rule: None,
+                    key: "default",
+                    message: format!("`default: auto` {missing}"),
+                });
+            }
+            for (index, rule) in self.rules.iter().enumerate() {
+                if rule.decision == Verdict::Auto {
+                    problems.push(AutoProblem {
+                        rule: Some(index + 1),
+                        key: "decision",
+                        message: format!(
+                            "review rule {} (tool `{}`): `decision: auto` {missing}",
+                            index + 1,
+                            rule.tool
+                        ),
+                    });
+                }
+            }
+        }
+        if let Some(auto) = &self.auto {
+            if let Err(problem) = auto.timeout() {
+                problems.push(AutoProblem {
+                    rule: None,
+                    key: "auto.timeout",
+                    message: format!("review.auto: {problem}"),
+                });
+            }
+            if auto.model.trim().is_empty() {
+                problems.push(AutoProblem {
+                    rule: None,
+                    key: "auto.model",
+                    message: "review.auto: `model` is empty; name the reviewer's model as `model:` is named (`openai:NAME`, `anthropic:NAME` or `scripted:FILE`)".to_string(),
+                });
+            }
+        }
+        problems
+    }
 }
 
 /// Why a policy could not be built.
@@ -223,6 +385,9 @@ impl RulePolicy {
                     Verdict::Ask => format!(
                         "the agent's review policy asks before `{tool}` calls like this one"
                     ),
+                    Verdict::Auto => format!(
+                        "the agent's review policy has its reviewer judge `{tool}` calls like this one"
+                    ),
                     _ => format!("the agent's review policy denies `{tool}` calls like this one"),
                 }),
             ),
@@ -231,6 +396,9 @@ impl RulePolicy {
                 match self.default {
                     Verdict::Ask => format!(
                         "the agent's review policy asks before any `{tool}` call no rule permits"
+                    ),
+                    Verdict::Auto => format!(
+                        "the agent's review policy has its reviewer judge any `{tool}` call no rule permits"
                     ),
                     _ => format!(
                         "the agent's review policy allows no `{tool}` call that no rule permits"
@@ -247,6 +415,7 @@ fn verdict_decision(verdict: Verdict, reason: String) -> ReviewDecision {
         Verdict::Allow => ReviewDecision::Allow,
         Verdict::Deny => ReviewDecision::Deny { reason },
         Verdict::Ask => ReviewDecision::Ask { reason },
+        Verdict::Auto => ReviewDecision::Auto { reason },
     }
 }
 
@@ -401,6 +570,52 @@ mod tests {
             ToolEffect::from_hints(Some(true), Some(true)),
             ToolEffect::ReadOnly
         );
+    }
+
+    #[test]
+    fn auto_needs_a_reviewer_and_a_timeout_it_understands() {
+        let config: PolicyConfig = serde_json::from_value(json!({
+            "default": "auto",
+            "rules": [{"tool": "bash", "decision": "auto"}]
+        }))
+        .unwrap();
+        let problems = config.auto_problems();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!((problems[1].rule, problems[1].key), (Some(1), "decision"));
+        assert!(problems[1].message.contains("review.auto"), "{problems:?}");
+
+        let config: PolicyConfig = serde_json::from_value(json!({
+            "rules": [{"tool": "bash", "decision": "auto", "reason": "commands vary"}],
+            "auto": {"model": "scripted:r.yaml", "rules": ["builds", "tests"], "timeout": "2h"}
+        }))
+        .unwrap();
+        let problems = config.auto_problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].key, "auto.timeout");
+        assert!(problems[0].message.contains("`h`"), "{problems:?}");
+        let auto = config.auto.as_ref().unwrap();
+        assert_eq!(auto.rules.text(), "builds\ntests");
+        let policy = RulePolicy::new(config).unwrap();
+        assert_eq!(
+            decision(&policy, "bash", &json!({"command": "ls"})),
+            ReviewDecision::Auto {
+                reason: "commands vary".into()
+            }
+        );
+    }
+
+    #[test]
+    fn timeouts_read_with_their_unit() {
+        assert_eq!(parse_timeout("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_timeout("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_timeout("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_timeout("30"), Ok(Duration::from_secs(30)));
+        for bad in ["", "fast", "1ms", "11m", "-3s", "1.5s"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+        let rules: AutoRules = serde_json::from_value(json!("one rule")).unwrap();
+        assert_eq!(rules.0, vec!["one rule".to_string()]);
+        assert!(serde_json::from_value::<AutoRules>(json!(3)).is_err());
     }
 
     #[test]

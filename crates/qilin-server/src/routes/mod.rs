@@ -3,6 +3,7 @@
 pub mod events;
 pub mod files;
 pub mod goals;
+pub mod reviews;
 pub mod schedules;
 pub mod search;
 pub mod sessions;
@@ -30,6 +31,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use indexmap::IndexMap;
 use qilin_protocol::ContextCompactedEvent;
+use qilin_protocol::review::ReviewGrant;
 use qilin_protocol::schedules::ScheduleRecord;
 use std::sync::Arc;
 
@@ -463,6 +465,48 @@ pub fn app(state: ServerState) -> Router {
                     404,
                     409,
                     410,
+                    413,
+                    415,
+                    422,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/reviews",
+            get_with(reviews::list, |op| {
+                authed(errors!(
+                    op.id("listReviews")
+                        .summary("The calls the session's reviewer refused")
+                        .description(
+                            "Calls the reviewer model denied, or could not judge and that were \
+                             refused, newest first (at most 50), each with its review and \
+                             whether a person allowed it since.",
+                        ),
+                    404
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/reviews/{callId}/allow",
+            post_with(reviews::allow, |op| {
+                authed(errors!(
+                    op.id("allowCall")
+                        .summary("Allow a call the reviewer refused")
+                        .description(
+                            "Grants the next call of the same tool with the same canonical \
+                             arguments in this session, once, without review. With `retry` \
+                             (default true) a turn then asks the model to run it again (after \
+                             the running turn, if one runs). 404 for an unknown call; 409 for \
+                             a call the reviewer did not refuse.",
+                        )
+                        .response_with::<201, Json<ReviewGrant>, _>(|r| {
+                            r.description("The grant, as recorded.")
+                        }),
+                    400,
+                    404,
+                    409,
                     413,
                     415,
                     422,

@@ -5,6 +5,7 @@
 mod connections;
 mod faults;
 mod goals;
+mod reviews;
 mod schedules;
 mod security;
 mod sessions;
@@ -61,6 +62,11 @@ mod goals_on_sqlite {
     async fn a_goal_is_paused_and_cleared_over_http() {
         crate::goals::a_goal_is_paused_and_cleared_over_http(crate::Backend::Sqlite).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_call_is_listed_and_allowed_over_http() {
+    reviews::a_refused_call_is_listed_and_allowed_over_http(Backend::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
