@@ -1,4 +1,4 @@
-// Auto review on a real `qilin serve`: the agent's bash calls go to a reviewer model (the
+// Auto review on a real `qilin serve` (with the review branch's runtime and routes): the agent's bash calls go to a reviewer model (the
 // scripted model, its own script in the workspace), which refuses to publish. The page shows the
 // denial card with the reviewer's reason for the person; "Allow this call" makes the person's
 // grant, the server queues the retry turn, and the model's repeated call runs by the grant and
@@ -104,13 +104,14 @@ test('a denial card with the reason; "Allow this call" lets the retry run', asyn
   // The retry turn: the same call runs by the grant, and succeeds.
   const retry = page.locator('[data-chat-call-id="call_2"]');
   await expect(retry.locator('.qt-card[data-state="ok"]')).toBeVisible({ timeout: 30_000 });
-  await expect(page.getByText('Published.')).toBeVisible();
+  await expect(page.getByText('Published.', { exact: true })).toBeVisible();
   expect(readFileSync(join(server.workspace, 'published.txt'), 'utf8')).toBe('published\n');
   await expect(retry.getByRole('img', { name: /you allowed it/ })).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath('allowed.png') });
 
   // A second click has nothing to do: the call is allowed once, and says so.
-  await card.getByRole('button', { name: 'Allowed' }).click();
+  await card.getByRole('button', { name: 'Allowed' }).focus();
+  await page.keyboard.press('Enter');
   await expect(card.getByRole('alert')).toHaveCount(0);
   const after = await new AxeBuilder({ page }).include('.qc-transcript').analyze();
   expect(after.violations).toEqual([]);
