@@ -49,6 +49,7 @@ export function inputAt(
     arguments: node.arguments,
     progress: node.progress,
     ...(node.parentCallId === undefined ? {} : { parentCallId: node.parentCallId }),
+    ...(node.review === undefined ? {} : { review: node.review }),
   };
   if (phase === 'start') return { ...start, phase };
   if (node.outcome === undefined) throw new Error(`${node.callId} has no result`);

@@ -23,6 +23,7 @@ import { useSessionSchedules } from './schedules';
 import { useChildSession } from './children';
 import { useSessionFolders } from './folders';
 import { useRevealPlace, type RevealState } from './reveal';
+import { useAllowedCalls } from './reviews';
 import { useSessionStream } from './stream';
 
 /** A random id: for this tab (`clientId`) and for each prompt (`clientTurnId`). */
@@ -75,6 +76,8 @@ export function SessionPage(props: {
   const t = useT();
   const goal = useSessionGoal(sessionId);
   const schedules = useSessionSchedules(sessionId);
+  const allowedCalls = useAllowedCalls(sessionId);
+  const refreshAllowed = allowedCalls.refresh;
   const { onEvents: goalEvents, refresh } = goal;
   const { onEvents: scheduleEvents, refresh: refreshSchedules } = schedules;
   const onEvents = useCallback(
@@ -90,8 +93,9 @@ export function SessionPage(props: {
     if (status === 'live') {
       refresh();
       refreshSchedules();
+      refreshAllowed();
     }
-  }, [status, refresh, refreshSchedules]);
+  }, [status, refresh, refreshSchedules, refreshAllowed]);
   const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
@@ -107,6 +111,13 @@ export function SessionPage(props: {
   const answer = useMemo<AnswerRequest>(
     () => async (requestId, reply) => {
       await api.answer(sessionId, requestId, reply, TAB_ID);
+    },
+    [sessionId],
+  );
+  // A refusal comes back as the server's error; the card shows its message.
+  const allowCall = useCallback(
+    async (callId: string) => {
+      await api.allowCall(sessionId, callId);
     },
     [sessionId],
   );
@@ -155,6 +166,8 @@ export function SessionPage(props: {
             reveal={place.kind === 'found' ? place.target : undefined}
             loadEarlier={loadEarlier}
             answer={answer}
+            allowCall={allowCall}
+            allowedCalls={allowedCalls.allowed}
             openFile={openFile}
             inspect={inspect}
             {...(cwd === undefined ? {} : { cwd })}

@@ -1,10 +1,13 @@
 import type {
+  AllowCall,
   ErrorBody,
   GoalRecord,
   EventPage,
   Interrupted,
   RequestAnswer,
   ResumeGoal,
+  ReviewGrant,
+  ReviewList,
   ScheduleListOutput,
   ScheduleRecord,
   SearchPage,
@@ -136,6 +139,17 @@ export const api = {
   /** Deletes one of the session's schedules; answers it, `deleted`. */
   deleteSchedule: (id: string, scheduleId: string) =>
     call<ScheduleRecord>('DELETE', `${session(id)}/schedules/${encodeURIComponent(scheduleId)}`),
+  /** The session's reviewed calls that did not run (newest first, at most 50). */
+  reviews: (id: string) => call<ReviewList>('GET', `${session(id)}/reviews`),
+  /**
+   * Allows a call the reviewer model refused: the person's grant for exactly that call, and a
+   * turn that tells the model it may run it again (`retry`). Answers the grant; a call that was
+   * not refused by the reviewer is refused with the server's message.
+   */
+  allowCall: (id: string, callId: string) =>
+    call<ReviewGrant>('POST', `${session(id)}/reviews/${encodeURIComponent(callId)}/allow`, {
+      retry: true,
+    } satisfies AllowCall),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

@@ -1,4 +1,5 @@
 import { ToolCallTree } from '@qilin-agent/client-ui-tool';
+import type { ReviewGrant } from '@qilin-agent/protocol';
 import { SlotsProvider, type SlotRegistry, type SlotShared } from '@qilin-agent/slots';
 import type { FamilyCase } from './familyCases';
 
@@ -12,8 +13,12 @@ export function FamilySection(props: {
   shared?: Partial<SlotShared>;
   openFile: (path: string) => void;
   inspect: (callId: string) => void;
+  /** The host's "Allow this call", for a family whose calls review refused. */
+  allowCall?: (callId: string) => Promise<void>;
+  /** The person's grants the family's trees see, by call id. */
+  grants?: ReadonlyMap<string, ReviewGrant>;
 }) {
-  const { family, title, cases, registry, shared, openFile, inspect } = props;
+  const { family, title, cases, registry, shared, openFile, inspect, allowCall, grants } = props;
   return (
     <section id={`log-${family}`} className="gallery__log" aria-labelledby={`title-${family}`}>
       <h2 id={`title-${family}`}>{title}</h2>
@@ -37,6 +42,8 @@ export function FamilySection(props: {
               cwd="/home/qilin/workspace"
               openFile={openFile}
               inspect={inspect}
+              {...(allowCall === undefined ? {} : { allowCall })}
+              {...(grants === undefined ? {} : { grants })}
             />
           </SlotsProvider>
         </article>

@@ -12,6 +12,7 @@ import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
 import { FamilySection } from './FamilySection';
 import { GOAL_CASES } from './goals';
+import { REVIEW_CASES, REVIEW_GRANTS } from './review';
 import { SCHEDULE_CASES } from './schedules';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
@@ -99,6 +100,9 @@ export function Gallery(props: { locale: Locale }) {
     (callId: string) => setSaid(`inspect(${JSON.stringify(callId)})`),
     [],
   );
+  const allowCall = useCallback(async (callId: string) => {
+    setSaid(`allowCall(${JSON.stringify(callId)})`);
+  }, []);
   const host = useMemo(() => ({ registry, openFile, inspect }), [registry, openFile, inspect]);
   const total = LOGS.reduce((sum, log) => sum + log.cases.length, 0);
   return (
@@ -142,6 +146,9 @@ export function Gallery(props: { locale: Locale }) {
               </li>
               <li>
                 <a href="#log-schedules">scheduled tasks (hand-made)</a>
+              </li>
+              <li>
+                <a href="#log-auto-review">auto review (hand-made)</a>
               </li>
             </ul>
           </nav>
@@ -216,6 +223,16 @@ export function Gallery(props: { locale: Locale }) {
             registry={registry}
             openFile={openFile}
             inspect={inspect}
+          />
+          <FamilySection
+            family="auto-review"
+            title="Auto review (hand-made)"
+            cases={REVIEW_CASES}
+            registry={registry}
+            openFile={openFile}
+            inspect={inspect}
+            allowCall={allowCall}
+            grants={REVIEW_GRANTS}
           />
         </main>
       </div>

@@ -2,7 +2,8 @@
  * Qilin's tool-call display: `ToolCallTree` renders one root call and its nested calls,
  * each through the keyed slot `tool.call.toolview` by wire tool name, with the built-in
  * views of Qilin's tools (`registerBuiltinToolViews`), the generic card as the fallback and
- * the denial card first. Card models are pure functions of the raw event fields.
+ * the denial card first (with "Allow this call" for a call the reviewer model refused) and a
+ * quiet mark on a call review let run. Card models are pure functions of the raw event fields.
  */
 import './slots';
 
@@ -41,6 +42,7 @@ export {
 export { GenericToolView } from './views/generic';
 export { PreparingRow } from './views/shared';
 export { RequestNotes } from './views/request';
+export { ReviewMark, ReviewMarkContext, useReviewMark } from './views/review';
 export {
   Fields,
   Unsupported,
@@ -52,11 +54,13 @@ export {
   flattenArguments,
   flattenContent,
   isAutoReviewDenied,
+  isReviewRefusal,
   summariseArguments,
   type CardInput,
 } from './models/common';
 export { genericModel, type GenericModel } from './models/generic';
-export { deniedModel, normaliseReason, type DeniedModel } from './models/denied';
+export { deniedModel, normaliseReason, type DeniedModel, type Refusal } from './models/denied';
+export { reviewMark, type MarkedCall, type ReviewMarkModel } from './models/review';
 export { plainBody, type PlainBody } from './models/outcome';
 export { shellModel, type ShellBody, type ShellModel } from './models/shell';
 export {

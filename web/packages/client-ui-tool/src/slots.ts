@@ -1,4 +1,5 @@
 import type {
+  AutoReviewRecord,
   CallStatus,
   CallerKind,
   ChildLink,
@@ -6,6 +7,7 @@ import type {
   ConversationTree,
   ErrorCode,
   RequestNode,
+  ReviewGrant,
   ToolNode,
 } from '@qilin-agent/protocol';
 import type { GalleryImage, ImageLoader } from '@qilin-agent/ui-primitives';
@@ -48,6 +50,13 @@ export interface ToolCallHost {
   openFile?: (path: string, lines?: FileLines) => void;
   /** Opens the host's view of a whole call (its events, its raw data). */
   inspect?: (callId: string) => void;
+  /**
+   * Allows a call the reviewer model refused (or could not judge): the person's grant for
+   * exactly that call, and a turn that lets the model run it again. Resolves once the grant is
+   * made; rejects with an error whose message says why it was not. Without it, a refused call
+   * shows no "Allow this call" control.
+   */
+  allowCall?: (callId: string) => Promise<void>;
   /** Turns an image of a result into an address an `<img>` can show. */
   loadImage: ImageLoader;
 }
@@ -74,6 +83,13 @@ export interface StartBlock {
   readonly pending?: RequestNode;
   /** The child session the call started (`agent`), once the runtime created it. */
   readonly child?: ChildLink;
+  /** The reviewer model's judgement of the call (`tool.reviewed`), when it was reviewed. */
+  readonly review?: AutoReviewRecord;
+  /**
+   * A person's grant for the call: the permission they gave after it was refused, or, on the
+   * retry that used it, the permission it ran by.
+   */
+  readonly grant?: ReviewGrant;
 }
 
 /** Live output left out of a call's live view, and the latest output after it. */

@@ -2,6 +2,7 @@ import type {
   AgentInfo,
   AgentStartedEvent,
   Answer,
+  AutoReviewRecord,
   CallPresentation,
   ContentBlock,
   ContextCompactedEvent,
@@ -12,10 +13,14 @@ import type {
   RequestOpenedEvent,
   RequestResolution,
   RequestResolvedEvent,
+  ReviewCircuitOpenEvent,
+  ReviewGrant,
+  ReviewGrantedEvent,
   SessionStartedEvent,
   ToolPreparingEvent,
   ToolProgressEvent,
   ToolResultEvent,
+  ToolReviewedEvent,
   ToolStartEvent,
   Usage,
 } from './generated';
@@ -38,6 +43,9 @@ export const KNOWN_EVENT_TYPES = [
   'request.resolved',
   'context.compacted',
   'agent.started',
+  'tool.reviewed',
+  'review.granted',
+  'review.circuit_open',
 ] as const;
 
 /** One of [`KNOWN_EVENT_TYPES`]. */
@@ -381,6 +389,79 @@ function result(fields: Fields): ToolResultEvent {
   };
 }
 
+/** A reviewer's verdict, risk or fallback: one of `choices`; anything else is refused. */
+function choice<T extends string>(fields: Fields, name: string, choices: readonly T[]): T {
+  const value = fields[name];
+  if (typeof value !== 'string' || !choices.includes(value as T)) {
+    throw new FieldError(
+      `\`${name}\` should be one of ${choices.join(', ')}, got ${describe(value)}`,
+    );
+  }
+  return value as T;
+}
+
+function optionalChoice<T extends string>(
+  fields: Fields,
+  name: string,
+  choices: readonly T[],
+): T | undefined {
+  const value = fields[name];
+  return value === undefined || value === null ? undefined : choice(fields, name, choices);
+}
+
+/** One review of one call, as `tool.reviewed` carries it. */
+function reviewRecord(fields: Fields): AutoReviewRecord {
+  const risk = optionalChoice(fields, 'risk', ['low', 'medium', 'high'] as const);
+  const fallback = optionalChoice(fields, 'fallback', [
+    'asked_person',
+    'unattended_policy',
+  ] as const);
+  return {
+    reviewer: text(fields, 'reviewer'),
+    verdict: choice(fields, 'verdict', ['allow', 'deny', 'failed', 'timed_out'] as const),
+    ...(risk === undefined ? {} : { risk }),
+    userReason: text(fields, 'userReason'),
+    latencyMs: count(fields, 'latencyMs', 0),
+    inputTokens: count(fields, 'inputTokens', 0),
+    outputTokens: count(fields, 'outputTokens', 0),
+    ...(fallback === undefined ? {} : { fallback }),
+  };
+}
+
+function reviewed(fields: Fields): ToolReviewedEvent {
+  const parentCallId = optionalText(fields, 'parentCallId');
+  return {
+    callId: text(fields, 'callId'),
+    ...(parentCallId === undefined ? {} : { parentCallId }),
+    review: nested(fields, 'review', reviewRecord),
+  };
+}
+
+function granted(fields: Fields): ReviewGrantedEvent {
+  return {
+    grant: nested(fields, 'grant', (value): ReviewGrant => {
+      const usedBy = optionalText(value, 'usedBy');
+      return {
+        id: text(value, 'id'),
+        callId: text(value, 'callId'),
+        toolName: text(value, 'toolName'),
+        arguments: value.arguments ?? null,
+        grantedAt: text(value, 'grantedAt'),
+        ...(usedBy === undefined ? {} : { usedBy }),
+      };
+    }),
+  };
+}
+
+function circuitOpen(fields: Fields): ReviewCircuitOpenEvent {
+  return {
+    turnId: text(fields, 'turnId'),
+    denialsInARow: count(fields, 'denialsInARow'),
+    denialsInWindow: count(fields, 'denialsInWindow'),
+    message: text(fields, 'message'),
+  };
+}
+
 function known(type: KnownEventType, seq: number, time: string, fields: Fields): Event {
   const at = { seq, time };
   switch (type) {
@@ -459,6 +540,12 @@ function known(type: KnownEventType, seq: number, time: string, fields: Fields):
       return { ...at, type, ...compacted(fields) };
     case 'agent.started':
       return { ...at, type, ...agentStarted(fields) };
+    case 'tool.reviewed':
+      return { ...at, type, ...reviewed(fields) };
+    case 'review.granted':
+      return { ...at, type, ...granted(fields) };
+    case 'review.circuit_open':
+      return { ...at, type, ...circuitOpen(fields) };
   }
 }
 

@@ -6,6 +6,8 @@ import type {
   Event,
   RequestOpenedEvent,
   RequestResolvedEvent,
+  ReviewCircuitOpenEvent,
+  ReviewGrant,
   Snapshot,
   ToolNode,
   ToolOutcome,
@@ -27,6 +29,14 @@ export interface ConversationTree {
   readonly firstTurn: number;
   /** The compactions, oldest first (the same array until one is added). */
   readonly compactions: readonly CompactionNode[];
+  /**
+   * A person's permissions for refused calls (`review.granted`), by call id: under the refused
+   * call it allows and, once a retry used it, under that retry too (the same map until one
+   * changes). Only those folded here: a fold seeded from a snapshot starts with none.
+   */
+  readonly grants: ReadonlyMap<string, ReviewGrant>;
+  /** The turns the review circuit breaker paused (`review.circuit_open`), in log order. */
+  readonly reviewPauses: readonly ReviewCircuitOpenEvent[];
 }
 
 /**
@@ -67,8 +77,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * as a root call of the current turn; `tool.preparing` argument text is kept beside the tree;
  * a result with no start still makes a node; `request.opened` makes its call wait and
  * `request.resolved` sets a waiting call running again; `agent.started` links the child session
- * an `agent` call started to its node (`child`); each turn sums its steps' usage;
- * `context.compacted` adds a compaction after the turns so far.
+ * an `agent` call started to its node (`child`); `tool.reviewed` puts the reviewer's judgement
+ * on its call (`review`); each turn sums its steps' usage; `context.compacted` adds a compaction
+ * after the turns so far. Beside the turns, as the runtime's tree does not hold them: a person's
+ * grants for refused calls (`review.granted`) by call id, and the turns the review circuit
+ * breaker paused (`review.circuit_open`).
  *
  * Snapshots are immutable and share every node an event did not touch. Objects created while
  * folding a batch are changed in place until the batch is published, so folding a whole log
@@ -79,6 +92,8 @@ export class ConversationFold {
   /** The session's number of `turns[0]`. */
   private first = 0;
   private compactions: readonly CompactionNode[] = [];
+  private grants: ReadonlyMap<string, ReviewGrant> = new Map();
+  private reviewPauses: readonly ReviewCircuitOpenEvent[] = [];
   private readonly index = new Map<string, NodePath>();
   private readonly preparing = new Map<string, string>();
   /** The UTF-8 sizes of each call's `progress` and `progressTail`, once live output came. */
@@ -88,6 +103,8 @@ export class ConversationFold {
     turns: this.turns,
     firstTurn: 0,
     compactions: this.compactions,
+    grants: this.grants,
+    reviewPauses: this.reviewPauses,
   };
 
   /**
@@ -181,7 +198,13 @@ export class ConversationFold {
   }
 
   private publish(): void {
-    this.snapshot = { turns: this.turns, firstTurn: this.first, compactions: this.compactions };
+    this.snapshot = {
+      turns: this.turns,
+      firstTurn: this.first,
+      compactions: this.compactions,
+      grants: this.grants,
+      reviewPauses: this.reviewPauses,
+    };
     this.drafts = new WeakSet();
   }
 
@@ -262,6 +285,29 @@ export class ConversationFold {
         return { tree: true, ...this.finish(event) };
       case 'agent.started':
         return { tree: this.linkChild(event) };
+      case 'tool.reviewed': {
+        const path = this.index.get(event.callId);
+        if (path === undefined) return { tree: false };
+        this.update(path, (node) => {
+          node.review = event.review;
+        });
+        return { tree: true };
+      }
+      case 'review.granted': {
+        const grants = new Map(this.grants);
+        grants.set(event.grant.callId, event.grant);
+        if (event.grant.usedBy !== undefined) grants.set(event.grant.usedBy, event.grant);
+        this.grants = grants;
+        return { tree: true };
+      }
+      case 'review.circuit_open': {
+        const { turnId, denialsInARow, denialsInWindow, message } = event;
+        this.reviewPauses = [
+          ...this.reviewPauses,
+          { turnId, denialsInARow, denialsInWindow, message },
+        ];
+        return { tree: true };
+      }
       case 'context.compacted':
         this.compactions = [
           ...this.compactions,

@@ -6,7 +6,13 @@ import {
   type FileLines,
   type ToolCallRequestsProps,
 } from '@qilin-agent/client-ui-tool';
-import type { TurnItem, TurnNode, Usage as TokenUsage } from '@qilin-agent/protocol';
+import type {
+  ReviewCircuitOpenEvent,
+  ReviewGrant,
+  TurnItem,
+  TurnNode,
+  Usage as TokenUsage,
+} from '@qilin-agent/protocol';
 import { Slot, type SlotRegistry } from '@qilin-agent/slots';
 import {
   Fragment,
@@ -48,9 +54,33 @@ export interface ConversationHost {
   inspect?: (callId: string) => void;
   /** Answers a request; without it, open requests show without working controls. */
   answer?: AnswerRequest;
+  /**
+   * Allows a call the reviewer model refused (the person's grant, and a turn that retries it);
+   * rejects with an error whose message says why not. Without it, refused calls show no
+   * "Allow this call" control.
+   */
+  allowCall?: (callId: string) => Promise<void>;
+  /**
+   * Calls a person allowed that the tree's grants may not show (the server's list of reviews:
+   * a fold seeded from a snapshot sees only the grants made after it); they read "Allowed".
+   */
+  allowedCalls?: ReadonlySet<string>;
 }
 
 const HostContext = createContext<ConversationHost>({});
+
+/** What the call trees know of a person's grants. */
+interface Grants {
+  /** The fold's grants, by call id. */
+  readonly grants: ReadonlyMap<string, ReviewGrant>;
+  /** Calls the host says a person allowed, beside them. */
+  readonly allowed: ReadonlySet<string>;
+}
+
+const NO_GRANTS: Grants = { grants: new Map(), allowed: new Set() };
+
+/** The grants, apart from the host so a new grant leaves the host's callbacks alone. */
+const GrantsContext = createContext<Grants>(NO_GRANTS);
 
 /** The built-in view of a step's text. */
 function TextNode(props: ChatNodeProps) {
@@ -61,6 +91,7 @@ function TextNode(props: ChatNodeProps) {
 /** The built-in view of a root call: its tree, each request in place under its own call. */
 function ToolNodeView(props: ChatNodeProps) {
   const host = useContext(HostContext);
+  const { grants, allowed } = useContext(GrantsContext);
   if (props.item.type !== 'tool') return null;
   const node = props.item.node;
   return (
@@ -71,6 +102,9 @@ function ToolNodeView(props: ChatNodeProps) {
         {...(host.home === undefined ? {} : { home: host.home })}
         {...(host.openFile === undefined ? {} : { openFile: host.openFile })}
         {...(host.inspect === undefined ? {} : { inspect: host.inspect })}
+        {...(host.allowCall === undefined ? {} : { allowCall: host.allowCall })}
+        grants={grants}
+        allowedCalls={allowed}
       />
     </div>
   );
@@ -147,10 +181,38 @@ function itemKey(item: TurnItem, index: number): string {
   return item.type === 'tool' ? `call:${item.node.callId}` : `text:${item.step}:${index}`;
 }
 
-/** One turn: the prompt, the items, and how it ended. */
-const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
+/**
+ * The notice of a turn the review circuit breaker paused: that auto review paused it, the
+ * runtime's message, and the denials that tripped it.
+ */
+function ReviewPause(props: { pause: ReviewCircuitOpenEvent }) {
   const t = useT();
-  const { turn } = props;
+  const { pause } = props;
+  return (
+    <div className="qc-review-pause" role="note" data-review-pause={pause.turnId}>
+      <p className="qc-review-pause__title">{t('review.paused')}</p>
+      <p className="qc-review-pause__message">{pause.message}</p>
+      <p className="qc-review-pause__counts">
+        {t('review.pausedCounts', {
+          inARow: pause.denialsInARow,
+          inWindow: pause.denialsInWindow,
+        })}
+      </p>
+    </div>
+  );
+}
+
+/**
+ * One turn: the prompt, the items, and how it ended; when the review circuit breaker paused it,
+ * its notice before the end (whose message it then carries).
+ */
+const Turn = memo(function Turn(props: {
+  turn: TurnNode;
+  last: boolean;
+  pause: ReviewCircuitOpenEvent | undefined;
+}) {
+  const t = useT();
+  const { turn, pause } = props;
   return (
     <article
       className="qc-turn"
@@ -170,6 +232,7 @@ const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
           <Item key={itemKey(item, index)} item={item} />
         ))}
       </div>
+      {pause === undefined ? null : <ReviewPause pause={pause} />}
       {turn.finished === undefined ? (
         props.last && turn.turnId !== '' ? (
           <p className="qc-turn__end qc-turn__end--running" role="status">
@@ -179,7 +242,7 @@ const Turn = memo(function Turn(props: { turn: TurnNode; last: boolean }) {
       ) : (
         <footer className={`qc-turn__end qc-turn__end--${turn.finished}`}>
           <span>{t(`turn.finished.${turn.finished}`)}</span>
-          {turn.message === undefined ? null : (
+          {turn.message === undefined || turn.message === pause?.message ? null : (
             <span className="qc-turn__message">{turn.message}</span>
           )}
           <Usage usage={turn.usage} />
@@ -467,12 +530,14 @@ export interface ConversationProps extends ConversationHost {
 /**
  * The transcript of a session: every turn with its prompt, the model's text as Markdown, the
  * call trees through `ToolCallTree` (each item dispatched through `conversation.chat.node`),
- * pending requests in place under their call, how each turn ended, and a divider where the
- * conversation was compacted (the summary folded under it). Needs a
+ * pending requests in place under their call, "Allow this call" on a call the reviewer model
+ * refused (with `allowCall`), the notice of a turn the review circuit breaker paused, how each
+ * turn ended, and a divider where the conversation was compacted (the summary folded under it). Needs a
  * `SlotsProvider` whose registry has [`registerConversationNodes`] and the tool views.
  */
 export function Conversation(props: ConversationProps) {
-  const { snapshot, footer, cwd, home, openFile, inspect, answer, loadEarlier, reveal } = props;
+  const { snapshot, footer, cwd, home, openFile, inspect, answer, allowCall, allowedCalls } = props;
+  const { loadEarlier, reveal } = props;
   // One host object while its parts stay the same: a new context value would make React walk
   // every call view of the transcript looking for readers, on every streamed event.
   const host = useMemo(
@@ -482,8 +547,15 @@ export function Conversation(props: ConversationProps) {
       ...(openFile === undefined ? {} : { openFile }),
       ...(inspect === undefined ? {} : { inspect }),
       ...(answer === undefined ? {} : { answer }),
+      ...(allowCall === undefined ? {} : { allowCall }),
     }),
-    [cwd, home, openFile, inspect, answer],
+    [cwd, home, openFile, inspect, answer, allowCall],
+  );
+  const pauses = usePausesByTurn(snapshot.tree.reviewPauses);
+  const treeGrants = snapshot.tree.grants;
+  const grants = useMemo(
+    (): Grants => ({ grants: treeGrants, allowed: allowedCalls ?? NO_GRANTS.allowed }),
+    [treeGrants, allowedCalls],
   );
   const t = useT();
   const { turns, firstTurn } = snapshot.tree;
@@ -496,47 +568,60 @@ export function Conversation(props: ConversationProps) {
   useReveal(reveal, snapshot.tree, content, scroll.reveal);
   return (
     <HostContext.Provider value={host}>
-      <div className="qc-transcript-wrap">
-        <div
-          ref={scroller}
-          className="qc-transcript"
-          role="log"
-          aria-label={t('transcript.label')}
-          aria-live="off"
-          tabIndex={0}
-        >
-          <div ref={content} className="qc-transcript__content">
-            {showEarlier ? (
-              <EarlierTurns
-                count={firstTurn}
-                state={earlier.state}
-                start={earlier.start}
-                root={scroller}
-              />
-            ) : null}
-            {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
-            {turns.map((turn, index) => (
-              <Fragment key={turn.turnId === '' ? `turn-${firstTurn + index}` : turn.turnId}>
-                <Turn turn={turn} last={index === turns.length - 1} />
-                {compactionsAfter(snapshot.tree.compactions, firstTurn + index + 1).map(
-                  (compaction) => (
-                    <CompactionDivider
-                      key={`compaction:${compaction.seq}`}
-                      compaction={compaction}
-                    />
-                  ),
-                )}
-              </Fragment>
-            ))}
-            {footer}
+      <GrantsContext.Provider value={grants}>
+        <div className="qc-transcript-wrap">
+          <div
+            ref={scroller}
+            className="qc-transcript"
+            role="log"
+            aria-label={t('transcript.label')}
+            aria-live="off"
+            tabIndex={0}
+          >
+            <div ref={content} className="qc-transcript__content">
+              {showEarlier ? (
+                <EarlierTurns
+                  count={firstTurn}
+                  state={earlier.state}
+                  start={earlier.start}
+                  root={scroller}
+                />
+              ) : null}
+              {turns.length === 0 ? <p className="qc-empty">{t('transcript.empty')}</p> : null}
+              {turns.map((turn, index) => (
+                <Fragment key={turn.turnId === '' ? `turn-${firstTurn + index}` : turn.turnId}>
+                  <Turn
+                    turn={turn}
+                    last={index === turns.length - 1}
+                    pause={pauses.get(turn.turnId)}
+                  />
+                  {compactionsAfter(snapshot.tree.compactions, firstTurn + index + 1).map(
+                    (compaction) => (
+                      <CompactionDivider
+                        key={`compaction:${compaction.seq}`}
+                        compaction={compaction}
+                      />
+                    ),
+                  )}
+                </Fragment>
+              ))}
+              {footer}
+            </div>
           </div>
+          {atBottom ? null : (
+            <button type="button" className="qc-button qc-latest" onClick={jump}>
+              {t('transcript.latest')}
+            </button>
+          )}
         </div>
-        {atBottom ? null : (
-          <button type="button" className="qc-button qc-latest" onClick={jump}>
-            {t('transcript.latest')}
-          </button>
-        )}
-      </div>
+      </GrantsContext.Provider>
     </HostContext.Provider>
   );
+}
+
+/** The last pause of each turn the review circuit breaker paused, by turn id. */
+function usePausesByTurn(
+  pauses: readonly ReviewCircuitOpenEvent[],
+): ReadonlyMap<string, ReviewCircuitOpenEvent> {
+  return useMemo(() => new Map(pauses.map((pause) => [pause.turnId, pause])), [pauses]);
 }

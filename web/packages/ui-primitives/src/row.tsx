@@ -22,6 +22,8 @@ export interface ToolRowChromeProps {
   onToggle?: () => void;
   /** The id of the details region the toggle controls. */
   detailsId?: string;
+  /** A quiet mark after the text, outside the toggle (how review judged the call). */
+  mark?: ReactNode;
   /** Buttons beside the row (open the file, inspect the call), outside the toggle. */
   actions?: ReactNode;
 }
@@ -33,8 +35,8 @@ export interface ToolRowChromeProps {
  * under `prefers-reduced-motion`.
  */
 export function ToolRowChrome(props: ToolRowChromeProps) {
-  const { state, icon, title, summary, suffix, capsule, expanded, onToggle, detailsId, actions } =
-    props;
+  const { state, icon, title, summary, suffix, capsule, expanded, onToggle, detailsId } = props;
+  const { mark, actions } = props;
   const body = (
     <>
       {onToggle !== undefined && (
@@ -76,6 +78,7 @@ export function ToolRowChrome(props: ToolRowChromeProps) {
           {body}
         </button>
       )}
+      {mark}
       {actions !== undefined && <div className="qp-row__actions">{actions}</div>}
     </div>
   );

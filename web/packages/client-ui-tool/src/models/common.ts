@@ -1,4 +1,11 @@
-import type { ChildLink, ContentBlock, RequestNode } from '@qilin-agent/protocol';
+import type {
+  AutoReviewRecord,
+  ChildLink,
+  ContentBlock,
+  ErrorCode,
+  RequestNode,
+  ReviewGrant,
+} from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import type { LiveGap, ResultBlock, ToolCallOwnerProps } from '../slots';
 
@@ -22,6 +29,10 @@ export interface CardInput {
   readonly pending?: RequestNode;
   /** The child session the call started, once the runtime created it (`agent`). */
   readonly child?: ChildLink;
+  /** The reviewer model's judgement of the call, when it was reviewed. */
+  readonly review?: AutoReviewRecord;
+  /** A person's grant for the call (given after it was refused, or used by it as a retry). */
+  readonly grant?: ReviewGrant;
   /** The session's working folder. */
   readonly cwd?: string;
   /** The user's home folder. */
@@ -40,6 +51,8 @@ export function cardInput(props: ToolCallOwnerProps): CardInput {
     parentCallId: props.start.parentCallId,
     ...(props.start.pending === undefined ? {} : { pending: props.start.pending }),
     ...(props.start.child === undefined ? {} : { child: props.start.child }),
+    ...(props.start.review === undefined ? {} : { review: props.start.review }),
+    ...(props.start.grant === undefined ? {} : { grant: props.start.grant }),
     ...(props.phase === 'result' ? { result: props.result } : {}),
   };
 }
@@ -66,9 +79,25 @@ export function callState(input: Pick<CardInput, 'phase' | 'result' | 'pending'>
   return 'error';
 }
 
-/** True for a call the agent's review policy refused: it shows the denial before any view. */
+/** True for a call the agent's review policy or its reviewer model denied. */
 export function isAutoReviewDenied(result: ResultBlock | undefined): boolean {
   return result?.errorCode === 'AUTO_REVIEW_DENIED';
+}
+
+/** The codes of a call review refused: denied, or refused after the reviewer failed or timed out. */
+const REVIEW_REFUSALS: readonly ErrorCode[] = [
+  'AUTO_REVIEW_DENIED',
+  'AUTO_REVIEW_FAILED',
+  'AUTO_REVIEW_TIMEOUT',
+];
+
+/**
+ * True for a call review refused — denied by a rule or by the reviewer model, or refused by the
+ * unattended policy after the reviewer failed or timed out: it shows the denial card before any
+ * view chosen by tool name.
+ */
+export function isReviewRefusal(result: ResultBlock | undefined): boolean {
+  return result?.errorCode !== undefined && REVIEW_REFUSALS.includes(result.errorCode);
 }
 
 /** A plain JSON object, or `undefined`. */

@@ -558,11 +558,17 @@ describe('denial comes first, direct or nested', () => {
     expect(deniedModel(inputAt(callOf('review', 'call_5')))).toEqual({
       kind: 'denied',
       toolName: 'write',
+      refusal: 'policy',
+      overridable: false,
+      allowed: false,
     });
     // Declined by a person who said nothing: no reason recorded, the fallback.
     expect(deniedModel(inputAt(callOf('review', 'call_3')))).toEqual({
       kind: 'denied',
       toolName: 'bash',
+      refusal: 'policy',
+      overridable: false,
+      allowed: false,
     });
   });
 });

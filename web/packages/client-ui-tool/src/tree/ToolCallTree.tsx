@@ -1,5 +1,5 @@
 import { useT } from '@qilin-agent/i18n';
-import type { RequestNode, ToolNode } from '@qilin-agent/protocol';
+import type { RequestNode, ReviewGrant, ToolNode } from '@qilin-agent/protocol';
 import { useSlotView } from '@qilin-agent/slots';
 import { inlineImageLoader, type ImageLoader } from '@qilin-agent/ui-primitives';
 import {
@@ -13,9 +13,10 @@ import {
   type ErrorInfo,
   type ReactNode,
 } from 'react';
-import { cardInput, isAutoReviewDenied } from '../models/common';
+import { cardInput, isReviewRefusal } from '../models/common';
 import { deniedModel } from '../models/denied';
 import { genericModel } from '../models/generic';
+import { reviewMark } from '../models/review';
 import {
   ANY_TOOL,
   REQUESTS_SLOT,
@@ -29,6 +30,7 @@ import {
 import { DeniedCard, GenericCard, useToolHooks } from '../views/card';
 import { GenericToolView } from '../views/generic';
 import { RequestNotes } from '../views/request';
+import { ReviewMarkContext } from '../views/review';
 
 /** The props of [`ToolCallTree`]. */
 export interface ToolCallTreeProps {
@@ -44,13 +46,39 @@ export interface ToolCallTreeProps {
   inspect?: (callId: string) => void;
   /** Loads a result's image; inline images load without one. */
   loadImage?: ImageLoader;
+  /**
+   * Allows a call the reviewer model refused; without it, refused calls show no "Allow this
+   * call" control. Resolves once allowed, rejects with an error whose message says why not.
+   */
+  allowCall?: (callId: string) => Promise<void>;
+  /** A person's grants for refused calls, by call id (the conversation tree's `grants`). */
+  grants?: ReadonlyMap<string, ReviewGrant>;
+  /**
+   * Calls a person allowed that `grants` may not hold (the server's list of reviews, for grants
+   * made before the fold started): their denial cards read "Allowed".
+   */
+  allowedCalls?: ReadonlySet<string>;
 }
 
 const HostContext = createContext<ToolCallHost>({ loadImage: inlineImageLoader });
 
+const NO_GRANTS: ReadonlyMap<string, ReviewGrant> = new Map();
+
+/** The grants of the tree's calls, by call id. */
+const GrantsContext = createContext<ReadonlyMap<string, ReviewGrant>>(NO_GRANTS);
+
+const NO_CALLS: ReadonlySet<string> = new Set();
+
+/** Calls the host says a person allowed, beside the grants. */
+const AllowedContext = createContext<ReadonlySet<string>>(NO_CALLS);
+
 /** The view of a call that shows its denial: it comes before any view chosen by tool name. */
 function DeniedView(props: ToolCallOwnerProps) {
-  const model = useMemo(() => deniedModel(cardInput(props)), [props]);
+  const listed = useContext(AllowedContext).has(props.callId);
+  const model = useMemo(() => {
+    const built = deniedModel(cardInput(props));
+    return listed && !built.allowed ? { ...built, allowed: true } : built;
+  }, [props, listed]);
   return <DeniedCard model={model} callId={props.callId} host={props} />;
 }
 
@@ -88,8 +116,12 @@ function openRequest(requests: readonly RequestNode[]): RequestNode | undefined 
 }
 
 /** A view's props from a node, rebuilt only when the call's own data changed. */
-function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
-  const { callId, toolName, phase, caller, parentCallId, outcome, requests } = node;
+function useViewProps(
+  node: ToolNode,
+  host: ToolCallHost,
+  grant: ReviewGrant | undefined,
+): ToolCallOwnerProps {
+  const { callId, toolName, phase, caller, parentCallId, outcome, requests, review } = node;
   const { progressOmittedBytes: omittedBytes, progressTail: tail } = node;
   // Output past the live start with nothing left out follows on from it.
   const progress = omittedBytes === undefined ? node.progress + (tail ?? '') : node.progress;
@@ -109,6 +141,8 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
       ...(pending === undefined ? {} : { pending }),
       ...(parentCallId === undefined ? {} : { parentCallId }),
       ...(child === undefined ? {} : { child }),
+      ...(review === undefined ? {} : { review }),
+      ...(grant === undefined ? {} : { grant }),
     };
     if (outcome === undefined) return { ...base, phase: 'start', start, subCallCount };
     const result: ResultBlock = {
@@ -134,6 +168,8 @@ function useViewProps(node: ToolNode, host: ToolCallHost): ToolCallOwnerProps {
     requests,
     args,
     child,
+    review,
+    grant,
     subCallCount,
   ]);
 }
@@ -206,12 +242,18 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
   const t = useT();
   const { node, nested } = props;
   const host = useContext(HostContext);
+  const grant = useContext(GrantsContext).get(node.callId);
   const [expanded, setExpanded] = useState(false);
   const shown = shownCalls(node, expanded);
   const hidden = node.subCalls.length - shown.length;
-  const viewProps = useViewProps(node, host);
+  const viewProps = useViewProps(node, host, grant);
+  const { callId, review, outcome } = node;
+  const mark = useMemo(
+    () => reviewMark({ callId, review, outcome, grant }),
+    [callId, review, outcome, grant],
+  );
   const registered = useSlotView(TOOL_VIEW_SLOT, node.toolName);
-  const View = isAutoReviewDenied(node.outcome)
+  const View = isReviewRefusal(node.outcome)
     ? MemoDenied
     : registered === undefined
       ? MemoGeneric
@@ -223,11 +265,13 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
       data-chat-anchor-key={`call:${node.callId}`}
       data-chat-call-id={node.callId}
     >
-      <CardBoundary props={viewProps}>
-        {/* eslint-disable-next-line react-hooks/static-components -- the view is the slot's
-            registration for this tool, memoised once per registered component (memoView). */}
-        <View {...viewProps} />
-      </CardBoundary>
+      <ReviewMarkContext.Provider value={mark}>
+        <CardBoundary props={viewProps}>
+          {/* eslint-disable-next-line react-hooks/static-components -- the view is the slot's
+              registration for this tool, memoised once per registered component (memoView). */}
+          <View {...viewProps} />
+        </CardBoundary>
+      </ReviewMarkContext.Provider>
       <CallRequests node={node} props={viewProps} />
       {node.subCalls.length > 0 && (
         <ol
@@ -256,9 +300,10 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
 /**
  * One root call and every call under it, each rendered through the `tool.call.toolview` slot
  * by its wire tool name (the generic card when no view is registered; the denial card first
- * for a call the review policy refused), with what the `tool.call.requests` slot shows under the
+ * for a call review refused, with "Allow this call" when the reviewer model refused it and the
+ * host gives `allowCall`), with what the `tool.call.requests` slot shows under the
  * card about the requests the call opened (by default, notes on the wait for a person's approval
- * or answers). Every call's wrapper carries
+ * or answers). A call review let run shows a quiet mark on its row. Every call's wrapper carries
  * `data-chat-anchor-key="call:<id>"` and `data-chat-call-id`.
  *
  * Host data comes from the props, then from the slot's shared `tool.host`. Pass stable
@@ -266,7 +311,7 @@ const ToolCallBranch = memo(function ToolCallBranch(props: { node: ToolNode; nes
  */
 export const ToolCallTree = memo(function ToolCallTree(props: ToolCallTreeProps) {
   const shared = useToolHooks().host;
-  const { cwd, home, openFile, inspect, loadImage } = props;
+  const { cwd, home, openFile, inspect, loadImage, allowCall } = props;
   const host = useMemo((): ToolCallHost => {
     const pick = <K extends keyof ToolCallHost>(key: K, own: ToolCallHost[K] | undefined) =>
       own !== undefined
@@ -280,13 +325,18 @@ export const ToolCallTree = memo(function ToolCallTree(props: ToolCallTreeProps)
       ...pick('home', home),
       ...pick('openFile', openFile),
       ...pick('inspect', inspect),
+      ...pick('allowCall', allowCall),
     };
-  }, [shared, cwd, home, openFile, inspect, loadImage]);
+  }, [shared, cwd, home, openFile, inspect, loadImage, allowCall]);
   return (
     <HostContext.Provider value={host}>
-      <div className="qt-tree">
-        <ToolCallBranch node={props.node} nested={false} />
-      </div>
+      <GrantsContext.Provider value={props.grants ?? NO_GRANTS}>
+        <AllowedContext.Provider value={props.allowedCalls ?? NO_CALLS}>
+          <div className="qt-tree">
+            <ToolCallBranch node={props.node} nested={false} />
+          </div>
+        </AllowedContext.Provider>
+      </GrantsContext.Provider>
     </HostContext.Provider>
   );
 });

@@ -14,6 +14,7 @@ import type { DeniedModel } from '../models/denied';
 import type { GenericModel } from '../models/generic';
 import type { PlainBody } from '../models/outcome';
 import type { FileLines, ToolCallHost, ToolCallShared } from '../slots';
+import { ReviewMark, useAllowCall, useReviewMark } from './review';
 
 /** Hooks for a tree rendered with no conversation store: nothing streams, nothing precedes. */
 const STILL_HOOKS: ToolCallShared = {
@@ -53,6 +54,10 @@ export interface ToolRowProps {
    * the row leaves them out while expanded, so the state is said once, in the details.
    */
   statusInDetails?: boolean;
+  /** The card's own controls beside the row, before "Open" and "Inspect". */
+  controls?: ReactNode;
+  /** A line under the row, shown expanded or not (an error of one of the card's controls). */
+  note?: ReactNode;
   /** The details; a card without them does not expand. */
   children?: ReactNode;
 }
@@ -60,16 +65,18 @@ export interface ToolRowProps {
 /**
  * The one row of a tool call, in every phase — preparing, started, ended — with the details it
  * expands to: the generic card and every built-in card are a `ToolRow`. Beside the row it
- * opens the call's file and the host's inspector. A row without details does not expand.
+ * opens the call's file and the host's inspector, and shows how review judged a call it let
+ * run. A row without details does not expand.
  */
 export function ToolRow(props: ToolRowProps) {
   const t = useT();
   const detailsId = useId();
   const [expanded, setExpanded] = useState(false);
+  const review = useReviewMark();
   const { callId, host, openPath, openLines, children } = props;
   const expandable = Children.toArray(children).length > 0;
   const rowStatus = !(props.statusInDetails === true && expandable && expanded);
-  const actions: ReactNode[] = [];
+  const actions: ReactNode[] = props.controls === undefined ? [] : [props.controls];
   if (openPath !== undefined && host.openFile !== undefined) {
     const open = host.openFile;
     actions.push(
@@ -104,8 +111,10 @@ export function ToolRow(props: ToolRowProps) {
         {...(props.suffix === undefined || !rowStatus ? {} : { suffix: props.suffix })}
         {...(props.capsule === undefined || !rowStatus ? {} : { capsule: props.capsule })}
         {...(expandable ? { expanded, onToggle: () => setExpanded(!expanded), detailsId } : {})}
+        {...(review === undefined ? {} : { mark: <ReviewMark model={review} /> })}
         {...(actions.length === 0 ? {} : { actions })}
       />
+      {props.note}
       {expandable && expanded && (
         <div id={detailsId} className="qt-card__details" role="group" aria-label={props.title}>
           {children}
@@ -207,11 +216,36 @@ export function GenericCard(props: { model: GenericModel; callId: string; host: 
   );
 }
 
-/** The denial card: the call's identity, "Auto review" on the row, one "not run" reason. */
+const REFUSAL_TITLES = {
+  policy: 'denied.autoReview',
+  reviewer: 'denied.reviewer',
+  failed: 'denied.failed',
+  timed_out: 'denied.timedOut',
+} as const;
+
+/**
+ * The denial card: the call's identity, who refused it on the row ("Auto review", or that the
+ * reviewer model denied it, with its risk, failed or timed out), one "not run" reason; for a
+ * call the reviewer model refused, who judged it and, when the host can, "Allow this call".
+ */
 export function DeniedCard(props: { model: DeniedModel; callId: string; host: ToolCallHost }) {
   const t = useT();
   const { model } = props;
   const reason = model.reason ?? t('denied.fallbackReason');
+  const allow = useAllowCall(
+    props.callId,
+    model.overridable ? props.host.allowCall : undefined,
+    model.allowed,
+  );
+  const judged =
+    model.reviewer === undefined
+      ? undefined
+      : model.refusal === 'reviewer'
+        ? t('denied.judgedBy', {
+            reviewer: model.reviewer,
+            latency: model.latencyMs ?? 0,
+          })
+        : t('denied.notJudged', { reviewer: model.reviewer });
   return (
     <ToolRow
       callId={props.callId}
@@ -219,9 +253,15 @@ export function DeniedCard(props: { model: DeniedModel; callId: string; host: To
       state="denied"
       icon="shield"
       title={`${t('row.toolCall')} · ${model.toolName}`}
-      summary={t('denied.autoReview')}
+      summary={t(REFUSAL_TITLES[model.refusal])}
+      {...(model.risk === undefined
+        ? {}
+        : { suffix: <span className="qt-denied__risk">{t(`review.risk.${model.risk}`)}</span> })}
+      controls={allow.button}
+      note={allow.error}
     >
       <p className="qt-denied">{t('denied.notRun', { reason })}</p>
+      {judged === undefined ? null : <p className="qp-caption">{judged}</p>}
     </ToolRow>
   );
 }
