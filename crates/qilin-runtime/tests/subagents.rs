@@ -693,6 +693,7 @@ turns:
     let updates = results(&events, "task_update");
     let creates = results(&events, "task_create");
     let refused = |result: &ToolResultEvent| format!("{:?}", result.content);
+    assert_eq!(creates[0].status, CallStatus::Ok, "{}", refused(creates[0]));
     assert_eq!(updates[0].status, CallStatus::Error);
     assert!(
         refused(updates[0]).contains("waits for task 1 (pending)"),
