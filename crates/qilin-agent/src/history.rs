@@ -83,7 +83,10 @@ impl HistoryFold {
             EventBody::TurnStarted { prompt, .. } => {
                 self.turns += 1;
                 self.turns_since_compaction += 1;
-                self.messages.push(Message::user(prompt.clone()));
+                // A teammate woken by its messages has no prompt: the messages are its input.
+                if !prompt.is_empty() {
+                    self.messages.push(Message::user(prompt.clone()));
+                }
             }
             EventBody::StepStarted { .. } => {
                 self.step = Some(StepSoFar::default());

@@ -2,8 +2,9 @@
 //!
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
-//! shapes ([`api`]), what the session query tools return ([`sessions`]) and the subagent family's
-//! shapes ([`agents`]), what `checks_run` returns ([`checks`]) and the goals' ([`goals`]), the schedules' ([`schedules`]) and auto review's ([`review`]) are
+//! shapes ([`api`]), what the session query tools return ([`sessions`]), the subagent family's
+//! shapes ([`agents`]), what `checks_run` returns ([`checks`]), the goals' ([`goals`]), the
+//! schedules' ([`schedules`]), auto review's ([`review`]) and the team task list's ([`tasks`]) are
 //! generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
@@ -25,6 +26,7 @@ pub mod review;
 pub mod schedules;
 pub mod sessions;
 mod spill;
+pub mod tasks;
 pub mod tree;
 pub mod typescript;
 

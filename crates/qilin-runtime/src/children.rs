@@ -15,10 +15,14 @@ use qilin_protocol::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentListOutput, AgentMessageEvent, AgentSendOutput,
     AgentStartedEvent, AgentWaitOutput, ChildRecord, ChildStatus, ChildUsage, Delivery,
 };
+use qilin_protocol::tasks::{
+    TaskCreateOutput, TaskCreatedEvent, TaskListOutput, TaskNote, TaskRecord, TaskStatus,
+    TaskUpdateOutput, TaskUpdatedEvent,
+};
 use qilin_protocol::{Event, EventBody, FinishReason, Usage};
 use qilin_sandbox::{SandboxMode, SandboxSettings};
 use qilin_skill::{AgentFile, CodeTools};
-use qilin_subagents::{ChildRequest, Subagents};
+use qilin_subagents::{ChildRequest, NewTask, Subagents, TaskChange};
 use qilin_tool::{
     ReviewDecision, ReviewRequest, Reviewer, Session, ToolContext, ToolError, ToolResult,
 };
@@ -60,6 +64,17 @@ pub(crate) struct ParentLink {
     /// The child's depth (the parent's + 1).
     pub(crate) depth: u32,
 }
+
+/// A teammate's place in its team: its lead's children (the team's home: its teammates and
+/// task list) and its name.
+#[derive(Clone)]
+pub(crate) struct TeamLink {
+    pub(crate) lead: Weak<Children>,
+    pub(crate) name: String,
+}
+
+/// What the team calls its lead (`agent_send`'s `to`, a task's assignee or author).
+const LEAD: &str = "lead";
 
 /// What a child may have at most: what its parent has.
 #[derive(Debug, Clone)]
@@ -166,6 +181,8 @@ struct Child {
     in_step: bool,
     /// What stopped it, when something did.
     stopped_by: Option<&'static str>,
+    /// A teammate's steps and tokens before its current turn (its record sums its turns).
+    before_turn: (u32, ChildUsage),
 }
 
 /// The children of one session.
@@ -179,8 +196,12 @@ pub(crate) struct Children {
     table: Mutex<Vec<Child>>,
     /// Children being built: counted as running, so starts in parallel keep the bound.
     starting: Mutex<usize>,
-    /// Woken whenever a child ends.
+    /// Woken whenever a child ends (or a teammate's turn does).
     ended: Notify,
+    /// For a teammate: its team.
+    team: OnceLock<TeamLink>,
+    /// The team's task list, in creation order (kept by the lead's children).
+    tasks: Mutex<Vec<TaskRecord>>,
 }
 
 impl Children {
@@ -195,7 +216,14 @@ impl Children {
             table: Mutex::new(Vec::new()),
             starting: Mutex::new(0),
             ended: Notify::new(),
+            team: OnceLock::new(),
+            tasks: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Makes this session's children those of a teammate of `team`.
+    pub(crate) fn join_team(&self, team: TeamLink) {
+        let _ = self.team.set(team);
     }
 
     /// Completes the service once its session is built.
@@ -241,6 +269,13 @@ impl Children {
         for event in events {
             match &event.body {
                 EventBody::AgentStarted(started) => seen.push((started.clone(), None, false)),
+                EventBody::TaskCreated(created) => self.task_list().push(created.task.clone()),
+                EventBody::TaskUpdated(updated) => {
+                    let mut tasks = self.task_list();
+                    if let Some(task) = tasks.iter_mut().find(|task| task.id == updated.task.id) {
+                        *task = updated.task.clone();
+                    }
+                }
                 EventBody::AgentFinished(finished) => {
                     if let Some(entry) = seen
                         .iter_mut()
@@ -270,8 +305,12 @@ impl Children {
                 (Some(record), _) => (record, None),
                 (None, Some(running)) => (started_record(&started), Some(running)),
                 (None, None) => {
-                    let record = ended_from_log(runtime, started_record(&started)).await;
-                    if started.background && !delivered {
+                    let mut record = ended_from_log(runtime, started_record(&started)).await;
+                    // A teammate whose last turn answered waits between turns, as it did.
+                    if is_teammate(&record) && record.status == ChildStatus::Completed {
+                        record.status = ChildStatus::Idle;
+                    }
+                    if started.background && !delivered && record.status.ended() {
                         to_record.push(EventBody::AgentFinished(AgentFinishedEvent {
                             child_session_id: id.clone(),
                             record: record.clone(),
@@ -287,6 +326,7 @@ impl Children {
                 delivered,
                 in_step: false,
                 stopped_by: None,
+                before_turn: (0, ChildUsage::default()),
             });
             if let Some((handle, turn)) = running {
                 // Nobody waits on a foreground child taken back: its call ended with the
@@ -330,15 +370,29 @@ impl Children {
                 return;
             };
             let record = children.finish(&child_id, &summary);
-            if record.background
-                && let Some(parent) = parent.upgrade()
-            {
-                parent
-                    .events()
-                    .emit(EventBody::AgentFinished(AgentFinishedEvent {
-                        child_session_id: child_id.clone(),
-                        record: record.clone(),
-                    }));
+            if let Some(parent) = parent.upgrade() {
+                match (&record.status, &record.answer) {
+                    // A teammate's answer reaches its lead as a message; it waits for its next.
+                    (ChildStatus::Idle, Some(answer)) => {
+                        parent
+                            .events()
+                            .emit(EventBody::AgentMessage(AgentMessageEvent {
+                                from_session_id: child_id.clone(),
+                                from_name: record.name.clone(),
+                                text: answer.clone(),
+                            }));
+                    }
+                    (ChildStatus::Idle, None) => {}
+                    _ if record.background => {
+                        parent
+                            .events()
+                            .emit(EventBody::AgentFinished(AgentFinishedEvent {
+                                child_session_id: child_id.clone(),
+                                record: record.clone(),
+                            }));
+                    }
+                    _ => {}
+                }
             }
             children.ended.notify_waiters();
             let _ = done_tx.send(record);
@@ -351,8 +405,7 @@ impl Children {
         self.table()
             .iter()
             .fold(ChildUsage::default(), |mut total, child| {
-                total.input_tokens += child.record.usage.input_tokens;
-                total.output_tokens += child.record.usage.output_tokens;
+                add_usage(&mut total, &child.record.usage);
                 total
             })
     }
@@ -452,6 +505,12 @@ impl Children {
         for dir in &setup.skill_dirs {
             builder = builder.skill_dir(dir);
         }
+        if let (Some(name), true) = (&request.name, request.background) {
+            builder = builder.teammate(TeamLink {
+                lead: self.me.clone(),
+                name: name.clone(),
+            });
+        }
         let handle = builder.build().await.map_err(|err| {
             ToolError::failed(format!(
                 "the agent `{}` could not start: {err}",
@@ -498,6 +557,7 @@ impl Children {
                 delivered: false,
                 in_step: false,
                 stopped_by: None,
+                before_turn: (0, ChildUsage::default()),
             });
             drop(reserved);
         }
@@ -592,6 +652,8 @@ impl Children {
                 child.in_step = false;
                 child.record.usage.input_tokens += usage.input_tokens;
                 child.record.usage.output_tokens += usage.output_tokens;
+                child.record.usage.cache_read_tokens += usage.cache_read_tokens;
+                child.record.usage.cache_write_tokens += usage.cache_write_tokens;
             }
             _ => {}
         }
@@ -608,6 +670,14 @@ impl Children {
             summary,
             child.stopped_by.unwrap_or("its turn was interrupted"),
         );
+        if is_teammate(&child.record) {
+            let (steps, usage) = child.before_turn;
+            child.record.steps += steps;
+            add_usage(&mut child.record.usage, &usage);
+            if child.record.status == ChildStatus::Completed && child.stopped_by.is_none() {
+                child.record.status = ChildStatus::Idle;
+            }
+        }
         child.record.duration_ms = millis(child.started.elapsed());
         child.in_step = false;
         child.record.clone()
@@ -723,35 +793,22 @@ impl Subagents for Children {
         message: String,
     ) -> BoxFuture<'a, ToolResult<AgentSendOutput>> {
         Box::pin(async move {
-            let table = self.table();
-            let child = &table[Self::find(&table, &to)?];
-            if child.record.status.ended() {
-                return Err(ToolError::failed(format!(
-                    "agent {} has ended ({}): it receives no more messages; start a new agent                      with what it should know",
-                    child.record.session_id,
-                    child.record.status.as_str()
+            let from = cx.session().id().to_string();
+            let Some(team) = self.team.get() else {
+                return self.message_child(to, from, None, message);
+            };
+            let lead = team.lead.upgrade().ok_or_else(|| {
+                ToolError::failed("this team's lead has ended: there is no one to send to")
+            })?;
+            if to == LEAD {
+                return lead.message_lead(to, from, team.name.clone(), message);
+            }
+            if to == team.name {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`{to}` is you: send to `lead` or to another teammate by name"
                 )));
             }
-            let delivered = match child.in_step {
-                true => Delivery::Queued,
-                false => Delivery::Now,
-            };
-            let Some(handle) = &child.handle else {
-                return Err(ToolError::failed(format!(
-                    "agent {} runs in another process: it cannot be sent messages from here",
-                    child.record.session_id
-                )));
-            };
-            handle.deliver(EventBody::AgentMessage(AgentMessageEvent {
-                from_session_id: cx.session().id().to_string(),
-                from_name: None,
-                text: message,
-            }));
-            Ok(AgentSendOutput {
-                to,
-                session_id: child.record.session_id.clone(),
-                delivered,
-            })
+            lead.message_child(to, from, Some(team.name.clone()), message)
         })
     }
 
@@ -762,8 +819,22 @@ impl Subagents for Children {
     ) -> BoxFuture<'a, ToolResult<ChildRecord>> {
         Box::pin(async move {
             let child_id = {
-                let table = self.table();
-                table[Self::find(&table, &id)?].record.session_id.clone()
+                let mut table = self.table();
+                let index = Self::find(&table, &id)?;
+                let child = &mut table[index];
+                if child.record.status == ChildStatus::Idle {
+                    // A teammate between turns: nothing runs, it ends now.
+                    child.record.status = ChildStatus::Interrupted;
+                    child.record.error = Some("stopped by agent_stop".to_string());
+                    child.handle = None;
+                    cx.session()
+                        .events()
+                        .emit(EventBody::AgentFinished(AgentFinishedEvent {
+                            child_session_id: child.record.session_id.clone(),
+                            record: child.record.clone(),
+                        }));
+                }
+                child.record.session_id.clone()
             };
             loop {
                 let ended = self.ended.notified();
@@ -792,9 +863,273 @@ impl Subagents for Children {
             children: self.table().iter().map(Self::record_now).collect(),
         })
     }
+
+    fn task_create(&self, _cx: &ToolContext, task: NewTask) -> ToolResult<TaskCreateOutput> {
+        let (home, by) = self.team_home()?;
+        home.create_task(&by, task)
+            .map(|task| TaskCreateOutput { task })
+    }
+
+    fn task_update(&self, _cx: &ToolContext, change: TaskChange) -> ToolResult<TaskUpdateOutput> {
+        let (home, by) = self.team_home()?;
+        home.update_task(&by, change)
+    }
+
+    fn task_list(&self, _cx: &ToolContext) -> ToolResult<TaskListOutput> {
+        let (home, _) = self.team_home()?;
+        let tasks = home.task_list().clone();
+        Ok(TaskListOutput { tasks })
+    }
 }
 
 impl Children {
+    fn task_list(&self) -> std::sync::MutexGuard<'_, Vec<TaskRecord>> {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// The children keeping the team's task list (the lead's), and what the team calls this
+    /// session: `lead`, or its name for a teammate.
+    fn team_home(&self) -> ToolResult<(Arc<Children>, String)> {
+        let home = match self.team.get() {
+            Some(team) => team.lead.upgrade().map(|lead| (lead, team.name.clone())),
+            None => self.me.upgrade().map(|me| (me, LEAD.to_string())),
+        };
+        home.ok_or_else(|| ToolError::failed("this team's lead has ended: its task list is gone"))
+    }
+
+    /// The lead's session, where the team's task events are recorded.
+    fn lead_session(&self) -> ToolResult<Arc<Session>> {
+        self.setup
+            .get()
+            .and_then(|setup| setup.session.upgrade())
+            .ok_or_else(|| ToolError::failed("the lead's session is not running"))
+    }
+
+    /// `name` is `lead` or one of this team's teammates, or an error naming them.
+    fn check_member(&self, name: &str) -> ToolResult<()> {
+        let table = self.table();
+        let teammates: Vec<&str> = table
+            .iter()
+            .filter(|child| is_teammate(&child.record))
+            .filter_map(|child| child.record.name.as_deref())
+            .collect();
+        if name == LEAD || teammates.contains(&name) {
+            return Ok(());
+        }
+        Err(ToolError::invalid_arguments(match teammates.is_empty() {
+            true => format!("no teammate `{name}`: the team has none yet; assign to `{LEAD}`"),
+            false => format!(
+                "no teammate `{name}`: assign to `{LEAD}` or one of {}",
+                teammates.join(", ")
+            ),
+        }))
+    }
+
+    /// Adds a task made by `by` to the list, recording `task.created`.
+    fn create_task(&self, by: &str, new: NewTask) -> ToolResult<TaskRecord> {
+        if let Some(assignee) = &new.assignee {
+            self.check_member(assignee)?;
+        }
+        let lead = self.lead_session()?;
+        let mut tasks = self.task_list();
+        let mut blocked_by: Vec<String> = Vec::new();
+        for blocker in new.blocked_by {
+            if !tasks.iter().any(|task| task.id == blocker) {
+                return Err(ToolError::invalid_arguments(format!(
+                    "`blockedBy` names task `{blocker}`, which does not exist; {}",
+                    known_tasks(&tasks)
+                )));
+            }
+            if !blocked_by.contains(&blocker) {
+                blocked_by.push(blocker);
+            }
+        }
+        let now = now();
+        let task = TaskRecord {
+            id: (tasks.len() + 1).to_string(),
+            title: new.title,
+            description: new.description,
+            status: TaskStatus::Pending,
+            assignee: new.assignee,
+            blocked_by,
+            notes: Vec::new(),
+            created_by: by.to_string(),
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        // Recorded under the list's lock, so the log's order is the list's.
+        lead.events().emit(EventBody::TaskCreated(TaskCreatedEvent {
+            task: task.clone(),
+            by: by.to_string(),
+        }));
+        tasks.push(task.clone());
+        Ok(task)
+    }
+
+    /// Changes a task for `by`, recording `task.updated`.
+    fn update_task(&self, by: &str, change: TaskChange) -> ToolResult<TaskUpdateOutput> {
+        if let Some(assignee) = &change.assignee {
+            self.check_member(assignee)?;
+        }
+        let lead = self.lead_session()?;
+        let mut tasks = self.task_list();
+        let Some(index) = tasks.iter().position(|task| task.id == change.id) else {
+            return Err(ToolError::invalid_arguments(format!(
+                "no task `{}`; {}",
+                change.id,
+                known_tasks(&tasks)
+            )));
+        };
+        if change.status == Some(TaskStatus::InProgress) {
+            let open: Vec<String> = tasks[index]
+                .blocked_by
+                .iter()
+                .filter_map(|id| tasks.iter().find(|task| &task.id == id))
+                .filter(|blocker| blocker.status.open())
+                .map(|blocker| format!("task {} ({})", blocker.id, blocker.status.as_str()))
+                .collect();
+            if !open.is_empty() {
+                return Err(ToolError::failed(format!(
+                    "task {} cannot start: it waits for {}; complete or cancel that first",
+                    change.id,
+                    open.join(", ")
+                )));
+            }
+        }
+        let previous = tasks[index].clone();
+        let now = now();
+        let task = &mut tasks[index];
+        if let Some(status) = change.status {
+            task.status = status;
+        }
+        if let Some(assignee) = change.assignee {
+            task.assignee = Some(assignee);
+        }
+        if let Some(text) = change.note {
+            task.notes.push(TaskNote {
+                by: by.to_string(),
+                text,
+                at: now.clone(),
+            });
+        }
+        task.updated_at = now;
+        let task = task.clone();
+        lead.events().emit(EventBody::TaskUpdated(TaskUpdatedEvent {
+            task: task.clone(),
+            by: by.to_string(),
+        }));
+        Ok(TaskUpdateOutput { task, previous })
+    }
+}
+
+/// The ids of the team's tasks, for an error.
+fn known_tasks(tasks: &[TaskRecord]) -> String {
+    match tasks.len() {
+        0 => "the team has no tasks yet".to_string(),
+        count => format!("the team's tasks are 1 to {count}"),
+    }
+}
+
+/// Now, RFC 3339 UTC.
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl Children {
+    /// Delivers `message` from session `from` (named `from_name`, a teammate) to the child
+    /// `to` names: between its steps while it runs; an idle teammate starts a turn for it.
+    fn message_child(
+        &self,
+        to: String,
+        from: String,
+        from_name: Option<String>,
+        message: String,
+    ) -> ToolResult<AgentSendOutput> {
+        let mut table = self.table();
+        let index = Self::find(&table, &to)?;
+        let child = &mut table[index];
+        if child.record.status.ended() {
+            return Err(ToolError::failed(format!(
+                "agent {} has ended ({}): it receives no more messages; start a new agent \
+                 with what it should know",
+                child.record.session_id,
+                child.record.status.as_str()
+            )));
+        }
+        let Some(handle) = child.handle.clone() else {
+            return Err(ToolError::failed(format!(
+                "agent {} runs in another process: it cannot be sent messages from here",
+                child.record.session_id
+            )));
+        };
+        let session_id = child.record.session_id.clone();
+        handle.deliver(EventBody::AgentMessage(AgentMessageEvent {
+            from_session_id: from,
+            from_name,
+            text: message,
+        }));
+        if child.record.status == ChildStatus::Running {
+            let delivered = match child.in_step {
+                true => Delivery::Queued,
+                false => Delivery::Now,
+            };
+            return Ok(AgentSendOutput {
+                to,
+                session_id,
+                delivered,
+            });
+        }
+        // An idle teammate: its next turn answers the message.
+        let turn = handle.wake().map_err(|err| {
+            ToolError::failed(format!(
+                "teammate {session_id} has the message but could not start its turn: {err}"
+            ))
+        })?;
+        child.before_turn = (child.record.steps, child.record.usage);
+        child.record.status = ChildStatus::Running;
+        child.record.answer = None;
+        child.in_step = false;
+        drop(table);
+        drop(self.follow(&handle, turn));
+        Ok(AgentSendOutput {
+            to,
+            session_id,
+            delivered: Delivery::Now,
+        })
+    }
+
+    /// Delivers `message` from teammate `from_name` to the lead: its model reads it between its
+    /// steps, or in its next turn.
+    fn message_lead(
+        &self,
+        to: String,
+        from: String,
+        from_name: String,
+        message: String,
+    ) -> ToolResult<AgentSendOutput> {
+        let setup = self
+            .setup
+            .get()
+            .ok_or_else(|| ToolError::failed("the lead's session is still being built"))?;
+        let lead = setup
+            .session
+            .upgrade()
+            .ok_or_else(|| ToolError::failed("the lead's session has ended"))?;
+        lead.events()
+            .emit(EventBody::AgentMessage(AgentMessageEvent {
+                from_session_id: from,
+                from_name: Some(from_name),
+                text: message,
+            }));
+        Ok(AgentSendOutput {
+            to,
+            session_id: setup.session_id.clone(),
+            delivered: Delivery::Now,
+        })
+    }
+
     /// The ids among `ids` of children still running.
     fn running_among(&self, ids: &[String]) -> Vec<String> {
         self.table()
@@ -840,6 +1175,8 @@ fn end_record(record: &mut ChildRecord, summary: &TurnSummary, why: &str) {
     record.steps = summary.steps;
     record.usage.input_tokens = summary.usage.input_tokens;
     record.usage.output_tokens = summary.usage.output_tokens;
+    record.usage.cache_read_tokens = summary.usage.cache_read_tokens;
+    record.usage.cache_write_tokens = summary.usage.cache_write_tokens;
     let text = summary.final_text.trim();
     record.answer = (!text.is_empty()).then(|| text.to_string());
     record.error = match record.status {
@@ -896,6 +1233,8 @@ async fn ended_from_log(runtime: &Runtime, mut record: ChildRecord) -> ChildReco
             EventBody::StepFinished { usage, .. } => {
                 summary.usage.input_tokens += usage.input_tokens;
                 summary.usage.output_tokens += usage.output_tokens;
+                summary.usage.cache_read_tokens += usage.cache_read_tokens;
+                summary.usage.cache_write_tokens += usage.cache_write_tokens;
             }
             EventBody::TurnFinished {
                 reason, message, ..
@@ -952,10 +1291,25 @@ fn ended_record(id: &str, summary: &TurnSummary) -> ChildRecord {
         usage: ChildUsage {
             input_tokens: summary.usage.input_tokens,
             output_tokens: summary.usage.output_tokens,
+            cache_read_tokens: summary.usage.cache_read_tokens,
+            cache_write_tokens: summary.usage.cache_write_tokens,
             cost_usd: None,
         },
         duration_ms: 0,
     }
+}
+
+/// Whether the child is a teammate: named and started in the background.
+fn is_teammate(record: &ChildRecord) -> bool {
+    record.name.is_some() && record.background
+}
+
+/// Adds one child's tokens to `total`.
+fn add_usage(total: &mut ChildUsage, usage: &ChildUsage) {
+    total.input_tokens += usage.input_tokens;
+    total.output_tokens += usage.output_tokens;
+    total.cache_read_tokens += usage.cache_read_tokens;
+    total.cache_write_tokens += usage.cache_write_tokens;
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -2,7 +2,9 @@
 //! it through — submit a prompt, interrupt, follow its events from any `seq`, answer its
 //! requests, take a snapshot.
 
-use crate::children::{BothReviewers, ChildBounds, ChildLimits, Children, ParentLink, ParentSetup};
+use crate::children::{
+    BothReviewers, ChildBounds, ChildLimits, Children, ParentLink, ParentSetup, TeamLink,
+};
 use crate::goals::{GoalError, GoalKeeper, TurnOutcome};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
@@ -146,6 +148,8 @@ pub struct SessionBuilder {
     parent: Option<(ParentLink, ChildBounds, Arc<dyn Reviewer>)>,
     /// The reviewer model, instead of the one the agent file's `review.auto` names.
     reviewer_model: Option<ModelChoice>,
+    /// For a teammate: its lead's children (the team) and its name.
+    team: Option<TeamLink>,
 }
 
 impl SessionBuilder {
@@ -170,6 +174,7 @@ impl SessionBuilder {
             child_limits: ChildLimits::default(),
             parent: None,
             reviewer_model: None,
+            team: None,
         }
     }
 
@@ -204,6 +209,12 @@ impl SessionBuilder {
         reviewer: Arc<dyn Reviewer>,
     ) -> Self {
         self.parent = Some((parent, bounds, reviewer));
+        self
+    }
+
+    /// Makes the session a teammate: a member of `team`'s team, addressed by its name.
+    pub(crate) fn teammate(mut self, team: TeamLink) -> Self {
+        self.team = Some(team);
         self
     }
 
@@ -509,6 +520,9 @@ impl SessionBuilder {
             (None, None) => 0,
         };
         let children = Children::new(this.runtime.clone(), this.child_limits, depth);
+        if let Some(team) = this.team.clone() {
+            children.join_team(team);
+        }
         services.insert(Arc::new(qilin_subagents::SubagentService(
             Arc::clone(&children) as Arc<dyn qilin_subagents::Subagents>,
         )));
@@ -941,6 +955,24 @@ impl SessionHandle {
         if prompt.trim().is_empty() {
             return Err(SubmitError::EmptyPrompt);
         }
+        self.start_turn(prompt, client_turn_id, continuation, unattended)
+    }
+
+    /// Starts a teammate's turn for the messages its log received since its last step (the
+    /// `agent.message` events are what the model answers): a turn with an empty prompt.
+    /// Refused as [`SessionHandle::submit`] is while another turn runs.
+    pub(crate) fn wake(&self) -> Result<TurnHandle, SubmitError> {
+        self.start_turn("", None, false, false)
+    }
+
+    /// Starts a turn of `prompt` (empty for a teammate woken by its messages).
+    fn start_turn(
+        &self,
+        prompt: &str,
+        client_turn_id: Option<String>,
+        continuation: bool,
+        unattended: bool,
+    ) -> Result<TurnHandle, SubmitError> {
         if let Some(failure) = self.inner.committer.failure() {
             return Err(SubmitError::Broken(failure));
         }

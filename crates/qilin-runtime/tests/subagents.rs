@@ -480,13 +480,13 @@ turns:
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_message_to_a_running_child_reaches_it_between_its_steps() {
+async fn a_teammate_receives_a_message_mid_turn_answers_it_and_waits_idle_for_the_next() {
     let f = fixture(LEAD);
     child_agent(
         &f,
         "listener",
         "bash",
-        "turns:\n  - calls:\n      - tool: bash\n        args: {command: \"sleep 2\"}\n  - say: got the message\n",
+        "turns:\n  - calls:\n      - tool: bash\n        args: {command: \"sleep 2\"}\n  - say: got the message\n  - say: the docs too\n",
     );
     let script = r#"
 turns:
@@ -502,6 +502,15 @@ turns:
   - calls:
       - tool: agent_wait
         args: {ids: [ear]}
+  - calls:
+      - tool: agent_send
+        args: {to: ear, message: "And the docs?"}
+  - calls:
+      - tool: agent_wait
+        args: {ids: [ear]}
+  - calls:
+      - tool: agent_list
+        args: {}
   - say: "It heard."
 "#;
     let lead = lead(&f, script, ChildLimits::default()).await;
@@ -512,20 +521,43 @@ turns:
     assert_eq!(output["to"], "ear");
     assert_eq!(
         output["delivered"], "queued",
-        "the child was mid-step (its sleep)"
+        "the teammate was mid-step (its sleep)"
+    );
+    assert_eq!(
+        sent[1].output.clone().unwrap()["delivered"],
+        "now",
+        "an idle teammate takes the message at once: it starts a turn"
     );
     let wait = waited(results(&events, "agent_wait")[0]);
-    let child = &wait.finished[0];
-    assert_eq!(child.answer.as_deref(), Some("got the message"));
+    assert!(
+        wait.finished.is_empty(),
+        "a teammate does not end: {wait:?}"
+    );
+    assert!(wait.running.is_empty(), "{wait:?}");
+    let listed: qilin_protocol::agents::AgentListOutput =
+        serde_json::from_value(results(&events, "agent_list")[0].output.clone().unwrap()).unwrap();
+    let ear = &listed.children[0];
+    assert_eq!(ear.status, ChildStatus::Idle, "{ear:?}");
+    assert_eq!(ear.answer.as_deref(), Some("the docs too"));
+    assert_eq!(ear.steps, 3, "its two turns' steps, summed");
+    // Each answer reached the lead as a message from the teammate, in order.
+    let answers: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::AgentMessage(m) if m.from_name.as_deref() == Some("ear") => {
+                Some(m.text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, ["got the message", "the docs too"]);
 
-    let log = child_log(&f, &child.session_id).await;
+    let log = stored_log(&f, &ear.session_id, 2).await;
     let message = log
         .iter()
         .position(|e| matches!(&e.body, EventBody::AgentMessage(m) if m.text == "Also count the tests." && m.from_session_id == lead.id()))
-        .expect("agent.message in the child's log");
+        .expect("agent.message in the teammate's log");
     // The message follows the step it arrived in: the model's second request has it last.
-    let history = qilin_agent::HistoryFold::from_events(&log[..message + 1]);
-    let before = history.messages().len();
     let steps_done = qilin_agent::HistoryFold::from_events(
         log.iter()
             .take_while(|e| !matches!(&e.body, EventBody::StepStarted { step: 2, .. })),
@@ -535,7 +567,214 @@ turns:
         format!("{last:?}").contains("Also count the tests."),
         "{last:?}"
     );
-    assert!(before >= 1);
+    assert!(message > 0);
+    // The second message woke it: a turn without a prompt, whose input is the message.
+    let woken = log
+        .iter()
+        .filter(|e| matches!(&e.body, EventBody::TurnStarted { prompt, .. } if prompt.is_empty()))
+        .count();
+    assert_eq!(woken, 1);
+    let history = qilin_agent::HistoryFold::from_events(&log);
+    let user_texts: Vec<String> = history
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(user_texts.len(), 3, "{user_texts:?}");
+    assert!(user_texts[2].contains("And the docs?"), "{user_texts:?}");
+}
+
+/// A session's stored log once `turns` of its turns have finished and been stored.
+async fn stored_log(f: &Fixture, id: &str, turns: usize) -> Vec<Event> {
+    for _ in 0..200 {
+        let events = f.store.read(id, 0, 100_000).await.unwrap();
+        let finished = events
+            .iter()
+            .filter(|event| matches!(event.body, EventBody::TurnFinished { .. }))
+            .count();
+        if finished >= turns {
+            return events;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the session {id} never finished {turns} turns");
+}
+
+/// A lead with the task tools besides the subagent ones.
+const TEAM_LEAD: &str = "name: lead\ninstructions: Lead the team.\n\
+                         tools: [agent, agent_wait, agent_send, agent_stop, agent_list, \
+                         task_create, task_update, task_list, read, bash]\n";
+
+fn tasks_of(result: &ToolResultEvent) -> Vec<qilin_protocol::tasks::TaskRecord> {
+    let output: qilin_protocol::tasks::TaskListOutput =
+        serde_json::from_value(result.output.clone().expect("an output")).unwrap();
+    output.tasks
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_teammates_share_one_task_list_rebuilt_from_the_leads_log_after_a_restart() {
+    use qilin_protocol::tasks::TaskStatus;
+    let f = fixture(TEAM_LEAD);
+    child_agent(
+        &f,
+        "alpha",
+        "task_update, task_list, agent_send",
+        r#"
+turns:
+  - calls:
+      - tool: task_update
+        args: {id: "1", status: in_progress, assignee: a}
+  - calls:
+      - tool: task_update
+        args: {id: "1", status: completed, note: "parser written"}
+  - calls:
+      - tool: agent_send
+        args: {to: b, message: "The parser is in."}
+  - say: "parser done"
+"#,
+    );
+    child_agent(
+        &f,
+        "beta",
+        "task_update, task_list, agent_send",
+        r#"
+turns:
+  - say: "waiting for the parser"
+  - calls:
+      - tool: task_update
+        args: {id: "2", status: in_progress, assignee: b}
+  - calls:
+      - tool: task_update
+        args: {id: "2", status: completed, note: "12 tests pass"}
+  - calls:
+      - tool: agent_send
+        args: {to: lead, message: "Tests written and passing."}
+  - say: "tests done"
+"#,
+    );
+    let script = r#"
+turns:
+  - calls:
+      - tool: task_create
+        args: {title: "Write the parser"}
+      - tool: task_create
+        args: {title: "Test the parser", blockedBy: ["1"]}
+  - calls:
+      - tool: task_update
+        args: {id: "2", status: in_progress}
+      - tool: task_update
+        args: {id: "9", status: completed}
+      - tool: task_create
+        args: {title: "Nobody's", assignee: nobody}
+      - tool: task_create
+        args: {title: "Waits for nothing", blockedBy: ["7"]}
+  - calls:
+      - tool: agent
+        args: {agent: beta, prompt: "Test the parser once it is written (task 2).", description: "Tests", name: b, background: true}
+      - tool: agent
+        args: {agent: alpha, prompt: "Write the parser (task 1).", description: "Parser", name: a, background: true}
+  - calls:
+      - tool: bash
+        args: {command: "sleep 1.5"}
+  - calls:
+      - tool: agent_wait
+        args: {ids: [a, b], timeout_ms: 20000}
+  - calls:
+      - tool: task_list
+        args: {}
+  - say: "The team is done."
+"#;
+    let lead = lead(&f, script, ChildLimits::default()).await;
+    let events = run(&lead, "Build the parser with a team.").await;
+
+    let updates = results(&events, "task_update");
+    let creates = results(&events, "task_create");
+    let refused = |result: &ToolResultEvent| format!("{:?}", result.content);
+    assert_eq!(creates[0].status, CallStatus::Ok, "{}", refused(creates[0]));
+    assert_eq!(updates[0].status, CallStatus::Error);
+    assert!(
+        refused(updates[0]).contains("waits for task 1 (pending)"),
+        "{}",
+        refused(updates[0])
+    );
+    assert!(
+        refused(updates[1]).contains("no task `9`"),
+        "{}",
+        refused(updates[1])
+    );
+    assert!(
+        refused(creates[2]).contains("no teammate `nobody`"),
+        "{}",
+        refused(creates[2])
+    );
+    assert!(
+        refused(creates[3]).contains("task `7`, which does not exist"),
+        "{}",
+        refused(creates[3])
+    );
+
+    let tasks = tasks_of(results(&events, "task_list")[0]);
+    assert_eq!(tasks.len(), 2, "{tasks:?}");
+    assert_eq!(tasks[0].status, TaskStatus::Completed);
+    assert_eq!(tasks[0].assignee.as_deref(), Some("a"));
+    assert_eq!(tasks[0].notes[0].by, "a");
+    assert_eq!(tasks[0].notes[0].text, "parser written");
+    assert_eq!(tasks[1].status, TaskStatus::Completed);
+    assert_eq!(tasks[1].assignee.as_deref(), Some("b"));
+    assert_eq!(tasks[1].blocked_by, ["1"]);
+    assert_eq!(tasks[1].notes[0].text, "12 tests pass");
+    // Every change, whoever made it, is an event of the lead's log.
+    let by: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::TaskCreated(c) => Some(("created".to_string(), c.by.clone())),
+            EventBody::TaskUpdated(u) => Some((u.task.status.as_str().to_string(), u.by.clone())),
+            _ => None,
+        })
+        .collect();
+    let by: Vec<(&str, &str)> = by.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(
+        by,
+        [
+            ("created", "lead"),
+            ("created", "lead"),
+            ("in_progress", "a"),
+            ("completed", "a"),
+            ("in_progress", "b"),
+            ("completed", "b"),
+        ]
+    );
+    // A teammate wrote to the lead by name.
+    assert!(events.iter().any(|e| matches!(&e.body,
+        EventBody::AgentMessage(m) if m.text == "Tests written and passing." && m.from_name.as_deref() == Some("b"))));
+
+    // Restarted, the lead rebuilds the list from its log.
+    let id = lead.id().to_string();
+    lead.close().await.unwrap();
+    drop(lead);
+    let resumed = f
+        .runtime
+        .resume(&id)
+        .await
+        .unwrap()
+        .model(scripted(
+            "turns:
+  - calls:
+      - tool: task_list
+        args: {}
+  - say: listed
+",
+        ))
+        .no_sandbox(true)
+        .build()
+        .await
+        .unwrap();
+    let after = run(&resumed, "What is left?").await;
+    let lists = results(&after, "task_list");
+    assert_eq!(tasks_of(lists[lists.len() - 1]), tasks);
 }
 
 /// The lead of the resume tests: a background child in its first turn, collected in its second.
@@ -543,7 +782,7 @@ const START_THEN_COLLECT: &str = r#"
 turns:
   - calls:
       - tool: agent
-        args: {agent: worker, prompt: "Work.", description: "Work", name: w, background: true}
+        args: {agent: worker, prompt: "Work.", description: "Work", background: true}
   - say: "Started it."
   - calls:
       - tool: agent_wait
@@ -616,7 +855,6 @@ async fn a_resumed_parent_takes_back_a_child_that_ended_unrecorded_and_delivers_
         first.finished[0].answer.as_deref(),
         Some("worker done after a while")
     );
-    assert_eq!(first.finished[0].name.as_deref(), Some("w"));
     assert!(waited(waits[1]).finished.is_empty(), "handed over once");
     let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
     assert_eq!((count("agent.finished"), count("agent.delivered")), (1, 1));

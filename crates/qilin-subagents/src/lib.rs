@@ -8,6 +8,8 @@
 //! - `agent_send` — a message to a running child, seen between its steps.
 //! - `agent_stop` — interrupts a child; its running calls end `interrupted`.
 //! - `agent_list` — the session's children with their status and usage.
+//! - `task_create`, `task_update`, `task_list` — the team's shared task list (the lead and
+//!   its teammates: children started with a name in the background).
 //!
 //! A child is an ordinary session of the same store, linked to its parent. The tools only
 //! speak to the [`Subagents`] host service (`qilin_tool::Services`, wrapped in
@@ -17,7 +19,10 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod tasks;
 mod tools;
+
+pub use tasks::{TaskCreate, TaskCreateArgs, TaskList, TaskListArgs, TaskUpdate, TaskUpdateArgs};
 
 pub use tools::{
     Agent, AgentArgs, AgentList, AgentListArgs, AgentSend, AgentSendArgs, AgentStop, AgentStopArgs,
@@ -26,6 +31,7 @@ pub use tools::{
 
 use futures_util::future::BoxFuture;
 use qilin_protocol::agents::{AgentListOutput, AgentSendOutput, AgentWaitOutput, ChildRecord};
+use qilin_protocol::tasks::{TaskCreateOutput, TaskListOutput, TaskStatus, TaskUpdateOutput};
 use qilin_tool::{RegistryError, ToolContext, ToolError, ToolRegistry, ToolResult};
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,14 +51,44 @@ pub const DEFAULT_CHILD_STEPS: u32 = 30;
 /// The longest `agent_wait` waits when the call names no timeout.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(10 * 60);
 
-/// Registers `agent`, `agent_wait`, `agent_send`, `agent_stop` and `agent_list`.
+/// Registers `agent`, `agent_wait`, `agent_send`, `agent_stop`, `agent_list`,
+/// `task_create`, `task_update` and `task_list`.
 pub fn register_tools(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
     registry.register(Agent)?;
     registry.register(AgentWait)?;
     registry.register(AgentSend)?;
     registry.register(AgentStop)?;
     registry.register(AgentList)?;
+    registry.register(TaskCreate)?;
+    registry.register(TaskUpdate)?;
+    registry.register(TaskList)?;
     Ok(())
+}
+
+/// A task to add to the team's list (`task_create`'s arguments, checked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    /// What to do, in a line.
+    pub title: String,
+    /// More about it.
+    pub description: Option<String>,
+    /// Who does it: `lead` or a teammate's name.
+    pub assignee: Option<String>,
+    /// The ids of the tasks it waits for.
+    pub blocked_by: Vec<String>,
+}
+
+/// A change to a task of the team's list (`task_update`'s arguments, checked).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskChange {
+    /// The task's id.
+    pub id: String,
+    /// Its new status.
+    pub status: Option<TaskStatus>,
+    /// Its new assignee: `lead` or a teammate's name.
+    pub assignee: Option<String>,
+    /// A note to add.
+    pub note: Option<String>,
 }
 
 /// What the parent asks for when it starts a child (the `agent` call's arguments, checked).
@@ -110,6 +146,17 @@ pub trait Subagents: Send + Sync {
 
     /// The session's children, oldest first.
     fn list(&self, cx: &ToolContext) -> ToolResult<AgentListOutput>;
+
+    /// Adds a task to the team's list, recording `task.created` in the lead's log. Refused
+    /// for an unknown assignee or blocker.
+    fn task_create(&self, cx: &ToolContext, task: NewTask) -> ToolResult<TaskCreateOutput>;
+
+    /// Changes a task of the team's list, recording `task.updated` in the lead's log. Refused
+    /// for an unknown task or assignee, and `in_progress` while a blocker is open.
+    fn task_update(&self, cx: &ToolContext, change: TaskChange) -> ToolResult<TaskUpdateOutput>;
+
+    /// The team's tasks, in creation order.
+    fn task_list(&self, cx: &ToolContext) -> ToolResult<TaskListOutput>;
 }
 
 /// The [`Subagents`] of a session, as a host service the tools look up.

@@ -373,7 +373,7 @@ fn record_text(record: &ChildRecord) -> String {
 }
 
 /// `value` is not blank, or an error naming `field`.
-fn not_blank(field: &str, value: &str) -> ToolResult<()> {
+pub(crate) fn not_blank(field: &str, value: &str) -> ToolResult<()> {
     if value.trim().is_empty() {
         return Err(ToolError::invalid_arguments(format!(
             "`{field}` is empty; give it some text"
@@ -383,7 +383,7 @@ fn not_blank(field: &str, value: &str) -> ToolResult<()> {
 }
 
 /// `text` on one line, cut to `max` characters.
-fn one_line(text: &str, max: usize) -> String {
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match line.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &line[..cut]),

@@ -101,7 +101,10 @@ fn inline_refs(value: Value, defs: &Map<String, Value>, depth: usize) -> Value {
 fn simplify(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            map.remove("title");
+            // The `title` keyword is text; an object under `title` is a property so named.
+            if matches!(map.get("title"), Some(Value::String(_))) {
+                map.remove("title");
+            }
             if let Some(constant) = map.remove("const") {
                 map.insert("enum".into(), Value::Array(vec![constant]));
             }

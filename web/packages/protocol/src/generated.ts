@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -261,7 +261,12 @@ outputTokens: number,
 /**
  * Prompt tokens served from the provider's cache.
  */
-cacheReadTokens: number, };
+cacheReadTokens: number, 
+/**
+ * Prompt tokens written to the provider's cache (a provider that reports it; absent when
+ * none were).
+ */
+cacheWriteTokens?: number, };
 
 export type CallerKind = "direct" | "code";
 
@@ -406,7 +411,16 @@ toolName: string,
 /**
  * What is asked.
  */
-ask: RequestAsk, };
+ask: RequestAsk, 
+/**
+ * For a request of a parent session that a child's call opened: the child's session id
+ * (the child's own request is answered through this one).
+ */
+childSessionId?: string, 
+/**
+ * For a request a child's call opened: the child's name, or its agent when it has none.
+ */
+childName?: string, };
 
 export type RequestAsk = { "kind": "approval", 
 /**
@@ -539,7 +553,7 @@ data: string, } | { "type": "json",
  */
 value: unknown, };
 
-export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "AUTO_REVIEW_FAILED" | "AUTO_REVIEW_TIMEOUT" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
+export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
 
 export type CallPresentation = { 
 /**
@@ -768,11 +782,7 @@ subCalls: Array<ToolNode>,
 /**
  * The child session the call started (an `agent` call), from its `agent.started`.
  */
-child?: ChildLink, 
-/**
- * The reviewer model's judgement of the call, from its `tool.reviewed`.
- */
-review?: AutoReviewRecord, };
+child?: ChildLink, };
 
 export type RequestNode = { 
 /**
@@ -901,7 +911,7 @@ name?: string,
  */
 background: boolean, };
 
-export type ChildStatus = "running" | "completed" | "failed" | "interrupted" | "out_of_budget";
+export type ChildStatus = "running" | "idle" | "completed" | "failed" | "interrupted" | "out_of_budget";
 
 export type ChildUsage = { 
 /**
@@ -912,6 +922,14 @@ inputTokens: number,
  * Tokens generated.
  */
 outputTokens: number, 
+/**
+ * Prompt tokens served from the provider's cache (part of `inputTokens`).
+ */
+cacheReadTokens: number, 
+/**
+ * Prompt tokens written to the provider's cache (part of `inputTokens`).
+ */
+cacheWriteTokens: number, 
 /**
  * The cost in US dollars, when the host knows the model's price.
  */
@@ -1059,6 +1077,106 @@ fromName?: string,
  * The message.
  */
 text: string, };
+
+export type TaskStatus = "pending" | "in_progress" | "completed" | "cancelled";
+
+export type TaskNote = { 
+/**
+ * Who wrote it: `lead` or a teammate's name.
+ */
+by: string, 
+/**
+ * The note.
+ */
+text: string, 
+/**
+ * When, RFC 3339 UTC.
+ */
+at: string, };
+
+export type TaskRecord = { 
+/**
+ * Its id: `1`, `2`, … in creation order within the team.
+ */
+id: string, 
+/**
+ * What to do, in a line.
+ */
+title: string, 
+/**
+ * More about it, when given.
+ */
+description?: string, 
+/**
+ * Where it stands.
+ */
+status: TaskStatus, 
+/**
+ * Who does it: `lead` or a teammate's name.
+ */
+assignee?: string, 
+/**
+ * The ids of the tasks it waits for: it cannot go `in_progress` while one is open.
+ */
+blockedBy: Array<string>, 
+/**
+ * Notes, oldest first.
+ */
+notes: Array<TaskNote>, 
+/**
+ * Who created it: `lead` or a teammate's name.
+ */
+createdBy: string, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * When it last changed, RFC 3339 UTC.
+ */
+updatedAt: string, };
+
+export type TaskCreatedEvent = { 
+/**
+ * The new task.
+ */
+task: TaskRecord, 
+/**
+ * Who created it: `lead` or a teammate's name.
+ */
+by: string, };
+
+export type TaskUpdatedEvent = { 
+/**
+ * The task as it is now.
+ */
+task: TaskRecord, 
+/**
+ * Who changed it: `lead` or a teammate's name.
+ */
+by: string, };
+
+export type TaskCreateOutput = { 
+/**
+ * The new task.
+ */
+task: TaskRecord, };
+
+export type TaskUpdateOutput = { 
+/**
+ * The task as it is now.
+ */
+task: TaskRecord, 
+/**
+ * The task as it was before the change.
+ */
+previous: TaskRecord, };
+
+export type TaskListOutput = { 
+/**
+ * The team's tasks, in creation order.
+ */
+tasks: Array<TaskRecord>, };
 
 export type GoalStatus = "active" | "paused" | "blocked" | "budget_limited" | "complete" | "cleared";
 
@@ -1424,148 +1542,6 @@ catchUp?: CatchUp,
  */
 expires?: string, };
 
-export type ReviewVerdict = "allow" | "deny" | "failed" | "timed_out";
-
-export type ReviewRisk = "low" | "medium" | "high";
-
-export type ReviewFallback = "asked_person" | "unattended_policy";
-
-export type AutoReviewRecord = { 
-/**
- * The reviewer's model id (`provider:name`).
- */
-reviewer: string, 
-/**
- * What it decided.
- */
-verdict: ReviewVerdict, 
-/**
- * How risky it judged the call; absent when it failed or timed out.
- */
-risk?: ReviewRisk, 
-/**
- * One line for the person: why it allowed or refused, or what went wrong.
- */
-userReason: string, 
-/**
- * Wall time of the review, in milliseconds.
- */
-latencyMs: number, 
-/**
- * Input tokens the review used.
- */
-inputTokens: number, 
-/**
- * Output tokens the review used.
- */
-outputTokens: number, 
-/**
- * What happened after a failed or timed-out review.
- */
-fallback?: ReviewFallback, };
-
-export type ReviewGrant = { 
-/**
- * The grant's id, unique in its session.
- */
-id: string, 
-/**
- * The refused call the person allowed.
- */
-callId: string, 
-/**
- * The tool it is bound to.
- */
-toolName: string, 
-/**
- * The canonical arguments it is bound to.
- */
-arguments: unknown, 
-/**
- * When it was made, RFC 3339 UTC.
- */
-grantedAt: string, 
-/**
- * The call that used it, once one did.
- */
-usedBy?: string, };
-
-export type ToolReviewedEvent = { 
-/**
- * The reviewed call.
- */
-callId: string, 
-/**
- * The `run_code` call that made it, for a code-mode call.
- */
-parentCallId?: string, 
-/**
- * The review.
- */
-review: AutoReviewRecord, };
-
-export type ReviewGrantedEvent = { 
-/**
- * The grant.
- */
-grant: ReviewGrant, };
-
-export type ReviewCircuitOpenEvent = { 
-/**
- * The turn it paused.
- */
-turnId: string, 
-/**
- * Denials in a row in that turn.
- */
-denialsInARow: number, 
-/**
- * Denials among the session's last 50 reviews.
- */
-denialsInWindow: number, 
-/**
- * What the person is told.
- */
-message: string, };
-
-export type ReviewEntry = { 
-/**
- * The call.
- */
-callId: string, 
-/**
- * Its tool.
- */
-toolName: string, 
-/**
- * Its arguments.
- */
-arguments: unknown, 
-/**
- * Its review.
- */
-review: AutoReviewRecord, 
-/**
- * When it was reviewed, RFC 3339 UTC.
- */
-at: string, 
-/**
- * Whether a person allowed it afterwards.
- */
-granted: boolean, };
-
-export type ReviewList = { 
-/**
- * Reviewed calls that were refused or failed, newest first, at most 50.
- */
-reviews: Array<ReviewEntry>, };
-
-export type AllowCall = { 
-/**
- * Queue a turn telling the model it may run the call again (default true).
- */
-retry?: boolean, };
-
 export type SessionStatus = "idle" | "running";
 
 export type SessionInfo = { 
@@ -1622,7 +1598,11 @@ parentSessionId: string | null,
  * For a child session: the parent's `agent` call that started it; null for a top-level
  * session.
  */
-parentCallId: string | null, };
+parentCallId: string | null, 
+/**
+ * How many children (subagents and teammates, of any status) it started.
+ */
+childCount: number, };
 
 export type SessionPage = { 
 /**
@@ -1715,7 +1695,11 @@ parentSessionId: string | null,
  * For a child session: the parent's `agent` call that started it; null for a top-level
  * session.
  */
-parentCallId: string | null, };
+parentCallId: string | null, 
+/**
+ * How many children (subagents and teammates, of any status) it started.
+ */
+childCount: number, };
 
 export type CreateSession = { 
 /**
