@@ -212,3 +212,23 @@ export {
   ScheduleStatusBadge,
   ScheduleTable,
 } from './views/schedules';
+export {
+  TASK_STATUSES,
+  compareTasks,
+  taskCreateModel,
+  taskDot,
+  taskListModel,
+  taskRow,
+  taskRows,
+  taskUpdateModel,
+  type TaskChange,
+  type TaskCreateModel,
+  type TaskListModel,
+  type TaskListRow,
+  type TaskMark,
+  type TaskNoteRow,
+  type TaskRow,
+  type TaskState,
+  type TaskUpdateModel,
+} from './models/tasks';
+export { TaskStatusBadge } from './views/tasks';
