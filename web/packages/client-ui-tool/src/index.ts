@@ -139,6 +139,7 @@ export {
   agentSendModel,
   agentStopModel,
   agentWaitModel,
+  childAlive,
   childDot,
   childRow,
   formatCost,
@@ -149,6 +150,7 @@ export {
   type AgentStopModel,
   type AgentWaitModel,
   type ChildRow,
+  type ChildDot,
   type ChildState,
 } from './models/agents';
 export {
