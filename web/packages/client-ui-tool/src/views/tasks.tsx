@@ -219,7 +219,7 @@ function TaskMarks(props: { row: TaskListRow }) {
       )}
       {row.previousAssignee !== undefined && (
         <span className="qp-caption">
-          {' '}
+          {row.previousStatus === undefined ? ' ' : ' · '}
           {t('tasks.mark.wasAssignee', {
             from: row.previousAssignee ?? t('tasks.unassigned'),
           })}
