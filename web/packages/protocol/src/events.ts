@@ -1,3 +1,4 @@
+import type { RequestOrigin } from './origin';
 import type {
   AgentInfo,
   AgentStartedEvent,
@@ -302,14 +303,18 @@ function resolution(fields: Fields): RequestResolution {
   }
 }
 
-function requestOpened(fields: Fields): RequestOpenedEvent {
+function requestOpened(fields: Fields): RequestOpenedEvent & RequestOrigin {
   const parentCallId = optionalText(fields, 'parentCallId');
+  const childSessionId = optionalText(fields, 'childSessionId');
+  const childName = optionalText(fields, 'childName');
   return {
     requestId: text(fields, 'requestId'),
     callId: text(fields, 'callId'),
     ...(parentCallId === undefined ? {} : { parentCallId }),
     toolName: text(fields, 'toolName'),
     ask: nested(fields, 'ask', ask),
+    ...(childSessionId === undefined ? {} : { childSessionId }),
+    ...(childName === undefined ? {} : { childName }),
   };
 }
 
