@@ -183,6 +183,18 @@ describe('taskUpdateModel', () => {
     ).toBe('generic');
   });
 
+  test('falls back when the task is not with the assignee asked for', () => {
+    expect(
+      taskUpdateModel(
+        ended(
+          'task_update',
+          { id: '1', assignee: 'scout' },
+          { task: task('1', { assignee: 'builder' }), previous: task('1') },
+        ),
+      ).kind,
+    ).toBe('generic');
+  });
+
   test('falls back when the note the call added is missing', () => {
     expect(
       taskUpdateModel(

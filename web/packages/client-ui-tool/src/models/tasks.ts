@@ -178,10 +178,16 @@ export function taskCreateModel(input: CardInput): TaskCreateModel | GenericMode
   }
 }
 
-/** One field a `task_update` changed: its value before and after (absent: none). */
-export interface TaskChange<T> {
-  readonly before?: T;
-  readonly after?: T;
+/** The status a `task_update` changed: before and after. */
+export interface StatusChange {
+  readonly before: TaskState;
+  readonly after: TaskState;
+}
+
+/** The assignee a `task_update` changed: before and after (absent: nobody). */
+export interface AssigneeChange {
+  readonly before?: string;
+  readonly after?: string;
 }
 
 /** The card of a `task_update` call. */
@@ -199,9 +205,9 @@ export interface TaskUpdateModel {
   /** The task after the update. */
   readonly task?: TaskRow;
   /** The status before → after, when it changed. */
-  readonly status?: TaskChange<TaskState>;
+  readonly status?: StatusChange;
   /** The assignee before → after, when it changed. */
-  readonly assignee?: TaskChange<string>;
+  readonly assignee?: AssigneeChange;
   /** A failed call's plain card (a refusal names what is wrong). */
   readonly body?: PlainBody;
 }
@@ -210,7 +216,8 @@ export interface TaskUpdateModel {
  * The `task_update` card: the task's title on the row and its status as before → after; open,
  * the status and assignee changes and the note the call added, and the task as it is now. An
  * output whose task or previous task is another one than the call named, whose status is not
- * the one asked for, or that lacks the note the call added, falls back to the generic card.
+ * the one asked for, whose assignee is not the one asked for, or that lacks the note the call
+ * added, falls back to the generic card.
  */
 export function taskUpdateModel(input: CardInput): TaskUpdateModel | GenericModel {
   const state = stateOf(input);
@@ -223,7 +230,7 @@ export function taskUpdateModel(input: CardInput): TaskUpdateModel | GenericMode
         ? undefined
         : args.oneOf('status', TASK_STATUSES);
     const note = args.optionalText('note');
-    args.optionalText('assignee');
+    const askedAssignee = args.optionalText('assignee');
     const base = {
       kind: 'taskUpdate' as const,
       state,
@@ -241,6 +248,15 @@ export function taskUpdateModel(input: CardInput): TaskUpdateModel | GenericMode
     }
     if (askedStatus !== undefined && task.status !== askedStatus) {
       throw new Unsupported(`the task is ${task.status}, not ${askedStatus} as asked`);
+    }
+    if (
+      askedAssignee !== undefined &&
+      askedAssignee.trim() !== '' &&
+      task.assignee !== askedAssignee
+    ) {
+      throw new Unsupported(
+        `the task is with ${task.assignee ?? 'nobody'}, not ${askedAssignee} as asked`,
+      );
     }
     if (base.note !== undefined && !task.notes.some((entry) => entry.text === base.note)) {
       throw new Unsupported('the task updated lacks the note the call added');

@@ -140,8 +140,8 @@ export function TaskUpdateView(props: ToolCallOwnerProps) {
   const suffix =
     model.status !== undefined
       ? t('tasks.update.change', {
-          before: t(`tasks.status.${model.status.before ?? 'pending'}`),
-          after: t(`tasks.status.${model.status.after ?? 'pending'}`),
+          before: t(`tasks.status.${model.status.before}`),
+          after: t(`tasks.status.${model.status.after}`),
         })
       : model.suffix !== undefined
         ? t(model.suffix)
@@ -166,13 +166,9 @@ export function TaskUpdateView(props: ToolCallOwnerProps) {
           {model.status !== undefined && (
             <Entry label={t('tasks.statusLabel')}>
               <span className="qt-task-change" data-field="status">
-                {model.status.before !== undefined && (
-                  <TaskStatusBadge status={model.status.before} />
-                )}
+                <TaskStatusBadge status={model.status.before} />
                 <span aria-hidden="true"> → </span>
-                {model.status.after !== undefined && (
-                  <TaskStatusBadge status={model.status.after} />
-                )}
+                <TaskStatusBadge status={model.status.after} />
               </span>
             </Entry>
           )}
