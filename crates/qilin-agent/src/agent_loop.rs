@@ -603,6 +603,7 @@ fn add_usage(total: &mut Usage, step: Usage) {
     total.input_tokens += step.input_tokens;
     total.output_tokens += step.output_tokens;
     total.cache_read_tokens += step.cache_read_tokens;
+    total.cache_write_tokens += step.cache_write_tokens;
 }
 
 fn wire_stop_reason(reason: &StopReason) -> qilin_protocol::StopReason {

@@ -251,6 +251,7 @@ mod tests {
             input_tokens: 1_000_000,
             output_tokens: 100_000,
             cache_read_tokens: 400_000,
+            cache_write_tokens: 0,
         };
         let price = file.prices[&price_key("openai:m")];
         // 600k fresh at 2.0, 400k cached at 0.5, 100k out at 8.0.

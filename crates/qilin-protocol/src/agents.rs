@@ -18,6 +18,8 @@ use ts_rs::TS;
 pub enum ChildStatus {
     /// Its turn is running.
     Running,
+    /// A teammate between turns: alive, waiting for a message to start its next turn.
+    Idle,
     /// It answered.
     Completed,
     /// The model or the runtime failed, or the model refused.
@@ -29,15 +31,16 @@ pub enum ChildStatus {
 }
 
 impl ChildStatus {
-    /// Whether the child has ended (any status but `running`).
+    /// Whether the child has ended (any status but `running` and `idle`).
     pub fn ended(self) -> bool {
-        self != ChildStatus::Running
+        !matches!(self, ChildStatus::Running | ChildStatus::Idle)
     }
 
     /// The status's wire name (`running`, `out_of_budget`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             ChildStatus::Running => "running",
+            ChildStatus::Idle => "idle",
             ChildStatus::Completed => "completed",
             ChildStatus::Failed => "failed",
             ChildStatus::Interrupted => "interrupted",
@@ -56,6 +59,14 @@ pub struct ChildUsage {
     /// Tokens generated.
     #[ts(type = "number")]
     pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache (part of `inputTokens`).
+    #[serde(default)]
+    #[ts(type = "number")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (part of `inputTokens`).
+    #[serde(default)]
+    #[ts(type = "number")]
+    pub cache_write_tokens: u64,
     /// The cost in US dollars, when the host knows the model's price.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

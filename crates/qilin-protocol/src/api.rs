@@ -67,6 +67,9 @@ pub struct SessionInfo {
     /// session.
     #[serde(default)]
     pub parent_call_id: Option<String>,
+    /// How many children (subagents and teammates, of any status) it started.
+    #[serde(default)]
+    pub child_count: u32,
 }
 
 /// One page of sessions (`GET /api/sessions`).

@@ -5,6 +5,7 @@ use crate::goals::{GoalCreatedEvent, GoalUpdatedEvent};
 use crate::schedules::{
     ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleFinishedEvent, ScheduleFiredEvent,
 };
+use crate::tasks::{TaskCreatedEvent, TaskUpdatedEvent};
 use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
@@ -161,6 +162,12 @@ pub enum EventBody {
     /// A message another session sent with `agent_send` (in the recipient's log).
     #[serde(rename = "agent.message")]
     AgentMessage(AgentMessageEvent),
+    /// A task was added to the team's task list (in the lead's log).
+    #[serde(rename = "task.created")]
+    TaskCreated(TaskCreatedEvent),
+    /// A task of the team's list changed: its whole new state (in the lead's log).
+    #[serde(rename = "task.updated")]
+    TaskUpdated(TaskUpdatedEvent),
     /// A goal was set (by the model, a person or the runtime).
     #[serde(rename = "goal.created")]
     GoalCreated(GoalCreatedEvent),
@@ -204,6 +211,8 @@ impl EventBody {
             EventBody::AgentFinished(_) => "agent.finished",
             EventBody::AgentDelivered(_) => "agent.delivered",
             EventBody::AgentMessage(_) => "agent.message",
+            EventBody::TaskCreated(_) => "task.created",
+            EventBody::TaskUpdated(_) => "task.updated",
             EventBody::GoalCreated(_) => "goal.created",
             EventBody::GoalUpdated(_) => "goal.updated",
             EventBody::ScheduleCreated(_) => "schedule.created",
@@ -313,6 +322,16 @@ pub struct Usage {
     /// Prompt tokens served from the provider's cache.
     #[ts(type = "number")]
     pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's cache (a provider that reports it; absent when
+    /// none were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[ts(as = "Option<f64>", optional)]
+    pub cache_write_tokens: u64,
+}
+
+/// Whether a count is zero (left out of the wire form).
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// Which entry a call came through.
@@ -464,6 +483,15 @@ pub struct RequestOpenedEvent {
     pub tool_name: String,
     /// What is asked.
     pub ask: RequestAsk,
+    /// For a request of a parent session that a child's call opened: the child's session id
+    /// (the child's own request is answered through this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child_session_id: Option<String>,
+    /// For a request a child's call opened: the child's name, or its agent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child_name: Option<String>,
 }
 
 /// What a request asks of a person.

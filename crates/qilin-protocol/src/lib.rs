@@ -3,7 +3,7 @@
 //! Everything here is plain data with serde: camelCase fields, a `type` tag on every tagged
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
 //! shapes ([`api`]), what the session query tools return ([`sessions`]) and the subagent family's
-//! shapes ([`agents`]), what `checks_run` returns ([`checks`]) and the goals' ([`goals`]) and the schedules' ([`schedules`]) are
+//! shapes ([`agents`]), what `checks_run` returns ([`checks`]) and the goals' ([`goals`]), the schedules' ([`schedules`]) and the team task list's ([`tasks`]) are
 //! generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
@@ -24,6 +24,7 @@ mod question;
 pub mod schedules;
 pub mod sessions;
 mod spill;
+pub mod tasks;
 pub mod tree;
 pub mod typescript;
 

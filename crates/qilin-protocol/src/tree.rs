@@ -337,7 +337,9 @@ impl ConversationTree {
             | EventBody::ScheduleCreated(_)
             | EventBody::ScheduleDeleted(_)
             | EventBody::ScheduleFired(_)
-            | EventBody::ScheduleFinished(_) => {}
+            | EventBody::ScheduleFinished(_)
+            | EventBody::TaskCreated(_)
+            | EventBody::TaskUpdated(_) => {}
             EventBody::AgentStarted(started) => self.link_child(started),
             EventBody::GoalCreated(created) => self.goal = Some(created.goal.clone()),
             EventBody::GoalUpdated(updated) => self.goal = Some(updated.goal.clone()),
@@ -346,6 +348,7 @@ impl ConversationTree {
                 turn.usage.input_tokens += usage.input_tokens;
                 turn.usage.output_tokens += usage.output_tokens;
                 turn.usage.cache_read_tokens += usage.cache_read_tokens;
+                turn.usage.cache_write_tokens += usage.cache_write_tokens;
             }
             EventBody::StepTextDelta { step, text, .. } => self.push_text(*step, text, false),
             EventBody::StepReasoningDelta { step, text, .. } => self.push_text(*step, text, true),
@@ -401,10 +404,14 @@ impl ConversationTree {
         });
     }
 
-    /// A waiting call: its phase, and the request appended to its requests.
+    /// A waiting call: its phase, and the request appended to its requests. A request a
+    /// child's call opened sits on the `agent` call that started the child, whose phase it
+    /// leaves (a background child's call has ended).
     fn open(&mut self, opened: &RequestOpenedEvent, time: &str) {
         if let Some(node) = self.node_mut(&opened.call_id) {
-            node.phase = Phase::Waiting;
+            if opened.child_session_id.is_none() {
+                node.phase = Phase::Waiting;
+            }
             node.requests.push(RequestNode {
                 request_id: opened.request_id.clone(),
                 ask: opened.ask.clone(),

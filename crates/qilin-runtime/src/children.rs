@@ -351,8 +351,7 @@ impl Children {
         self.table()
             .iter()
             .fold(ChildUsage::default(), |mut total, child| {
-                total.input_tokens += child.record.usage.input_tokens;
-                total.output_tokens += child.record.usage.output_tokens;
+                add_usage(&mut total, &child.record.usage);
                 total
             })
     }
@@ -629,6 +628,8 @@ impl Children {
                 child.in_step = false;
                 child.record.usage.input_tokens += usage.input_tokens;
                 child.record.usage.output_tokens += usage.output_tokens;
+                child.record.usage.cache_read_tokens += usage.cache_read_tokens;
+                child.record.usage.cache_write_tokens += usage.cache_write_tokens;
             }
             _ => {}
         }
@@ -877,6 +878,8 @@ fn end_record(record: &mut ChildRecord, summary: &TurnSummary, why: &str) {
     record.steps = summary.steps;
     record.usage.input_tokens = summary.usage.input_tokens;
     record.usage.output_tokens = summary.usage.output_tokens;
+    record.usage.cache_read_tokens = summary.usage.cache_read_tokens;
+    record.usage.cache_write_tokens = summary.usage.cache_write_tokens;
     let text = summary.final_text.trim();
     record.answer = (!text.is_empty()).then(|| text.to_string());
     record.error = match record.status {
@@ -933,6 +936,8 @@ async fn ended_from_log(runtime: &Runtime, mut record: ChildRecord) -> ChildReco
             EventBody::StepFinished { usage, .. } => {
                 summary.usage.input_tokens += usage.input_tokens;
                 summary.usage.output_tokens += usage.output_tokens;
+                summary.usage.cache_read_tokens += usage.cache_read_tokens;
+                summary.usage.cache_write_tokens += usage.cache_write_tokens;
             }
             EventBody::TurnFinished {
                 reason, message, ..
@@ -989,10 +994,20 @@ fn ended_record(id: &str, summary: &TurnSummary) -> ChildRecord {
         usage: ChildUsage {
             input_tokens: summary.usage.input_tokens,
             output_tokens: summary.usage.output_tokens,
+            cache_read_tokens: summary.usage.cache_read_tokens,
+            cache_write_tokens: summary.usage.cache_write_tokens,
             cost_usd: None,
         },
         duration_ms: 0,
     }
+}
+
+/// Adds one child's tokens to `total`.
+fn add_usage(total: &mut ChildUsage, usage: &ChildUsage) {
+    total.input_tokens += usage.input_tokens;
+    total.output_tokens += usage.output_tokens;
+    total.cache_read_tokens += usage.cache_read_tokens;
+    total.cache_write_tokens += usage.cache_write_tokens;
 }
 
 fn millis(duration: Duration) -> u64 {

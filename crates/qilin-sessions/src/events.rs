@@ -420,6 +420,17 @@ fn describe(body: &EventBody) -> String {
             actor(updated.by),
             updated.reason
         ),
+        EventBody::TaskCreated(created) => format!(
+            "task {} created by {}: {}",
+            created.task.id, created.by, created.task.title
+        ),
+        EventBody::TaskUpdated(updated) => format!(
+            "task {} {} (by {}): {}",
+            updated.task.id,
+            updated.task.status.as_str(),
+            updated.by,
+            updated.task.title
+        ),
         EventBody::ScheduleCreated(created) => format!(
             "schedule {} created: {}",
             created.schedule.id, created.schedule.description

@@ -466,6 +466,7 @@ pub(crate) fn created_session(session: NewSession) -> SessionInfo {
         head_seq: 0,
         parent_session_id: session.parent_session_id,
         parent_call_id: session.parent_call_id,
+        child_count: 0,
     }
 }
 
@@ -483,10 +484,13 @@ pub(crate) fn session_page(mut fetched: Vec<SessionInfo>, limit: usize) -> Sessi
     }
 }
 
-/// The columns a database store reads a session from, in this order.
+/// The columns a database store reads a session from, in this order (the last one counts its
+/// children, through the index on `parent_session_id`).
 pub(crate) const SESSION_COLUMNS: &str = "id, workspace, agent, agent_file, model, title, \
                                           created_at, last_activity, status, turns, head_seq, \
-                                          parent_session_id, parent_call_id";
+                                          parent_session_id, parent_call_id, \
+                                          (SELECT count(*) FROM sessions AS child \
+                                           WHERE child.parent_session_id = sessions.id)";
 
 /// The most sessions one page holds, whatever the query asks.
 pub const MAX_PAGE: usize = 500;

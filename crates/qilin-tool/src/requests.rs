@@ -189,6 +189,8 @@ impl Requests {
                 parent_call_id: call.parent_call_id.map(str::to_string),
                 tool_name: call.tool_name.to_string(),
                 ask,
+                child_session_id: None,
+                child_name: None,
             };
             // Emitted under the lock, so that no answer can be recorded before the opening.
             events.emit(EventBody::RequestOpened(opened.clone()));

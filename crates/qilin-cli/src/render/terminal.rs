@@ -120,7 +120,8 @@ fn child_line(record: &ChildRecord) -> String {
     let usage = Usage {
         input_tokens: record.usage.input_tokens,
         output_tokens: record.usage.output_tokens,
-        cache_read_tokens: 0,
+        cache_read_tokens: record.usage.cache_read_tokens,
+        cache_write_tokens: record.usage.cache_write_tokens,
     };
     format!(
         "agent {who} · {} — {} · {} step{} · {} · {:.1}s",
@@ -303,7 +304,9 @@ impl TerminalRenderer {
             EventBody::SessionStarted(_)
             | EventBody::RequestResolved(_)
             | EventBody::AgentDelivered(_)
-            | EventBody::AgentMessage(_) => {}
+            | EventBody::AgentMessage(_)
+            | EventBody::TaskCreated(_)
+            | EventBody::TaskUpdated(_) => {}
             EventBody::AgentStarted(started) => {
                 if started.background {
                     let who = match &started.name {
@@ -539,7 +542,8 @@ impl TerminalRenderer {
         let usage = Usage {
             input_tokens: record.usage.input_tokens,
             output_tokens: record.usage.output_tokens,
-            cache_read_tokens: 0,
+            cache_read_tokens: record.usage.cache_read_tokens,
+            cache_write_tokens: record.usage.cache_write_tokens,
         };
         add_usage(&mut self.tally.children, &usage);
         self.tally.child_count += 1;
@@ -1063,6 +1067,7 @@ fn add_usage(total: &mut Usage, usage: &Usage) {
     total.input_tokens += usage.input_tokens;
     total.output_tokens += usage.output_tokens;
     total.cache_read_tokens += usage.cache_read_tokens;
+    total.cache_write_tokens += usage.cache_write_tokens;
 }
 
 /// `1234567` as `1,234,567`.

@@ -353,6 +353,7 @@ impl MessagesDecoder {
             input_tokens: self.input_tokens + self.cache_creation_tokens + self.cache_read_tokens,
             output_tokens: self.output_tokens,
             cache_read_tokens: self.cache_read_tokens,
+            cache_write_tokens: self.cache_creation_tokens,
         }
     }
 

@@ -343,6 +343,7 @@ fn read_usage(usage: &Value) -> Option<Usage> {
         input_tokens: number(usage.get("prompt_tokens")).unwrap_or(0),
         output_tokens: number(usage.get("completion_tokens")).unwrap_or(0),
         cache_read_tokens: cached,
+        cache_write_tokens: 0,
     })
 }
 

@@ -117,6 +117,7 @@ impl ScriptedProvider {
             input_tokens: estimate_tokens(json_len(request)),
             output_tokens: estimate_tokens(output_bytes),
             cache_read_tokens: 0,
+            cache_write_tokens: 0,
         }));
         let stop_reason = match &turn.stop {
             Some(stop) => stop.clone(),

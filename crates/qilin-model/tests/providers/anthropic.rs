@@ -53,6 +53,7 @@ async fn text_and_tool_use_blocks_become_events_in_order() {
             input_tokens: 472 + 1830,
             output_tokens: 89,
             cache_read_tokens: 1830,
+            cache_write_tokens: 0,
         }),
         ModelEvent::Finished {
             stop_reason: StopReason::ToolUse,
@@ -208,6 +209,7 @@ async fn an_error_event_mid_stream_ends_the_answer_with_its_usage_and_the_provid
                 input_tokens: 96 + 2302,
                 output_tokens: 1,
                 cache_read_tokens: 2302,
+                cache_write_tokens: 0,
             })),
             Err(ModelError::Provider {
                 provider: "Anthropic",
@@ -284,6 +286,7 @@ data: {"type":"future_event","detail":{"anything":true}}"#,
                 input_tokens: 96 + 2302,
                 output_tokens: 7,
                 cache_read_tokens: 2302,
+                cache_write_tokens: 0,
             }),
             ModelEvent::Finished {
                 stop_reason: StopReason::EndTurn

@@ -46,6 +46,7 @@ fn usage(input_tokens: u64, output_tokens: u64, cache_read_tokens: u64) -> Model
         input_tokens,
         output_tokens,
         cache_read_tokens,
+        cache_write_tokens: 0,
     })
 }
 
@@ -516,7 +517,12 @@ async fn anthropic_thinking_streams_and_ends_with_its_signature_unknown_blocks_a
             start(id, "grep"),
             delta(id, "{\"pattern\": \"TODO\"}"),
             end(id),
-            usage(530 + 1800, 97, 0),
+            ModelEvent::Usage(Usage {
+                input_tokens: 530 + 1800,
+                output_tokens: 97,
+                cache_read_tokens: 0,
+                cache_write_tokens: 1800,
+            }),
             finished(StopReason::ToolUse),
         ]
     );

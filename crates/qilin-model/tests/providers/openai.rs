@@ -53,6 +53,7 @@ async fn text_and_two_streamed_calls_become_events_in_order() {
             input_tokens: 412,
             output_tokens: 58,
             cache_read_tokens: 256,
+            cache_write_tokens: 0,
         }),
         ModelEvent::Finished {
             stop_reason: StopReason::ToolUse,
@@ -204,6 +205,7 @@ async fn compatible_servers_with_whole_calls_and_missing_fields_are_read() {
             input_tokens: 90,
             output_tokens: 20,
             cache_read_tokens: 0,
+            cache_write_tokens: 0,
         }),
         ModelEvent::Finished {
             stop_reason: StopReason::ToolUse,

@@ -464,6 +464,7 @@ fn session_row(row: &Row, context: &str) -> Result<SessionInfo, StoreError> {
     let status: String = row.try_get(8).map_err(error)?;
     let turns: i64 = row.try_get(9).map_err(error)?;
     let head: i64 = row.try_get(10).map_err(error)?;
+    let children: i64 = row.try_get(13).map_err(error)?;
     Ok(SessionInfo {
         status: status_from_name(&id, &status)?,
         workspace: row.try_get(1).map_err(error)?,
@@ -477,6 +478,7 @@ fn session_row(row: &Row, context: &str) -> Result<SessionInfo, StoreError> {
         head_seq: u64::try_from(head).unwrap_or(0),
         parent_session_id: row.try_get(11).map_err(error)?,
         parent_call_id: row.try_get(12).map_err(error)?,
+        child_count: u32::try_from(children).unwrap_or(u32::MAX),
         id,
     })
 }

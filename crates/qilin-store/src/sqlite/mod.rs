@@ -265,6 +265,7 @@ fn session_row(row: &Row<'_>) -> rusqlite::Result<(SessionInfo, String)> {
     let status: String = row.get(8)?;
     let turns: i64 = row.get(9)?;
     let head: i64 = row.get(10)?;
+    let children: i64 = row.get(13)?;
     Ok((
         SessionInfo {
             id: row.get(0)?,
@@ -280,6 +281,7 @@ fn session_row(row: &Row<'_>) -> rusqlite::Result<(SessionInfo, String)> {
             head_seq: u64::try_from(head).unwrap_or(0),
             parent_session_id: row.get(11)?,
             parent_call_id: row.get(12)?,
+            child_count: u32::try_from(children).unwrap_or(u32::MAX),
         },
         status,
     ))

@@ -104,6 +104,8 @@ pub fn request_opened(request: &str, call: &str) -> EventBody {
             arguments: serde_json::json!({"command": "rm -rf build", "timeout": 30}),
             detail: None,
         },
+        child_session_id: None,
+        child_name: None,
     })
 }
 
@@ -122,6 +124,8 @@ pub fn question_opened(request: &str, call: &str) -> EventBody {
                 multi_select: None,
             }],
         },
+        child_session_id: None,
+        child_name: None,
     })
 }
 

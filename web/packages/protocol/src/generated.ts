@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -261,7 +261,12 @@ outputTokens: number,
 /**
  * Prompt tokens served from the provider's cache.
  */
-cacheReadTokens: number, };
+cacheReadTokens: number, 
+/**
+ * Prompt tokens written to the provider's cache (a provider that reports it; absent when
+ * none were).
+ */
+cacheWriteTokens?: number, };
 
 export type CallerKind = "direct" | "code";
 
@@ -406,7 +411,16 @@ toolName: string,
 /**
  * What is asked.
  */
-ask: RequestAsk, };
+ask: RequestAsk, 
+/**
+ * For a request of a parent session that a child's call opened: the child's session id
+ * (the child's own request is answered through this one).
+ */
+childSessionId?: string, 
+/**
+ * For a request a child's call opened: the child's name, or its agent when it has none.
+ */
+childName?: string, };
 
 export type RequestAsk = { "kind": "approval", 
 /**
@@ -897,7 +911,7 @@ name?: string,
  */
 background: boolean, };
 
-export type ChildStatus = "running" | "completed" | "failed" | "interrupted" | "out_of_budget";
+export type ChildStatus = "running" | "idle" | "completed" | "failed" | "interrupted" | "out_of_budget";
 
 export type ChildUsage = { 
 /**
@@ -908,6 +922,14 @@ inputTokens: number,
  * Tokens generated.
  */
 outputTokens: number, 
+/**
+ * Prompt tokens served from the provider's cache (part of `inputTokens`).
+ */
+cacheReadTokens: number, 
+/**
+ * Prompt tokens written to the provider's cache (part of `inputTokens`).
+ */
+cacheWriteTokens: number, 
 /**
  * The cost in US dollars, when the host knows the model's price.
  */
@@ -1055,6 +1077,106 @@ fromName?: string,
  * The message.
  */
 text: string, };
+
+export type TaskStatus = "pending" | "in_progress" | "completed" | "cancelled";
+
+export type TaskNote = { 
+/**
+ * Who wrote it: `lead` or a teammate's name.
+ */
+by: string, 
+/**
+ * The note.
+ */
+text: string, 
+/**
+ * When, RFC 3339 UTC.
+ */
+at: string, };
+
+export type TaskRecord = { 
+/**
+ * Its id: `1`, `2`, … in creation order within the team.
+ */
+id: string, 
+/**
+ * What to do, in a line.
+ */
+title: string, 
+/**
+ * More about it, when given.
+ */
+description?: string, 
+/**
+ * Where it stands.
+ */
+status: TaskStatus, 
+/**
+ * Who does it: `lead` or a teammate's name.
+ */
+assignee?: string, 
+/**
+ * The ids of the tasks it waits for: it cannot go `in_progress` while one is open.
+ */
+blockedBy: Array<string>, 
+/**
+ * Notes, oldest first.
+ */
+notes: Array<TaskNote>, 
+/**
+ * Who created it: `lead` or a teammate's name.
+ */
+createdBy: string, 
+/**
+ * When it was created, RFC 3339 UTC.
+ */
+createdAt: string, 
+/**
+ * When it last changed, RFC 3339 UTC.
+ */
+updatedAt: string, };
+
+export type TaskCreatedEvent = { 
+/**
+ * The new task.
+ */
+task: TaskRecord, 
+/**
+ * Who created it: `lead` or a teammate's name.
+ */
+by: string, };
+
+export type TaskUpdatedEvent = { 
+/**
+ * The task as it is now.
+ */
+task: TaskRecord, 
+/**
+ * Who changed it: `lead` or a teammate's name.
+ */
+by: string, };
+
+export type TaskCreateOutput = { 
+/**
+ * The new task.
+ */
+task: TaskRecord, };
+
+export type TaskUpdateOutput = { 
+/**
+ * The task as it is now.
+ */
+task: TaskRecord, 
+/**
+ * The task as it was before the change.
+ */
+previous: TaskRecord, };
+
+export type TaskListOutput = { 
+/**
+ * The team's tasks, in creation order.
+ */
+tasks: Array<TaskRecord>, };
 
 export type GoalStatus = "active" | "paused" | "blocked" | "budget_limited" | "complete" | "cleared";
 
@@ -1476,7 +1598,11 @@ parentSessionId: string | null,
  * For a child session: the parent's `agent` call that started it; null for a top-level
  * session.
  */
-parentCallId: string | null, };
+parentCallId: string | null, 
+/**
+ * How many children (subagents and teammates, of any status) it started.
+ */
+childCount: number, };
 
 export type SessionPage = { 
 /**
@@ -1569,7 +1695,11 @@ parentSessionId: string | null,
  * For a child session: the parent's `agent` call that started it; null for a top-level
  * session.
  */
-parentCallId: string | null, };
+parentCallId: string | null, 
+/**
+ * How many children (subagents and teammates, of any status) it started.
+ */
+childCount: number, };
 
 export type CreateSession = { 
 /**
