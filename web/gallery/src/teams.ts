@@ -1,21 +1,7 @@
-import type { ToolNode } from '@qilin-agent/protocol';
+import type { ChildRecord, TaskRecord, ToolNode } from '@qilin-agent/protocol';
 import { callMaker, type FamilyCase } from './familyCases';
 
-/** A task of the team's list as the runtime records it (`TaskRecord`). */
-interface TaskShape {
-  readonly id: string;
-  readonly title: string;
-  readonly description?: string;
-  readonly status: 'pending' | 'in_progress' | 'completed' | 'cancelled';
-  readonly assignee?: string;
-  readonly blockedBy: readonly string[];
-  readonly notes: readonly { by: string; text: string; at: string }[];
-  readonly createdBy: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-const SURVEY: TaskShape = {
+const SURVEY: TaskRecord = {
   id: '1',
   title: 'Map where uploads are retried',
   status: 'in_progress',
@@ -27,7 +13,7 @@ const SURVEY: TaskShape = {
   updatedAt: '2026-03-02T08:01:10Z',
 };
 
-const FIX: TaskShape = {
+const FIX: TaskRecord = {
   id: '2',
   title: 'Retry only on 5xx and timeouts',
   description: 'Today a 404 is retried five times. Keep the backoff; change what is retried.',
@@ -39,7 +25,7 @@ const FIX: TaskShape = {
   updatedAt: '2026-03-02T08:00:20Z',
 };
 
-const TESTS: TaskShape = {
+const TESTS: TaskRecord = {
   id: '3',
   title: 'Add tests for the retry policy',
   status: 'pending',
@@ -57,21 +43,21 @@ const FINDING = {
   at: '2026-03-02T08:06:30Z',
 };
 
-const SURVEYED: TaskShape = {
+const SURVEYED: TaskRecord = {
   ...SURVEY,
   status: 'completed',
   notes: [FINDING],
   updatedAt: '2026-03-02T08:06:30Z',
 };
 
-const FIX_TAKEN: TaskShape = {
+const FIX_TAKEN: TaskRecord = {
   ...FIX,
   status: 'in_progress',
   assignee: 'builder',
   updatedAt: '2026-03-02T08:07:00Z',
 };
 
-const DOCS: TaskShape = {
+const DOCS: TaskRecord = {
   id: '4',
   title: 'Say in the changelog what is retried now',
   status: 'pending',
@@ -90,7 +76,7 @@ function teammate(
   description: string,
   status: 'idle' | 'running',
   steps: number,
-) {
+): ChildRecord {
   return {
     sessionId,
     agent: 'general',
@@ -100,7 +86,13 @@ function teammate(
     status,
     ...(status === 'idle' ? { answer: 'Task 1 done; the finding is in its note.' } : {}),
     steps,
-    usage: { inputTokens: 9_800 * steps, outputTokens: 420 * steps, costUsd: 0.0021 * steps },
+    usage: {
+      inputTokens: 9_800 * steps,
+      outputTokens: 420 * steps,
+      cacheReadTokens: 6_000 * steps,
+      cacheWriteTokens: 0,
+      costUsd: 0.0021 * steps,
+    },
     durationMs: 41_000,
   };
 }
@@ -263,7 +255,10 @@ export const TEAM_CASES: readonly FamilyCase[] = [
         description: SCOUT.description,
         prompt: 'You are scout. Take task 1 from the task list; note what you find.',
       },
-      { status: 'ok', output: { ...SCOUT, status: 'running', answer: undefined, steps: 0 } },
+      {
+        status: 'ok',
+        output: { ...SCOUT, status: 'running', answer: undefined, steps: 0 } satisfies ChildRecord,
+      },
     ),
   },
   {

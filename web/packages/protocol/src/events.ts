@@ -1,4 +1,3 @@
-import type { RequestOrigin } from './origin';
 import type {
   AgentInfo,
   AgentStartedEvent,
@@ -303,7 +302,7 @@ function resolution(fields: Fields): RequestResolution {
   }
 }
 
-function requestOpened(fields: Fields): RequestOpenedEvent & RequestOrigin {
+function requestOpened(fields: Fields): RequestOpenedEvent {
   const parentCallId = optionalText(fields, 'parentCallId');
   const childSessionId = optionalText(fields, 'childSessionId');
   const childName = optionalText(fields, 'childName');

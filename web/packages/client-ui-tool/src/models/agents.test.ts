@@ -48,7 +48,13 @@ const RECORD = {
   status: 'completed',
   answer: 'The retry logic is in src/upload.rs, lines 40–62.',
   steps: 3,
-  usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
+  usage: {
+    inputTokens: 12_400,
+    outputTokens: 830,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0.0042,
+  },
   durationMs: 5_200,
 } satisfies ChildRecord;
 

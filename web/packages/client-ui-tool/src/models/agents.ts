@@ -13,7 +13,7 @@ import { sessionHref } from './sessionLink';
  * Where a child session stands, as its record says (the generated `ChildStatus`): `idle` is a
  * teammate between turns, alive and waiting for a message.
  */
-export type ChildState = ChildStatus | 'idle';
+export type ChildState = ChildStatus;
 
 /** Every [`ChildState`], for reading a record. */
 export const CHILD_STATUSES: readonly ChildState[] = [

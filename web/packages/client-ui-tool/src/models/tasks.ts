@@ -1,13 +1,14 @@
 // The team's task cards — `task_create`, `task_update`, `task_list` — from the raw fields of each
 // call: its arguments and the task records the runtime recorded as its output.
 import { message, type Message } from '@qilin-agent/i18n';
+import type { TaskStatus } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
-/** Where a task stands (`TaskStatus`). */
-export type TaskState = 'pending' | 'in_progress' | 'completed' | 'cancelled';
+/** Where a task stands (the generated `TaskStatus`). */
+export type TaskState = TaskStatus;
 
 /** Every [`TaskState`], for reading a record. */
 export const TASK_STATUSES: readonly TaskState[] = [

@@ -56,7 +56,13 @@ const RECORD = {
   status: 'completed',
   answer: 'Uploads retry in src/upload.rs.',
   steps: 3,
-  usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
+  usage: {
+    inputTokens: 12_400,
+    outputTokens: 830,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0.0042,
+  },
   durationMs: 5_200,
 } satisfies ChildRecord;
 
