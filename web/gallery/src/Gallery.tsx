@@ -14,6 +14,7 @@ import { FamilySection } from './FamilySection';
 import { GOAL_CASES } from './goals';
 import { REVIEW_CASES, REVIEW_GRANTS } from './review';
 import { SCHEDULE_CASES } from './schedules';
+import { FIRST_LIST, LATER_LIST_CALL, TEAM_CASES } from './teams';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -35,6 +36,15 @@ function frozenHooks(entry: GalleryCase): { tool: ToolCallShared } {
     },
   };
 }
+
+/** The team section's host: the later task list's previous list is the first one. */
+const TEAM_SHARED: { tool: ToolCallShared } = {
+  tool: {
+    useToolCallArgumentsPartial: () => '',
+    usePreviousToolCall: (callId, toolName) =>
+      callId === LATER_LIST_CALL && toolName === FIRST_LIST.toolName ? FIRST_LIST : undefined,
+  },
+};
 
 function stateOf(entry: GalleryCase): string {
   // The tree's waiting phase is the row's waiting state (the request itself is in the tree).
@@ -150,6 +160,9 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-auto-review">auto review (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-teams">teammates and tasks (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -233,6 +246,15 @@ export function Gallery(props: { locale: Locale }) {
             inspect={inspect}
             allowCall={allowCall}
             grants={REVIEW_GRANTS}
+          />
+          <FamilySection
+            family="teams"
+            title="Teammates and tasks (hand-made)"
+            cases={TEAM_CASES}
+            registry={registry}
+            shared={TEAM_SHARED}
+            openFile={openFile}
+            inspect={inspect}
           />
         </main>
       </div>

@@ -21,7 +21,13 @@ const RECORD: ChildRecord = {
   answer:
     'Uploads retry in src/upload.rs (lines 40–62): five attempts, exponential backoff from 250 ms, only on 5xx and timeouts.',
   steps: 4,
-  usage: { inputTokens: 18_250, outputTokens: 1_140, costUsd: 0.0061 },
+  usage: {
+    inputTokens: 18_250,
+    outputTokens: 1_140,
+    cacheReadTokens: 12_000,
+    cacheWriteTokens: 2_100,
+    costUsd: 0.0061,
+  },
   durationMs: 6_400,
 };
 
@@ -33,7 +39,7 @@ const SCOUT: ChildRecord = {
   background: true,
   status: 'running',
   steps: 2,
-  usage: { inputTokens: 7_300, outputTokens: 210 },
+  usage: { inputTokens: 7_300, outputTokens: 210, cacheReadTokens: 0, cacheWriteTokens: 0 },
   durationMs: 2_100,
 };
 

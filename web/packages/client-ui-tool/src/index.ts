@@ -144,6 +144,7 @@ export {
   agentSendModel,
   agentStopModel,
   agentWaitModel,
+  childAlive,
   childDot,
   childRow,
   formatCost,
@@ -154,6 +155,7 @@ export {
   type AgentStopModel,
   type AgentWaitModel,
   type ChildRow,
+  type ChildDot,
   type ChildState,
 } from './models/agents';
 export {
@@ -217,3 +219,24 @@ export {
   ScheduleStatusBadge,
   ScheduleTable,
 } from './views/schedules';
+export {
+  TASK_STATUSES,
+  compareTasks,
+  taskCreateModel,
+  taskDot,
+  taskListModel,
+  taskRow,
+  taskRows,
+  taskUpdateModel,
+  type AssigneeChange,
+  type StatusChange,
+  type TaskCreateModel,
+  type TaskListModel,
+  type TaskListRow,
+  type TaskMark,
+  type TaskNoteRow,
+  type TaskRow,
+  type TaskState,
+  type TaskUpdateModel,
+} from './models/tasks';
+export { TaskStatusBadge } from './views/tasks';

@@ -15,6 +15,7 @@ import { GoalCreateView, GoalGetView, GoalUpdateView } from './views/goals';
 import { InterruptView } from './views/interrupt';
 import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
+import { TaskCreateView, TaskListView, TaskUpdateView } from './views/tasks';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
 import { ReadView } from './views/read';
@@ -68,6 +69,9 @@ export const BUILTIN_TOOL_VIEWS = {
   schedule_create: ScheduleCreateView,
   schedule_list: ScheduleListView,
   schedule_delete: ScheduleDeleteView,
+  task_create: TaskCreateView,
+  task_update: TaskUpdateView,
+  task_list: TaskListView,
 } as const;
 
 /**

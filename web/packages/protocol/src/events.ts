@@ -312,12 +312,16 @@ function resolution(fields: Fields): RequestResolution {
 
 function requestOpened(fields: Fields): RequestOpenedEvent {
   const parentCallId = optionalText(fields, 'parentCallId');
+  const childSessionId = optionalText(fields, 'childSessionId');
+  const childName = optionalText(fields, 'childName');
   return {
     requestId: text(fields, 'requestId'),
     callId: text(fields, 'callId'),
     ...(parentCallId === undefined ? {} : { parentCallId }),
     toolName: text(fields, 'toolName'),
     ask: nested(fields, 'ask', ask),
+    ...(childSessionId === undefined ? {} : { childSessionId }),
+    ...(childName === undefined ? {} : { childName }),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 export type * from './generated';
 export { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES, MAX_CHECK_ANNOTATIONS } from './generated';
+export { requestOrigin, type RequestOrigin } from './origin';
 export { formatSpillNotice, hasSpillNotice, parseSpillNotice, type SpillNotice } from './notice';
 export {
   KNOWN_EVENT_TYPES,

@@ -586,3 +586,75 @@ describe('child sessions', () => {
     expect(reading.problems[0]?.message).toMatch(/agent\.started.*background/);
   });
 });
+
+describe('a request a child opened in its parent', () => {
+  const time = '2026-11-30T12:00:00.000Z';
+  const lines = (events: object[]) => events.map((event) => JSON.stringify(event)).join('\n');
+  const question = {
+    kind: 'question',
+    questions: [{ id: 'q1', question: 'Which branch?', options: [], multiSelect: false }],
+  };
+  const log = lines([
+    { type: 'turn.started', seq: 1, time, turnId: 't1', prompt: 'go' },
+    { type: 'step.started', seq: 2, time, turnId: 't1', step: 1 },
+    {
+      type: 'tool.start',
+      seq: 3,
+      time,
+      callId: 'agent_1',
+      toolName: 'agent',
+      caller: 'direct',
+      arguments: {},
+    },
+    {
+      type: 'tool.result',
+      seq: 4,
+      time,
+      callId: 'agent_1',
+      toolName: 'agent',
+      status: 'ok',
+      content: [{ type: 'text', text: 'started' }],
+      durationMs: 3,
+    },
+    {
+      type: 'request.opened',
+      seq: 5,
+      time,
+      requestId: 'req-1',
+      callId: 'agent_1',
+      toolName: 'question',
+      ask: question,
+      childSessionId: 'ses_scout',
+      childName: 'scout',
+    },
+    {
+      type: 'request.opened',
+      seq: 6,
+      time,
+      requestId: 'req-2',
+      callId: 'agent_1',
+      toolName: 'question',
+      ask: question,
+      childSessionId: 'ses_anon',
+    },
+  ]);
+
+  test('sits on the agent call, leaves its phase, and names the child', () => {
+    const reading = readEventLog(log);
+    expect(reading.problems).toEqual([]);
+    const item = foldEvents(reading.events)
+      .tree()
+      .turns[0]?.items.find((at) => at.type === 'tool');
+    const node = item?.type === 'tool' ? item.node : undefined;
+    expect(node?.phase).toBe('done');
+    expect(node?.requests.map((request) => ({ ...request }))).toEqual([
+      expect.objectContaining({
+        requestId: 'req-1',
+        childSessionId: 'ses_scout',
+        childName: 'scout',
+      }),
+      expect.objectContaining({ requestId: 'req-2', childSessionId: 'ses_anon' }),
+    ]);
+    expect(node?.requests[1]).not.toHaveProperty('childName');
+  });
+});

@@ -17,6 +17,7 @@ import type {
   TurnNode,
 } from './generated';
 import { LIVE_HEAD_BYTES, LIVE_TAIL_BYTES } from './generated';
+import { requestOrigin } from './origin';
 
 /** The conversation as the client renders it. */
 export interface ConversationTree {
@@ -380,15 +381,20 @@ export class ConversationFold {
     return true;
   }
 
-  /** A waiting call: its phase, and the request appended to its requests. */
+  /**
+   * A waiting call: its phase, and the request appended to its requests. A request a child's
+   * call opened sits on the `agent` call that started the child, whose phase it leaves (a
+   * background child's call has ended), and keeps which child it came from.
+   */
   private open(event: RequestOpenedEvent & { time: string }): boolean {
     const path = this.index.get(event.callId);
     if (path === undefined) return false;
+    const origin = requestOrigin(event);
     this.update(path, (node) => {
-      node.phase = 'waiting';
+      if (origin.childSessionId === undefined) node.phase = 'waiting';
       node.requests = [
         ...node.requests,
-        { requestId: event.requestId, ask: event.ask, openedAt: event.time },
+        { requestId: event.requestId, ask: event.ask, openedAt: event.time, ...origin },
       ];
     });
     return true;

@@ -209,6 +209,73 @@ describe('Conversation', () => {
     ).toHaveAttribute('data-request-state', 'approved');
   });
 
+  it('names the child a request of the parent came from, on the agent call, answerable there', async () => {
+    const time = '2026-11-30T12:00:00.000Z';
+    const presentation = { action: 'Run command', remark: 'cargo test' };
+    const events = [
+      { type: 'turn.started', seq: 1, time, turnId: 't1', prompt: 'explore' },
+      { type: 'step.started', seq: 2, time, turnId: 't1', step: 1 },
+      {
+        type: 'tool.start',
+        seq: 3,
+        time,
+        callId: 'agent_1',
+        toolName: 'agent',
+        caller: 'direct',
+        arguments: { agent: 'explore', prompt: 'Run the tests.', description: 'Run the tests' },
+        presentation: { action: 'Start agent', remark: 'explore' },
+      },
+      {
+        type: 'agent.started',
+        seq: 4,
+        time,
+        callId: 'agent_1',
+        childSessionId: 'ses_child7',
+        agent: 'explore',
+        description: 'Run the tests',
+        name: 'explorer-1',
+        background: false,
+      },
+      {
+        type: 'request.opened',
+        seq: 5,
+        time,
+        requestId: 'req-c1',
+        callId: 'agent_1',
+        toolName: 'bash',
+        ask: { kind: 'approval', reason: 'runs a command', presentation, arguments: {} },
+        childSessionId: 'ses_child7',
+        childName: 'explorer-1',
+      },
+    ];
+    const model = new ConversationStore();
+    model.push(events);
+    // The agent call keeps running: only the child waits.
+    const root = model.getSnapshot().tree.turns[0]?.items.find((item) => item.type === 'tool');
+    expect(root?.type === 'tool' && root.node.phase).toBe('running');
+    const answer = vi.fn<AnswerRequest>(async () => {});
+    const view = renderModel(model, answer);
+    const card = view.container.querySelector('[data-request-id="req-c1"]') as HTMLElement;
+    expect(card.closest('[data-chat-call-id]')?.getAttribute('data-chat-call-id')).toBe('agent_1');
+    expect(card).toHaveAttribute('data-request-child', 'explorer-1');
+    expect(within(card).getByRole('heading')).toHaveTextContent(
+      'Approval needed — from explorer-1',
+    );
+    expect(
+      within(card).getByRole('link', { name: 'Open the session of explorer-1' }),
+    ).toHaveAttribute('href', '/sessions/ses_child7');
+    expect(within(card).getByText(/cargo test/)).toBeInTheDocument();
+    await userEvent.setup().click(within(card).getByRole('button', { name: 'Allow once' }));
+    expect(answer).toHaveBeenCalledWith('req-c1', { reply: 'approve' });
+    view.unmount();
+    const chinese = renderModel(model, answer, 'zh-CN');
+    expect(
+      within(
+        chinese.container.querySelector('[data-request-id="req-c1"]') as HTMLElement,
+      ).getByRole('heading'),
+    ).toHaveTextContent('需要批准 — 来自 explorer-1');
+  });
+
   it('speaks Simplified Chinese', () => {
     const model = new ConversationStore();
     model.push(rawEvents('review'));

@@ -1,5 +1,11 @@
 import { useT, type Translate } from '@qilin-agent/i18n';
-import type { Question, RequestAnswer, RequestNode } from '@qilin-agent/protocol';
+import { sessionHref } from '@qilin-agent/client-ui-tool';
+import {
+  requestOrigin,
+  type Question,
+  type RequestAnswer,
+  type RequestNode,
+} from '@qilin-agent/protocol';
 import { useId, useState, type FormEvent } from 'react';
 
 /**
@@ -41,7 +47,8 @@ function answeredLines(request: RequestNode): string[] {
 /**
  * One request in place in the transcript, under the call that waits on it: while it is open,
  * the controls to answer it; once resolved (here, in another tab or by the runtime), what the
- * answer was.
+ * answer was. A request a child's call opened (it sits on the `agent` call that started the
+ * child) names the child and links to its session; answering it here answers the child.
  */
 export function RequestCard(props: {
   request: RequestNode;
@@ -68,18 +75,34 @@ export function RequestCard(props: {
     }
   };
   const ask = request.ask;
+  const origin = requestOrigin(request);
+  const child = origin.childName ?? origin.childSessionId;
   const title =
-    ask.kind === 'approval' ? t('request.approval', { tool: toolName }) : t('request.question');
+    child !== undefined
+      ? t(ask.kind === 'approval' ? 'request.approvalFrom' : 'request.questionFrom', { child })
+      : ask.kind === 'approval'
+        ? t('request.approval', { tool: toolName })
+        : t('request.question');
   return (
     <section
       className="qc-request"
       data-request-id={request.requestId}
       data-request-state={open ? 'open' : (request.resolution?.outcome ?? 'resolved')}
+      {...(child === undefined ? {} : { 'data-request-child': child })}
       aria-labelledby={headingId}
     >
       <h3 id={headingId} className="qc-request__title">
         {title}
       </h3>
+      {origin.childSessionId !== undefined && (
+        <a
+          className="qc-request__child"
+          href={sessionHref(origin.childSessionId)}
+          data-child-session={origin.childSessionId}
+        >
+          {t('request.openChild', { child: child ?? origin.childSessionId })}
+        </a>
+      )}
       {ask.kind === 'approval' ? (
         <p className="qc-request__reason">
           {ask.presentation.action}

@@ -7,6 +7,7 @@ import {
   agentSendModel,
   agentStopModel,
   agentWaitModel,
+  childAlive,
   childDot,
   childRow,
   formatCost,
@@ -47,7 +48,13 @@ const RECORD = {
   status: 'completed',
   answer: 'The retry logic is in src/upload.rs, lines 40–62.',
   steps: 3,
-  usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
+  usage: {
+    inputTokens: 12_400,
+    outputTokens: 830,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0.0042,
+  },
   durationMs: 5_200,
 } satisfies ChildRecord;
 
@@ -277,6 +284,42 @@ describe('agent_list', () => {
       suffix: { key: 'agents.list.counts', values: { count: 2, running: 1 } },
       children: [{ sessionId: 'ses_child1' }, { sessionId: 'ses_child2', status: 'running' }],
     });
+  });
+
+  test('idle teammates are counted apart from the running children, and are not done', () => {
+    const teammate = (sessionId: string, name: string, status: string) => ({
+      ...RECORD,
+      sessionId,
+      name,
+      background: true,
+      status,
+    });
+    const model = agentListModel(
+      ended(
+        'agent_list',
+        {},
+        {
+          children: [
+            RECORD,
+            teammate('ses_t1', 'scout', 'idle'),
+            teammate('ses_t2', 'builder', 'running'),
+            teammate('ses_t3', 'critic', 'idle'),
+          ],
+        },
+      ),
+    );
+    expect(model).toMatchObject({
+      suffix: { key: 'agents.list.countsIdle', values: { count: 4, running: 1, idle: 2 } },
+      children: [
+        { status: 'completed' },
+        { status: 'idle' },
+        { status: 'running' },
+        { status: 'idle' },
+      ],
+    });
+    expect(childDot('idle')).toBe('idle');
+    expect(childAlive('idle')).toBe(true);
+    expect(childAlive('completed')).toBe(false);
   });
 
   test('a child record of another shape falls back to the generic card', () => {

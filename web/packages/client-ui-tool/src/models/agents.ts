@@ -9,17 +9,29 @@ import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 import { sessionHref } from './sessionLink';
 
-/** Where a child session stands, as its record says (the generated `ChildStatus`). */
+/**
+ * Where a child session stands, as its record says (the generated `ChildStatus`): `idle` is a
+ * teammate between turns, alive and waiting for a message.
+ */
 export type ChildState = ChildStatus;
 
 /** Every [`ChildState`], for reading a record. */
 export const CHILD_STATUSES: readonly ChildState[] = [
   'running',
+  'idle',
   'completed',
   'failed',
   'interrupted',
   'out_of_budget',
 ];
+
+/** True for a child that has not ended: running, or a teammate idle between turns. */
+export function childAlive(status: ChildState): boolean {
+  return status === 'running' || status === 'idle';
+}
+
+/** The dot of a child's status: a call's dot state, or `idle`, a teammate's quiet ring. */
+export type ChildDot = CallState | 'idle';
 
 /** One child session's record (`ChildRecord`) as the cards show it. */
 export interface ChildRow {
@@ -53,11 +65,16 @@ export interface ChildRow {
   readonly href: string;
 }
 
-/** The static colour of a child's status: the same dot states a call's row uses. */
-export function childDot(status: ChildState): CallState {
+/**
+ * The static colour of a child's status: the same dot states a call's row uses, and a quiet ring
+ * of its own for an idle teammate (alive, not done).
+ */
+export function childDot(status: ChildState): ChildDot {
   switch (status) {
     case 'running':
       return 'running';
+    case 'idle':
+      return 'idle';
     case 'completed':
       return 'ok';
     case 'interrupted':
@@ -107,7 +124,7 @@ export function childRow(value: unknown, what = 'child'): ChildRow {
 
 /** The capsule of a child that ended other than `completed` (the call itself may be `ok`). */
 function childCapsule(status: ChildState): Message | undefined {
-  return status === 'running' || status === 'completed'
+  return childAlive(status) || status === 'completed'
     ? undefined
     : message(`agents.status.${status}`);
 }
@@ -310,8 +327,9 @@ export interface AgentListModel {
 }
 
 /**
- * The `agent_list` card: how many children and how many still run on the row; a small table of
- * each child (its name or description, agent, status, steps, tokens) with a link to its session.
+ * The `agent_list` card: how many children, how many still run and how many teammates are idle
+ * on the row; a small table of each child (its name or description, agent, status, steps,
+ * tokens) with a link to its session.
  */
 export function agentListModel(input: CardInput): AgentListModel | GenericModel {
   const state = stateOf(input);
@@ -323,13 +341,15 @@ export function agentListModel(input: CardInput): AgentListModel | GenericModel 
     const children = new Fields(input.result.output, 'output')
       .list('children')
       .map((item) => childRow(item, 'output.children[]'));
+    const running = children.filter((child) => child.status === 'running').length;
+    const idle = children.filter((child) => child.status === 'idle').length;
     return {
       kind: 'agentList',
       state,
-      suffix: message('agents.list.counts', {
-        count: children.length,
-        running: children.filter((child) => child.status === 'running').length,
-      }),
+      suffix:
+        idle === 0
+          ? message('agents.list.counts', { count: children.length, running })
+          : message('agents.list.countsIdle', { count: children.length, running, idle }),
       children,
     };
   } catch (error) {
@@ -371,7 +391,7 @@ export function agentStopModel(input: CardInput): AgentStopModel | GenericModel 
     if (record.sessionId !== target && record.name !== target) {
       throw new Unsupported('the record names another child than the call stopped');
     }
-    const stopped = record.status === 'interrupted' || record.status === 'running';
+    const stopped = record.status === 'interrupted' || childAlive(record.status);
     return {
       kind: 'agentStop',
       state: 'receipt',

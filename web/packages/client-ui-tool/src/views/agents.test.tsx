@@ -56,7 +56,13 @@ const RECORD = {
   status: 'completed',
   answer: 'Uploads retry in src/upload.rs.',
   steps: 3,
-  usage: { inputTokens: 12_400, outputTokens: 830, costUsd: 0.0042 },
+  usage: {
+    inputTokens: 12_400,
+    outputTokens: 830,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0.0042,
+  },
   durationMs: 5_200,
 } satisfies ChildRecord;
 
@@ -106,13 +112,27 @@ describe('agent card', () => {
     const { container } = open(
       call(
         'agent',
-        { ...ARGS, name: 'scout', background: true },
-        { ...RECORD, name: 'scout', background: true, status: 'running', answer: undefined },
+        { ...ARGS, background: true },
+        { ...RECORD, background: true, status: 'running', answer: undefined },
       ),
     );
     expect(container.querySelector('.qp-row')?.getAttribute('data-state')).toBe('receipt');
     expect(screen.getByText(/its result comes through agent_wait/)).toBeVisible();
+    expect(screen.getByRole('link', { name: 'Open the child session' })).toBeVisible();
+    expect(screen.queryByText('It gave no answer.')).toBeNull();
+  });
+
+  test('a teammate: a receipt that says it stays, idle between turns; no answer asked for', () => {
+    open(
+      call(
+        'agent',
+        { ...ARGS, name: 'scout', background: true },
+        { ...RECORD, name: 'scout', background: true, status: 'idle', answer: undefined },
+      ),
+    );
+    expect(screen.getByText(/Started as the teammate scout/)).toBeVisible();
     expect(screen.getByRole('link', { name: 'Open the session of scout' })).toBeVisible();
+    expect(screen.getByText('idle')).toBeVisible();
     expect(screen.queryByText('It gave no answer.')).toBeNull();
   });
 
@@ -193,6 +213,29 @@ describe('agent_list card', () => {
       'href',
       '/sessions/ses_child2',
     );
+  });
+
+  test('an idle teammate: its own quiet status, not done, counted on the row', () => {
+    const { container } = open(
+      call(
+        'agent_list',
+        {},
+        {
+          children: [
+            RECORD,
+            { ...RECORD, sessionId: 'ses_t1', name: 'scout', background: true, status: 'idle' },
+          ],
+        },
+      ),
+    );
+    expect(
+      screen.getByRole('button', { name: /Agents.*2 children, 0 running, 1 idle/ }),
+    ).toBeVisible();
+    const idle = container.querySelector('tr[data-status="idle"]');
+    expect(idle).toHaveTextContent('idle');
+    expect(idle).not.toHaveTextContent('completed');
+    expect(idle?.querySelector('.qp-dot--idle')).not.toBeNull();
+    expect(idle?.querySelector('.qp-dot--ok')).toBeNull();
   });
 
   test('in Chinese, with no children', () => {

@@ -6,6 +6,7 @@ import {
   agentSendModel,
   agentStopModel,
   agentWaitModel,
+  childAlive,
   childDot,
   formatCost,
   formatTokens,
@@ -90,7 +91,7 @@ function ChildOutcome(props: { child: ChildRow }) {
       {child.error !== undefined && <TextBlock label={t('agents.error')} text={child.error} />}
       {child.answer !== undefined ? (
         <TextBlock label={t('agents.answer')} text={child.answer} />
-      ) : child.status !== 'running' && child.error === undefined ? (
+      ) : !childAlive(child.status) && child.error === undefined ? (
         <p className="qp-caption">{t('agents.noAnswer')}</p>
       ) : null}
     </>
@@ -149,7 +150,11 @@ export function AgentView(props: ToolCallOwnerProps) {
               />
             )}
             {model.background === true && model.record !== undefined && (
-              <p className="qt-verdict">{t('agents.startedBackground')}</p>
+              <p className="qt-verdict">
+                {model.name === undefined
+                  ? t('agents.startedBackground')
+                  : t('agents.startedTeammate', { name: model.name })}
+              </p>
             )}
             {model.prompt !== undefined && model.body === undefined && (
               <TextBlock label={t('agents.prompt')} text={model.prompt} />
@@ -274,7 +279,7 @@ export function AgentListView(props: ToolCallOwnerProps) {
             </thead>
             <tbody>
               {model.children.map((child) => (
-                <tr key={child.sessionId}>
+                <tr key={child.sessionId} data-status={child.status}>
                   <td>
                     <a href={child.href}>{child.name ?? child.description}</a>
                     {child.name === undefined ? null : (

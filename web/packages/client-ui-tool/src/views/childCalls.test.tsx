@@ -27,7 +27,7 @@ const RECORD = {
   status: 'completed',
   answer: 'Fixed.',
   steps: 5,
-  usage: { inputTokens: 900, outputTokens: 80 },
+  usage: { inputTokens: 900, outputTokens: 80, cacheReadTokens: 0, cacheWriteTokens: 0 },
   durationMs: 1_200,
 } satisfies ChildRecord;
 
