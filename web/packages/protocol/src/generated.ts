@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -553,7 +553,7 @@ data: string, } | { "type": "json",
  */
 value: unknown, };
 
-export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
+export type ErrorCode = "UNKNOWN_TOOL" | "INVALID_ARGUMENTS" | "CODE_MODE_ONLY" | "AUTO_REVIEW_DENIED" | "AUTO_REVIEW_FAILED" | "AUTO_REVIEW_TIMEOUT" | "TIMEOUT" | "INTERRUPTED" | "TOOL_FAILED";
 
 export type CallPresentation = { 
 /**
@@ -782,7 +782,11 @@ subCalls: Array<ToolNode>,
 /**
  * The child session the call started (an `agent` call), from its `agent.started`.
  */
-child?: ChildLink, };
+child?: ChildLink, 
+/**
+ * The reviewer model's judgement of the call, from its `tool.reviewed`.
+ */
+review?: AutoReviewRecord, };
 
 export type RequestNode = { 
 /**
@@ -1541,6 +1545,148 @@ catchUp?: CatchUp,
  * After this time it fires no more, RFC 3339.
  */
 expires?: string, };
+
+export type ReviewVerdict = "allow" | "deny" | "failed" | "timed_out";
+
+export type ReviewRisk = "low" | "medium" | "high";
+
+export type ReviewFallback = "asked_person" | "unattended_policy";
+
+export type AutoReviewRecord = { 
+/**
+ * The reviewer's model id (`provider:name`).
+ */
+reviewer: string, 
+/**
+ * What it decided.
+ */
+verdict: ReviewVerdict, 
+/**
+ * How risky it judged the call; absent when it failed or timed out.
+ */
+risk?: ReviewRisk, 
+/**
+ * One line for the person: why it allowed or refused, or what went wrong.
+ */
+userReason: string, 
+/**
+ * Wall time of the review, in milliseconds.
+ */
+latencyMs: number, 
+/**
+ * Input tokens the review used.
+ */
+inputTokens: number, 
+/**
+ * Output tokens the review used.
+ */
+outputTokens: number, 
+/**
+ * What happened after a failed or timed-out review.
+ */
+fallback?: ReviewFallback, };
+
+export type ReviewGrant = { 
+/**
+ * The grant's id, unique in its session.
+ */
+id: string, 
+/**
+ * The refused call the person allowed.
+ */
+callId: string, 
+/**
+ * The tool it is bound to.
+ */
+toolName: string, 
+/**
+ * The canonical arguments it is bound to.
+ */
+arguments: unknown, 
+/**
+ * When it was made, RFC 3339 UTC.
+ */
+grantedAt: string, 
+/**
+ * The call that used it, once one did.
+ */
+usedBy?: string, };
+
+export type ToolReviewedEvent = { 
+/**
+ * The reviewed call.
+ */
+callId: string, 
+/**
+ * The `run_code` call that made it, for a code-mode call.
+ */
+parentCallId?: string, 
+/**
+ * The review.
+ */
+review: AutoReviewRecord, };
+
+export type ReviewGrantedEvent = { 
+/**
+ * The grant.
+ */
+grant: ReviewGrant, };
+
+export type ReviewCircuitOpenEvent = { 
+/**
+ * The turn it paused.
+ */
+turnId: string, 
+/**
+ * Denials in a row in that turn.
+ */
+denialsInARow: number, 
+/**
+ * Denials among the session's last 50 reviews.
+ */
+denialsInWindow: number, 
+/**
+ * What the person is told.
+ */
+message: string, };
+
+export type ReviewEntry = { 
+/**
+ * The call.
+ */
+callId: string, 
+/**
+ * Its tool.
+ */
+toolName: string, 
+/**
+ * Its arguments.
+ */
+arguments: unknown, 
+/**
+ * Its review.
+ */
+review: AutoReviewRecord, 
+/**
+ * When it was reviewed, RFC 3339 UTC.
+ */
+at: string, 
+/**
+ * Whether a person allowed it afterwards.
+ */
+granted: boolean, };
+
+export type ReviewList = { 
+/**
+ * Reviewed calls that were refused or failed, newest first, at most 50.
+ */
+reviews: Array<ReviewEntry>, };
+
+export type AllowCall = { 
+/**
+ * Queue a turn telling the model it may run the call again (default true).
+ */
+retry?: boolean, };
 
 export type SessionStatus = "idle" | "running";
 
