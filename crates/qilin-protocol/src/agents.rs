@@ -59,13 +59,13 @@ pub struct ChildUsage {
     /// Tokens generated.
     #[ts(type = "number")]
     pub output_tokens: u64,
-    /// Prompt tokens served from the provider's cache (part of `inputTokens`).
-    #[serde(default)]
-    #[ts(type = "number")]
+    /// Prompt tokens served from the provider's cache (part of `inputTokens`); absent when none.
+    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    #[ts(as = "Option<f64>", optional)]
     pub cache_read_tokens: u64,
-    /// Prompt tokens written to the provider's cache (part of `inputTokens`).
-    #[serde(default)]
-    #[ts(type = "number")]
+    /// Prompt tokens written to the provider's cache (part of `inputTokens`); absent when none.
+    #[serde(default, skip_serializing_if = "crate::event::is_zero")]
+    #[ts(as = "Option<f64>", optional)]
     pub cache_write_tokens: u64,
     /// The cost in US dollars, when the host knows the model's price.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -343,7 +343,7 @@ pub struct Usage {
 }
 
 /// Whether a count is zero (left out of the wire form).
-fn is_zero(count: &u64) -> bool {
+pub(crate) fn is_zero(count: &u64) -> bool {
     *count == 0
 }
 

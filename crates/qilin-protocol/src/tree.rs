@@ -115,7 +115,7 @@ pub struct ToolNode {
     /// (see [`crate::live`]; the result holds the whole output).
     pub progress: String,
     /// Bytes of live output not shown between `progress` and `progress_tail`; absent when none.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::event::is_zero")]
     #[ts(as = "Option<u32>", optional)]
     pub progress_omitted_bytes: u64,
     /// The latest live output, past what `progress` holds and what was left out; absent while
@@ -652,8 +652,4 @@ impl ToolNode {
         self.progress_omitted_bytes = view.omitted_bytes;
         self.progress_tail = view.tail;
     }
-}
-
-fn is_zero(value: &u64) -> bool {
-    *value == 0
 }

@@ -927,13 +927,13 @@ inputTokens: number,
  */
 outputTokens: number, 
 /**
- * Prompt tokens served from the provider's cache (part of `inputTokens`).
+ * Prompt tokens served from the provider's cache (part of `inputTokens`); absent when none.
  */
-cacheReadTokens: number, 
+cacheReadTokens?: number, 
 /**
- * Prompt tokens written to the provider's cache (part of `inputTokens`).
+ * Prompt tokens written to the provider's cache (part of `inputTokens`); absent when none.
  */
-cacheWriteTokens: number, 
+cacheWriteTokens?: number, 
 /**
  * The cost in US dollars, when the host knows the model's price.
  */
