@@ -324,9 +324,11 @@ fn apply<'a>(
         }
         Command::Delete { id, .. } => {
             let key = session_key(conn, id)?;
-            super::index::delete_session(conn, key)?;
+            // The events first: the pages they free are what the index's own deletion writes
+            // into when the database is at its size limit.
             conn.prepare_cached("DELETE FROM events WHERE session = ?1")?
                 .execute([key])?;
+            super::index::delete_session(conn, key)?;
             conn.prepare_cached("DELETE FROM requests WHERE session = ?1")?
                 .execute([key])?;
             conn.prepare_cached("DELETE FROM sessions WHERE key = ?1")?
