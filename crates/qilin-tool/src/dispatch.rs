@@ -29,7 +29,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use qilin_protocol::review::{AutoReviewRecord, ReviewFallback, ReviewVerdict, ToolReviewedEvent};
 use qilin_protocol::{
     CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, EventBody,
-    RequestAsk, ToolResultEvent, ToolStartEvent,
+    RequestAsk, ToolResultEvent, ToolStartEvent, Usage,
 };
 use serde_json::Value;
 use std::any::Any;
@@ -586,68 +586,32 @@ impl Executor {
                 };
                 (review, next)
             }
-            Some(Judgement::Failed { problem, usage }) => {
-                let user_reason = format!("the reviewer failed: {problem}");
-                let next = match attended {
-                    true => AfterReview::AskPerson(format!(
-                        "the reviewer ({reviewer}) could not judge this call ({problem})"
-                    )),
-                    false => AfterReview::Refuse(
-                        ToolError::new(
-                            ErrorCode::AutoReviewFailed,
-                            format!(
-                                "The call was not run: the reviewer ({reviewer}) that judges \
-                                 calls like this one failed ({problem}), and no one can approve \
-                                 it here. Choose another approach, or finish with what you have \
-                                 and say what needs a person's approval."
-                            ),
-                        ),
-                        user_reason.clone(),
-                    ),
-                };
-                let review = AutoReviewRecord {
-                    reviewer: reviewer.clone(),
-                    verdict: ReviewVerdict::Failed,
-                    risk: None,
-                    user_reason,
-                    latency_ms,
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    fallback: Some(fallback),
-                };
-                (review, next)
-            }
+            Some(Judgement::Failed { problem, usage }) => unjudged(Unjudged {
+                reviewer,
+                attended,
+                fallback,
+                latency_ms,
+                usage,
+                verdict: ReviewVerdict::Failed,
+                code: ErrorCode::AutoReviewFailed,
+                what: format!("failed ({problem})"),
+                ask_what: format!("could not judge this call ({problem})"),
+                user_reason: format!("the reviewer failed: {problem}"),
+            }),
             None => {
                 let limit = auto.timeout().as_secs_f64();
-                let user_reason = format!("the reviewer did not answer within {limit} s");
-                let next = match attended {
-                    true => AfterReview::AskPerson(format!(
-                        "the reviewer ({reviewer}) did not answer within {limit} s"
-                    )),
-                    false => AfterReview::Refuse(
-                        ToolError::new(
-                            ErrorCode::AutoReviewTimeout,
-                            format!(
-                                "The call was not run: the reviewer ({reviewer}) that judges \
-                                 calls like this one did not answer within {limit} s, and no \
-                                 one can approve it here. Choose another approach, or finish \
-                                 with what you have and say what needs a person's approval."
-                            ),
-                        ),
-                        user_reason.clone(),
-                    ),
-                };
-                let review = AutoReviewRecord {
-                    reviewer: reviewer.clone(),
-                    verdict: ReviewVerdict::TimedOut,
-                    risk: None,
-                    user_reason,
+                unjudged(Unjudged {
+                    reviewer,
+                    attended,
+                    fallback,
                     latency_ms,
-                    input_tokens: 0,
-                    output_tokens: 0,
-                    fallback: Some(fallback),
-                };
-                (review, next)
+                    usage: Usage::default(),
+                    verdict: ReviewVerdict::TimedOut,
+                    code: ErrorCode::AutoReviewTimeout,
+                    what: format!("did not answer within {limit} s"),
+                    ask_what: format!("did not answer within {limit} s"),
+                    user_reason: format!("the reviewer did not answer within {limit} s"),
+                })
             }
         };
         let verdict = review.verdict;
@@ -822,6 +786,63 @@ fn interrupted_error() -> ToolError {
         ErrorCode::Interrupted,
         "The call was interrupted before it finished; its work may be incomplete.",
     )
+}
+
+/// A review that ended without a verdict (the reviewer failed or timed out), as recorded and
+/// acted on: `what` finishes "the reviewer (…) " for the model, `ask_what` for the person asked.
+struct Unjudged {
+    reviewer: String,
+    attended: bool,
+    fallback: ReviewFallback,
+    latency_ms: u64,
+    usage: Usage,
+    verdict: ReviewVerdict,
+    code: ErrorCode,
+    what: String,
+    ask_what: String,
+    user_reason: String,
+}
+
+/// The record and the next step of a review without a verdict: an attended session asks the
+/// person; an unattended one refuses the call with a message the model can act on.
+fn unjudged(review: Unjudged) -> (AutoReviewRecord, AfterReview) {
+    let Unjudged {
+        reviewer,
+        attended,
+        fallback,
+        latency_ms,
+        usage,
+        verdict,
+        code,
+        what,
+        ask_what,
+        user_reason,
+    } = review;
+    let next = match attended {
+        true => AfterReview::AskPerson(format!("the reviewer ({reviewer}) {ask_what}")),
+        false => AfterReview::Refuse(
+            ToolError::new(
+                code,
+                format!(
+                    "The call was not run: the reviewer ({reviewer}) that judges calls like this \
+                     one {what}, and no one can approve it here. Choose another approach, or \
+                     finish with what you have and say what needs a person's approval."
+                ),
+            ),
+            user_reason.clone(),
+        ),
+    };
+    let record = AutoReviewRecord {
+        reviewer,
+        verdict,
+        risk: None,
+        user_reason,
+        latency_ms,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        fallback: Some(fallback),
+    };
+    (record, next)
 }
 
 fn denied_error(said: &str) -> ToolError {
