@@ -55,3 +55,36 @@ export function inputAt(
   if (node.outcome === undefined) throw new Error(`${node.callId} has no result`);
   return { ...start, phase, result: node.outcome };
 }
+
+/**
+ * A hand-made call of `toolName` with id `callId`: running when `ended` is absent, else ended
+ * `ok` with `output` (or failed with `INVALID_ARGUMENTS` and `text`).
+ */
+export function madeCall(
+  callId: string,
+  toolName: string,
+  args: unknown,
+  ended?: { output?: unknown; status?: 'ok' | 'error'; text?: string },
+): ToolNode {
+  return {
+    callId,
+    toolName,
+    caller: 'direct',
+    phase: ended === undefined ? 'running' : 'done',
+    arguments: args,
+    progress: '',
+    requests: [],
+    ...(ended === undefined
+      ? {}
+      : {
+          outcome: {
+            status: ended.status ?? 'ok',
+            ...(ended.status === 'error' ? { errorCode: 'INVALID_ARGUMENTS' as const } : {}),
+            content: [{ type: 'text', text: ended.text ?? 'the recorded result' }],
+            ...(ended.output === undefined ? {} : { output: ended.output }),
+            durationMs: 12,
+          },
+        }),
+    subCalls: [],
+  };
+}

@@ -4,38 +4,15 @@ import type { Locale } from '@qilin-agent/i18n';
 import type { ChecksRunOutput, GoalRecord, ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test, vi } from 'vitest';
+import { madeCall } from '../../../../test-support/calls';
 import { renderWithI18n } from '../../../../test-support/render';
 import { formatTime } from '../models/sessionLink';
 import { registerBuiltinToolViews } from '../register';
 import { ToolCallTree } from '../tree/ToolCallTree';
 
 /** A call of `toolName`; ended `ok` with `output` unless it is running, or failed. */
-function call(
-  toolName: string,
-  args: unknown,
-  ended?: { output?: unknown; status?: 'ok' | 'error'; text?: string },
-): ToolNode {
-  return {
-    callId: 'call_9',
-    toolName,
-    caller: 'direct',
-    phase: ended === undefined ? 'running' : 'done',
-    arguments: args,
-    progress: '',
-    requests: [],
-    ...(ended === undefined
-      ? {}
-      : {
-          outcome: {
-            status: ended.status ?? 'ok',
-            ...(ended.status === 'error' ? { errorCode: 'INVALID_ARGUMENTS' as const } : {}),
-            content: [{ type: 'text', text: ended.text ?? 'the recorded result' }],
-            ...(ended.output === undefined ? {} : { output: ended.output }),
-            durationMs: 40,
-          },
-        }),
-    subCalls: [],
-  };
+function call(toolName: string, args: unknown, ended?: Parameters<typeof madeCall>[3]): ToolNode {
+  return madeCall('call_9', toolName, args, ended);
 }
 
 /** Renders a call's card, opened. */

@@ -4,40 +4,14 @@ import type { Locale } from '@qilin-agent/i18n';
 import type { ToolNode } from '@qilin-agent/protocol';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { describe, expect, test } from 'vitest';
+import { madeCall } from '../../../../test-support/calls';
 import { renderWithI18n } from '../../../../test-support/render';
 import { registerBuiltinToolViews } from '../register';
 import type { ToolCallShared } from '../slots';
 import { ToolCallTree } from '../tree/ToolCallTree';
 
 /** A call of `toolName`; ended `ok` with `output` unless it is running, or failed. */
-function call(
-  callId: string,
-  toolName: string,
-  args: unknown,
-  ended?: { output?: unknown; status?: 'ok' | 'error'; text?: string },
-): ToolNode {
-  return {
-    callId,
-    toolName,
-    caller: 'direct',
-    phase: ended === undefined ? 'running' : 'done',
-    arguments: args,
-    progress: '',
-    requests: [],
-    ...(ended === undefined
-      ? {}
-      : {
-          outcome: {
-            status: ended.status ?? 'ok',
-            ...(ended.status === 'error' ? { errorCode: 'INVALID_ARGUMENTS' as const } : {}),
-            content: [{ type: 'text', text: ended.text ?? 'the recorded result' }],
-            ...(ended.output === undefined ? {} : { output: ended.output }),
-            durationMs: 12,
-          },
-        }),
-    subCalls: [],
-  };
-}
+const call = madeCall;
 
 /** Renders a call's card, opened; `previous` is the session's previous call of its tool. */
 function open(node: ToolNode, locale: Locale = 'en', previous?: ToolNode) {
