@@ -183,6 +183,14 @@ pub struct RequestNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub resolved_at: Option<String>,
+    /// For a request a child's call opened: the child's session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child_session_id: Option<String>,
+    /// For a request a child's call opened: the child's name, or its agent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child_name: Option<String>,
 }
 
 /// One item of a turn, in the order it happened.
@@ -431,6 +439,8 @@ impl ConversationTree {
                 resolution: None,
                 resolved_by: None,
                 resolved_at: None,
+                child_session_id: opened.child_session_id.clone(),
+                child_name: opened.child_name.clone(),
             });
         }
     }

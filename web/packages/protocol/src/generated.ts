@@ -812,7 +812,15 @@ resolvedBy?: string,
 /**
  * When it was answered or cancelled.
  */
-resolvedAt?: string, };
+resolvedAt?: string, 
+/**
+ * For a request a child's call opened: the child's session id.
+ */
+childSessionId?: string, 
+/**
+ * For a request a child's call opened: the child's name, or its agent when it has none.
+ */
+childName?: string, };
 
 export type TurnItem = { "type": "text", 
 /**
