@@ -51,7 +51,8 @@ pub use registry::{
     ToolRegistry,
 };
 pub use requests::{
-    RequestOutcome, RequestReply, Requests, ResolveError, WaitingCall, ended_as, grant_covers,
+    RequestOutcome, RequestRelay, RequestReply, Requests, ResolveError, WaitingCall, ended_as,
+    grant_covers,
 };
 pub use review::{
     AllowAll, AutoProblem, AutoReviewConfig, AutoRules, DEFAULT_AUTO_REVIEW_TIMEOUT, PolicyConfig,

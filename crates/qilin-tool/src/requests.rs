@@ -5,15 +5,20 @@
 //! [`Requests::resolve`] (the terminal, a web client) or the call is cancelled. Exactly one
 //! `request.resolved` follows, whichever comes first; an answer arriving after the request
 //! ended is refused with the reason, never applied.
+//!
+//! A child session's requests are relayed ([`Requests::relay_to`]): each also opens a mirror
+//! in its parent's session naming the child, answerable there. The child's own request decides:
+//! an answer to the mirror resolves it, an answer to it closes the mirror the same way, and the
+//! later of two answers is refused — exactly one wins.
 
-use crate::EventLog;
+use crate::{EventLog, Session};
 use qilin_protocol::{
     Answer, EventBody, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
     SessionGrant, check_answers,
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock, Weak};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -96,20 +101,60 @@ pub struct Requests {
     /// Set while a turn no person watches runs (a scheduled run) in an attended session: its
     /// requests end at once as unattended.
     unattended_turn: std::sync::atomic::AtomicBool,
+    /// For a child session: where its requests surface too.
+    relay: OnceLock<RequestRelay>,
     state: Mutex<RequestState>,
+}
+
+/// Where a child session's requests surface besides its own log: a mirror request in another
+/// session (its parent's, or the top-level session above it), naming the child and sitting on
+/// the call that started it.
+#[derive(Debug, Clone)]
+pub struct RequestRelay {
+    /// The session the mirrors open in.
+    pub parent: Weak<Session>,
+    /// The child session whose requests are mirrored.
+    pub child: Weak<Session>,
+    /// The child's session id.
+    pub child_session_id: String,
+    /// The child's name, or its agent when it has none.
+    pub child_name: String,
+    /// The parent's call that started the child (its `agent` call): the mirrors sit on it.
+    pub call_id: String,
+    /// The `run_code` call that made that call, for a call made from code.
+    pub parent_call_id: Option<String>,
 }
 
 #[derive(Default)]
 struct RequestState {
     next: u64,
     open: HashMap<String, OpenRequest>,
-    ended: HashMap<String, (&'static str, String)>,
+    ended: HashMap<String, EndedRequest>,
     grants: Vec<SessionGrant>,
+}
+
+/// How a request ended, and who ended it.
+struct EndedRequest {
+    resolution: RequestResolution,
+    resolved_by: String,
 }
 
 struct OpenRequest {
     opened: RequestOpenedEvent,
-    reply: oneshot::Sender<RequestReply>,
+    reply: Reply,
+}
+
+/// Who an answer goes to.
+enum Reply {
+    /// The call waiting in this session.
+    Call(oneshot::Sender<RequestReply>),
+    /// A mirror of a child's request: the answer resolves the child's own request.
+    Child {
+        /// The child session.
+        child: Weak<Session>,
+        /// Its own request.
+        request_id: String,
+    },
 }
 
 /// The call a request belongs to.
@@ -129,6 +174,7 @@ impl Requests {
         Requests {
             attended: true,
             unattended_turn: std::sync::atomic::AtomicBool::new(false),
+            relay: OnceLock::new(),
             state: Mutex::default(),
         }
     }
@@ -139,17 +185,39 @@ impl Requests {
         Requests {
             attended: false,
             unattended_turn: std::sync::atomic::AtomicBool::new(false),
+            relay: OnceLock::new(),
             state: Mutex::default(),
         }
     }
 
     /// Whether a host answers requests in this session now (not while a turn no person
-    /// watches runs).
+    /// watches runs). A relayed child's are answered when its parent's are.
     pub fn is_attended(&self) -> bool {
-        self.attended
-            && !self
-                .unattended_turn
-                .load(std::sync::atomic::Ordering::SeqCst)
+        if self
+            .unattended_turn
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return false;
+        }
+        match self.relay.get() {
+            Some(relay) => relay
+                .parent
+                .upgrade()
+                .is_some_and(|parent| parent.requests().is_attended()),
+            None => self.attended,
+        }
+    }
+
+    /// Makes this (a child session's) requests surface in `relay`'s parent too, and follow
+    /// its parent's attendance: answered there when a person watches the parent, ended at once
+    /// as unattended when none does. Set once; later calls are ignored.
+    pub fn relay_to(&self, relay: RequestRelay) {
+        let _ = self.relay.set(relay);
+    }
+
+    /// Where this session's requests are relayed, for a child session.
+    pub fn relay(&self) -> Option<&RequestRelay> {
+        self.relay.get()
     }
 
     /// Marks the turn starting now as one no person watches (`true`), or its end (`false`):
@@ -179,7 +247,7 @@ impl Requests {
             return RequestOutcome::Unattended;
         }
         let (reply, replied) = oneshot::channel();
-        let request_id = {
+        let (request_id, opened) = {
             let mut state = self.state();
             state.next += 1;
             let request_id = format!("req-{}", state.next);
@@ -194,15 +262,28 @@ impl Requests {
             };
             // Emitted under the lock, so that no answer can be recorded before the opening.
             events.emit(EventBody::RequestOpened(opened.clone()));
-            state
-                .open
-                .insert(request_id.clone(), OpenRequest { opened, reply });
-            request_id
+            state.open.insert(
+                request_id.clone(),
+                OpenRequest {
+                    opened: opened.clone(),
+                    reply: Reply::Call(reply),
+                },
+            );
+            (request_id, opened)
         };
+        let mirror = self.relay.get().and_then(|relay| {
+            let parent = relay.parent.upgrade()?;
+            let mirror_id =
+                parent
+                    .requests()
+                    .open_mirror(parent.events(), relay, &request_id, &opened);
+            Some((relay.parent.clone(), mirror_id))
+        });
         let guard = CancelOnDrop {
             requests: self,
             events,
             request_id: &request_id,
+            mirror,
         };
         let outcome = tokio::select! {
             biased;
@@ -230,10 +311,10 @@ impl Requests {
         let mut state = self.state();
         let Some(open) = state.open.get(request_id) else {
             return Err(match state.ended.get(request_id) {
-                Some((ended, by)) => ResolveError::Ended {
+                Some(ended) => ResolveError::Ended {
                     request_id: request_id.to_string(),
-                    ended,
-                    resolved_by: by.clone(),
+                    ended: ended_as(&ended.resolution),
+                    resolved_by: ended.resolved_by.clone(),
                 },
                 None => ResolveError::Unknown(request_id.to_string()),
             });
@@ -280,6 +361,57 @@ impl Requests {
                 });
             }
         };
+        // A mirror: the child's own request decides (the child keeps any grant). When its
+        // own clients answered first, the mirror ends as they did and this answer is refused.
+        let mirrored = match &open.reply {
+            Reply::Child { child, request_id } => Some((child.clone(), request_id.clone())),
+            Reply::Call(_) => None,
+        };
+        if let Some((child, child_request)) = mirrored {
+            let forwarded = match child.upgrade() {
+                Some(child) => child
+                    .requests()
+                    .resolve(child.events(), &child_request, reply, resolved_by)
+                    .map_err(|err| (err, child.requests().ended_with(&child_request))),
+                None => Err((
+                    ResolveError::Ended {
+                        request_id: request_id.to_string(),
+                        ended: "cancelled",
+                        resolved_by: "runtime".to_string(),
+                    },
+                    None,
+                )),
+            };
+            let (resolution, resolved_by, refused) = match forwarded {
+                Ok(resolved) => (resolved.resolution, resolved.resolved_by, None),
+                Err((err, ended)) => {
+                    let ended = ended.unwrap_or(EndedRequest {
+                        resolution: RequestResolution::Cancelled,
+                        resolved_by: "runtime".to_string(),
+                    });
+                    let refused = match err {
+                        ResolveError::Ended { .. } | ResolveError::Unknown(_) => {
+                            ResolveError::Ended {
+                                request_id: request_id.to_string(),
+                                ended: ended_as(&ended.resolution),
+                                resolved_by: ended.resolved_by.clone(),
+                            }
+                        }
+                        // The child's request is still open: the answer did not fit it.
+                        other => return Err(other),
+                    };
+                    (ended.resolution, ended.resolved_by, Some(refused))
+                }
+            };
+            let Some(open) = state.open.remove(request_id) else {
+                return Err(ResolveError::Unknown(request_id.to_string()));
+            };
+            let recorded = end(&mut state, events, open, resolution, &resolved_by, None);
+            return match refused {
+                Some(refused) => Err(refused),
+                None => Ok(recorded),
+            };
+        }
         // Found open above, under the same lock.
         let Some(open) = state.open.remove(request_id) else {
             return Err(ResolveError::Unknown(request_id.to_string()));
@@ -301,6 +433,7 @@ impl Requests {
             let covered: Vec<String> = state
                 .open
                 .iter()
+                .filter(|(_, open)| matches!(open.reply, Reply::Call(_)))
                 .filter(|(_, open)| match &open.opened.ask {
                     RequestAsk::Approval { arguments, .. } => {
                         grant_covers(&grant, &open.opened.tool_name, arguments)
@@ -360,6 +493,67 @@ impl Requests {
             .collect();
         open.sort_by_key(|opened| request_number(&opened.request_id));
         open
+    }
+
+    /// How request `request_id` ended and who ended it, once it has.
+    fn ended_with(&self, request_id: &str) -> Option<EndedRequest> {
+        self.state()
+            .ended
+            .get(request_id)
+            .map(|ended| EndedRequest {
+                resolution: ended.resolution.clone(),
+                resolved_by: ended.resolved_by.clone(),
+            })
+    }
+
+    /// Opens in this (the parent's) session the mirror of a child's request `child_opened`
+    /// (its own id `child_request`), recording `request.opened` naming the child on the call
+    /// that started it. Gives the mirror's id.
+    fn open_mirror(
+        &self,
+        events: &EventLog,
+        relay: &RequestRelay,
+        child_request: &str,
+        child_opened: &RequestOpenedEvent,
+    ) -> String {
+        let mut state = self.state();
+        state.next += 1;
+        let request_id = format!("req-{}", state.next);
+        let opened = RequestOpenedEvent {
+            request_id: request_id.clone(),
+            call_id: relay.call_id.clone(),
+            parent_call_id: relay.parent_call_id.clone(),
+            tool_name: child_opened.tool_name.clone(),
+            ask: child_opened.ask.clone(),
+            child_session_id: Some(relay.child_session_id.clone()),
+            child_name: Some(relay.child_name.clone()),
+        };
+        events.emit(EventBody::RequestOpened(opened.clone()));
+        state.open.insert(
+            request_id.clone(),
+            OpenRequest {
+                opened,
+                reply: Reply::Child {
+                    child: relay.child.clone(),
+                    request_id: child_request.to_string(),
+                },
+            },
+        );
+        request_id
+    }
+
+    /// Ends mirror `request_id` as its child's request ended, if it is still open.
+    fn close_mirror(
+        &self,
+        events: &EventLog,
+        request_id: &str,
+        resolution: RequestResolution,
+        resolved_by: &str,
+    ) {
+        let mut state = self.state();
+        if let Some(open) = state.open.remove(request_id) {
+            end(&mut state, events, open, resolution, resolved_by, None);
+        }
     }
 
     /// Continues the numbering of a resumed session after its highest request id.
@@ -429,43 +623,64 @@ fn end(
     resolved_by: &str,
     reply: Option<RequestReply>,
 ) -> RequestResolvedEvent {
-    let ended = ended_as(&resolution);
     let resolved = RequestResolvedEvent {
         request_id: open.opened.request_id.clone(),
         call_id: open.opened.call_id,
         parent_call_id: open.opened.parent_call_id,
-        resolution,
+        resolution: resolution.clone(),
         resolved_by: resolved_by.to_string(),
     };
     events.emit(EventBody::RequestResolved(resolved.clone()));
-    state
-        .ended
-        .insert(open.opened.request_id, (ended, resolved_by.to_string()));
-    if let Some(reply) = reply {
+    state.ended.insert(
+        open.opened.request_id,
+        EndedRequest {
+            resolution,
+            resolved_by: resolved_by.to_string(),
+        },
+    );
+    if let (Some(reply), Reply::Call(call)) = (reply, open.reply) {
         // The call may have stopped waiting a moment ago; its own end then records nothing.
-        let _ = open.reply.send(reply);
+        let _ = call.send(reply);
     }
     resolved
 }
 
-/// Ends a request as cancelled when its call stops waiting without an answer.
+/// Ends a request as cancelled when its call stops waiting without an answer, then closes its
+/// mirror in the parent (if any) as the request ended.
 struct CancelOnDrop<'a> {
     requests: &'a Requests,
     events: &'a EventLog,
     request_id: &'a str,
+    /// The parent's session and the mirror's id there, for a relayed request.
+    mirror: Option<(Weak<Session>, String)>,
 }
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        let mut state = self.requests.state();
-        if let Some(open) = state.open.remove(self.request_id) {
-            end(
-                &mut state,
-                self.events,
-                open,
-                RequestResolution::Cancelled,
-                "runtime",
-                None,
+        {
+            let mut state = self.requests.state();
+            if let Some(open) = state.open.remove(self.request_id) {
+                end(
+                    &mut state,
+                    self.events,
+                    open,
+                    RequestResolution::Cancelled,
+                    "runtime",
+                    None,
+                );
+            }
+        }
+        // Outside this session's lock: the parent's resolving a mirror holds its own lock
+        // while it takes this one.
+        if let Some((parent, mirror_id)) = self.mirror.take()
+            && let Some(parent) = parent.upgrade()
+            && let Some(ended) = self.requests.ended_with(self.request_id)
+        {
+            parent.requests().close_mirror(
+                parent.events(),
+                &mirror_id,
+                ended.resolution,
+                &ended.resolved_by,
             );
         }
     }
@@ -511,6 +726,132 @@ mod tests {
             &json!({"command": "git push"})
         ));
         assert!(!grant_covers(&grant, "bash", &json!({"cmd": "git push"})));
+    }
+
+    /// A parent session (attended or not) and a child whose requests are relayed to it.
+    fn parent_and_child(attended: bool) -> (std::sync::Arc<Session>, std::sync::Arc<Session>) {
+        let requests = match attended {
+            true => Requests::attended(),
+            false => Requests::unattended(),
+        };
+        let parent = std::sync::Arc::new(Session::new("p", "/w", "/d").with_requests(requests));
+        let child = std::sync::Arc::new(Session::new("c", "/w", "/d"));
+        child.requests().relay_to(RequestRelay {
+            parent: std::sync::Arc::downgrade(&parent),
+            child: std::sync::Arc::downgrade(&child),
+            child_session_id: "c".into(),
+            child_name: "helper".into(),
+            call_id: "agent-call".into(),
+            parent_call_id: None,
+        });
+        (parent, child)
+    }
+
+    fn approval() -> RequestAsk {
+        serde_json::from_value(json!({
+            "kind": "approval", "reason": "asks", "arguments": {"path": "a"},
+            "presentation": {"action": "Read", "remark": "a"}
+        }))
+        .unwrap()
+    }
+
+    async fn ask_in(child: std::sync::Arc<Session>) -> RequestOutcome {
+        let call = WaitingCall {
+            call_id: "read-1",
+            parent_call_id: None,
+            tool_name: "read",
+        };
+        child
+            .requests()
+            .ask(child.events(), call, approval(), &CancellationToken::new())
+            .await
+    }
+
+    async fn mirror_of(parent: &Session) -> RequestOpenedEvent {
+        for _ in 0..200 {
+            if let Some(open) = parent.requests().open().pop() {
+                return open;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        panic!("no mirror opened in the parent");
+    }
+
+    #[tokio::test]
+    async fn a_childs_request_is_answered_once_from_its_parent_or_from_itself() {
+        let (parent, child) = parent_and_child(true);
+        assert!(child.requests().is_attended(), "attended as its parent is");
+        // Answered in the parent: the child's own request is resolved by it.
+        let waiting = tokio::spawn(ask_in(std::sync::Arc::clone(&child)));
+        let mirror = mirror_of(&parent).await;
+        assert_eq!(mirror.call_id, "agent-call");
+        assert_eq!(mirror.tool_name, "read");
+        assert_eq!(mirror.child_session_id.as_deref(), Some("c"));
+        assert_eq!(mirror.child_name.as_deref(), Some("helper"));
+        let own = child.requests().open().pop().unwrap().request_id;
+        let resolved = parent.requests().resolve(
+            parent.events(),
+            &mirror.request_id,
+            RequestReply::Approve,
+            "web:a",
+        );
+        assert_eq!(resolved.unwrap().resolution, RequestResolution::Approved);
+        assert_eq!(
+            waiting.await.unwrap(),
+            RequestOutcome::Replied(RequestReply::Approve)
+        );
+        let late = child.requests().resolve(
+            child.events(),
+            &own,
+            RequestReply::Deny { reason: None },
+            "web:b",
+        );
+        assert!(
+            matches!(&late, Err(ResolveError::Ended { ended: "approved", resolved_by, .. }) if resolved_by == "web:a"),
+            "{late:?}"
+        );
+        // Answered in the child: the parent's mirror closes as it was answered.
+        let waiting = tokio::spawn(ask_in(std::sync::Arc::clone(&child)));
+        let mirror = mirror_of(&parent).await;
+        let own = child.requests().open().pop().unwrap().request_id;
+        child
+            .requests()
+            .resolve(
+                child.events(),
+                &own,
+                RequestReply::Deny { reason: None },
+                "terminal",
+            )
+            .unwrap();
+        assert!(matches!(
+            waiting.await.unwrap(),
+            RequestOutcome::Replied(RequestReply::Deny { .. })
+        ));
+        assert!(parent.requests().open().is_empty(), "the mirror closed");
+        let late = parent.requests().resolve(
+            parent.events(),
+            &mirror.request_id,
+            RequestReply::Approve,
+            "web:a",
+        );
+        assert!(
+            matches!(&late, Err(ResolveError::Ended { ended: "denied", resolved_by, .. }) if resolved_by == "terminal"),
+            "{late:?}"
+        );
+        // A cancelled call closes its mirror too.
+        let waiting = tokio::spawn(ask_in(std::sync::Arc::clone(&child)));
+        mirror_of(&parent).await;
+        waiting.abort();
+        let _ = waiting.await;
+        assert!(parent.requests().open().is_empty(), "the mirror closed");
+    }
+
+    #[tokio::test]
+    async fn an_unattended_parents_child_is_unattended() {
+        let (parent, child) = parent_and_child(false);
+        assert!(!child.requests().is_attended());
+        assert_eq!(ask_in(child).await, RequestOutcome::Unattended);
+        assert!(parent.requests().open().is_empty());
     }
 
     #[test]
