@@ -24,7 +24,8 @@ use qilin_sandbox::{SandboxMode, SandboxSettings};
 use qilin_skill::{AgentFile, CodeTools};
 use qilin_subagents::{ChildRequest, NewTask, Subagents, TaskChange};
 use qilin_tool::{
-    ReviewDecision, ReviewRequest, Reviewer, Session, ToolContext, ToolError, ToolResult,
+    RequestRelay, ReviewDecision, ReviewRequest, Reviewer, Session, ToolContext, ToolError,
+    ToolResult,
 };
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -170,6 +171,8 @@ pub(crate) struct ParentSetup {
 /// One child, as its parent sees it.
 struct Child {
     record: ChildRecord,
+    /// The parent's `agent` call that started it, and that call's `run_code` call.
+    call: (String, Option<String>),
     /// Its session, while it runs in this process (a child taken back from a resumed
     /// parent's log after it ended has none).
     handle: Option<SessionHandle>,
@@ -306,9 +309,17 @@ impl Children {
                 (None, Some(running)) => (started_record(&started), Some(running)),
                 (None, None) => {
                     let mut record = ended_from_log(runtime, started_record(&started)).await;
-                    // A teammate whose last turn answered waits between turns, as it did.
-                    if is_teammate(&record) && record.status == ChildStatus::Completed {
+                    // A teammate the lead's log does not record as ended waits between turns,
+                    // never mid-turn: one whose last turn answered, as it did; one whose turn
+                    // its process cut off, for its next message (its log keeps what it did).
+                    if is_teammate(&record)
+                        && matches!(
+                            record.status,
+                            ChildStatus::Completed | ChildStatus::Interrupted
+                        )
+                    {
                         record.status = ChildStatus::Idle;
+                        record.error = None;
                     }
                     if started.background && !delivered && record.status.ended() {
                         to_record.push(EventBody::AgentFinished(AgentFinishedEvent {
@@ -319,8 +330,13 @@ impl Children {
                     (record, None)
                 }
             };
+            let call = (started.call_id.clone(), started.parent_call_id.clone());
+            if let Some((handle, _)) = &running {
+                self.relay_requests(handle, &call, &record);
+            }
             self.table().push(Child {
                 record,
+                call,
                 handle: running.as_ref().map(|(handle, _)| handle.clone()),
                 started: Instant::now(),
                 delivered,
@@ -542,6 +558,11 @@ impl Children {
             usage: ChildUsage::default(),
             duration_ms: 0,
         };
+        let call = (
+            cx.call_id().to_string(),
+            cx.parent_call_id().map(str::to_string),
+        );
+        self.relay_requests(&handle, &call, &record);
         let turn = handle.submit(&request.prompt, None).map_err(|err| {
             ToolError::failed(format!(
                 "the agent `{}` could not start its turn: {err}",
@@ -552,6 +573,7 @@ impl Children {
             let mut table = self.table();
             table.push(Child {
                 record: record.clone(),
+                call,
                 handle: Some(handle.clone()),
                 started: Instant::now(),
                 delivered: false,
@@ -635,6 +657,122 @@ impl Children {
         }
         *starting += 1;
         Some(Reserved(self))
+    }
+
+    /// Makes child `handle`'s approvals and questions surface in this session's clients, as
+    /// requests naming it on `call` (the `agent` call that started it) — or, for a child of a
+    /// child, in the clients its parent's requests reach. The child follows that session's
+    /// attendance: when no person watches it, the child's requests end at once as unattended.
+    fn relay_requests(
+        &self,
+        handle: &SessionHandle,
+        call: &(String, Option<String>),
+        record: &ChildRecord,
+    ) {
+        let Some(setup) = self.setup.get() else {
+            return;
+        };
+        let Some(parent) = setup.session.upgrade() else {
+            return;
+        };
+        let child = handle.tool_session();
+        let (to, call_id, parent_call_id) = match parent.requests().relay() {
+            Some(up) => (
+                up.parent.clone(),
+                up.call_id.clone(),
+                up.parent_call_id.clone(),
+            ),
+            None => (setup.session.clone(), call.0.clone(), call.1.clone()),
+        };
+        child.requests().relay_to(RequestRelay {
+            parent: to,
+            child: Arc::downgrade(child),
+            child_session_id: record.session_id.clone(),
+            child_name: record.name.clone().unwrap_or_else(|| record.agent.clone()),
+            call_id,
+            parent_call_id,
+        });
+    }
+
+    /// Brings back the session of the idle teammate `key` names when none runs in this process
+    /// (a teammate taken back from a resumed lead's log): resumed from the store as a teammate
+    /// of this team again, its requests relayed, so a message can wake it. Its unread messages
+    /// are in its log, read in its next turn. Anything else is left as it is.
+    async fn revive(&self, key: &str) -> ToolResult<()> {
+        let (record, call) = {
+            let table = self.table();
+            let Ok(index) = Self::find(&table, key) else {
+                return Ok(());
+            };
+            let child = &table[index];
+            if child.handle.is_some()
+                || child.record.status != ChildStatus::Idle
+                || !is_teammate(&child.record)
+            {
+                return Ok(());
+            }
+            (child.record.clone(), child.call.clone())
+        };
+        let id = record.session_id.clone();
+        let handle = match self.runtime.live_session(&id) {
+            Some(handle) => handle,
+            None => self.resume_teammate(&record, &call).await.map_err(|err| {
+                ToolError::failed(format!(
+                    "teammate {id} could not be taken back from the store to receive the \
+                     message: {err}"
+                ))
+            })?,
+        };
+        self.relay_requests(&handle, &call, &record);
+        let mut table = self.table();
+        if let Some(child) = table.iter_mut().find(|child| child.record.session_id == id)
+            && child.handle.is_none()
+        {
+            child.handle = Some(handle);
+            child.started = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// Resumes teammate `record` from the store, bounded and linked as when it was started by
+    /// `call`.
+    async fn resume_teammate(
+        &self,
+        record: &ChildRecord,
+        call: &(String, Option<String>),
+    ) -> Result<SessionHandle, crate::RuntimeError> {
+        let Some(setup) = self.setup.get() else {
+            return Err(crate::RuntimeError::NotResumable {
+                id: record.session_id.clone(),
+                reason: "its lead's session is still being built".to_string(),
+            });
+        };
+        let mut builder = self
+            .runtime
+            .resume(&record.session_id)
+            .await?
+            .no_sandbox(setup.no_sandbox)
+            .call_timeout(setup.call_timeout)
+            .child_limits(self.limits)
+            .child_of(
+                ParentLink {
+                    session_id: setup.session_id.clone(),
+                    call_id: call.0.clone(),
+                    depth: self.depth + 1,
+                },
+                setup.bounds.clone(),
+                Arc::clone(&setup.reviewer),
+            );
+        for dir in &setup.skill_dirs {
+            builder = builder.skill_dir(dir);
+        }
+        if let Some(name) = &record.name {
+            builder = builder.teammate(TeamLink {
+                lead: self.me.clone(),
+                name: name.clone(),
+            });
+        }
+        builder.build().await
     }
 
     /// Folds one event of child `id` into its record.
@@ -795,6 +933,7 @@ impl Subagents for Children {
         Box::pin(async move {
             let from = cx.session().id().to_string();
             let Some(team) = self.team.get() else {
+                self.revive(&to).await?;
                 return self.message_child(to, from, None, message);
             };
             let lead = team.lead.upgrade().ok_or_else(|| {
@@ -808,6 +947,7 @@ impl Subagents for Children {
                     "`{to}` is you: send to `lead` or to another teammate by name"
                 )));
             }
+            lead.revive(&to).await?;
             lead.message_child(to, from, Some(team.name.clone()), message)
         })
     }

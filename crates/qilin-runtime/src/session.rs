@@ -1101,6 +1101,11 @@ impl SessionHandle {
         self.inner.session.events().subscribe()
     }
 
+    /// The session as its tools see it (its log, requests and services).
+    pub(crate) fn tool_session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+
     /// Records `body` in the session's log (a message from another session): the model sees
     /// it between steps.
     pub(crate) fn deliver(&self, body: EventBody) {
@@ -1348,6 +1353,12 @@ impl SessionHandle {
     /// events wait for the store.
     pub fn recorded_head(&self) -> u64 {
         self.inner.session.events().head()
+    }
+
+    /// Session `id` (a child this session started), while it is alive in this process: to
+    /// follow its events live.
+    pub fn live_child(&self, id: &str) -> Option<SessionHandle> {
+        self.inner.runtime.live_session(id)
     }
 
     /// Every event after `after`, stored then live, each exactly once and in order.

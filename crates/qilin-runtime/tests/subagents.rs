@@ -897,3 +897,84 @@ async fn a_resumed_parent_follows_a_child_still_running_and_waits_for_it() {
     let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
     assert_eq!((count("agent.finished"), count("agent.delivered")), (1, 1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_lead_wakes_its_idle_teammate_from_the_store() {
+    let f = fixture(LEAD);
+    child_agent(
+        &f,
+        "listener",
+        "read",
+        "turns:\n  - say: listening\n  - say: heard you after the restart\n",
+    );
+    // One script for both processes: the resumed lead goes on after the answers its log has.
+    let script = r#"
+turns:
+  - calls:
+      - tool: agent
+        args: {agent: listener, prompt: "Wait for news.", description: "Listen", name: ear, background: true}
+  - calls:
+      - tool: agent_wait
+        args: {ids: [ear], timeout_ms: 20000}
+  - say: "It listens."
+  - calls:
+      - tool: agent_send
+        args: {to: ear, message: "Are you there?"}
+  - calls:
+      - tool: agent_wait
+        args: {ids: [ear], timeout_ms: 20000}
+  - calls:
+      - tool: agent_list
+        args: {}
+  - say: "It answered."
+"#;
+    let lead = lead(&f, script, ChildLimits::default()).await;
+    let events = run(&lead, "Start it.").await;
+    let ear = record(results(&events, "agent")[0]).session_id;
+    stored_log(&f, &ear, 1).await;
+    let id = lead.id().to_string();
+    lead.close().await.unwrap();
+    drop(lead);
+    assert!(
+        f.runtime.live_session(&ear).is_none(),
+        "the teammate's session went with its lead: it must come back from the store"
+    );
+    let resumed = f
+        .runtime
+        .resume(&id)
+        .await
+        .unwrap()
+        .model(scripted(script))
+        .no_sandbox(true)
+        .build()
+        .await
+        .unwrap();
+    let events = run(&resumed, "Wake it.").await;
+    let sent = results(&events, "agent_send")[0];
+    assert_eq!(sent.status, CallStatus::Ok, "{:?}", sent.content);
+    assert_eq!(sent.output.clone().unwrap()["delivered"], "now");
+    let listed: qilin_protocol::agents::AgentListOutput =
+        serde_json::from_value(results(&events, "agent_list")[0].output.clone().unwrap()).unwrap();
+    assert_eq!(listed.children[0].status, ChildStatus::Idle, "{listed:?}");
+    assert_eq!(
+        listed.children[0].answer.as_deref(),
+        Some("heard you after the restart")
+    );
+    assert!(events.iter().any(|e| matches!(&e.body,
+        EventBody::AgentMessage(m) if m.text == "heard you after the restart" && m.from_name.as_deref() == Some("ear"))));
+    // The teammate's own log: one session, two turns, the message read once in the second.
+    let log = stored_log(&f, &ear, 2).await;
+    assert_consistent(&log);
+    let started = log
+        .iter()
+        .filter(|e| matches!(e.body, EventBody::SessionStarted(_)))
+        .count();
+    assert_eq!(started, 1, "resumed, not started again");
+    let history = qilin_agent::HistoryFold::from_events(&log);
+    let heard = history
+        .messages()
+        .iter()
+        .filter(|m| format!("{m:?}").contains("Are you there?"))
+        .count();
+    assert_eq!(heard, 1, "{:?}", history.messages());
+}
