@@ -44,6 +44,7 @@ on_both_stores!(
     one_stream_follows_several_sessions_and_resumes_each,
     sessions_are_listed_newest_first_a_page_at_a_time,
     child_sessions_are_listed_under_their_parent,
+    a_childs_approval_is_answered_from_the_parents_client,
     compact_summarises_between_turns_and_is_refused_while_one_runs,
     search_finds_recorded_text_and_refuses_bad_queries_clearly,
 );

@@ -896,3 +896,150 @@ pub async fn child_sessions_are_listed_under_their_parent(backend: Backend) {
     server.stop().await;
     world.finish().await;
 }
+
+/// A child's approvals surface in its parent's clients: each opens a request of the parent
+/// naming the child, on the `agent` call that started it. The first is answered from the
+/// parent's client (the answer resolves the child's own request); the second from the child's
+/// own route (the parent's mirror closes the same way). Exactly one answer wins either way.
+pub async fn a_childs_approval_is_answered_from_the_parents_client(backend: Backend) {
+    let world = World::new(
+        backend,
+        "name: lead\ninstructions: Delegate.\ntools: [agent, read]\ncode_mode: false\n",
+    );
+    let reader_script = world.workspace().join("reader.yaml");
+    world.script(
+        "reader.yaml",
+        "turns:\n  - calls:\n      - tool: read\n        args: {path: notes.txt}\n  \
+         - calls:\n      - tool: read\n        args: {path: agent.agent}\n  - say: both read\n",
+    );
+    std::fs::write(
+        world.workspace().join("reader.agent"),
+        format!(
+            "name: reader\ninstructions: Read.\ntools: [read]\nmodel: scripted:{}\n\
+             review:\n  rules:\n    - tool: read\n      decision: ask\n      reason: reading needs a yes\n",
+            reader_script.display()
+        ),
+    )
+    .unwrap();
+    world.script(
+        "lead.yaml",
+        "turns:\n  - calls:\n      - tool: agent\n        args: {agent: reader, prompt: Read., description: Read two files, name: r1}\n  - say: done\n",
+    );
+    let server = world.serve().await;
+    let lead = server.create("lead.yaml").await;
+    let mut watcher = server
+        .stream(&format!("/api/sessions/{lead}/events/stream"), None)
+        .await;
+    server.start_turn(&lead, "Delegate.").await;
+    let mut mirrors = Vec::new();
+    let mut agent_call = None;
+    while let Some((_, event)) = watcher.next_event().await {
+        let done = finishes_turn(&event);
+        if let EventBody::ToolStart(start) = &event.body
+            && start.tool_name == "agent"
+        {
+            agent_call = Some(start.call_id.clone());
+        }
+        if let EventBody::RequestOpened(opened) = &event.body {
+            let child = opened
+                .child_session_id
+                .clone()
+                .expect("the request names the child");
+            assert_eq!(opened.child_name.as_deref(), Some("r1"));
+            assert_eq!(
+                Some(&opened.call_id),
+                agent_call.as_ref(),
+                "on the agent call"
+            );
+            assert_eq!(opened.tool_name, "read");
+            let open = server.get(&format!("/api/sessions/{lead}/requests")).await;
+            assert_eq!(
+                open.body["requests"][0]["requestId"],
+                json!(opened.request_id)
+            );
+            assert_eq!(open.body["requests"][0]["childSessionId"], json!(child));
+            assert_eq!(open.body["requests"][0]["childName"], json!("r1"));
+            let own = server.get(&format!("/api/sessions/{child}/requests")).await;
+            let own_id = own.body["requests"][0]["requestId"]
+                .as_str()
+                .expect("the child's own request is open too")
+                .to_string();
+            let parent_path = format!("/api/sessions/{lead}/requests/{}", opened.request_id);
+            let child_path = format!("/api/sessions/{child}/requests/{own_id}");
+            let (first, second) = match mirrors.len() {
+                0 => (&parent_path, &child_path),
+                _ => (&child_path, &parent_path),
+            };
+            let answered = server
+                .post(first, json!({"reply": "approve", "clientId": "b"}))
+                .await;
+            assert_eq!(answered.status, 200, "{answered:?}");
+            assert_eq!(answered.body["resolvedBy"], json!("web:b"));
+            let late = server
+                .post(second, json!({"reply": "deny", "clientId": "a"}))
+                .await;
+            assert_eq!(late.status, 409, "{late:?}");
+            assert_eq!(late.code(), "already_answered");
+            assert_eq!(late.body["resolvedBy"], json!("web:b"));
+            mirrors.push((child, opened.request_id.clone(), own_id));
+        }
+        if done {
+            break;
+        }
+    }
+    assert_eq!(mirrors.len(), 2, "two approvals surfaced in the lead");
+    let stored = server.all_events(&lead).await;
+    assert_consistent(&stored);
+    let resolved: Vec<(&str, &str, &RequestResolution)> = stored
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RequestResolved(r) => {
+                Some((r.request_id.as_str(), r.resolved_by.as_str(), &r.resolution))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolved.len(), 2, "each mirror ended once: {resolved:?}");
+    for ((_, mirror, _), (id, by, resolution)) in mirrors.iter().zip(&resolved) {
+        assert_eq!((mirror.as_str(), *by), (*id, "web:b"));
+        assert_eq!(**resolution, RequestResolution::Approved);
+    }
+    let child = &mirrors[0].0;
+    wait_for_events(&server, child, |events| {
+        events
+            .iter()
+            .any(|e| matches!(e.body, EventBody::TurnFinished { .. }))
+    })
+    .await;
+    let child_log = server.all_events(child).await;
+    let own: Vec<(&str, &str)> = child_log
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RequestResolved(r) => Some((r.request_id.as_str(), r.resolved_by.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        own,
+        [
+            (mirrors[0].2.as_str(), "web:b"),
+            (mirrors[1].2.as_str(), "web:b")
+        ]
+    );
+    let reads: Vec<CallStatus> = child_log
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(r) => Some(r.status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reads,
+        [CallStatus::Ok, CallStatus::Ok],
+        "both reads approved"
+    );
+    let open = server.get(&format!("/api/sessions/{lead}/requests")).await;
+    assert_eq!(open.body["requests"], json!([]));
+    server.stop().await;
+    world.finish().await;
+}
