@@ -243,7 +243,7 @@ const LEAD_FILES: [(&str, &str); 3] = [
     ),
     (
         "lead.yaml",
-        "turns:\n  - calls: [{tool: agent, args: {agent: sleeper, prompt: Sleep., description: Sleep, name: dozy, background: true}}]\n  - say: Started it.\n  - calls: [{tool: agent_wait, args: {timeout_ms: 20000}}]\n  - say: Collected.\n",
+        "turns:\n  - calls: [{tool: agent, args: {agent: sleeper, prompt: Sleep., description: Sleep, background: true}}]\n  - say: Started it.\n  - calls: [{tool: agent_wait, args: {timeout_ms: 20000}}]\n  - say: Collected.\n",
     ),
     (
         "sleeper.yaml",
@@ -328,7 +328,6 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
         .expect("agent_wait's output");
     assert_eq!(waited["finished"][0]["sessionId"], json!(child), "{waited}");
     assert_eq!(waited["finished"][0]["status"], "interrupted", "{waited}");
-    assert_eq!(waited["finished"][0]["name"], "dozy", "{waited}");
     let why = waited["finished"][0]["error"].as_str().unwrap_or_default();
     assert!(why.contains("process"), "{why}");
     let count = |kind: &str| events.iter().filter(|e| e.body.kind() == kind).count();
@@ -348,6 +347,249 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
         Some(1),
         "{children}"
     );
+}
+
+/// A team: a lead with two teammates and two tasks. Its first turn is cut off by the kill while
+/// it sleeps, teammate `a` mid-call with a message waiting for it; its second lists the team and
+/// the tasks, then wakes `a`.
+const TEAM_FILES: [(&str, &str); 4] = [
+    (
+        "lead.agent",
+        "name: lead\ninstructions: Lead.\ntools: [agent, agent_send, agent_wait, agent_list, task_create, task_update, task_list, bash]\nskills:\n  available: []\n",
+    ),
+    (
+        "lead.yaml",
+        r#"turns:
+  - calls:
+      - {tool: task_create, args: {title: Write the parser}}
+      - {tool: task_create, args: {title: Test the parser}}
+  - calls:
+      - {tool: agent, args: {agent: alpha, prompt: Write the parser (task 1)., description: Parser, name: a, background: true}}
+      - {tool: agent, args: {agent: beta, prompt: Test the parser (task 2)., description: Tests, name: b, background: true}}
+  - calls: [{tool: bash, args: {command: "sleep 0.5"}}]
+  - calls: [{tool: agent_send, args: {to: a, message: "Unread note: mind the edge cases."}}]
+  - calls: [{tool: bash, args: {command: "sleep 120"}}]
+  - calls: [{tool: agent_list, args: {}}]
+  - calls: [{tool: task_list, args: {}}]
+  - calls: [{tool: agent_send, args: {to: a, message: "Wake up: how far are you?"}}]
+  - calls: [{tool: agent_wait, args: {ids: [a], timeout_ms: 30000}}]
+  - calls: [{tool: agent_list, args: {}}]
+  - say: The team is back.
+"#,
+    ),
+    (
+        "alpha.yaml",
+        r#"turns:
+  - calls: [{tool: task_update, args: {id: "1", status: in_progress, assignee: a}}]
+  - calls: [{tool: bash, args: {command: "sleep 120"}}]
+  - say: read both notes
+"#,
+    ),
+    (
+        "beta.yaml",
+        r#"turns:
+  - calls: [{tool: task_update, args: {id: "2", status: in_progress, assignee: b}}]
+  - say: ready
+"#,
+    ),
+];
+
+/// Every event of `events` once: seqs gapless from 1, each call started and ended at most once,
+/// each request opened at most once.
+fn each_once(events: &[Event]) {
+    let mut starts = std::collections::HashSet::new();
+    let mut results = std::collections::HashSet::new();
+    let mut requests = std::collections::HashSet::new();
+    for (index, event) in events.iter().enumerate() {
+        assert_eq!(event.seq, index as u64 + 1, "gapless, no seq twice");
+        match &event.body {
+            EventBody::ToolStart(start) => {
+                assert!(starts.insert(start.call_id.clone()), "{start:?} twice")
+            }
+            EventBody::ToolResult(result) => {
+                assert!(results.insert(result.call_id.clone()), "{result:?} twice")
+            }
+            EventBody::RequestOpened(opened) => assert!(
+                requests.insert(opened.request_id.clone()),
+                "{opened:?} twice"
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// No call of `events` left running or waiting: each ended, the cut-off ones `interrupted`.
+/// Gives the tools of the interrupted calls.
+fn none_running(events: &[Event]) -> Vec<String> {
+    let tree = qilin_protocol::ConversationTree::from_events(events);
+    let mut interrupted = Vec::new();
+    for event in events {
+        if let EventBody::ToolStart(start) = &event.body {
+            let node = tree.call(&start.call_id).expect("the call is in the tree");
+            assert_eq!(node.phase, qilin_protocol::Phase::Done, "{node:?}");
+            let outcome = node.outcome.as_ref().expect("an ended call has an outcome");
+            if outcome.status == qilin_protocol::CallStatus::Interrupted {
+                interrupted.push(start.tool_name.clone());
+            }
+        }
+    }
+    interrupted
+}
+
+/// The output of each call of `tool` in `events`, in order.
+fn outputs(events: &[Event], tool: &str) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ToolResult(result) if result.tool_name == tool => {
+                Some(result.output.clone().unwrap_or(Value::Null))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `kill -9` of a server running a team mid-turn, then a restart: every event once, the tasks
+/// and the unread message intact, no call left running (the cut-off ones `interrupted`), the
+/// teammates idle — and the lead wakes one, which reads the unread message once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_with_a_team_running_keeps_tasks_and_messages_and_the_teammates_come_back_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    workspace_in(dir.path());
+    let workspace = dir.path().join("workspace");
+    for (name, text) in TEAM_FILES {
+        std::fs::write(workspace.join(name), text).unwrap();
+    }
+    for (name, tools) in [
+        ("alpha", "task_update, task_list, agent_send, bash"),
+        ("beta", "task_update, task_list, agent_send"),
+    ] {
+        std::fs::write(
+            workspace.join(format!("{name}.agent")),
+            format!(
+                "name: {name}\ninstructions: Work.\ntools: [{tools}]\nmodel: scripted:{}\n",
+                workspace.join(format!("{name}.yaml")).display()
+            ),
+        )
+        .unwrap();
+    }
+    let client = reqwest::Client::new();
+    let mut first = started(serve_agent_command(dir.path(), "lead"));
+    let lead = first.create_session(&client).await;
+    first
+        .start_turn(&client, &lead, "Build the parser with a team.")
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // Killed once the lead sleeps, `a` sleeps with the message unread, and `b` is idle.
+    let (a, b) = loop {
+        let events = first.events(&client, &lead).await;
+        let started: Vec<(String, String)> = events
+            .iter()
+            .filter_map(|e| match &e.body {
+                EventBody::AgentStarted(s) => Some((
+                    s.name.clone().unwrap_or_default(),
+                    s.child_session_id.clone(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let lead_sleeps = events.iter().any(|e| {
+            matches!(&e.body,
+            EventBody::ToolStart(s) if s.arguments["command"] == json!("sleep 120"))
+        });
+        let b_idle = events.iter().any(|e| {
+            matches!(&e.body,
+            EventBody::AgentMessage(m) if m.text == "ready")
+        });
+        if lead_sleeps && b_idle && started.len() == 2 {
+            let id = |name: &str| started.iter().find(|(n, _)| n == name).unwrap().1.clone();
+            let (a, b) = (id("a"), id("b"));
+            let a_events = first.events(&client, &a).await;
+            let a_sleeps = a_events.iter().any(|e| {
+                matches!(&e.body,
+                EventBody::ToolStart(s) if s.tool_name == "bash")
+            });
+            let a_has_note = a_events.iter().any(|e| {
+                matches!(&e.body,
+                EventBody::AgentMessage(m) if m.text.starts_with("Unread note"))
+            });
+            if a_sleeps && a_has_note {
+                break (a, b);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the team never got going: {events:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = started(serve_agent_command(dir.path(), "lead"));
+    let lead_before = second.events(&client, &lead).await;
+    assert_eq!(finished(&lead_before), [FinishReason::Interrupted]);
+    assert_eq!(none_running(&lead_before), ["bash"], "the lead's sleep");
+    let a_before = second.events(&client, &a).await;
+    assert_eq!(
+        finished(&a_before),
+        [FinishReason::Interrupted],
+        "not run again"
+    );
+    assert_eq!(none_running(&a_before), ["bash"], "a's sleep");
+    second.start_turn(&client, &lead, "Go on.").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let events = loop {
+        let events = second.events(&client, &lead).await;
+        if finished(&events).len() == 2 {
+            break events;
+        }
+        assert!(Instant::now() < deadline, "the second turn never finished");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(finished(&events)[1], FinishReason::Completed, "{events:#?}");
+    each_once(&events);
+    assert_eq!(none_running(&events), ["bash"], "only the cut-off sleep");
+    // The teammates came back idle, not mid-turn.
+    let listed = &outputs(&events, "agent_list")[0];
+    for child in listed["children"].as_array().unwrap() {
+        assert_eq!(child["status"], "idle", "{listed}");
+    }
+    // The task list, intact.
+    let tasks = &outputs(&events, "task_list")[0]["tasks"];
+    assert_eq!(tasks[0]["title"], "Write the parser", "{tasks}");
+    assert_eq!(tasks[0]["status"], "in_progress", "{tasks}");
+    assert_eq!(tasks[0]["assignee"], "a", "{tasks}");
+    assert_eq!(tasks[1]["assignee"], "b", "{tasks}");
+    assert_eq!(tasks.as_array().map(Vec::len), Some(2));
+    // Woken, `a` read the unread note and the new message, and is idle again.
+    let sent = &outputs(&events, "agent_send")[1];
+    assert_eq!(sent["delivered"], "now", "{sent}");
+    let after = outputs(&events, "agent_list");
+    assert_eq!(after[1]["children"][0]["status"], "idle", "{after:?}");
+    assert_eq!(
+        after[1]["children"][0]["answer"], "read both notes",
+        "{after:?}"
+    );
+    let a_events = second.events(&client, &a).await;
+    each_once(&a_events);
+    assert_eq!(none_running(&a_events), ["bash"]);
+    let notes = |text: &str| {
+        a_events
+            .iter()
+            .filter(|e| matches!(&e.body, EventBody::AgentMessage(m) if m.text.starts_with(text)))
+            .count()
+    };
+    assert_eq!((notes("Unread note"), notes("Wake up")), (1, 1));
+    assert_eq!(
+        finished(&a_events),
+        [FinishReason::Interrupted, FinishReason::Completed]
+    );
+    let b_events = second.events(&client, &b).await;
+    each_once(&b_events);
+    assert!(none_running(&b_events).is_empty());
+    assert_eq!(finished(&b_events), [FinishReason::Completed]);
 }
 
 /// The workspace `qilin serve` serves in the tests: the slow agent, its script, a note.
