@@ -652,6 +652,11 @@ impl Display {
                             }
                         } else {
                             rendering.lock().await.handle(&event);
+                            if let EventBody::AgentStarted(started) = &event.body
+                                && let Some(child) = handle.live_child(&started.child_session_id)
+                            {
+                                follow_child(&child, Arc::clone(&rendering));
+                            }
                         }
                         if let Some(keys) = &keys {
                             answer(&handle, &rendering, keys, &event);
@@ -677,6 +682,26 @@ impl Display {
         let _ = shown.wait_for(|seq| *seq >= head).await;
         self.renderer.lock().await.finish();
     }
+}
+
+/// Feeds the events of `child` (a child session just started) to its live line — the call it
+/// runs now — until its turn ends or its line is gone.
+fn follow_child(child: &SessionHandle, renderer: Arc<Mutex<TerminalRenderer>>) {
+    let id = child.id().to_string();
+    // The stream reads the store and the live log; it does not keep the child alive.
+    let mut events = child.subscribe_from(0);
+    tokio::spawn(async move {
+        while let Some(Ok(event)) = events.next().await {
+            let mut renderer = renderer.lock().await;
+            if !renderer.shows_child(&id) {
+                return;
+            }
+            renderer.handle_child(&id, &event);
+            if matches!(event.body, EventBody::TurnFinished { .. }) {
+                return;
+            }
+        }
+    });
 }
 
 /// Puts a request the session opened to the user, in a task of its own (the terminal is

@@ -7,7 +7,7 @@
 //! width of the terminal, so redrawing it never leaves a line behind.
 
 use super::markdown;
-use super::sanitize::sanitized;
+use super::sanitize::{sanitized, visible};
 use super::style::{SPINNER, Style};
 use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
@@ -37,12 +37,26 @@ struct Running {
     last_output: String,
 }
 
-/// A background child (subagent) running, shown by a live line until its `agent.finished`.
+/// A child (subagent) running, shown by a live line: a background one until its
+/// `agent.finished`, a foreground one until its `agent` call's result.
 struct LiveChild {
     session_id: String,
+    /// The parent's `agent` call that started it.
+    call_id: String,
+    background: bool,
     /// `agent NAME · description`.
     label: String,
     started: Instant,
+    /// The calls running in the child's own session (id and tool), oldest first, from its
+    /// events fed with [`TerminalRenderer::handle_child`].
+    calls: Vec<(String, String)>,
+}
+
+impl LiveChild {
+    /// The tool of the child's latest running call, if one runs.
+    fn current_call(&self) -> Option<&str> {
+        self.calls.last().map(|(_, tool)| tool.as_str())
+    }
 }
 
 /// What the model is doing before its first visible output of a step.
@@ -312,18 +326,19 @@ impl TerminalRenderer {
             | EventBody::TaskCreated(_)
             | EventBody::TaskUpdated(_) => {}
             EventBody::AgentStarted(started) => {
-                if started.background {
-                    let who = match &started.name {
-                        Some(name) => format!("{} {name}", started.agent),
-                        None => started.agent.clone(),
-                    };
-                    self.children.push(LiveChild {
-                        session_id: started.child_session_id.clone(),
-                        label: format!("agent {who} · {}", started.description),
-                        started: Instant::now(),
-                    });
-                    self.redraw();
-                }
+                let who = match &started.name {
+                    Some(name) => format!("{} {name}", started.agent),
+                    None => started.agent.clone(),
+                };
+                self.children.push(LiveChild {
+                    session_id: started.child_session_id.clone(),
+                    call_id: started.call_id.clone(),
+                    background: started.background,
+                    label: format!("agent {who} · {}", started.description),
+                    started: Instant::now(),
+                    calls: Vec::new(),
+                });
+                self.redraw();
             }
             EventBody::AgentFinished(finished) => {
                 self.children
@@ -540,9 +555,41 @@ impl TerminalRenderer {
         }
     }
 
+    /// Whether the child session `id` still has a live line (its events are still wanted).
+    pub fn shows_child(&self, id: &str) -> bool {
+        self.children.iter().any(|child| child.session_id == id)
+    }
+
+    /// Renders one event of the running child session `id` on its live line: the tool of the
+    /// call it runs now. Its other events stay in its own session.
+    pub fn handle_child(&mut self, id: &str, event: &Event) {
+        let Some(child) = self
+            .children
+            .iter_mut()
+            .find(|child| child.session_id == id)
+        else {
+            return;
+        };
+        match &event.body {
+            EventBody::ToolStart(start) => {
+                let tool = visible(&start.tool_name).into_owned();
+                child.calls.push((start.call_id.clone(), tool));
+            }
+            EventBody::ToolResult(result) => {
+                child.calls.retain(|(call, _)| call != &result.call_id);
+            }
+            EventBody::TurnFinished { .. } => child.calls.clear(),
+            _ => return,
+        }
+        self.redraw();
+    }
+
     /// A call ended: it leaves the live region and its result is written above it.
     fn finish_call(&mut self, result: &ToolResultEvent) {
         self.running.retain(|r| r.call_id != result.call_id);
+        // A foreground child's line goes with its call (its result line sums it up).
+        self.children
+            .retain(|child| child.background || child.call_id != result.call_id);
         let lines = self.result_lines(result);
         self.reviews.remove(&result.call_id);
         // A foreground child's tokens come back with its call.
@@ -977,6 +1024,21 @@ impl TerminalRenderer {
 
     /// The live region: the text block being written (its last lines, as many as fit), the
     /// "thinking…" line, a spinner line per running call — each cut to one row.
+    /// A running child's live line after its spinner: `agent NAME · description · TOOL  3.2s
+    /// in the background` (its current call's tool, when one runs).
+    fn child_status(&self, child: &LiveChild) -> String {
+        let seconds = child.started.elapsed().as_secs_f64();
+        let current = match child.current_call() {
+            Some(tool) => format!(" · {}", self.style.cyan(tool)),
+            None => String::new(),
+        };
+        let when = match child.background {
+            true => format!("{seconds:.1}s in the background"),
+            false => format!("{seconds:.1}s"),
+        };
+        format!("{}{current}  {}", child.label, self.style.dim(&when))
+    }
+
     fn live_lines(&self, columns: usize, rows: usize) -> Vec<String> {
         let frame = SPINNER[self.frame % SPINNER.len()];
         let line_columns = columns.saturating_sub(1);
@@ -1010,12 +1072,10 @@ impl TerminalRenderer {
             lines.push(line);
         }
         for child in &self.children {
-            let seconds = child.started.elapsed().as_secs_f64();
             lines.push(format!(
-                "{} {}  {}",
+                "{} {}",
                 self.style.cyan(frame),
-                child.label,
-                self.style.dim(&format!("{seconds:.1}s in the background"))
+                self.child_status(child)
             ));
         }
         // The text being written gets the rows the spinners leave, keeping one for the cursor.
@@ -1317,6 +1377,81 @@ Done
         let finished = r#"{"seq":2,"time":"2026-11-30T12:00:02.000Z","type":"agent.finished","childSessionId":"k2","record":{"sessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true,"status":"completed","steps":1,"usage":{"inputTokens":1,"outputTokens":1},"durationMs":2000}}"#;
         renderer.handle(&serde_json::from_str(finished).unwrap());
         assert!(renderer.live_lines(100, 10).is_empty());
+    }
+
+    #[test]
+    fn a_running_child_shows_its_current_call_and_a_foreground_one_goes_with_its_call() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        let feed = |renderer: &mut TerminalRenderer, line: &str| {
+            renderer.handle(&serde_json::from_str(line).unwrap());
+        };
+        feed(
+            &mut renderer,
+            r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"agent","caller":"direct","arguments":{},"presentation":{"action":"Run agent explore","remark":"Find it"}}"#,
+        );
+        feed(
+            &mut renderer,
+            r#"{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c1","childSessionId":"k1","agent":"explore","description":"Find it","background":false}"#,
+        );
+        feed(
+            &mut renderer,
+            r#"{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c2","childSessionId":"k2","agent":"general","description":"Run tests","name":"tester","background":true}"#,
+        );
+        let child_line = |renderer: &TerminalRenderer, label: &str| {
+            renderer
+                .live_lines(200, 20)
+                .into_iter()
+                .find(|line| line.contains(label))
+        };
+        let found = child_line(&renderer, "agent explore · Find it").expect("a live line");
+        assert!(found.ends_with('s'), "elapsed, no call yet: {found:?}");
+        assert!(!found.contains("background"), "{found:?}");
+        // The child's own events: its running call's tool shows on its line while it runs.
+        let child_event = |line: &str| -> Event { serde_json::from_str(line).unwrap() };
+        renderer.handle_child(
+            "k1",
+            &child_event(
+                r#"{"seq":5,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"x1","toolName":"grep","caller":"direct","arguments":{},"presentation":{"action":"Search","remark":"x"}}"#,
+            ),
+        );
+        renderer.handle_child(
+            "k2",
+            &child_event(
+                r#"{"seq":5,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"y1","toolName":"bash","caller":"direct","arguments":{},"presentation":{"action":"Run","remark":"x"}}"#,
+            ),
+        );
+        let found = child_line(&renderer, "agent explore · Find it").unwrap();
+        assert!(found.contains("Find it · grep  "), "{found:?}");
+        let found = child_line(&renderer, "agent general tester · Run tests").unwrap();
+        assert!(
+            found.contains("Run tests · bash  ") && found.ends_with("s in the background"),
+            "{found:?}"
+        );
+        renderer.handle_child(
+            "k1",
+            &child_event(
+                r#"{"seq":6,"time":"2026-11-30T12:00:01.000Z","type":"tool.result","callId":"x1","toolName":"grep","caller":"direct","status":"ok","content":[],"durationMs":5}"#,
+            ),
+        );
+        let found = child_line(&renderer, "agent explore · Find it").unwrap();
+        assert!(!found.contains("grep"), "the call ended: {found:?}");
+        assert!(renderer.shows_child("k1"));
+        // The foreground child's line goes with its call's result; the background one stays.
+        feed(
+            &mut renderer,
+            r#"{"seq":7,"time":"2026-11-30T12:00:01.000Z","type":"tool.result","callId":"c1","toolName":"agent","caller":"direct","status":"ok","content":[{"type":"text","text":"found"}],"output":{"sessionId":"k1","agent":"explore","description":"Find it","background":false,"status":"completed","answer":"found","steps":2,"usage":{"inputTokens":1000,"outputTokens":100},"durationMs":900},"durationMs":900}"#,
+        );
+        assert!(!renderer.shows_child("k1"));
+        assert!(child_line(&renderer, "agent explore").is_none());
+        assert!(renderer.shows_child("k2"));
+        // Events of a child no longer shown are ignored.
+        renderer.handle_child(
+            "k1",
+            &child_event(
+                r#"{"seq":8,"time":"2026-11-30T12:00:01.000Z","type":"tool.start","callId":"x2","toolName":"read","caller":"direct","arguments":{},"presentation":{"action":"Read","remark":"x"}}"#,
+            ),
+        );
+        assert!(!renderer.shows_child("k1"));
     }
 
     #[test]
