@@ -959,11 +959,16 @@ pub async fn a_childs_approval_is_answered_from_the_parents_client(backend: Back
             );
             assert_eq!(open.body["requests"][0]["childSessionId"], json!(child));
             assert_eq!(open.body["requests"][0]["childName"], json!("r1"));
-            let own = server.get(&format!("/api/sessions/{child}/requests")).await;
-            let own_id = own.body["requests"][0]["requestId"]
-                .as_str()
-                .expect("the child's own request is open too")
-                .to_string();
+            // The child's own request, open too (its log is stored on its own schedule).
+            let deadline = tokio::time::Instant::now() + PATIENCE;
+            let own_id = loop {
+                let own = server.get(&format!("/api/sessions/{child}/requests")).await;
+                if let Some(id) = own.body["requests"][0]["requestId"].as_str() {
+                    break id.to_string();
+                }
+                assert!(tokio::time::Instant::now() < deadline, "{own:?}");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            };
             let parent_path = format!("/api/sessions/{lead}/requests/{}", opened.request_id);
             let child_path = format!("/api/sessions/{child}/requests/{own_id}");
             let (first, second) = match mirrors.len() {
