@@ -222,19 +222,20 @@ impl Server {
 
     /// Waits until the server reports no work in progress, at most `limit`. With `opened`
     /// (its first file was just opened, which may start loading the project), it first gives
-    /// the server `grace` to begin reporting.
+    /// the server `grace` to say something: progress to wait for, or anything else (the
+    /// file's diagnostics) that shows it took the file in.
     pub async fn settle(&self, opened: bool, grace: Duration, limit: Duration) {
         let mut changes = self.shared.published.subscribe();
         let start = tokio::time::Instant::now();
         if opened && self.progress().is_none() {
+            // Whatever it says first — progress, or the file's diagnostics when it reports no
+            // progress — ends the grace.
             let until = start + grace;
-            while self.progress().is_none() && !self.is_dead() {
-                if tokio::time::timeout_at(until, changes.changed())
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
+            if tokio::time::timeout_at(until, changes.changed())
+                .await
+                .is_err()
+            {
+                return;
             }
         }
         let until = start + limit;
