@@ -907,6 +907,7 @@ mod known_keys_tests {
     fn the_known_keys_are_the_fields_of_the_types_they_are_read_into() {
         let types: Vec<(&str, Vec<&str>)> = vec![
             ("", fields_of::<RawAgent>()),
+            ("lsp", fields_of::<LspSettings>()),
             ("mcp_servers.*", fields_of::<McpServerConfig>()),
             ("sandbox", fields_of::<SandboxSettings>()),
             ("sandbox.limits", fields_of::<SandboxLimits>()),
