@@ -262,7 +262,7 @@ describe('the lsp card', () => {
         },
       ),
     );
-    const hover = screen.getByRole('region', { name: 'Documentation' });
+    const hover = screen.getByRole('group', { name: 'Documentation' });
     expect(within(hover).getByText('parse').tagName).toBe('STRONG');
     expect(within(hover).getByRole('link', { name: 'the spec' })).toHaveAttribute(
       'href',
@@ -405,7 +405,7 @@ describe('edit cards carry diagnostics', () => {
       { openFile },
     );
     expect(screen.getByRole('button', { name: /Edit.*2 new problems/ })).toBeInTheDocument();
-    const block = screen.getByRole('region', { name: 'Diagnostics after the edit' });
+    const block = screen.getByRole('group', { name: 'Diagnostics after the edit' });
     const introduced = within(block).getByRole('list', { name: 'New' });
     expect(
       within(introduced)
@@ -437,7 +437,7 @@ describe('edit cards carry diagnostics', () => {
       ),
       { locale: 'zh-CN' },
     );
-    expect(screen.getByRole('region', { name: '编辑后的诊断' })).toHaveTextContent('没有新问题。');
+    expect(screen.getByRole('group', { name: '编辑后的诊断' })).toHaveTextContent('没有新问题。');
   });
 
   test('a change without diagnostics shows no block', () => {
@@ -449,6 +449,6 @@ describe('edit cards carry diagnostics', () => {
         { output: { action: 'created' } },
       ),
     );
-    expect(screen.queryByRole('region', { name: 'Diagnostics after the edit' })).toBeNull();
+    expect(screen.queryByRole('group', { name: 'Diagnostics after the edit' })).toBeNull();
   });
 });

@@ -106,6 +106,12 @@ function RowLine(props: { row: LspRow; openFile: OpenFile; label: string; gone?:
   const facts = [row.source, row.code === undefined ? undefined : t('lsp.code', { code: row.code })]
     .filter((fact) => fact !== undefined)
     .join(' · ');
+  // A plain location's text goes beside its place; a symbol's, call's or diagnostic's under it.
+  const inline =
+    row.context.length === 0 &&
+    row.name === undefined &&
+    row.message === undefined &&
+    row.text !== undefined;
   return (
     <>
       <div className="qt-lsp__line">
@@ -117,11 +123,12 @@ function RowLine(props: { row: LspRow; openFile: OpenFile; label: string; gone?:
         {row.message !== undefined && <span className="qt-lsp__message">{row.message}</span>}
         {facts !== '' && <span className="qp-caption">{facts}</span>}
         {props.gone === true && <span className="qt-lsp__gone">{t('lsp.edit.gone')}</span>}
+        {inline && <code className="qt-lsp__text qt-lsp__text--inline">{row.text?.trim()}</code>}
       </div>
       {row.context.length > 0 ? (
         <Context row={row} label={props.label} />
       ) : (
-        row.text !== undefined && <code className="qt-lsp__text">{row.text}</code>
+        !inline && row.text !== undefined && <code className="qt-lsp__text">{row.text}</code>
       )}
     </>
   );
@@ -215,10 +222,10 @@ function LspResult(props: { result: LspResultRow; openFile: OpenFile; operation:
     <>
       {result.empty !== undefined && <EmptyNote empty={result.empty} />}
       {result.hover !== undefined && (
-        <section className="qt-block qt-lsp-hover" aria-label={t('lsp.hover')}>
+        <div className="qt-block qt-lsp-hover" role="group" aria-label={t('lsp.hover')}>
           <h4 className="qt-block__label">{t('lsp.hover')}</h4>
           <MarkdownText text={result.hover} />
-        </section>
+        </div>
       )}
       {result.groups.length > 0 && (
         <ul className="qt-lsp" aria-label={t('lsp.results', { operation: props.operation })}>
@@ -323,7 +330,8 @@ export function EditDiagnosticsBlock(props: {
   const { diagnostics, openFile } = props;
   const { introduced, resolved } = diagnostics;
   return (
-    <section className="qt-block qt-lsp-edit" aria-label={t('lsp.edit.label')}>
+    // A group, not a region: a page may hold many edit cards.
+    <div className="qt-block qt-lsp-edit" role="group" aria-label={t('lsp.edit.label')}>
       <h4 className="qt-block__label">{t('lsp.edit.label')}</h4>
       {introduced.length === 0 && resolved.length === 0 && (
         <p className="qp-caption">{t('lsp.edit.none')}</p>
@@ -350,6 +358,6 @@ export function EditDiagnosticsBlock(props: {
         {t('lsp.edit.remaining', { count: diagnostics.remaining, server: diagnostics.server })}
         {diagnostics.note === undefined ? '' : ` · ${diagnostics.note}`}
       </p>
-    </section>
+    </div>
   );
 }
