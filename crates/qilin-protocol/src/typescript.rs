@@ -148,6 +148,17 @@ pub fn bindings() -> String {
         checks::CheckAnnotation::decl(&cfg),
         checks::CheckRun::decl(&cfg),
         checks::ChecksRunOutput::decl(&cfg),
+        lsp::LspOperation::decl(&cfg),
+        lsp::LspSeverity::decl(&cfg),
+        lsp::LspContextLine::decl(&cfg),
+        lsp::LspItem::decl(&cfg),
+        lsp::LspEmptyReason::decl(&cfg),
+        lsp::LspEmpty::decl(&cfg),
+        lsp::LspOutput::decl(&cfg),
+        lsp::EditDiagnostics::decl(&cfg),
+        lsp::LspServerState::decl(&cfg),
+        lsp::LspServerStatus::decl(&cfg),
+        lsp::LspStatusResponse::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\
