@@ -184,6 +184,30 @@ describe('the card', () => {
     ]);
   });
 
+  test('empty lists are left out on the wire', () => {
+    const card = asLsp(
+      model(
+        { operation: 'definition', path: 'src/app.py', line: 3, character: 1 },
+        {
+          operation: 'definition',
+          empty: { reason: 'not_found', message: 'Nothing.' },
+          total: 0,
+          truncated: false,
+        },
+      ),
+    );
+    expect(card.result?.groups).toEqual([]);
+    const read = editDiagnostics(
+      new Fields({ diagnostics: { server: 'pyright-langserver', remaining: 0 } }, 'output'),
+    );
+    expect(read).toEqual({
+      server: 'pyright-langserver',
+      introduced: [],
+      resolved: [],
+      remaining: 0,
+    });
+  });
+
   test('a hover is its Markdown', () => {
     const card = asLsp(
       model(

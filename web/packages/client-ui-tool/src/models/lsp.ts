@@ -2,21 +2,12 @@
 // locations, symbols, calls, diagnostics or hover the runtime recorded — or why it found none.
 // The diagnostics `write`, `edit` and `str_replace_editor` carry are read here too.
 import { message, type Message } from '@qilin-agent/i18n';
-import type { SpilledOutput } from '@qilin-agent/protocol';
-
-// PROVISIONAL until the protocol's generated types land (then imported from the protocol).
-type LspOperation =
-  | 'definition'
-  | 'references'
-  | 'hover'
-  | 'document_symbols'
-  | 'workspace_symbols'
-  | 'implementation'
-  | 'incoming_calls'
-  | 'outgoing_calls'
-  | 'diagnostics';
-type LspSeverity = 'error' | 'warning' | 'information' | 'hint';
-type LspEmptyReason = 'no_server' | 'starting' | 'timed_out' | 'crashed' | 'not_found';
+import type {
+  LspEmptyReason,
+  LspOperation,
+  LspSeverity,
+  SpilledOutput,
+} from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { shortenPath } from '../paths';
 import type { FileLines } from '../slots';
@@ -382,7 +373,10 @@ function spillOf(value: unknown, what: string): SpilledOutput | undefined {
 export function lspResult(value: unknown, cwd?: string, home?: string): LspResultRow {
   const fields = new Fields(value, 'output');
   const operation = fields.oneOf('operation', LSP_OPERATIONS);
-  const rows = fields.list('items').map((item, at) => lspRow(item, `output.items[${at}]`));
+  // Empty lists are left out on the wire.
+  const rows = (fields.optionalList('items') ?? []).map((item, at) =>
+    lspRow(item, `output.items[${at}]`),
+  );
   const hover = nonBlank(fields.optionalText('hover'));
   const emptyValue = fields.raw('empty');
   const empty =
@@ -491,7 +485,9 @@ export function editDiagnostics(output: Fields): EditDiagnosticsRow | undefined 
   if (value === undefined || value === null) return undefined;
   const fields = new Fields(value, 'output.diagnostics');
   const rows = (name: string) =>
-    fields.list(name).map((item, at) => lspRow(item, `output.diagnostics.${name}[${at}]`));
+    (fields.optionalList(name) ?? []).map((item, at) =>
+      lspRow(item, `output.diagnostics.${name}[${at}]`),
+    );
   const note = nonBlank(fields.optionalText('note'));
   return {
     server: fields.text('server'),
