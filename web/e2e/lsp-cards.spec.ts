@@ -1,8 +1,10 @@
 // The code navigation cards in the gallery — every operation, every empty reason, non-file URIs,
 // a hover, diagnostics and the diagnostics edit cards carry — light and dark, English and
-// Chinese, each expanded, screenshotted and checked by axe-core.
+// Chinese, each expanded, screenshotted and checked by axe-core; and on a real server with
+// pyright (on PATH), a definition's location opening the file sidebar at its line.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
+import { startScriptedServer, type QilinServer } from './support/server';
 
 for (const locale of ['en', 'zh-CN'] as const) {
   for (const theme of ['light', 'dark'] as const) {
@@ -97,3 +99,102 @@ for (const locale of ['en', 'zh-CN'] as const) {
     });
   }
 }
+
+// A real `qilin serve` with the scripted model and pyright: the model asks where `describe` is
+// defined; the card's location opens the file sidebar at that line, and the header's language
+// servers say pyright is ready.
+test.describe('on a real server', () => {
+  const AGENT = `name: e2e-lsp
+description: Asks a language server, for the lsp card's end-to-end test.
+instructions: Follow the script.
+tools: [read, lsp]
+skills:
+  available: []
+limits:
+  max_steps: 5
+review:
+  default: allow
+`;
+  const SCRIPT = `chunk_delay_ms: 0
+turns:
+  - say: "Where is describe defined?"
+    calls:
+      - tool: lsp
+        args: {operation: definition, path: app.py, line: 3, character: 7}
+  - say: "It is defined in shapes.py."
+`;
+  const SHAPES = `"""Shapes and their descriptions."""
+
+
+class Circle:
+    def __init__(self, radius: float) -> None:
+        self.radius = radius
+
+    def area(self) -> float:
+        return 3.14159 * self.radius * self.radius
+
+
+def describe(shape: Circle) -> str:
+    return f"circle of area {shape.area():.2f}"
+`;
+  const APP = `from shapes import Circle, describe
+
+print(describe(Circle(2.0)))
+`;
+
+  let server: QilinServer | undefined;
+
+  test.beforeAll(async () => {
+    server = await startScriptedServer(AGENT, SCRIPT, {
+      'shapes.py': SHAPES,
+      'app.py': APP,
+      'pyrightconfig.json': '{"include": ["."]}\n',
+    });
+  });
+
+  test.afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('a location of the lsp card opens the sidebar at its line', async ({ page }) => {
+    test.setTimeout(120_000);
+    if (server === undefined) throw new Error('the server did not start');
+    await page.goto(server.url);
+    await page.getByRole('button', { name: 'New session' }).click();
+    await expect(page).toHaveURL(/\/sessions\//);
+    const prompt = page.getByRole('textbox', { name: 'Prompt' });
+    await prompt.fill('Where is describe defined?');
+    await prompt.press('Enter');
+    await expect(page.getByText('Turn completed')).toBeVisible({ timeout: 90_000 });
+
+    const row = page.getByRole('button', { name: /Code navigation.*Definition.*app\.py:3:7/ });
+    await expect(row).toBeVisible();
+    await row.click();
+    await expect(row).toHaveAttribute('aria-expanded', 'true');
+    const results = page.getByRole('list', { name: 'Results of Definition' });
+    await expect(results.locator('.qt-lsp__path')).toHaveText('shapes.py');
+    await expect(results).toContainText('def describe(shape: Circle) -> str:');
+    const place = results.getByRole('button', { name: 'Open shapes.py at line 12' });
+    await expect(place).toHaveText('12:5');
+    await place.click();
+
+    const preview = page.getByRole('complementary', { name: 'File preview: shapes.py' });
+    await expect(preview).toBeVisible();
+    const touched = preview.locator('.qa-file__line[data-touched="true"]');
+    await expect(touched).toHaveCount(1);
+    await expect(touched).toContainText('def describe(shape: Circle) -> str:');
+    await expect(touched.locator('.qa-file__number')).toHaveText('12');
+    await expect(touched).toBeInViewport();
+    await page.screenshot({ path: test.info().outputPath('lsp-sidebar.png') });
+
+    // The header's language servers: pyright, which answered, is ready.
+    const servers = page.locator('details.qa-lsp');
+    await servers.locator('summary').click();
+    await expect(servers.locator('li.qa-lsp__server', { hasText: 'python' })).toHaveAttribute(
+      'data-state',
+      'ready',
+    );
+    const axe = await new AxeBuilder({ page }).include('.qa-session-wrap').analyze();
+    expect(axe.violations).toEqual([]);
+  });
+});
