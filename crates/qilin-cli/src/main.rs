@@ -77,6 +77,9 @@ enum Command {
     /// tools served over MCP.
     #[command(subcommand)]
     Mcp(commands::mcp::McpCommand),
+    /// Language servers: which are installed for a workspace and whether they start.
+    #[command(subcommand)]
+    Lsp(commands::lsp::LspCommand),
     /// Show where the configuration is read from and the default model it gives.
     Config,
 }
@@ -144,6 +147,7 @@ fn main() -> ExitCode {
         Command::Agent(command) => commands::agent::run(command),
         Command::Check(args) => commands::check::run(args),
         Command::Mcp(command) => commands::mcp::run(command),
+        Command::Lsp(command) => commands::lsp::run(command),
         Command::Config => config::show(),
     };
     // Sessions a command did not drop (a server's, held by its tasks) leave no temp folder.

@@ -44,6 +44,10 @@ pub fn builtin_registry() -> ToolRegistry {
         "the subagent tools have unique names and valid schemas",
     );
     built_in(
+        qilin_lsp::register_tools(&mut registry),
+        "`lsp` has a unique name and a valid schema",
+    );
+    built_in(
         qilin_checks::register_tools(&mut registry),
         "`checks_run` has a unique name and a valid schema",
     );

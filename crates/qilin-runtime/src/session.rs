@@ -572,6 +572,10 @@ impl SessionBuilder {
             }
             None => None,
         };
+        services.insert(Arc::new(qilin_lsp::LspService::new(
+            qilin_lsp::LspWorkspace::shared(&workspace, qilin_lsp::LspOptions::default()),
+            agent.lsp.diagnostics_after_edit,
+        )));
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {
             services.insert(Arc::new(checks));
         }

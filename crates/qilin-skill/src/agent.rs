@@ -44,8 +44,10 @@ const KNOWN_KEYS: KnownKeys = &[
             "mcp_servers",
             "session_queries",
             "checks",
+            "lsp",
         ],
     ),
+    ("lsp", &["diagnostics_after_edit"]),
     ("mcp_servers.*", SERVER_KEYS),
     (
         "sandbox",
@@ -223,6 +225,18 @@ pub struct AgentFile {
     pub named_files: Vec<PathBuf>,
     /// The checks it declares (`checks:`); each replaces the workspace's check of the same id.
     pub checks: Vec<CheckDeclaration>,
+    /// How it uses the workspace's language servers (`lsp:`).
+    pub lsp: LspSettings,
+}
+
+/// The `lsp:` section of an agent file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+pub struct LspSettings {
+    /// Whether the results of `write`, `edit` and `str_replace_editor` carry the diagnostics
+    /// the edit introduced or resolved in the edited file, from the workspace's language
+    /// server for it (default false).
+    #[serde(default)]
+    pub diagnostics_after_edit: bool,
 }
 
 /// Which recorded sessions an agent's session query tools may read: the `session_queries:`
@@ -293,6 +307,8 @@ struct RawAgent {
     session_queries: SessionQueryScope,
     #[serde(default)]
     checks: Vec<RawCheck>,
+    #[serde(default)]
+    lsp: LspSettings,
 }
 
 #[derive(Deserialize, Default)]
@@ -452,6 +468,7 @@ impl AgentFile {
                 session_queries: raw.session_queries,
                 named_files: instructions_path.into_iter().collect(),
                 checks,
+                lsp: raw.lsp,
             },
             warnings,
         })

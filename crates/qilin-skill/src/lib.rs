@@ -35,7 +35,7 @@ mod yaml;
 
 pub use agent::{
     AgentError, AgentFile, AvailableSkills, CodeTools, CompiledPolicy, DEFAULT_CATALOG_TOKENS,
-    FilesConfig, NAMED_FILE_KEYS, PreloadedFile, SessionQueryScope, agent_named_files,
+    FilesConfig, LspSettings, NAMED_FILE_KEYS, PreloadedFile, SessionQueryScope, agent_named_files,
 };
 pub use checks::{
     CHECKS_WORKSPACE_FILE, CheckDeclaration, CheckParser, DEFAULT_CHECK_TIMEOUT,

@@ -3,6 +3,7 @@
 use crate::diff::unified_diff;
 use crate::file_access::{FileScope, blocking};
 use crate::text_file::read_text;
+use qilin_protocol::lsp::EditDiagnostics;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -46,6 +47,10 @@ pub struct EditOutput {
     pub added: u32,
     /// Lines removed.
     pub removed: u32,
+    /// The diagnostics the edit introduced or resolved in the file, when the agent asks for
+    /// them (`lsp: {diagnostics_after_edit: true}`) and a language server handles the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<EditDiagnostics>,
 }
 
 /// The largest file an edit may produce; a larger result is refused before it is built.
@@ -190,8 +195,9 @@ impl Tool for Edit {
                 "`old_string` and `new_string` are identical; there is nothing to change",
             ));
         }
+        let baseline = crate::edit_diagnostics::before(cx, &args.path).await;
         let scope = FileScope::of(cx);
-        blocking(move || {
+        let mut output = blocking(move || {
             let path = scope.writable(&args.path)?;
             let shown = path.relative().to_string();
             let before = read_text(&path)?;
@@ -209,9 +215,12 @@ impl Tool for Edit {
                 diff: diff.text,
                 added: diff.added,
                 removed: diff.removed,
+                diagnostics: None,
             })
         })
-        .await
+        .await?;
+        output.diagnostics = crate::edit_diagnostics::after(baseline).await;
+        Ok(output)
     }
 
     fn content(&self, output: &EditOutput) -> Vec<ContentBlock> {
@@ -221,8 +230,12 @@ impl Tool for Edit {
             format!("{} replacements", output.replacements)
         };
         vec![ContentBlock::text(format!(
-            "Edited `{}` ({times}, +{} -{}):\n{}",
-            output.path, output.added, output.removed, output.diff
+            "Edited `{}` ({times}, +{} -{}):\n{}{}",
+            output.path,
+            output.added,
+            output.removed,
+            output.diff,
+            crate::edit_diagnostics::text(output.diagnostics.as_ref())
         ))]
     }
 }

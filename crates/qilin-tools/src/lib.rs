@@ -34,6 +34,7 @@ mod address_guard;
 mod bash;
 mod diff;
 mod edit;
+mod edit_diagnostics;
 mod file_access;
 mod git_guard;
 mod glob;

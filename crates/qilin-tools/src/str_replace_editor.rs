@@ -7,6 +7,7 @@ use crate::file_access::{FileScope, blocking};
 use crate::jobs::lock;
 use crate::text_file::{cut_line, numbered, read_text};
 use crate::workspace_path::relative_string;
+use qilin_protocol::lsp::EditDiagnostics;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{PathKind, Resolved, Tool, ToolContext, ToolError, ToolResult, Workspace};
 use schemars::JsonSchema;
@@ -82,6 +83,11 @@ pub struct StrReplaceEditorOutput {
     pub added: u32,
     /// Lines removed by a change.
     pub removed: u32,
+    /// For a change: the diagnostics it introduced or resolved in the file, when the agent
+    /// asks for them (`lsp: {diagnostics_after_edit: true}`) and a language server handles
+    /// the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<EditDiagnostics>,
 }
 
 /// The session's undo history: each file's earlier contents, most recent last (`None` when
@@ -205,13 +211,23 @@ impl Tool for StrReplaceEditor {
         args: StrReplaceEditorArgs,
         cx: &ToolContext,
     ) -> ToolResult<StrReplaceEditorOutput> {
+        let baseline = match args.command {
+            EditorCommand::View => None,
+            _ => crate::edit_diagnostics::before(cx, &args.path).await,
+        };
         let scope = FileScope::of(cx);
         let history = cx.service::<EditHistory>();
-        blocking(move || run(&scope, &args, history)).await
+        let mut output = blocking(move || run(&scope, &args, history)).await?;
+        output.diagnostics = crate::edit_diagnostics::after(baseline).await;
+        Ok(output)
     }
 
     fn content(&self, output: &StrReplaceEditorOutput) -> Vec<ContentBlock> {
-        vec![ContentBlock::text(output.text.clone())]
+        vec![ContentBlock::text(format!(
+            "{}{}",
+            output.text,
+            crate::edit_diagnostics::text(output.diagnostics.as_ref())
+        ))]
     }
 }
 
@@ -337,6 +353,7 @@ fn view(
         diff: None,
         added: 0,
         removed: 0,
+        diagnostics: None,
     })
 }
 
@@ -424,6 +441,7 @@ fn change(
         diff: Some(diff.text),
         added: diff.added,
         removed: diff.removed,
+        diagnostics: None,
     })
 }
 
@@ -478,5 +496,6 @@ fn undo(path: Resolved, history: Option<&EditHistory>) -> ToolResult<StrReplaceE
         diff: Some(diff.text),
         added: diff.added,
         removed: diff.removed,
+        diagnostics: None,
     })
 }

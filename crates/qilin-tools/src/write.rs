@@ -2,6 +2,7 @@
 
 use crate::file_access::{FileScope, blocking};
 use crate::read::language_of;
+use qilin_protocol::lsp::EditDiagnostics;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
@@ -44,6 +45,10 @@ pub struct WriteOutput {
     pub bytes_written: usize,
     /// `created` or `replaced`.
     pub action: WriteAction,
+    /// The diagnostics the write introduced or resolved in the file, when the agent asks for
+    /// them (`lsp: {diagnostics_after_edit: true}`) and a language server handles the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<EditDiagnostics>,
 }
 
 impl Tool for Write {
@@ -77,8 +82,9 @@ impl Tool for Write {
     }
 
     async fn call(&self, args: WriteArgs, cx: &ToolContext) -> ToolResult<WriteOutput> {
+        let baseline = crate::edit_diagnostics::before(cx, &args.path).await;
         let scope = FileScope::of(cx);
-        blocking(move || {
+        let mut output = blocking(move || {
             let path = scope.writable(&args.path)?;
             let created = path
                 .write_atomically(args.content.as_bytes())
@@ -93,9 +99,12 @@ impl Tool for Write {
                 } else {
                     WriteAction::Replaced
                 },
+                diagnostics: None,
             })
         })
-        .await
+        .await?;
+        output.diagnostics = crate::edit_diagnostics::after(baseline).await;
+        Ok(output)
     }
 
     fn content(&self, output: &WriteOutput) -> Vec<ContentBlock> {
@@ -104,8 +113,10 @@ impl Tool for Write {
             WriteAction::Replaced => "Replaced",
         };
         vec![ContentBlock::text(format!(
-            "{verb} `{}` ({} bytes).",
-            output.path, output.bytes_written
+            "{verb} `{}` ({} bytes).{}",
+            output.path,
+            output.bytes_written,
+            crate::edit_diagnostics::text(output.diagnostics.as_ref())
         ))]
     }
 }

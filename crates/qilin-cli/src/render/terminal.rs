@@ -775,8 +775,17 @@ impl TerminalRenderer {
         } else {
             self.style.status_glyph(result.status)
         };
+        // A language-server call says what it found on its line.
+        let found = match (result.tool_name.as_str(), &result.output) {
+            ("lsp", Some(output)) => {
+                serde_json::from_value::<qilin_protocol::lsp::LspOutput>(output.clone())
+                    .map(|output| format!(" → {}", qilin_lsp::result_summary(&output)))
+                    .unwrap_or_default()
+            }
+            _ => String::new(),
+        };
         let mut lines = vec![format!(
-            "{}{glyph} {}  {}",
+            "{}{glyph} {}{found}  {}",
             indent(depth),
             self.describe(&presentation),
             self.style.dim(&elapsed(result.duration_ms))
@@ -1192,6 +1201,27 @@ mod tests {
         renderer.finish();
         let bytes = captured.0.lock().unwrap().clone();
         String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn an_lsp_call_says_what_it_found_on_its_line() {
+        let log = r#"
+{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}
+{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c1","toolName":"lsp","caller":"direct","arguments":{},"presentation":{"action":"LSP","remark":"definition src/app.py:12:5"}}
+{"seq":3,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c1","toolName":"lsp","caller":"direct","status":"ok","content":[],"output":{"operation":"definition","path":"src/app.py","line":12,"character":5,"items":[{"uri":"file:///w/src/m.py","path":"src/m.py","line":3,"character":5}],"total":1,"truncated":false},"durationMs":30}
+{"seq":4,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"c2","toolName":"lsp","caller":"direct","arguments":{},"presentation":{"action":"LSP","remark":"hover src/app.py:1:1"}}
+{"seq":5,"time":"2026-11-30T12:00:00.000Z","type":"tool.result","callId":"c2","toolName":"lsp","caller":"direct","status":"ok","content":[],"output":{"operation":"hover","empty":{"reason":"no_server","message":"none"},"total":0,"truncated":false},"durationMs":2}
+{"seq":6,"time":"2026-11-30T12:00:00.000Z","type":"turn.finished","turnId":"t1","reason":"completed"}
+"#;
+        let screen = render(log);
+        assert!(
+            screen.contains("✓ LSP definition src/app.py:12:5 → 1 location  30ms"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("✓ LSP hover src/app.py:1:1 → empty: no_server  2ms"),
+            "{screen}"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod events;
 pub mod files;
 pub mod goals;
+pub mod lsp;
 pub mod reviews;
 pub mod schedules;
 pub mod search;
@@ -512,6 +513,26 @@ pub fn app(state: ServerState) -> Router {
                     422,
                     503,
                     504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/lsp",
+            get_with(lsp::status, |op| {
+                authed(errors!(
+                    op.id("lspStatus")
+                        .summary("The workspace's language servers")
+                        .description(
+                            "Each language's server: its command, its state (`not_installed`, \
+                             `stopped`, `starting`, `indexing`, `ready`, `crashed`), its process \
+                             id while it runs, its restarts, its progress while it indexes, its \
+                             last error, and how to install it when it is not. 422 when the \
+                             workspace's `.qilin/lsp.yaml` cannot be used.",
+                        )
+                        .response_with::<200, Json<qilin_protocol::lsp::LspStatusResponse>, _>(
+                            |r| r.description("The servers, by language.")
+                        ),
+                    422
                 ))
             }),
         )

@@ -78,3 +78,55 @@ async fn schedules_are_created_listed_and_deleted_over_http() {
 async fn two_servers_on_one_postgres_share_a_live_session() {
     sessions::two_servers_on_one_database_share_a_live_session(Backend::Postgres).await;
 }
+
+/// `GET /api/lsp`: the workspace's language servers, as its `.qilin/lsp.yaml` configures them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_language_servers_of_the_workspace_are_listed() {
+    let world = support::World::new(Backend::Sqlite, support::ASKING_AGENT);
+    let config = world.workspace().join(".qilin");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("lsp.yaml"),
+        "servers:\n  python:\n    command: no-such-python-server\n",
+    )
+    .unwrap();
+    let server = world.serve().await;
+    let status = server.get("/api/lsp").await;
+    assert_eq!(status.status, 200, "{status:?}");
+    let python = status.body["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["language"] == "python")
+        .unwrap()
+        .clone();
+    assert_eq!(python["server"], "no-such-python-server");
+    assert_eq!(python["state"], "not_installed");
+    assert!(
+        python["hint"].as_str().unwrap().contains("lsp.yaml"),
+        "{python}"
+    );
+
+    std::fs::write(
+        config.join("lsp.yaml"),
+        "servers:\n  lua:\n    command: lua-ls\n",
+    )
+    .unwrap();
+    let refused = server.get("/api/lsp").await;
+    assert_eq!((refused.status, refused.code()), (422, "lsp_config"));
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("lsp.yaml:2"),
+        "{refused:?}"
+    );
+
+    let document = server.get("/api/openapi.json").await;
+    assert_eq!(
+        document.body["paths"]["/api/lsp"]["get"]["operationId"],
+        serde_json::json!("lspStatus")
+    );
+    server.stop().await;
+    world.finish().await;
+}
