@@ -135,7 +135,9 @@ test.describe('with the lsp tool and pyright', () => {
   const AGENT = `name: e2e-lsp
 description: Asks a language server, for the lsp card's end-to-end test.
 instructions: Follow the script.
-tools: [read, lsp]
+tools: [read, edit, lsp]
+lsp:
+  diagnostics_after_edit: true
 skills:
   available: []
 limits:
@@ -149,7 +151,11 @@ turns:
     calls:
       - tool: lsp
         args: {operation: definition, path: app.py, line: 3, character: 7}
-  - say: "It is defined in shapes.py."
+  - say: "Now a typo, to see the diagnostics."
+    calls:
+      - tool: edit
+        args: {path: app.py, old_string: "print(describe(", new_string: "print(descibe("}
+  - say: "It is defined in shapes.py; the typo breaks the call."
 `;
   const SHAPES = `"""Shapes and their descriptions."""
 
@@ -215,6 +221,17 @@ print(describe(Circle(2.0)))
     await expect(touched.locator('.qa-file__number')).toHaveText('12');
     await expect(touched).toBeInViewport();
     await page.screenshot({ path: test.info().outputPath('lsp-sidebar.png') });
+
+    await preview.getByRole('button', { name: 'Close the preview' }).click();
+
+    // The edit that broke the call carries the new error, linked to its line.
+    const edit = page.getByRole('button', { name: /Edit.*app\.py.*1 new problem/ });
+    await expect(edit).toBeVisible();
+    await edit.click();
+    const introduced = page.getByRole('list', { name: 'New' });
+    await expect(introduced.locator('li').first()).toHaveAttribute('data-severity', 'error');
+    await expect(introduced).toContainText('descibe');
+    await expect(introduced.getByRole('button', { name: 'Open app.py at line 3' })).toBeVisible();
 
     // The header's language servers: pyright, which answered, is ready.
     const servers = page.locator('details.qa-lsp');
