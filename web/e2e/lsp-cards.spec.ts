@@ -194,12 +194,22 @@ print(describe(Circle(2.0)))
   test('a location of the lsp card opens the sidebar at its line', async ({ page }) => {
     test.setTimeout(120_000);
     if (server === undefined) throw new Error('the server did not start');
-    await page.goto(server.url);
-    await page.getByRole('button', { name: 'New session' }).click();
-    await expect(page).toHaveURL(/\/sessions\//);
-    const prompt = page.getByRole('textbox', { name: 'Prompt' });
-    await prompt.fill('Where is describe defined?');
-    await prompt.press('Enter');
+    // The session and its turn through the API, with the token; then the page opens on it.
+    const call = async (path: string, body: unknown) => {
+      const answered = await fetch(`${server?.origin}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${server?.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(answered.ok, `POST ${path}: HTTP ${answered.status}`).toBe(true);
+      return (await answered.json()) as { id: string };
+    };
+    const { id } = await call('/api/sessions', {});
+    await call(`/api/sessions/${id}/turns`, {
+      prompt: 'Where is describe defined?',
+      clientTurnId: 'lsp-e2e-1',
+    });
+    await page.goto(`${server.origin}/sessions/${id}#token=${server.token}`);
     await expect(page.getByText('Turn completed')).toBeVisible({ timeout: 90_000 });
 
     const row = page.getByRole('button', { name: /Code navigation.*Definition.*app\.py:3:7/ });

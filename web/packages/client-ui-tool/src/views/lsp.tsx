@@ -223,7 +223,9 @@ function LspResult(props: { result: LspResultRow; openFile: OpenFile; operation:
       {result.empty !== undefined && <EmptyNote empty={result.empty} />}
       {result.hover !== undefined && (
         <div className="qt-block qt-lsp-hover" role="group" aria-label={t('lsp.hover')}>
-          <h4 className="qt-block__label">{t('lsp.hover')}</h4>
+          <p className="qt-block__label" aria-hidden="true">
+            {t('lsp.hover')}
+          </p>
           <MarkdownText text={result.hover} />
         </div>
       )}
@@ -332,7 +334,9 @@ export function EditDiagnosticsBlock(props: {
   return (
     // A group, not a region: a page may hold many edit cards.
     <div className="qt-block qt-lsp-edit" role="group" aria-label={t('lsp.edit.label')}>
-      <h4 className="qt-block__label">{t('lsp.edit.label')}</h4>
+      <p className="qt-block__label" aria-hidden="true">
+        {t('lsp.edit.label')}
+      </p>
       {introduced.length === 0 && resolved.length === 0 && (
         <p className="qp-caption">{t('lsp.edit.none')}</p>
       )}
