@@ -143,7 +143,7 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled();
 
   // The text arrives as Markdown; the bash call goes preparing → running → ok.
-  await expect(page.locator('.qc-markdown strong', { hasText: 'look' })).toBeVisible();
+  await expect(page.locator('.qp-markdown strong', { hasText: 'look' })).toBeVisible();
   await expect(
     page.locator('[data-chat-call-id="call_1"] .qt-card[data-state="running"]'),
   ).toBeVisible();
@@ -240,7 +240,7 @@ test('a live turn: calls stream, requests are answered from two pages, a reload 
   for (const each of [page, second]) {
     await expect(each.getByText('Turn completed')).toHaveCount(1);
     await expect(each.getByText(/cached tokens/)).toBeVisible();
-    await expect(each.locator('.qc-markdown strong', { hasText: 'blue' })).toBeVisible();
+    await expect(each.locator('.qp-markdown strong', { hasText: 'blue' })).toBeVisible();
   }
   await expect(page.getByRole('button', { name: 'Send' })).toBeDisabled(); // empty prompt
   await screenshot(page, 'turn-done');

@@ -42,7 +42,7 @@ test("the model's GitHub-flavoured Markdown: a table, strikethrough, a task list
   await prompt.fill('Summarise the calls');
   await prompt.press('Enter');
 
-  const table = page.locator('.qc-markdown table');
+  const table = page.locator('.qp-markdown table');
   await expect(table).toBeVisible();
   await expect(table.locator('th')).toHaveText(['tool', 'calls', 'status']);
   await expect(table.locator('tbody tr')).toHaveCount(2);
@@ -53,7 +53,7 @@ test("the model's GitHub-flavoured Markdown: a table, strikethrough, a task list
     .first()
     .evaluate((cell) => getComputedStyle(cell).borderTopStyle);
   expect(border).toBe('solid');
-  const boxes = page.locator('.qc-markdown li input[type="checkbox"]');
+  const boxes = page.locator('.qp-markdown li input[type="checkbox"]');
   await expect(boxes).toHaveCount(2);
   await expect(boxes.nth(0)).toBeChecked();
   await expect(boxes.nth(1)).not.toBeChecked();
@@ -61,7 +61,7 @@ test("the model's GitHub-flavoured Markdown: a table, strikethrough, a task list
     'href',
     'https://example.com/docs',
   );
-  const results = await new AxeBuilder({ page }).include('.qc-markdown').analyze();
+  const results = await new AxeBuilder({ page }).include('.qp-markdown').analyze();
   expect(results.violations.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
   await screenshot(page, 'markdown-gfm');
 });

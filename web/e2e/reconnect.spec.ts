@@ -125,6 +125,6 @@ test('the event stream dropped mid-turn, the server up: reconnecting, then every
     }
   }
   expect([...streamed.values()]).toEqual(SAYS);
-  const texts = await page.locator('.qc-markdown').allTextContents();
+  const texts = await page.locator('.qp-markdown').allTextContents();
   expect(texts.map((text) => text.trim())).toEqual(SAYS);
 });

@@ -17,6 +17,7 @@ import {
 import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
 import { GoalBanner } from './GoalBanner';
+import { LanguageServers, useLanguageServers } from './LanguageServers';
 import { useSessionGoal } from './goal';
 import { SchedulesPanel } from './SchedulesPanel';
 import { useSessionSchedules } from './schedules';
@@ -88,6 +89,7 @@ export function SessionPage(props: {
     [goalEvents, scheduleEvents],
   );
   const { model, status, loadEarlier } = useSessionStream(sessionId, onEvents);
+  const languageServers = useLanguageServers();
   useEffect(() => {
     // A reconnect may have missed events: read the goal and the schedules again.
     if (status === 'live') {
@@ -145,6 +147,7 @@ export function SessionPage(props: {
               <dd>{session?.model ?? '…'}</dd>
             </div>
           </dl>
+          <LanguageServers state={languageServers.state} refresh={languageServers.refresh} />
           <p className="qa-status" role="status" data-stream={status}>
             {status === 'live' ? '' : t(`stream.${status}`)}
           </p>

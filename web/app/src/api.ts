@@ -4,6 +4,7 @@ import type {
   GoalRecord,
   EventPage,
   Interrupted,
+  LspStatusResponse,
   RequestAnswer,
   ResumeGoal,
   ReviewGrant,
@@ -150,6 +151,8 @@ export const api = {
     call<ReviewGrant>('POST', `${session(id)}/reviews/${encodeURIComponent(callId)}/allow`, {
       retry: true,
     } satisfies AllowCall),
+  /** The workspace's language servers and where each stands. */
+  languageServers: () => call<LspStatusResponse>('GET', '/api/lsp'),
   /** Answers a request. */
   answer: (id: string, requestId: string, reply: RequestAnswer, clientId: string) =>
     call<unknown>('POST', `${session(id)}/requests/${encodeURIComponent(requestId)}`, {

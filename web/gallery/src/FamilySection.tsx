@@ -17,8 +17,11 @@ export function FamilySection(props: {
   allowCall?: (callId: string) => Promise<void>;
   /** The person's grants the family's trees see, by call id. */
   grants?: ReadonlyMap<string, ReviewGrant>;
+  /** The home folder paths outside the workspace are shortened against. */
+  home?: string;
 }) {
-  const { family, title, cases, registry, shared, openFile, inspect, allowCall, grants } = props;
+  const { family, title, cases, registry, shared, openFile, inspect, allowCall, grants, home } =
+    props;
   return (
     <section id={`log-${family}`} className="gallery__log" aria-labelledby={`title-${family}`}>
       <h2 id={`title-${family}`}>{title}</h2>
@@ -40,6 +43,7 @@ export function FamilySection(props: {
             <ToolCallTree
               node={node}
               cwd="/home/qilin/workspace"
+              {...(home === undefined ? {} : { home })}
               openFile={openFile}
               inspect={inspect}
               {...(allowCall === undefined ? {} : { allowCall })}

@@ -12,6 +12,7 @@ import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
 import { FamilySection } from './FamilySection';
 import { GOAL_CASES } from './goals';
+import { LSP_CASES } from './lsp';
 import { REVIEW_CASES, REVIEW_GRANTS } from './review';
 import { SCHEDULE_CASES } from './schedules';
 import { FIRST_LIST, LATER_LIST_CALL, TEAM_CASES } from './teams';
@@ -163,6 +164,9 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-teams">teammates and tasks (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-lsp">code navigation (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -253,6 +257,15 @@ export function Gallery(props: { locale: Locale }) {
             cases={TEAM_CASES}
             registry={registry}
             shared={TEAM_SHARED}
+            openFile={openFile}
+            inspect={inspect}
+          />
+          <FamilySection
+            family="lsp"
+            title="Code navigation (hand-made)"
+            cases={LSP_CASES}
+            registry={registry}
+            home={FIXTURE_HOME}
             openFile={openFile}
             inspect={inspect}
           />

@@ -240,3 +240,30 @@ export {
   type TaskUpdateModel,
 } from './models/tasks';
 export { TaskStatusBadge } from './views/tasks';
+export {
+  LSP_EMPTY_REASONS,
+  LSP_OPERATIONS,
+  LSP_SEVERITIES,
+  LSP_SYMBOL_KINDS,
+  bySeverity,
+  countSeverities,
+  editDiagnostics,
+  groupRows,
+  lspModel,
+  lspResult,
+  lspRow,
+  lspSuffix,
+  nestSymbols,
+  placeLabel,
+  rowLines,
+  type EditDiagnosticsRow,
+  type LspEmptyRow,
+  type LspGroup,
+  type LspModel,
+  type LspResultRow,
+  type LspRow,
+  type LspSymbolKind,
+  type LspSymbolNode,
+  type SeverityCounts,
+} from './models/lsp';
+export { EditDiagnosticsBlock, EditDiagnosticsMark, LspView, SeverityMark } from './views/lsp';

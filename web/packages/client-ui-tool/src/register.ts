@@ -15,6 +15,7 @@ import { GoalCreateView, GoalGetView, GoalUpdateView } from './views/goals';
 import { InterruptView } from './views/interrupt';
 import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
+import { LspView } from './views/lsp';
 import { TaskCreateView, TaskListView, TaskUpdateView } from './views/tasks';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
@@ -72,6 +73,7 @@ export const BUILTIN_TOOL_VIEWS = {
   task_create: TaskCreateView,
   task_update: TaskUpdateView,
   task_list: TaskListView,
+  lsp: LspView,
 } as const;
 
 /**

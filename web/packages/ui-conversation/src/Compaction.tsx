@@ -1,7 +1,7 @@
 import { useT } from '@qilin-agent/i18n';
 import type { CompactionNode } from '@qilin-agent/protocol';
 import { memo } from 'react';
-import { MarkdownText } from './Markdown';
+import { MarkdownText } from '@qilin-agent/ui-primitives';
 
 /**
  * A compaction in the transcript: a divider saying the conversation above it was summarised

@@ -29,7 +29,7 @@ import {
   type RefObject,
 } from 'react';
 import { CompactionDivider, compactionsAfter } from './Compaction';
-import { MarkdownText } from './Markdown';
+import { MarkdownText } from '@qilin-agent/ui-primitives';
 import type { ConversationSnapshot } from '@qilin-agent/protocol';
 import { RequestCard, type AnswerRequest } from './Request';
 import {

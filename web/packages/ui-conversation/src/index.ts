@@ -13,7 +13,7 @@ export {
   type ConversationProps,
 } from './Conversation';
 export { CompactionDivider, compactionsAfter } from './Compaction';
-export { MarkdownText } from './Markdown';
+export { MarkdownText } from '@qilin-agent/ui-primitives';
 export { CallTrajectory, type CallTrajectoryProps } from './Trajectory';
 export { findCall, rawText, type CallPlace } from './callPlace';
 export { RequestCard, type AnswerRequest } from './Request';

@@ -43,3 +43,4 @@ export {
 } from './terminal';
 export { WebPageSummary, isWebAddress, type WebPageSummaryProps } from './web';
 export { HighlightedCode, extensionOf, useHighlightedLines } from './highlight/code';
+export { MarkdownText } from './markdown';

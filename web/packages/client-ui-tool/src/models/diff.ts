@@ -14,6 +14,7 @@ import { shortenPath } from '../paths';
 import type { FileLines } from '../slots';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
+import { editDiagnostics, type EditDiagnosticsRow } from './lsp';
 import { numberedLines, type ExcerptBody, type ReadModel } from './read';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
@@ -42,6 +43,14 @@ export interface DiffModel {
   readonly stats?: DiffStatsValue;
   /** The expanded card. */
   readonly body?: DiffBody | PlainBody | ExcerptBody;
+  /** The diagnostics the change carried (new and gone since before it), when the agent asked. */
+  readonly diagnostics?: EditDiagnosticsRow;
+}
+
+/** The diagnostics field of a model, present only when the change carried some. */
+function carried(output: Fields): { diagnostics?: EditDiagnosticsRow } {
+  const diagnostics = editDiagnostics(output);
+  return diagnostics === undefined ? {} : { diagnostics };
 }
 
 /**
@@ -121,18 +130,22 @@ export function writeModel(input: CardInput): DiffModel | GenericModel {
       return { ...base, stats: coarse(content), body: { kind: 'diff', hunks, lineNumbers: true } };
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
-    const action = new Fields(input.result.output, 'output').oneOf('action', [
-      'created',
-      'replaced',
-    ] as const);
+    const output = new Fields(input.result.output, 'output');
+    const action = output.oneOf('action', ['created', 'replaced'] as const);
     if (action === 'created') {
       return {
         ...base,
         stats: exact(hunks),
         body: { kind: 'diff', hunks, lineNumbers: true, note: message('diff.newFile') },
+        ...carried(output),
       };
     }
-    return { ...base, stats: coarse(content), body: { kind: 'diff', hunks, lineNumbers: true } };
+    return {
+      ...base,
+      stats: coarse(content),
+      body: { kind: 'diff', hunks, lineNumbers: true },
+      ...carried(output),
+    };
   });
 }
 
@@ -167,11 +180,13 @@ export function editModel(input: CardInput): DiffModel | GenericModel {
       };
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
-    const recorded = recordedDiff(new Fields(input.result.output, 'output'));
+    const output = new Fields(input.result.output, 'output');
+    const recorded = recordedDiff(output);
     return {
       ...base,
       stats: recorded.stats,
       body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true },
+      ...carried(output),
     };
   });
 }
@@ -225,12 +240,15 @@ export function editorModel(input: CardInput): DiffModel | ReadModel | GenericMo
     }
     if (endedBadly(input)) return { ...base, body: plainBody(input) };
     const output = new Fields(input.result.output, 'output');
-    if (output.optionalText('diff') === undefined) return { ...base, body: plainBody(input) };
+    if (output.optionalText('diff') === undefined) {
+      return { ...base, body: plainBody(input), ...carried(output) };
+    }
     const recorded = recordedDiff(output);
     return {
       ...base,
       stats: recorded.stats,
       body: { kind: 'diff', hunks: recorded.hunks, lineNumbers: true },
+      ...carried(output),
     };
   });
 }

@@ -10,22 +10,34 @@ import type {
   ToolCallOwnerProps,
 } from '../slots';
 import { PlainDetails, ToolRow, useToolHooks } from './card';
+import { EditDiagnosticsBlock, EditDiagnosticsMark } from './lsp';
 import { Generic, hostOf, useModel } from './shared';
 
 /** The diff card of a dispatched `write`, `edit` or editor change; the generic card otherwise. */
 export function DiffCard(props: { view: ToolCallOwnerProps; model: DiffModel }) {
   const t = useT();
   const { model, view } = props;
-  const { body } = model;
+  const { body, diagnostics } = model;
+  const host = hostOf(view);
+  const stats = model.stats === undefined ? undefined : <DiffStats stats={model.stats} />;
   return (
     <ToolRow
       callId={view.callId}
-      host={hostOf(view)}
+      host={host}
       state={model.state}
       icon="pencil"
       title={t(model.title)}
       summary={model.summary}
-      suffix={model.stats === undefined ? undefined : <DiffStats stats={model.stats} />}
+      suffix={
+        diagnostics === undefined ? (
+          stats
+        ) : (
+          <>
+            {stats}
+            <EditDiagnosticsMark diagnostics={diagnostics} />
+          </>
+        )
+      }
       openPath={model.path}
       openLines={body?.kind === 'diff' && body.lineNumbers ? touchedLines(body.hunks) : undefined}
     >
@@ -39,6 +51,13 @@ export function DiffCard(props: { view: ToolCallOwnerProps; model: DiffModel }) 
         />
       )}
       {body?.kind === 'plain' && <PlainDetails body={body} label={t(model.title)} />}
+      {diagnostics !== undefined && (
+        <EditDiagnosticsBlock
+          diagnostics={diagnostics}
+          openFile={host.openFile}
+          label={model.summary ?? ''}
+        />
+      )}
     </ToolRow>
   );
 }

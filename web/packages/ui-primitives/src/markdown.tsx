@@ -1,6 +1,6 @@
 import { memo } from 'react';
 import { useT } from '@qilin-agent/i18n';
-import { HighlightedCode } from '@qilin-agent/ui-primitives';
+import { HighlightedCode } from './highlight/code';
 import ReactMarkdown, { type Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
 
@@ -58,7 +58,7 @@ const COMPONENTS: Components = {
  */
 export const MarkdownText = memo(function MarkdownText(props: { text: string }) {
   return (
-    <div className="qc-markdown">
+    <div className="qp-markdown">
       <ReactMarkdown components={COMPONENTS} remarkPlugins={REMARK_PLUGINS} skipHtml={false}>
         {props.text}
       </ReactMarkdown>

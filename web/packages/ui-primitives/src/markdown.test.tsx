@@ -2,7 +2,7 @@ import { I18nProvider } from '@qilin-agent/i18n';
 import { render as renderBare, screen } from '@testing-library/react';
 import type { ReactElement } from 'react';
 import { describe, expect, it } from 'vitest';
-import { MarkdownText } from './Markdown';
+import { MarkdownText } from './markdown';
 
 /** Renders inside the catalogue's provider, as the transcript does. */
 const render = (ui: ReactElement) => renderBare(<I18nProvider>{ui}</I18nProvider>);
