@@ -47,6 +47,19 @@ pub struct LoopSettings {
     pub reasoning: Option<ReasoningSetting>,
 }
 
+/// A turn a previous process left open in the middle of a step, to continue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenTurn {
+    /// The turn's id.
+    pub turn_id: String,
+    /// Its prompt.
+    pub prompt: String,
+    /// The step left open.
+    pub step: u32,
+    /// The step's calls to dispatch again, with their recorded ids and arguments.
+    pub calls: Vec<qilin_tool::ToolCall>,
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnSummary {
@@ -282,14 +295,86 @@ impl Agent {
         });
         let session = Arc::clone(self.executor().session_arc());
         session.begin_turn(&turn_id, prompt, cancel.clone());
+        self.steps_from(turn_id, 1, cancel).await
+    }
+
+    /// Continues a turn a previous process left open in the middle of a step: the step's
+    /// calls that were running (`open.calls`, e.g. a `run_code` that replays its journal) are
+    /// dispatched again under their own ids, the step is closed, and the turn goes on with
+    /// its next step, the model reading the calls' results.
+    pub async fn continue_turn(&self, open: OpenTurn, cancel: CancellationToken) -> TurnSummary {
+        let span = tracing::info_span!(
+            "turn",
+            session = %self.executor().session().id(),
+            turn = %open.turn_id,
+            continued = true,
+        );
+        async {
+            let session = Arc::clone(self.executor().session_arc());
+            session.begin_turn(&open.turn_id, &open.prompt, cancel.clone());
+            let executor = self.executor();
+            let running: Vec<JoinHandle<CallOutcome>> = open
+                .calls
+                .into_iter()
+                .map(|call| {
+                    let executor = executor.clone();
+                    let cancel = cancel.clone();
+                    tokio::spawn(async move {
+                        executor
+                            .dispatch_cancellable(call, Caller::Direct, cancel)
+                            .await
+                    })
+                })
+                .collect();
+            for call in running {
+                if let Err(join_error) = call.await {
+                    tracing::error!(error = %join_error, "a continued call's task ended abnormally");
+                }
+            }
+            self.emit(EventBody::StepFinished {
+                turn_id: open.turn_id.clone(),
+                step: open.step,
+                usage: Usage::default(),
+                stop_reason: Some(qilin_protocol::StopReason::ToolUse),
+            });
+            if cancel.is_cancelled() {
+                let summary = TurnSummary {
+                    reason: FinishReason::Interrupted,
+                    steps: open.step,
+                    usage: Usage::default(),
+                    final_text: String::new(),
+                    error: None,
+                };
+                session.end_turn();
+                self.emit(EventBody::TurnFinished {
+                    turn_id: open.turn_id,
+                    reason: summary.reason,
+                    message: None,
+                });
+                return summary;
+            }
+            self.steps_from(open.turn_id, open.step + 1, cancel).await
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Runs the turn's steps from `first` until it ends, and records its end.
+    async fn steps_from(
+        &self,
+        turn_id: String,
+        first: u32,
+        cancel: CancellationToken,
+    ) -> TurnSummary {
+        let session = Arc::clone(self.executor().session_arc());
         let mut summary = TurnSummary {
             reason: FinishReason::MaxSteps,
-            steps: 0,
+            steps: first.saturating_sub(1),
             usage: Usage::default(),
             final_text: String::new(),
             error: None,
         };
-        for step in 1..=self.settings.max_steps {
+        for step in first..=self.settings.max_steps {
             summary.steps = step;
             let ended = self
                 .run_step(&turn_id, step, &cancel)

@@ -7,7 +7,7 @@ mod agent_loop;
 mod compact;
 mod history;
 
-pub use agent_loop::{Agent, AgentPrompt, LoopSettings, TurnSummary};
+pub use agent_loop::{Agent, AgentPrompt, LoopSettings, OpenTurn, TurnSummary};
 pub use compact::{CompactionError, estimate_tokens, transcript};
 pub use history::HistoryFold;
 pub use qilin_model::{COMPACT_INSTRUCTION, COMPACT_SYSTEM, SUMMARY_PREFIX};

@@ -71,6 +71,38 @@ pub enum CodeError {
         /// What the pool saw.
         reason: String,
     },
+    /// Replaying the run after a restart, the code asked for another call than the journal
+    /// holds at that position (or ended before making every journaled call).
+    #[error(
+        "the run could not be resumed after a restart: at call {call_id} the code asked for \
+         {asked}, but the journal holds {journaled}. The code no longer makes the calls it \
+         made before the restart, so it was stopped rather than run differently; run it anew \
+         if that is what you want"
+    )]
+    Diverged {
+        /// The call's id (`RUN.N`).
+        call_id: String,
+        /// What the journal holds at that position: the tool and its arguments.
+        journaled: String,
+        /// What the code asked for: the tool and its arguments, or that it ended.
+        asked: String,
+    },
+    /// Replaying the run after a restart, a call that may change something has no journaled
+    /// result: it may or may not have taken effect, so it is not run again.
+    #[error(
+        "the run could not be resumed after a restart: the outcome of call {call_id} \
+         (`{tool}` with {arguments}) is unknown, because the process ended while it ran, and \
+         `{tool}` is not read-only, so it was not run again. Check whether it took effect \
+         before doing the rest of the work"
+    )]
+    UnknownOutcome {
+        /// The call's id (`RUN.N`).
+        call_id: String,
+        /// The tool called.
+        tool: String,
+        /// Its arguments, as JSON.
+        arguments: String,
+    },
     /// The run was interrupted (the user stopped the turn).
     #[error("the run was interrupted before it finished")]
     Interrupted,

@@ -2,6 +2,9 @@
 //! `sdk.tool.call` in it goes through the execution layer like a direct call, recorded as a
 //! child of the `run_code` call.
 //!
+//! Every nested call's result is journaled in the session's log, so a run left unfinished
+//! by a restart can be replayed from its start ([`CallJournal`], [`Journals`]).
+//!
 //! Code runs in worker processes ([`WorkerPool`], the `qilin` binary serving
 //! `worker::serve_stdio`) or, for embedding and benchmarks, in this process. Each run is
 //! capped by [`CodeLimits`]. [`python_stubs`] describes the tools as Python for the model and
@@ -18,6 +21,7 @@ mod calls;
 mod convert;
 mod error;
 mod in_process;
+mod journal;
 mod output;
 mod pool;
 mod run;
@@ -32,6 +36,7 @@ pub mod worker;
 
 pub use convert::{json_to_monty, monty_to_json};
 pub use error::CodeError;
+pub use journal::{CallJournal, JournaledCall, JournaledResult, Journals};
 pub use pool::{PoolOptions, WorkerPool};
 pub use qilin_tool::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
 pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox, TypeCheckUnavailable};

@@ -6,6 +6,7 @@ use crate::calls::ToolCalls;
 use crate::convert::monty_to_json;
 use crate::error::CodeError;
 use crate::in_process::InProcessSession;
+use crate::journal::Journals;
 use crate::output::PrintedOutput;
 use crate::pool::WorkerPool;
 use crate::sandbox::{Answer, SandboxError, SandboxSession, Suspension};
@@ -143,6 +144,11 @@ impl CodeMode {
 
     /// Runs `code` as the call `cx`; its tool calls go through `cx.executor()` as children
     /// of `cx.call_id()`. `timeout_ms` can only shorten the code's wall time limit.
+    ///
+    /// When the session's [`Journals`] hold a journal for `cx.call_id()` (a host resuming a
+    /// run the last process left unfinished), the run replays it: the code runs from its start
+    /// and each call it makes is answered from the journal, in order, its tool not running
+    /// again; see [`crate::journal`].
     pub async fn run(
         &self,
         code: &str,
@@ -156,7 +162,10 @@ impl CodeMode {
             limits.max_spilled_bytes(),
             spill_path,
         );
-        let mut calls = ToolCalls::new(cx, limits.max_tool_calls, limits.concurrency());
+        let journal = cx
+            .service::<Journals>()
+            .and_then(|journals| journals.take(cx.call_id()));
+        let mut calls = ToolCalls::new(cx, limits.max_tool_calls, limits.concurrency(), journal);
         let checked = self.check_types(code, cx);
         let result = match (checked, &self.sandbox) {
             (Err(err), _) => Err(err),
@@ -175,6 +184,15 @@ impl CodeMode {
                     Err(err) => Err(err),
                 }
             }
+        };
+        // Replaying, a run that ended (a value or its own exception) before making every
+        // journaled call did not run as it did before the restart.
+        let result = match &result {
+            Ok(_) | Err(CodeError::Python { .. }) => match calls.unmade_journaled_call() {
+                Some(diverged) => Err(diverged),
+                None => result,
+            },
+            Err(_) => result,
         };
         calls.finish().await;
         let printed = out.visible();

@@ -3,11 +3,18 @@
 //! it was killed, or the turn's task panicked — the runtime appends the missing ends, as
 //! interrupted, so every `tool.start` has its `tool.result` and no client shows a card running
 //! forever.
+//!
+//! A turn left open while a `run_code` ran is the exception: its run can be replayed from the
+//! call journal (see `qilin_codemode::CallJournal`), so [`Dangling::open_run`] names it and
+//! [`Dangling::closing_events_resuming`] closes all but the run, its nested calls, the step
+//! and the turn, which continue in the process resuming the session.
 
 use qilin_protocol::{
-    CallStatus, ContentBlock, ErrorCode, Event, EventBody, FinishReason, RequestOpenedEvent,
-    RequestResolution, RequestResolvedEvent, ToolResultEvent, ToolStartEvent, Usage,
+    CallStatus, CallerKind, ContentBlock, ErrorCode, Event, EventBody, FinishReason,
+    RequestOpenedEvent, RequestResolution, RequestResolvedEvent, ToolResultEvent, ToolStartEvent,
+    Usage,
 };
+use qilin_tool::RUN_CODE;
 
 /// What a log leaves open, in the order it was opened.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -16,6 +23,22 @@ pub struct Dangling {
     requests: Vec<RequestOpenedEvent>,
     step: Option<(String, u32)>,
     turn: Option<String>,
+    /// The open turn's prompt.
+    prompt: String,
+}
+
+/// A turn left open while `run_code` calls of its last step ran: it can be continued by
+/// replaying them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenRun {
+    /// The open turn.
+    pub turn_id: String,
+    /// Its prompt.
+    pub prompt: String,
+    /// The open step.
+    pub step: u32,
+    /// The `run_code` calls of the step left without a result, in order.
+    pub runs: Vec<ToolStartEvent>,
 }
 
 impl Dangling {
@@ -31,7 +54,12 @@ impl Dangling {
     /// Folds one more event.
     pub fn apply(&mut self, event: &Event) {
         match &event.body {
-            EventBody::TurnStarted { turn_id, .. } => self.turn = Some(turn_id.clone()),
+            EventBody::TurnStarted {
+                turn_id, prompt, ..
+            } => {
+                self.turn = Some(turn_id.clone());
+                self.prompt = prompt.clone();
+            }
             EventBody::TurnFinished { .. } => {
                 self.turn = None;
                 self.step = None;
@@ -50,6 +78,50 @@ impl Dangling {
                 .retain(|request| request.request_id != resolved.request_id),
             _ => {}
         }
+    }
+
+    /// The turn left open while `run_code` calls of its open step ran, when there is one:
+    /// what a resuming process continues.
+    pub fn open_run(&self) -> Option<OpenRun> {
+        let turn_id = self.turn.clone()?;
+        let (step_turn, step) = self.step.as_ref()?;
+        if *step_turn != turn_id {
+            return None;
+        }
+        let runs: Vec<ToolStartEvent> = self
+            .calls
+            .iter()
+            .filter(|call| call.caller == CallerKind::Direct && call.tool_name == RUN_CODE)
+            .cloned()
+            .collect();
+        (!runs.is_empty()).then(|| OpenRun {
+            turn_id,
+            prompt: self.prompt.clone(),
+            step: *step,
+            runs,
+        })
+    }
+
+    /// The events that close what is open, but for `run`: the step, the turn, the run's
+    /// calls and their nested calls stay open for the process continuing them. Every open
+    /// request is cancelled (a call replayed asks again).
+    pub fn closing_events_resuming(&self, run: &OpenRun) -> Vec<EventBody> {
+        let kept: Vec<&str> = run.runs.iter().map(|call| call.call_id.as_str()).collect();
+        let keep = |call: &ToolStartEvent| {
+            kept.contains(&call.call_id.as_str())
+                || call
+                    .parent_call_id
+                    .as_deref()
+                    .is_some_and(|parent| kept.contains(&parent))
+        };
+        let closing = Dangling {
+            calls: self.calls.iter().filter(|c| !keep(c)).cloned().collect(),
+            requests: self.requests.clone(),
+            step: None,
+            turn: None,
+            prompt: String::new(),
+        };
+        closing.closing_events()
     }
 
     /// Whether calls or requests are open (a step or a turn aside).
@@ -137,4 +209,115 @@ pub struct Closing<'a> {
     pub turn_reason: FinishReason,
     /// The open turn's message.
     pub turn_message: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qilin_protocol::{CallPresentation, RequestAsk};
+    use serde_json::json;
+
+    fn event(seq: u64, body: EventBody) -> Event {
+        Event {
+            seq,
+            time: "2026-01-01T00:00:00Z".into(),
+            body,
+        }
+    }
+
+    fn start(call_id: &str, tool: &str, parent: Option<&str>) -> EventBody {
+        EventBody::ToolStart(ToolStartEvent {
+            call_id: call_id.into(),
+            tool_name: tool.into(),
+            caller: if parent.is_some() {
+                CallerKind::Code
+            } else {
+                CallerKind::Direct
+            },
+            parent_call_id: parent.map(str::to_string),
+            arguments: json!({}),
+            presentation: CallPresentation::new(tool, ""),
+            before_detail: None,
+        })
+    }
+
+    /// A turn whose step ran `run_code` (its first nested call waiting on an approval) beside
+    /// a `glob`, when the process died.
+    fn killed_while_code_ran() -> Vec<Event> {
+        vec![
+            event(
+                1,
+                EventBody::TurnStarted {
+                    turn_id: "turn-1".into(),
+                    prompt: "go".into(),
+                    client_turn_id: None,
+                },
+            ),
+            event(
+                2,
+                EventBody::StepStarted {
+                    turn_id: "turn-1".into(),
+                    step: 1,
+                },
+            ),
+            event(3, start("c1", "run_code", None)),
+            event(4, start("c2", "glob", None)),
+            event(5, start("c1.1", "bash", Some("c1"))),
+            event(
+                6,
+                EventBody::RequestOpened(RequestOpenedEvent {
+                    request_id: "r1".into(),
+                    call_id: "c1.1".into(),
+                    parent_call_id: Some("c1".into()),
+                    tool_name: "bash".into(),
+                    ask: RequestAsk::Approval {
+                        reason: "ask".into(),
+                        presentation: CallPresentation::new("bash", ""),
+                        arguments: json!({}),
+                        detail: None,
+                    },
+                    child_session_id: None,
+                    child_name: None,
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_turn_left_open_while_code_ran_keeps_its_run_its_step_and_itself_open() {
+        let dangling = Dangling::of(&killed_while_code_ran());
+        let run = dangling.open_run().expect("the run can be continued");
+        assert_eq!((run.turn_id.as_str(), run.step), ("turn-1", 1));
+        assert_eq!(run.prompt, "go");
+        let runs: Vec<&str> = run.runs.iter().map(|r| r.call_id.as_str()).collect();
+        assert_eq!(runs, ["c1"]);
+        let closing = dangling.closing_events_resuming(&run);
+        let closed: Vec<&str> = closing
+            .iter()
+            .map(|body| match body {
+                EventBody::RequestResolved(resolved) => resolved.request_id.as_str(),
+                EventBody::ToolResult(result) => result.call_id.as_str(),
+                other => other.kind(),
+            })
+            .collect();
+        assert_eq!(closed, ["r1", "c2"], "the request and the other call only");
+    }
+
+    #[test]
+    fn a_turn_without_a_running_run_is_closed_as_before() {
+        let mut events = killed_while_code_ran();
+        events.retain(|e| !matches!(&e.body, EventBody::ToolStart(s) if s.tool_name == "run_code"));
+        assert!(Dangling::of(&events).open_run().is_none());
+        let mut finished = killed_while_code_ran();
+        finished.push(event(
+            7,
+            EventBody::StepFinished {
+                turn_id: "turn-1".into(),
+                step: 1,
+                usage: Usage::default(),
+                stop_reason: None,
+            },
+        ));
+        assert!(Dangling::of(&finished).open_run().is_none(), "no open step");
+    }
 }

@@ -1,7 +1,7 @@
 //! [`Runtime`]: what the sessions of one process share — the store and the code-mode workers.
 
 use crate::RuntimeError;
-use crate::recovery::Dangling;
+use crate::recovery::{Dangling, OpenRun};
 use crate::session::{ModelChoice, Resumed, SessionBuilder, SessionHandle, WeakSession};
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
 use qilin_mcp::TrustFile;
@@ -239,7 +239,9 @@ impl Runtime {
 
     /// A stored session, to continue where its log ends: its workspace, agent file and model
     /// come from its `session.started` (the model can be replaced before `build`). Anything
-    /// its last process left open is closed first (see [`Runtime::recover`]).
+    /// its last process left open is closed first (see [`Runtime::recover`]) — but a turn left
+    /// open while `run_code` ran, which the built session continues: each run is replayed
+    /// from its call journal, then the turn goes on (see docs/journal.md).
     /// A session alive in this process is not resumed: its handle is [`Runtime::live_session`].
     pub async fn resume(&self, id: &str) -> Result<SessionBuilder, RuntimeError> {
         if self.live_session(id).is_some() {
@@ -250,7 +252,7 @@ impl Runtime {
                     .to_string(),
             });
         }
-        self.recover(id).await?;
+        let open_run = self.recover_keeping_run(id).await?;
         let events = read_all(self.store().as_ref(), id).await?;
         let Some(EventBody::SessionStarted(started)) = events.first().map(|e| &e.body) else {
             return Err(RuntimeError::NotResumable {
@@ -278,7 +280,50 @@ impl Runtime {
             agent_hash: started.agent.file_hash.clone(),
             context: started.context.clone(),
             events,
+            open_run,
         }))
+    }
+
+    /// Closes what the last process of session `id` left open, as [`Runtime::recover`] does,
+    /// but for a turn left open while `run_code` ran: that turn, its step and its runs stay
+    /// open, to be continued by replaying the runs' journals, and are returned.
+    async fn recover_keeping_run(&self, id: &str) -> Result<Option<OpenRun>, RuntimeError> {
+        if self.live_session(id).is_some() {
+            return Ok(None);
+        }
+        let events = read_all(self.store().as_ref(), id).await?;
+        let dangling = Dangling::of(&events);
+        let Some(open_run) = dangling.open_run() else {
+            self.recover(id).await?;
+            return Ok(None);
+        };
+        let closing = dangling.closing_events_resuming(&open_run);
+        if !closing.is_empty() {
+            let head = events.last().map_or(0, |event| event.seq);
+            let time = now();
+            let appended: Vec<Event> = (head + 1..)
+                .zip(closing)
+                .map(|(seq, body)| Event {
+                    seq,
+                    time: time.clone(),
+                    body,
+                })
+                .collect();
+            self.store().append(id, &appended).await?;
+        }
+        tracing::info!(
+            session = id,
+            turn = %open_run.turn_id,
+            "a turn left open while code ran is continued by replaying its journal"
+        );
+        Ok(Some(open_run))
+    }
+
+    /// Whether session `id`'s last process left a turn open while `run_code` ran: a turn that
+    /// resuming the session continues (see [`Runtime::resume`]) rather than closes.
+    pub async fn has_open_run(&self, id: &str) -> Result<bool, RuntimeError> {
+        let events = read_all(self.store().as_ref(), id).await?;
+        Ok(Dangling::of(&events).open_run().is_some())
     }
 
     /// Closes what the process that last ran session `id` left open — calls without a result,

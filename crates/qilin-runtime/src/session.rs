@@ -7,13 +7,14 @@ use crate::children::{
 };
 use crate::goals::{GoalError, GoalKeeper, TurnOutcome};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
-use crate::recovery::{Closing, Dangling};
+use crate::recovery::{Closing, Dangling, OpenRun};
 use crate::review::{AllowError, ModelReviewer, refused_call, retry_prompt, review_entries};
 use crate::runtime::read_after;
 use crate::{AllowCallError, CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
-use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, TurnSummary};
+use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, OpenTurn, TurnSummary};
+use qilin_codemode::{CallJournal, Journals};
 use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
@@ -28,7 +29,7 @@ use qilin_skill::{AgentFile, Diagnostic, agent_named_files};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     AutoReview, DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests,
-    ResolveError, Reviewer, Services, Session, Tool, ToolRegistry,
+    ResolveError, Reviewer, Services, Session, Tool, ToolCall, ToolRegistry,
 };
 use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
@@ -120,6 +121,8 @@ pub(crate) struct Resumed {
     pub(crate) agent_hash: Option<String>,
     pub(crate) context: Option<ProjectContext>,
     pub(crate) events: Vec<Event>,
+    /// A turn left open while `run_code` ran, to continue once built.
+    pub(crate) open_run: Option<OpenRun>,
 }
 
 /// Puts a session together: its workspace, agent, model and who answers its requests.
@@ -590,12 +593,16 @@ impl SessionBuilder {
             &started.workspace,
             agent.session_queries,
         )));
+        let journals = Arc::new(Journals::default());
+        services.insert(Arc::clone(&journals));
         let mut session = Session::new(&id, &workspace, &data_dir)
             .with_services(services)
             .with_requests(requests);
+        let mut open_run = None;
         let stored = match this.resumed {
             Some(resumed) => {
                 session = session.continuing_after(resumed.events.last().map_or(0, |e| e.seq));
+                open_run = resumed.open_run;
                 resumed.events
             }
             None => {
@@ -615,6 +622,11 @@ impl SessionBuilder {
             }
         };
         let session = Arc::new(session);
+        if let Some(open_run) = &open_run {
+            for run in &open_run.runs {
+                journals.insert(CallJournal::from_events(&run.call_id, &stored, &session));
+            }
+        }
         goals.set_up(Arc::downgrade(&session));
         session
             .requests()
@@ -753,6 +765,9 @@ impl SessionBuilder {
             }),
         };
         this.runtime.register_live(&handle);
+        if let Some(open_run) = open_run {
+            handle.continue_open_run(open_run);
+        }
         Ok(handle)
     }
 }
@@ -826,6 +841,17 @@ struct Turns {
     by_client_id: HashMap<String, String>,
     /// Cancels the compaction under way, while one is.
     compacting: Option<CancellationToken>,
+}
+
+/// What a turn's task runs.
+enum TurnStart {
+    /// A new turn of `prompt`.
+    Prompt {
+        prompt: String,
+        client_turn_id: Option<String>,
+    },
+    /// A turn a previous process left open, continued.
+    Open(OpenTurn),
 }
 
 struct RunningTurn {
@@ -977,6 +1003,46 @@ impl SessionHandle {
         continuation: bool,
         unattended: bool,
     ) -> Result<TurnHandle, SubmitError> {
+        let start = TurnStart::Prompt {
+            prompt: prompt.to_string(),
+            client_turn_id,
+        };
+        self.run_turn_task(start, continuation, unattended)
+    }
+
+    /// Continues the turn the session's last process left open while `run_code` ran (see
+    /// [`Runtime::resume`]): each run replays its journal, then the turn goes on.
+    fn continue_open_run(&self, run: OpenRun) {
+        let open = OpenTurn {
+            turn_id: run.turn_id,
+            prompt: run.prompt,
+            step: run.step,
+            calls: run
+                .runs
+                .into_iter()
+                .map(|start| ToolCall {
+                    call_id: start.call_id,
+                    name: start.tool_name,
+                    arguments: start.arguments,
+                })
+                .collect(),
+        };
+        if let Err(err) = self.run_turn_task(TurnStart::Open(open), false, false) {
+            tracing::error!(session = %self.inner.id, error = %err, "the open turn could not be continued");
+        }
+    }
+
+    /// Starts the task running a turn: a new one, or one left open to continue.
+    fn run_turn_task(
+        &self,
+        start: TurnStart,
+        continuation: bool,
+        unattended: bool,
+    ) -> Result<TurnHandle, SubmitError> {
+        let client_turn_id = match &start {
+            TurnStart::Prompt { client_turn_id, .. } => client_turn_id.clone(),
+            TurnStart::Open(_) => None,
+        };
         if let Some(failure) = self.inner.committer.failure() {
             return Err(SubmitError::Broken(failure));
         }
@@ -999,11 +1065,13 @@ impl SessionHandle {
         if turns.compacting.is_some() {
             return Err(SubmitError::Compacting);
         }
-        let turn_id = self.inner.agent.next_turn_id();
+        let (turn_id, prompt) = match &start {
+            TurnStart::Prompt { prompt, .. } => (self.inner.agent.next_turn_id(), prompt.clone()),
+            TurnStart::Open(open) => (open.turn_id.clone(), open.prompt.clone()),
+        };
         let cancel = CancellationToken::new();
         let (finished, done) = watch::channel(None);
         let agent = Arc::clone(&self.inner.agent);
-        let prompt = prompt.to_string();
         let span = tracing::info_span!("session", id = %self.inner.id);
         let recorded_before = self.recorded_head();
         self.inner.goals.turn_started(continuation);
@@ -1013,7 +1081,6 @@ impl SessionHandle {
             .set_unattended_turn(unattended);
         {
             let cancel = cancel.clone();
-            let client_turn_id = client_turn_id.clone();
             let remount = self.inner.remount.clone();
             let report = TurnReport(finished);
             let handle = self.clone();
@@ -1036,7 +1103,13 @@ impl SessionHandle {
                         {
                             tracing::warn!(error = %err, "the MCP servers' tools could not be made again; the turn keeps the previous ones");
                         }
-                        agent.run_turn_as(&prompt, client_turn_id, cancel).await
+                        match start {
+                            TurnStart::Prompt {
+                                prompt,
+                                client_turn_id,
+                            } => agent.run_turn_as(&prompt, client_turn_id, cancel).await,
+                            TurnStart::Open(open) => agent.continue_turn(open, cancel).await,
+                        }
                     };
                     // A panic anywhere in the turn (the loop, a provider) must not leave the
                     // session running for good: it ends the turn like an error.

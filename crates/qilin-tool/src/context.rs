@@ -126,6 +126,12 @@ impl Session {
         self.data_dir.join("spill").join(format!("{name}.txt"))
     }
 
+    /// Where the whole structured output of call `call_id` is saved when the event log keeps
+    /// it cut (see [`crate::OutputCap::for_the_log`]).
+    pub fn logged_output_path(&self, call_id: &str) -> PathBuf {
+        self.spill_path(call_id, "output").with_extension("json")
+    }
+
     /// The session's event log.
     pub fn events(&self) -> &EventLog {
         &self.events

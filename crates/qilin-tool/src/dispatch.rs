@@ -252,6 +252,20 @@ impl Executor {
         &self.inner.session
     }
 
+    /// `arguments` of a call of tool `name` in the form the call's `tool.start` records them:
+    /// `null` properties dropped and, for a known tool, its path arguments in canonical
+    /// workspace-relative form. A replay compares a call's arguments with a journaled call's
+    /// in this form.
+    pub fn canonical_arguments(&self, name: &str, arguments: Value) -> Value {
+        let arguments = normalize_arguments(arguments);
+        match self.inner.registry.get(name) {
+            Some(tool) => {
+                canonical_paths(arguments, tool.path_arguments(), self.session().workspace())
+            }
+            None => arguments,
+        }
+    }
+
     /// Dispatches one call that nobody will cancel.
     pub async fn dispatch(&self, call: ToolCall, caller: Caller) -> CallOutcome {
         self.dispatch_cancellable(call, caller, CancellationToken::new())
@@ -934,9 +948,9 @@ impl<'e> CallRecord<'e> {
         output: Option<&Value>,
         detail: Option<Detail>,
     ) -> (Option<Value>, Option<Detail>) {
-        let path = self.executor.session().spill_path(&self.call_id, "output");
+        let path = self.executor.session().logged_output_path(&self.call_id);
         let cap = self.executor.inner.config.output_cap;
-        cap.for_the_log(output, detail, &path.with_extension("json"))
+        cap.for_the_log(output, detail, &path)
     }
 
     /// A call refused before it could be presented by its tool: a generic start, then the error.

@@ -43,6 +43,7 @@ pub use events::{EventLog, now};
 pub use live::{COALESCE_BYTES, COALESCE_INTERVAL, GLIMPSE_INTERVAL};
 pub use output_cap::{
     CapturedText, DEFAULT_SPILL_LIMIT, OutputCap, OutputCapture, create_private_file,
+    whole_logged_output,
 };
 pub use partial::partial_arguments;
 pub use qilin_tool_macros::Tool;

@@ -115,6 +115,32 @@ impl OutputCap {
     }
 }
 
+/// The whole structured output of a call from what its `tool.result` logged: the logged value
+/// itself when the log kept it whole, else the whole output read back from `saved` (where
+/// [`OutputCap::for_the_log`] wrote it); `None` when the log cut it and the whole cannot be
+/// read back.
+pub fn whole_logged_output(logged: &Value, saved: &Path) -> Option<Value> {
+    if let Ok(bytes) = std::fs::read(saved)
+        && let Ok(whole) = serde_json::from_slice(&bytes)
+    {
+        return Some(whole);
+    }
+    (!has_cut_string(logged)).then(|| logged.clone())
+}
+
+/// Whether a string of `value` carries the marker [`cut_text`] leaves.
+fn has_cut_string(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains(CUT_MARKER),
+        Value::Array(items) => items.iter().any(has_cut_string),
+        Value::Object(map) => map.values().any(has_cut_string),
+        _ => false,
+    }
+}
+
+/// What every cut the log makes says, between the count of bytes left out and the note.
+const CUT_MARKER: &str = " bytes cut from the log; ";
+
 /// An output collected as it is produced (see the module documentation).
 pub struct OutputCapture {
     cap: usize,
@@ -391,7 +417,7 @@ fn cut_text(text: &mut String, limit: usize, note: &str) {
     }
     let omitted = tail_start - head_end;
     *text = format!(
-        "{}\n[... {omitted} bytes cut from the log; {note} ...]\n{}",
+        "{}\n[... {omitted}{CUT_MARKER}{note} ...]\n{}",
         &text[..head_end],
         &text[tail_start..]
     );

@@ -370,7 +370,8 @@ impl SessionHost {
 
     /// Closes, as interrupted, what the sessions nobody runs left open: every session whose
     /// last turn did not finish and whose lease is free (its process ended). Returns how many
-    /// events it appended.
+    /// events it appended. A session whose turn was left open while `run_code` ran is resumed
+    /// here instead, and its turn continued (see [`Runtime::resume`]).
     pub async fn recover_abandoned(&self) -> Result<usize, HostError> {
         let store = self.store();
         let mut closed = 0;
@@ -388,6 +389,15 @@ impl SessionHost {
                 .acquire_lease(&info.id, &self.inner.owner, self.inner.timing.ttl)
                 .await?;
             if lease != Lease::Acquired {
+                continue;
+            }
+            // A turn left open while code ran is continued here, its runs replayed from
+            // their journals, rather than closed.
+            if self.inner.runtime.has_open_run(&info.id).await? {
+                drop(_guard);
+                if let Err(err) = self.open(&info.id).await {
+                    tracing::error!(session = %info.id, error = %err, "a turn left open while code ran could not be continued");
+                }
                 continue;
             }
             let recovered = self.inner.runtime.recover(&info.id).await;

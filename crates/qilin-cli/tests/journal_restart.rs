@@ -1,0 +1,369 @@
+//! A `run_code` survives `kill -9` of `qilin serve`: the next server replays it from the call
+//! journal — the calls it made before the kill are not run again, the rest run once — and the
+//! turn goes on, the model reading the run's result. A run waiting on an approval when the
+//! server dies asks again after the restart and continues once answered.
+
+use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `qilin serve`, its base URL and token.
+struct Served {
+    child: Child,
+    base: String,
+    token: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `qilin serve` on `dir/workspace`, running its `AGENT.agent` on the script `AGENT.yaml`,
+/// storing in `dir/qilin.db`; returns once it prints its URL.
+fn serve(dir: &Path, agent: &str) -> Served {
+    let workspace = dir.join("workspace");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["serve", "--no-sandbox", "--workspace"])
+        .arg(&workspace)
+        .arg("--agent")
+        .arg(workspace.join(format!("{agent}.agent")))
+        .arg("--model")
+        .arg(format!(
+            "scripted:{}",
+            workspace.join(format!("{agent}.yaml")).display()
+        ))
+        .arg("--database")
+        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("qilin serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("qilin serve prints its URL")
+            .expect("readable output");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    let (page, token) = url.split_once("#token=").expect("URL with a token");
+    let at = page["http://".len()..]
+        .find('/')
+        .map_or(page.len(), |at| at + "http://".len());
+    Served {
+        child,
+        base: page[..at].to_string(),
+        token: token.to_string(),
+    }
+}
+
+impl Served {
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+        let response = request.bearer_auth(&self.token).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn create_session(&self, client: &reqwest::Client) -> String {
+        let (status, created) = self
+            .send(
+                client
+                    .post(format!("{}/api/sessions", self.base))
+                    .json(&json!({})),
+            )
+            .await;
+        assert_eq!(status, 201, "{created}");
+        created["id"].as_str().unwrap().to_string()
+    }
+
+    async fn start_turn(&self, client: &reqwest::Client, session: &str, prompt: &str) {
+        let (status, started) = self
+            .send(
+                client
+                    .post(format!("{}/api/sessions/{session}/turns", self.base))
+                    .json(&json!({ "prompt": prompt })),
+            )
+            .await;
+        assert_eq!(status, 202, "{started}");
+    }
+
+    async fn events(&self, client: &reqwest::Client, session: &str) -> Vec<Event> {
+        let mut events: Vec<Event> = Vec::new();
+        loop {
+            let after = events.last().map_or(0, |event| event.seq);
+            let (status, page) = self
+                .send(client.get(format!(
+                    "{}/api/sessions/{session}/events?after={after}&limit=1000",
+                    self.base
+                )))
+                .await;
+            assert_eq!(status, 200, "{page}");
+            events.extend(serde_json::from_value::<Vec<Event>>(page["events"].clone()).unwrap());
+            if page["more"] != json!(true) {
+                return events;
+            }
+        }
+    }
+
+    /// Polls the session's events until `done` holds, for at most `secs` seconds.
+    async fn wait_for(
+        &self,
+        client: &reqwest::Client,
+        session: &str,
+        secs: u64,
+        what: &str,
+        done: impl Fn(&[Event]) -> bool,
+    ) -> Vec<Event> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let events = self.events(client, session).await;
+            if done(&events) {
+                return events;
+            }
+            assert!(Instant::now() < deadline, "{what}: {events:#?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Kills the server with SIGKILL.
+    fn kill_9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+fn finished(events: &[Event]) -> Vec<FinishReason> {
+    events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::TurnFinished { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .collect()
+}
+
+fn has_result(events: &[Event], call_id: &str) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(&e.body, EventBody::ToolResult(r) if r.call_id == call_id))
+}
+
+/// How many `tool.start` events each nested call of `run` has.
+fn nested_starts(events: &[Event], run: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::ToolStart(start) if start.parent_call_id.as_deref() == Some(run) => {
+                Some(start.call_id.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+const CODER: &str = "\
+name: coder
+instructions: Run code.
+tools: [bash]
+code_mode: true
+skills:
+  available: []
+";
+
+/// Five appends to `calls.txt`, with a second of the code's own work after the third, then
+/// an answer that says what the model read.
+const FIVE_CALLS: &str = r#"
+turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            for i in range(1, 6):
+                sdk.tool.call("bash", {"command": f"echo {i} >> calls.txt"})
+                if i == 3:
+                    n = 0
+                    while n < 3000000:
+                        n += 1
+            "five calls"
+  - say: All five ran.
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_after_its_third_call_completes_after_the_restart_without_repeating_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("coder.agent"), CODER).unwrap();
+    std::fs::write(workspace.join("coder.yaml"), FIVE_CALLS).unwrap();
+    let client = reqwest::Client::new();
+
+    let first = serve(dir.path(), "coder");
+    let session = first.create_session(&client).await;
+    first.start_turn(&client, &session, "append five").await;
+    let seen = first
+        .wait_for(
+            &client,
+            &session,
+            60,
+            "the third call never ended",
+            |events| has_result(events, "call_1.3"),
+        )
+        .await;
+    assert!(
+        !has_result(&seen, "call_1.4"),
+        "killed before the fourth call"
+    );
+    assert!(finished(&seen).is_empty());
+    first.kill_9();
+    assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
+
+    let second = serve(dir.path(), "coder");
+    let events = second
+        .wait_for(&client, &session, 90, "the turn never finished", |events| {
+            !finished(events).is_empty()
+        })
+        .await;
+    assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
+    assert_eq!(
+        lines_of(&workspace.join("calls.txt")),
+        ["1", "2", "3", "4", "5"],
+        "calls 1–3 were not repeated; 4 and 5 ran once"
+    );
+    let run = events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.body {
+            EventBody::ToolResult(result) if result.call_id == "call_1" => Some(result.clone()),
+            _ => None,
+        })
+        .expect("the run's result");
+    assert_eq!(run.status, CallStatus::Ok, "{run:?}");
+    assert_eq!(run.output.as_ref().unwrap()["value"], "five calls");
+    assert_eq!(
+        nested_starts(&events, "call_1"),
+        ["call_1.1", "call_1.2", "call_1.3", "call_1.4", "call_1.5"],
+        "one card per call: the replayed ones were not recorded again"
+    );
+    let said: String = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(said.contains("All five ran."), "the turn went on: {said}");
+}
+
+const CAREFUL: &str = "\
+name: careful
+instructions: Run code, asking before each command.
+tools: [bash]
+code_mode: true
+skills:
+  available: []
+review:
+  default: allow
+  rules:
+    - { tool: bash, decision: ask, reason: \"commands need approval\" }
+";
+
+const ONE_APPROVED_CALL: &str = r#"
+turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            out = sdk.tool.call("bash", {"command": "echo approved >> calls.txt; echo done"})
+            out
+  - say: It ran.
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_on_an_approval_asks_again_after_the_restart_and_continues_once_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("careful.agent"), CAREFUL).unwrap();
+    std::fs::write(workspace.join("careful.yaml"), ONE_APPROVED_CALL).unwrap();
+    let client = reqwest::Client::new();
+
+    let first = serve(dir.path(), "careful");
+    let session = first.create_session(&client).await;
+    first.start_turn(&client, &session, "run it").await;
+    first
+        .wait_for(&client, &session, 60, "no approval was asked", |events| {
+            events
+                .iter()
+                .any(|e| matches!(&e.body, EventBody::RequestOpened(o) if o.call_id == "call_1.1"))
+        })
+        .await;
+    first.kill_9();
+    assert!(lines_of(&workspace.join("calls.txt")).is_empty());
+
+    let second = serve(dir.path(), "careful");
+    let events = second
+        .wait_for(&client, &session, 60, "the approval was not asked again", |events| {
+            events
+                .iter()
+                .filter(|e| matches!(&e.body, EventBody::RequestOpened(o) if o.call_id == "call_1.1"))
+                .count()
+                == 2
+        })
+        .await;
+    assert!(finished(&events).is_empty(), "the turn is still open");
+    let (status, open) = second
+        .send(client.get(format!("{}/api/sessions/{session}/requests", second.base)))
+        .await;
+    assert_eq!(status, 200, "{open}");
+    let requests = open["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 1, "only the new request is open: {open}");
+    let request = requests[0]["requestId"].as_str().unwrap();
+    let (status, answered) = second
+        .send(
+            client
+                .post(format!(
+                    "{}/api/sessions/{session}/requests/{request}",
+                    second.base
+                ))
+                .json(&json!({"reply": "approve"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{answered}");
+
+    let events = second
+        .wait_for(&client, &session, 60, "the turn never finished", |events| {
+            !finished(events).is_empty()
+        })
+        .await;
+    assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
+    assert_eq!(lines_of(&workspace.join("calls.txt")), ["approved"]);
+    let run = events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.body {
+            EventBody::ToolResult(result) if result.call_id == "call_1" => Some(result.clone()),
+            _ => None,
+        })
+        .expect("the run's result");
+    assert_eq!(run.status, CallStatus::Ok, "{run:?}");
+}
