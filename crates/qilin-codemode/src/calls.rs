@@ -4,6 +4,7 @@
 
 use crate::convert::json_to_monty;
 use crate::error::CodeError;
+use crate::run::RunObserver;
 use crate::sdk::tool_exception;
 use monty_types::{MontyException, MontyObject};
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode};
@@ -29,21 +30,30 @@ pub(crate) struct ToolCalls {
     permits: Arc<Semaphore>,
     running: JoinSet<(u32, CallResult)>,
     finished: HashMap<u32, CallResult>,
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 impl ToolCalls {
-    /// The calls of the run `cx` is running, at most `limit`, `concurrency` at a time.
-    pub(crate) fn new(cx: &ToolContext, limit: usize, concurrency: usize) -> Self {
+    /// The calls of the run `cx` is running, at most `limit`, `concurrency` at a time; the
+    /// run is interrupted when `cancel` is cancelled, and `observer` told of each call.
+    pub(crate) fn new(
+        cx: &ToolContext,
+        cancel: CancellationToken,
+        observer: Option<Arc<dyn RunObserver>>,
+        limit: usize,
+        concurrency: usize,
+    ) -> Self {
         ToolCalls {
             executor: cx.executor().clone(),
             parent_call_id: cx.call_id().to_string(),
-            cancel: cx.cancellation().clone(),
-            calls_cancel: cx.cancellation().child_token(),
+            calls_cancel: cancel.child_token(),
+            cancel,
             limit,
             made: 0,
             permits: Arc::new(Semaphore::new(concurrency)),
             running: JoinSet::new(),
             finished: HashMap::new(),
+            observer,
         }
     }
 
@@ -62,8 +72,12 @@ impl ToolCalls {
             return Err(CodeError::ToolCalls { limit: self.limit });
         }
         self.made += 1;
+        let call_id = format!("{}.{}", self.parent_call_id, self.made);
+        if let Some(observer) = &self.observer {
+            observer.call_started(&call_id, &name, &arguments);
+        }
         Ok(ToolCall {
-            call_id: format!("{}.{}", self.parent_call_id, self.made),
+            call_id,
             name,
             arguments,
         })
@@ -88,6 +102,9 @@ impl ToolCalls {
             .executor
             .dispatch_cancellable(call, self.caller(), self.calls_cancel.clone())
             .await;
+        if let Some(observer) = &self.observer {
+            observer.call_ended(&outcome.call_id, outcome.status);
+        }
         if outcome.status == CallStatus::Interrupted && self.cancel.is_cancelled() {
             return Err(CodeError::Interrupted);
         }
@@ -109,10 +126,14 @@ impl ToolCalls {
         let caller = self.caller();
         let cancel = self.calls_cancel.clone();
         let permits = Arc::clone(&self.permits);
+        let observer = self.observer.clone();
         self.running.spawn(async move {
             // The semaphore is never closed, so a permit always comes.
             let _permit = permits.acquire_owned().await.ok();
             let outcome = executor.dispatch_cancellable(call, caller, cancel).await;
+            if let Some(observer) = &observer {
+                observer.call_ended(&outcome.call_id, outcome.status);
+            }
             (future_id, to_python(outcome))
         });
         Ok(())

@@ -34,7 +34,10 @@ pub use convert::{json_to_monty, monty_to_json};
 pub use error::CodeError;
 pub use pool::{PoolOptions, WorkerPool};
 pub use qilin_tool::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
-pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox, TypeCheckUnavailable};
+pub use run::{
+    CodeFailure, CodeMode, RunCodeOutput, RunObserver, RunOptions, SCRIPT_NAME, Sandbox,
+    TypeCheckUnavailable,
+};
 pub use run_code::{RunCode, RunCodeArgs};
 pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};
 pub use stubs::python_stubs;
