@@ -98,9 +98,18 @@ pub fn check(
                 findings.push(unknown_tool(skill, &name, &site, location, registry));
                 continue;
             }
-            if let Some(finding) = invalid_arguments(&name, &site, &location, registry, validators)
-            {
-                findings.push(finding);
+            if let Some(problems) = invalid_arguments(&name, &site, registry, validators) {
+                findings.push(Finding::new(
+                    Rule::ExampleArgumentsInvalid,
+                    location.clone(),
+                    format!(
+                        "the arguments of `sdk.tool.{}(\"{name}\", ...)` do not fit its schema: {problems}",
+                        site.method
+                    ),
+                    format!(
+                        "pass the arguments `{name}` accepts, as its parameter schema describes them"
+                    ),
+                ));
             }
             covered.push(CoveredCall {
                 tool: name,
@@ -135,13 +144,14 @@ fn unknown_tool(
     )
 }
 
-fn invalid_arguments(
+/// What is wrong with the literal arguments of the call at `site` of tool `name`, by its
+/// schema; `None` when nothing is (or they cannot be known).
+pub(crate) fn invalid_arguments(
     name: &str,
     site: &ToolCallSite,
-    location: &Location,
     registry: &ToolRegistry,
     validators: &mut Validators,
-) -> Option<Finding> {
+) -> Option<String> {
     let arguments = site.arguments.as_ref()?;
     let validator = validators.get(registry, name)?;
     let problems: Vec<String> = validator
@@ -158,17 +168,8 @@ fn invalid_arguments(
             }
         })
         .collect();
-    if problems.is_empty() {
-        return None;
+    match problems.is_empty() {
+        true => None,
+        false => Some(problems.join("; ")),
     }
-    Some(Finding::new(
-        Rule::ExampleArgumentsInvalid,
-        location.clone(),
-        format!(
-            "the arguments of `sdk.tool.{}(\"{name}\", ...)` do not fit its schema: {}",
-            site.method,
-            problems.join("; ")
-        ),
-        format!("pass the arguments `{name}` accepts, as its parameter schema describes them"),
-    ))
 }

@@ -7,7 +7,8 @@
 //!
 //! Rules ([`Rule`]) have stable codes: `Q1xx` a tool's own prompt and strategy, `Q2xx` what
 //! a skill says about the tools it covers, `Q3xx` a skill's Python examples, `Q4xx` agent
-//! files, `Q5xx` skill folders. [`check`] runs them over [`Target`]s and returns a [`Report`];
+//! files, `Q5xx` skill folders, `Q6xx` check declarations, `Q7xx` workflow files
+//! (`.qilin/workflows/*.py`). [`check`] runs them over [`Target`]s and returns a [`Report`];
 //! [`render_text`] and [`render_json`] turn it into what the command prints.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -26,6 +27,7 @@ mod skill_docs;
 mod statements;
 mod target;
 mod tool_prompt;
+mod workflows;
 
 pub use finding::{Finding, JsonFinding, Location};
 pub use literal::Literal;

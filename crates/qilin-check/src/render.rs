@@ -34,12 +34,21 @@ pub fn render_text(report: &Report) -> String {
     for finding in &report.findings {
         finding_text(&mut out, finding);
     }
-    let checked = format!(
-        "{}, {} and {}",
-        plural(report.tools, "tool"),
-        plural(report.skills, "skill"),
-        plural(report.agents, "agent"),
-    );
+    let checked = match report.workflows {
+        0 => format!(
+            "{}, {} and {}",
+            plural(report.tools, "tool"),
+            plural(report.skills, "skill"),
+            plural(report.agents, "agent"),
+        ),
+        workflows => format!(
+            "{}, {}, {} and {}",
+            plural(report.tools, "tool"),
+            plural(report.skills, "skill"),
+            plural(report.agents, "agent"),
+            plural(workflows, "workflow"),
+        ),
+    };
     if report.findings.is_empty() {
         out.push_str(&format!("ok: checked {checked}: no problems found\n"));
     } else {

@@ -3,7 +3,7 @@
 use crate::examples::{self, Validators};
 use crate::skill_docs::SkillDocs;
 use crate::target::{Scope, Target, agent_workspace, workspace_skills};
-use crate::{Finding, Rule, agents, coverage, tool_prompt};
+use crate::{Finding, Rule, agents, coverage, tool_prompt, workflows};
 use qilin_skill::{Diagnostic, Severity, SkillDiscovery};
 use qilin_tool::ToolRegistry;
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,6 +20,8 @@ pub struct Report {
     pub skills: usize,
     /// How many agent files were checked.
     pub agents: usize,
+    /// How many workflow files were checked.
+    pub workflows: usize,
     /// What the check could not look at, and why (an MCP server's last listing unreadable):
     /// not findings, so they never fail a check. The host shows them as warnings.
     pub notes: Vec<String>,
@@ -75,9 +77,12 @@ pub fn check(registry: &ToolRegistry, targets: &[Target]) -> Report {
     let mut workspace_coverage: BTreeSet<String> = BTreeSet::new();
     let mut nested: BTreeMap<PathBuf, SkillDiscovery> = BTreeMap::new();
     let whole_workspace = targets.iter().any(|t| t.scope == Scope::Workspace);
+    let mut workflows = 0;
     for target in targets {
         if target.scope == Scope::Workspace {
             agents::check_workspace_checks(&target.path, &mut findings);
+            workflows +=
+                workflows::check_workspace(&target.path, registry, &mut validators, &mut findings);
         }
         if target.scope != Scope::Agent {
             findings.extend(target.discovery.diagnostics.iter().map(skill_diagnostic));
@@ -125,6 +130,7 @@ pub fn check(registry: &ToolRegistry, targets: &[Target]) -> Report {
         },
         skills: checked_skills.len(),
         agents: checked_agents.len(),
+        workflows,
         notes: Vec::new(),
     }
 }

@@ -59,11 +59,19 @@ pub enum Rule {
     CheckInvalid,
     /// A checks file loads but something in it deserves attention (an unknown key).
     CheckWarning,
+    /// A workflow file's name or front matter is wrong (`.qilin/workflows/NAME.py`).
+    WorkflowInvalid,
+    /// A workflow's script does not compile for code mode.
+    WorkflowSyntaxError,
+    /// A workflow calls a tool that does not exist or cannot be called from code.
+    WorkflowUnknownTool,
+    /// A workflow passes literal arguments its tool's schema refuses.
+    WorkflowArgumentsInvalid,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 24] = [
+    pub const ALL: [Rule; 28] = [
         Rule::ToolDescriptionMissing,
         Rule::ParameterDescriptionMissing,
         Rule::PromptHintMissing,
@@ -88,10 +96,14 @@ impl Rule {
         Rule::SkillWarning,
         Rule::CheckInvalid,
         Rule::CheckWarning,
+        Rule::WorkflowInvalid,
+        Rule::WorkflowSyntaxError,
+        Rule::WorkflowUnknownTool,
+        Rule::WorkflowArgumentsInvalid,
     ];
 
     /// The stable code: `Q1xx` tool prompts and strategies, `Q2xx` coverage, `Q3xx`
-    /// examples, `Q4xx` agents, `Q5xx` skills, `Q6xx` check declarations.
+    /// examples, `Q4xx` agents, `Q5xx` skills, `Q6xx` check declarations, `Q7xx` workflows.
     pub fn code(self) -> &'static str {
         match self {
             Rule::ToolDescriptionMissing => "Q101",
@@ -118,6 +130,10 @@ impl Rule {
             Rule::SkillWarning => "Q502",
             Rule::CheckInvalid => "Q601",
             Rule::CheckWarning => "Q602",
+            Rule::WorkflowInvalid => "Q701",
+            Rule::WorkflowSyntaxError => "Q702",
+            Rule::WorkflowUnknownTool => "Q703",
+            Rule::WorkflowArgumentsInvalid => "Q704",
         }
     }
 
@@ -148,6 +164,10 @@ impl Rule {
             Rule::SkillWarning => "skill-warning",
             Rule::CheckInvalid => "check-invalid",
             Rule::CheckWarning => "check-warning",
+            Rule::WorkflowInvalid => "workflow-invalid",
+            Rule::WorkflowSyntaxError => "workflow-syntax-error",
+            Rule::WorkflowUnknownTool => "workflow-unknown-tool",
+            Rule::WorkflowArgumentsInvalid => "workflow-arguments-invalid",
         }
     }
 

@@ -284,3 +284,62 @@ fn q602_check_warnings_are_warnings() {
     assert_eq!(report.warnings(), 1);
     assert!(report.findings[0].message.contains("`checks.0.timout`"));
 }
+
+#[test]
+fn q701_a_workflow_front_matter_is_valid() {
+    let report = fails_then_passes(Rule::WorkflowInvalid);
+    let finding = &report.findings[0];
+    assert!(
+        finding.message.contains("unknown field `max_call`"),
+        "{}",
+        finding.message
+    );
+    assert!(
+        place(&report).ends_with(".qilin/workflows/find-entries.py:8:1"),
+        "{}",
+        place(&report)
+    );
+}
+
+#[test]
+fn q702_a_workflow_compiles_for_code_mode() {
+    let report = fails_then_passes(Rule::WorkflowSyntaxError);
+    assert!(
+        report.findings[0].message.contains("SyntaxError"),
+        "{}",
+        report.findings[0].message
+    );
+    assert!(
+        place(&report).contains("find-entries.py:12"),
+        "{}",
+        place(&report)
+    );
+}
+
+#[test]
+fn q703_a_workflow_calls_tools_that_exist() {
+    let report = fails_then_passes(Rule::WorkflowUnknownTool);
+    assert!(
+        report.findings[0]
+            .message
+            .contains("no tool is named `lokup`"),
+        "{}",
+        report.findings[0].message
+    );
+    assert_eq!(report.findings[0].help, "did you mean `lookup`?");
+    assert!(
+        place(&report).ends_with("find-entries.py:14:5"),
+        "{}",
+        place(&report)
+    );
+}
+
+#[test]
+fn q704_a_workflow_passes_arguments_its_tools_accept() {
+    let report = fails_then_passes(Rule::WorkflowArgumentsInvalid);
+    assert!(
+        report.findings[0].message.contains("`limit`"),
+        "{}",
+        report.findings[0].message
+    );
+}

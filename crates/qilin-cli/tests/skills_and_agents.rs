@@ -99,7 +99,8 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
             "str-replace-editor",
             "subagents",
             "table-query",
-            "terminals"
+            "terminals",
+            "workflows"
         ],
         "{text}"
     );

@@ -7,6 +7,7 @@
 use crate::convert::json_to_monty;
 use crate::error::CodeError;
 use crate::journal::{CallJournal, first_text};
+use crate::run::RunObserver;
 use crate::sdk::tool_exception;
 use monty_types::{MontyException, MontyObject};
 use qilin_protocol::{CallStatus, CallerKind, ContentBlock, ErrorCode, EventBody, ToolResultEvent};
@@ -37,6 +38,8 @@ pub(crate) struct ToolCalls {
     /// The journaled calls without a result that ran again (their tool is read-only, or they
     /// were waiting for a person's answer).
     ran_again: BTreeSet<usize>,
+    /// Told of each call the run dispatches and of its end.
+    observer: Option<Arc<dyn RunObserver>>,
 }
 
 /// How a call the code makes is answered.
@@ -48,10 +51,13 @@ enum Next {
 }
 
 impl ToolCalls {
-    /// The calls of the run `cx` is running, at most `limit`, `concurrency` at a time.
-    /// With `journal`, the calls it holds are answered from it, in order.
+    /// The calls of the run `cx` is running, at most `limit`, `concurrency` at a time; the
+    /// run is interrupted when `cancel` is cancelled, and `observer` told of each call it
+    /// dispatches. With `journal`, the calls it holds are answered from it, in order.
     pub(crate) fn new(
         cx: &ToolContext,
+        cancel: CancellationToken,
+        observer: Option<Arc<dyn RunObserver>>,
         limit: usize,
         concurrency: usize,
         journal: Option<CallJournal>,
@@ -59,8 +65,8 @@ impl ToolCalls {
         ToolCalls {
             executor: cx.executor().clone(),
             parent_call_id: cx.call_id().to_string(),
-            cancel: cx.cancellation().clone(),
-            calls_cancel: cx.cancellation().child_token(),
+            calls_cancel: cancel.child_token(),
+            cancel,
             limit,
             made: 0,
             permits: Arc::new(Semaphore::new(concurrency)),
@@ -68,6 +74,7 @@ impl ToolCalls {
             finished: HashMap::new(),
             journal,
             ran_again: BTreeSet::new(),
+            observer,
         }
     }
 
@@ -95,7 +102,7 @@ impl ToolCalls {
             arguments,
         };
         let Some(journaled) = self.journal.as_ref().and_then(|j| j.get(self.made)) else {
-            return Ok(Next::Dispatch(call));
+            return Ok(self.dispatching(call));
         };
         let canonical = self
             .executor
@@ -115,7 +122,7 @@ impl ToolCalls {
             // changes nothing.
             None if journaled.awaiting_answer || self.read_only(&call.name) => {
                 self.ran_again.insert(self.made);
-                Ok(Next::Dispatch(call))
+                Ok(self.dispatching(call))
             }
             None => Err(CodeError::UnknownOutcome {
                 call_id: call.call_id,
@@ -123,6 +130,14 @@ impl ToolCalls {
                 arguments: journaled.arguments.to_string(),
             }),
         }
+    }
+
+    /// A call about to run, the observer told of it.
+    fn dispatching(&self, call: ToolCall) -> Next {
+        if let Some(observer) = &self.observer {
+            observer.call_started(&call.call_id, &call.name, &call.arguments);
+        }
+        Next::Dispatch(call)
     }
 
     /// Whether `tool` declares it changes nothing.
@@ -161,9 +176,14 @@ impl ToolCalls {
         let outcome = match self.next_call(name, arguments)? {
             Next::Replayed(outcome) => outcome,
             Next::Dispatch(call) => {
-                self.executor
+                let outcome = self
+                    .executor
                     .dispatch_cancellable(call, self.caller(), self.calls_cancel.clone())
-                    .await
+                    .await;
+                if let Some(observer) = &self.observer {
+                    observer.call_ended(&outcome.call_id, outcome.status);
+                }
+                outcome
             }
         };
         if outcome.status == CallStatus::Interrupted && self.cancel.is_cancelled() {
@@ -193,10 +213,14 @@ impl ToolCalls {
         let caller = self.caller();
         let cancel = self.calls_cancel.clone();
         let permits = Arc::clone(&self.permits);
+        let observer = self.observer.clone();
         self.running.spawn(async move {
             // The semaphore is never closed, so a permit always comes.
             let _permit = permits.acquire_owned().await.ok();
             let outcome = executor.dispatch_cancellable(call, caller, cancel).await;
+            if let Some(observer) = &observer {
+                observer.call_ended(&outcome.call_id, outcome.status);
+            }
             (future_id, to_python(outcome))
         });
         Ok(())

@@ -39,7 +39,10 @@ pub use error::CodeError;
 pub use journal::{CallJournal, JournaledCall, JournaledResult, Journals};
 pub use pool::{PoolOptions, WorkerPool};
 pub use qilin_tool::{CodeLimits, MAX_SAFE_RECURSION_DEPTH};
-pub use run::{CodeFailure, CodeMode, RunCodeOutput, SCRIPT_NAME, Sandbox, TypeCheckUnavailable};
+pub use run::{
+    CodeFailure, CodeMode, RunCodeOutput, RunObserver, RunOptions, SCRIPT_NAME, Sandbox,
+    TypeCheckUnavailable,
+};
 pub use run_code::{RunCode, RunCodeArgs};
 pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};
 pub use stubs::python_stubs;

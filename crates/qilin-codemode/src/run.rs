@@ -3,7 +3,7 @@
 //! [`CodeError`] naming the cause.
 
 use crate::calls::ToolCalls;
-use crate::convert::monty_to_json;
+use crate::convert::{json_to_monty, monty_to_json};
 use crate::error::CodeError;
 use crate::in_process::InProcessSession;
 use crate::journal::Journals;
@@ -17,11 +17,14 @@ use crate::stubs::python_stubs;
 use crate::typecheck::type_check;
 use monty_pool::ReplConfig;
 use monty_types::{ExcType, MontyException, MontyObject, ResourceLimits};
+use qilin_protocol::CallStatus;
 use qilin_tool::CodeLimits;
 use qilin_tool::ToolContext;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Type checking asked of a build without the type checker.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +66,33 @@ pub struct RunCodeOutput {
     pub value: Value,
     /// How many tool calls the code made.
     pub tool_calls: usize,
+}
+
+/// What a host hears of a run's steps as they happen (a workflow's): each tool call the code
+/// makes when it is dispatched and when it ends, and each `sdk.report(title, text)`. Called in
+/// the order the code makes the steps.
+pub trait RunObserver: Send + Sync {
+    /// The code made a call (`call_id` is the nested call's id); it is being dispatched.
+    fn call_started(&self, call_id: &str, tool: &str, arguments: &Value);
+    /// That call ended with `status`.
+    fn call_ended(&self, call_id: &str, status: CallStatus);
+    /// The code added a report section.
+    fn report(&self, title: String, text: String);
+}
+
+/// How one run differs from a plain `run_code` call's: what [`CodeMode::run_with`] takes.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// A shorter time limit in ms for the code itself (tool calls not counted).
+    pub timeout_ms: Option<u64>,
+    /// A lower bound on the tool calls the code may make (the mode's own applies when higher).
+    pub max_tool_calls: Option<usize>,
+    /// More globals the code starts with, beside `sdk` (a workflow's `args`).
+    pub globals: Vec<(String, Value)>,
+    /// Told of every call and report section; with one, `sdk.report(title, text)` is served.
+    pub observer: Option<Arc<dyn RunObserver>>,
+    /// Ends the run as interrupted when cancelled, like the call's own cancellation does.
+    pub cancel: Option<CancellationToken>,
 }
 
 /// Why a run failed, with what the code printed and the calls it made before.
@@ -155,7 +185,37 @@ impl CodeMode {
         timeout_ms: Option<u64>,
         cx: &ToolContext,
     ) -> Result<RunCodeOutput, CodeFailure> {
-        let limits = self.limits.with_timeout(timeout_ms);
+        let options = RunOptions {
+            timeout_ms,
+            ..RunOptions::default()
+        };
+        self.run_with(code, options, cx).await
+    }
+
+    /// Runs `code` as [`CodeMode::run`] does, with the differences `options` names (more
+    /// globals, a lower call limit, an observer of its steps, another cancellation).
+    pub async fn run_with(
+        &self,
+        code: &str,
+        options: RunOptions,
+        cx: &ToolContext,
+    ) -> Result<RunCodeOutput, CodeFailure> {
+        let mut limits = self.limits.with_timeout(options.timeout_ms);
+        if let Some(max) = options.max_tool_calls {
+            limits.max_tool_calls = limits.max_tool_calls.min(max);
+        }
+        let cancel = options
+            .cancel
+            .clone()
+            .unwrap_or_else(|| cx.cancellation().clone());
+        let mut globals = sdk::inputs();
+        globals.extend(
+            options
+                .globals
+                .iter()
+                .map(|(name, value)| (name.clone(), json_to_monty(value))),
+        );
+        let observer = options.observer.clone();
         let spill_path = cx.spill_path("printed");
         let mut out = PrintedOutput::new(
             limits.max_output_bytes,
@@ -165,13 +225,25 @@ impl CodeMode {
         let journal = cx
             .service::<Journals>()
             .and_then(|journals| journals.take(cx.call_id()));
-        let mut calls = ToolCalls::new(cx, limits.max_tool_calls, limits.concurrency(), journal);
+        let mut calls = ToolCalls::new(
+            cx,
+            cancel,
+            observer.clone(),
+            limits.max_tool_calls,
+            limits.concurrency(),
+            journal,
+        );
         let checked = self.check_types(code, cx);
         let result = match (checked, &self.sandbox) {
             (Err(err), _) => Err(err),
             (Ok(()), Sandbox::InProcess) => {
                 let session = InProcessSession::new(SCRIPT_NAME, interpreter_limits(&limits));
-                drive(session, code, &limits, &mut calls, &mut out).await
+                let run = Drive {
+                    globals,
+                    limits: &limits,
+                    observer: observer.as_deref(),
+                };
+                drive(session, code, run, &mut calls, &mut out).await
             }
             (Ok(()), Sandbox::Workers(pool)) => {
                 let repl = ReplConfig {
@@ -180,7 +252,14 @@ impl CodeMode {
                     ..ReplConfig::default()
                 };
                 match pool.session(repl).await {
-                    Ok(session) => drive(session, code, &limits, &mut calls, &mut out).await,
+                    Ok(session) => {
+                        let run = Drive {
+                            globals,
+                            limits: &limits,
+                            observer: observer.as_deref(),
+                        };
+                        drive(session, code, run, &mut calls, &mut out).await
+                    }
                     Err(err) => Err(err),
                 }
             }
@@ -226,17 +305,25 @@ fn interpreter_limits(limits: &CodeLimits) -> ResourceLimits {
         )
 }
 
+/// What one run is driven with beside its code.
+struct Drive<'a> {
+    globals: Vec<(String, MontyObject)>,
+    limits: &'a CodeLimits,
+    observer: Option<&'a dyn RunObserver>,
+}
+
 /// Drives a session to its end. Returning early drops the session, which abandons the run
 /// (a worker is killed, never reused).
 async fn drive<S: SandboxSession>(
     mut session: S,
     code: &str,
-    limits: &CodeLimits,
+    run: Drive<'_>,
     calls: &mut ToolCalls,
     out: &mut PrintedOutput,
 ) -> Result<MontyObject, CodeError> {
+    let limits = run.limits;
     let mut step = session
-        .start(&sdk::with_prelude(code), sdk::inputs(), out)
+        .start(&sdk::with_prelude(code), run.globals, out)
         .await;
     loop {
         if out.overflowed() {
@@ -268,6 +355,7 @@ async fn drive<S: SandboxSession>(
                 object_id,
             } => match sdk::route(&function_name, args, kwargs, object_id) {
                 Request::Answer(answer) => answer,
+                Request::Report { title, text } => sdk::report(run.observer, title, text),
                 Request::Tool {
                     name,
                     arguments,

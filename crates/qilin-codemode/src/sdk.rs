@@ -10,6 +10,7 @@
 //! refused.
 
 use crate::convert::monty_to_json;
+use crate::run::RunObserver;
 use crate::sandbox::Answer;
 use monty_types::{
     DictPairs, ExcType, MontyClassInstance, MontyClassType, MontyException, MontyObject, MontyUuid,
@@ -96,6 +97,13 @@ pub(crate) enum Request {
         asynchronous: bool,
         text: bool,
     },
+    /// Add a section to the run's report (`sdk.report(title, text)`).
+    Report {
+        /// The section's title.
+        title: String,
+        /// The section's Markdown.
+        text: String,
+    },
     /// Answer at once.
     Answer(Answer),
 }
@@ -119,11 +127,13 @@ pub(crate) fn route(
             ),
         ),
         (Some(SDK_ID), "skill") => skill_request(args, kwargs),
+        (Some(SDK_ID), "report") => report_request(args, kwargs),
         (Some(SDK_ID), other) => raise(
             ExcType::AttributeError,
             format!(
-                "'sdk' has no method '{other}'; call tools with sdk.tool.call(name, {{...}}) \
-                 and read skills with sdk.skill(name)"
+                "'sdk' has no method '{other}'; call tools with sdk.tool.call(name, {{...}}), \
+                 read skills with sdk.skill(name) and, in a workflow, add to its report with \
+                 sdk.report(title, text)"
             ),
         ),
         _ => Request::Answer(Answer::NotFound),
@@ -314,6 +324,81 @@ fn skill_request(args: Vec<MontyObject>, kwargs: Vec<(MontyObject, MontyObject)>
         arguments: Value::Object(arguments),
         asynchronous: false,
         text: true,
+    }
+}
+
+/// `sdk.report(title, text)`: both strings, given by position or by name.
+fn report_request(args: Vec<MontyObject>, kwargs: Vec<(MontyObject, MontyObject)>) -> Request {
+    const USAGE: &str = "sdk.report(title, text)";
+    let mut positional = args.into_iter();
+    let mut title = positional.next();
+    let mut text = positional.next();
+    if positional.next().is_some() {
+        return raise(
+            ExcType::TypeError,
+            format!("{USAGE} takes 2 arguments: the section's title and its Markdown"),
+        );
+    }
+    for (key, value) in kwargs {
+        match key {
+            MontyObject::String(key) if key == "title" && title.is_none() => title = Some(value),
+            MontyObject::String(key) if key == "text" && text.is_none() => text = Some(value),
+            MontyObject::String(key) => {
+                return raise(
+                    ExcType::TypeError,
+                    format!("{USAGE} got an unexpected or repeated argument '{key}'"),
+                );
+            }
+            _ => {
+                return raise(
+                    ExcType::TypeError,
+                    format!("{USAGE}: keywords must be strings"),
+                );
+            }
+        }
+    }
+    match (title, text) {
+        (Some(MontyObject::String(title)), Some(MontyObject::String(text))) => {
+            Request::Report { title, text }
+        }
+        (Some(title), Some(text)) => {
+            let wrong = match title {
+                MontyObject::String(_) => text,
+                other => other,
+            };
+            raise(
+                ExcType::TypeError,
+                format!(
+                    "{USAGE}: the title and the text must be str, got {}",
+                    wrong.type_name()
+                ),
+            )
+        }
+        _ => raise(
+            ExcType::TypeError,
+            format!(
+                "{USAGE}: missing the title or the text, e.g. sdk.report(\"Findings\", summary)"
+            ),
+        ),
+    }
+}
+
+/// The answer to `sdk.report`: handed to the run's observer, or refused where there is none
+/// (a `run_code` call has no report).
+pub(crate) fn report(observer: Option<&dyn RunObserver>, title: String, text: String) -> Answer {
+    match observer {
+        Some(observer) => {
+            observer.report(title, text);
+            Answer::Return(MontyObject::None)
+        }
+        None => Answer::Raise(MontyException::new(
+            ExcType::AttributeError,
+            Some(
+                "sdk.report(title, text) is available only in a workflow (workflow_run); \
+                 in run_code, print what you want to show"
+                    .into(),
+            ),
+        )),
     }
 }
 

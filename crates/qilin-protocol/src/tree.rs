@@ -354,7 +354,10 @@ impl ConversationTree {
             | EventBody::ReviewGranted(_)
             | EventBody::ReviewCircuitOpen(_)
             | EventBody::TaskCreated(_)
-            | EventBody::TaskUpdated(_) => {}
+            | EventBody::TaskUpdated(_)
+            | EventBody::WorkflowStarted(_)
+            | EventBody::WorkflowStep(_)
+            | EventBody::WorkflowFinished(_) => {}
             EventBody::ToolReviewed(reviewed) => {
                 if let Some(node) = self.node_mut(&reviewed.call_id) {
                     node.review = Some(reviewed.review.clone());

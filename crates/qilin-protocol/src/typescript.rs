@@ -159,6 +159,15 @@ pub fn bindings() -> String {
         lsp::LspServerState::decl(&cfg),
         lsp::LspServerStatus::decl(&cfg),
         lsp::LspStatusResponse::decl(&cfg),
+        workflows::WorkflowStatus::decl(&cfg),
+        workflows::WorkflowStepKind::decl(&cfg),
+        workflows::WorkflowStep::decl(&cfg),
+        workflows::WorkflowRun::decl(&cfg),
+        workflows::WorkflowStartedEvent::decl(&cfg),
+        workflows::WorkflowStepEvent::decl(&cfg),
+        workflows::WorkflowFinishedEvent::decl(&cfg),
+        workflows::WorkflowRunOutput::decl(&cfg),
+        workflows::WorkflowStatusOutput::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\

@@ -90,20 +90,26 @@ pub fn discover_skills_with(
     Ok(discover(&roots))
 }
 
-/// Every tool: the built-ins, `skill` over `skills`, and `run_code` running as `code_mode`
+/// Every tool: the built-ins, `skill` over `skills`, and `run_code` and the workflow tools
+/// running as `code_mode`
 /// (what `qilin check` and `qilin tools` look at, and what an agent file is checked against).
 pub(crate) fn full_registry(skills: Arc<SkillSet>, code_mode: CodeMode) -> ToolRegistry {
     let mut registry = builtin_registry();
     built_in(registry.register(SkillTool::new(skills)), SKILL_NAME_FREE);
     built_in(
-        registry.register(RunCode::new(code_mode)),
+        registry.register(RunCode::new(code_mode.clone())),
         RUN_CODE_NAME_FREE,
+    );
+    built_in(
+        qilin_workflows::register_tools(&mut registry, code_mode),
+        WORKFLOW_NAMES_FREE,
     );
     registry
 }
 
 /// The tools `agent` runs with: the built-ins, `skill` serving only the skills it may read,
-/// and `run_code` only when its code mode is on (running as `code_mode`).
+/// and `run_code` and the workflow tools only when its code mode is on (running as
+/// `code_mode`).
 pub(crate) fn agent_registry(
     agent: &AgentFile,
     skills: &SkillSet,
@@ -117,8 +123,12 @@ pub(crate) fn agent_registry(
     );
     if let Some(code_mode) = code_mode {
         built_in(
-            registry.register(RunCode::new(code_mode)),
+            registry.register(RunCode::new(code_mode.clone())),
             RUN_CODE_NAME_FREE,
+        );
+        built_in(
+            qilin_workflows::register_tools(&mut registry, code_mode),
+            WORKFLOW_NAMES_FREE,
         );
     }
     Ok(registry)
@@ -128,6 +138,8 @@ pub(crate) fn agent_registry(
 const SKILL_NAME_FREE: &str = "`skill` is not a built-in tool's name";
 /// Why registering `run_code` beside the built-ins cannot fail.
 const RUN_CODE_NAME_FREE: &str = "`run_code` is not a built-in tool's name";
+/// Why registering the workflow tools beside the built-ins cannot fail.
+const WORKFLOW_NAMES_FREE: &str = "the workflow tools have unique names and valid schemas";
 
 /// The one place a registration of Qilin's own tools is taken as infallible: their names and
 /// schemas are fixed when Qilin is compiled, and every test that builds a session builds

@@ -538,6 +538,7 @@ impl SessionBuilder {
         services.insert(Arc::new(qilin_goals::GoalService(
             Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
         )));
+        services.insert(Arc::new(qilin_workflows::WorkflowRuns::default()));
         let requests = match this.attended {
             true => Requests::attended(),
             false => Requests::unattended(),
@@ -1345,6 +1346,14 @@ impl SessionHandle {
     /// interrupted already and is winding down.
     pub fn interrupt(&self) -> bool {
         self.inner.children.interrupt_all();
+        if let Some(runs) = self
+            .inner
+            .session
+            .services()
+            .get::<qilin_workflows::WorkflowRuns>()
+        {
+            runs.interrupt_all();
+        }
         let turns = self.turns();
         if let Some(compacting) = &turns.compacting
             && !compacting.is_cancelled()
@@ -1540,6 +1549,14 @@ impl SessionHandle {
         }
         if let Some(jobs) = self.inner.session.services().get::<JobTable>() {
             jobs.end_all();
+        }
+        if let Some(runs) = self
+            .inner
+            .session
+            .services()
+            .get::<qilin_workflows::WorkflowRuns>()
+        {
+            runs.interrupt_all();
         }
         if let Some(shells) = self.inner.session.services().get::<ShellTable>() {
             shells.end_all();

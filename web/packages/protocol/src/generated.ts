@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent | { "type": "workflow.started" } & WorkflowStartedEvent | { "type": "workflow.step" } & WorkflowStepEvent | { "type": "workflow.finished" } & WorkflowFinishedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent | { "type": "workflow.started" } & WorkflowStartedEvent | { "type": "workflow.step" } & WorkflowStepEvent | { "type": "workflow.finished" } & WorkflowFinishedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -812,15 +812,7 @@ resolvedBy?: string,
 /**
  * When it was answered or cancelled.
  */
-resolvedAt?: string, 
-/**
- * For a request a child's call opened: the child's session id.
- */
-childSessionId?: string, 
-/**
- * For a request a child's call opened: the child's name, or its agent when it has none.
- */
-childName?: string, };
+resolvedAt?: string, };
 
 export type TurnItem = { "type": "text", 
 /**
@@ -2521,223 +2513,133 @@ conclusion: CheckConclusion,
  */
 summary: string, };
 
-export type LspOperation = "definition" | "references" | "hover" | "document_symbols" | "workspace_symbols" | "implementation" | "incoming_calls" | "outgoing_calls" | "diagnostics";
+export type WorkflowStatus = "running" | "completed" | "failed" | "stopped" | "interrupted";
 
-export type LspSeverity = "error" | "warning" | "information" | "hint";
+export type WorkflowStepKind = "call" | "report";
 
-export type LspContextLine = { 
+export type WorkflowStep = { 
 /**
- * The line's number, from 1.
+ * The step's position, 0-based, in the order the script made the steps.
  */
-line: number, 
+index: number, 
 /**
- * Its text, trailing whitespace trimmed.
+ * A call or a report section.
  */
-text: string, };
-
-export type LspItem = { 
+kind: WorkflowStepKind, 
 /**
- * Where it is, as the server named it (`file:///…`, or another scheme).
+ * For a call: the nested call's id (its card nests under the `workflow_run` card).
  */
-uri: string, 
+callId?: string, 
 /**
- * The workspace-relative path; set only for a file inside the workspace.
+ * For a call: the tool's name.
  */
-path?: string, 
+tool?: string, 
 /**
- * The start line, from 1.
+ * For a call: `running`, `ok`, `error`, `denied` or `interrupted`.
  */
-line: number, 
+status?: string, 
 /**
- * The start character, from 1.
+ * For a call, a short label (the agent's description, else the tool's name); for a
+ * report section, its title.
  */
-character: number, 
+title: string, 
 /**
- * The end line, from 1.
- */
-endLine?: number, 
-/**
- * The end character, from 1.
- */
-endCharacter?: number, 
-/**
- * The start line's text, trailing whitespace trimmed.
+ * For a report section: its Markdown.
  */
 text?: string, 
 /**
- * A few lines around a definition (empty otherwise).
+ * For a call: its result came from the call journal after a restart, not a new run.
  */
-context?: Array<LspContextLine>, 
+replayed?: boolean, 
 /**
- * The symbol's name (symbols and call-hierarchy items).
+ * When the step was made (a call: when it started), RFC 3339 UTC.
  */
-name?: string, 
-/**
- * The symbol's kind in snake_case: `function`, `class`, `method`, `variable`, ….
- */
-kind?: string, 
-/**
- * More about the symbol (its signature or container), as the server gave it.
- */
-detail?: string, 
-/**
- * How deeply a document symbol is nested (0 = top level).
- */
-depth?: number, 
-/**
- * A diagnostic's severity.
- */
-severity?: LspSeverity, 
-/**
- * A diagnostic's message.
- */
-message?: string, 
-/**
- * What produced a diagnostic.
- */
-source?: string, 
-/**
- * A diagnostic's code.
- */
-code?: string, };
+at: string, };
 
-export type LspEmptyReason = "no_server" | "starting" | "timed_out" | "crashed" | "not_found";
-
-export type LspEmpty = { 
+export type WorkflowRun = { 
 /**
- * The reason.
+ * The run's id, unique in its session.
  */
-reason: LspEmptyReason, 
+runId: string, 
 /**
- * What happened, in a sentence (with the server's progress while it indexes).
+ * The workflow's name: its file's name without `.py`.
  */
-message: string, 
+workflow: string, 
 /**
- * What to do about it, e.g. how to install the server.
+ * The workflow's description, from its front matter.
  */
-hint?: string, };
-
-export type LspOutput = { 
+description?: string, 
 /**
- * The operation asked.
+ * The arguments the run was given, defaults filled in.
  */
-operation: LspOperation, 
-/**
- * The file's language (`python`, `typescript`, `rust`, …), when known.
- */
-language?: string, 
-/**
- * The server's command name, e.g. `pyright-langserver`.
- */
-server?: string, 
-/**
- * The target file, workspace-relative.
- */
-path?: string, 
-/**
- * The asked line, from 1.
- */
-line?: number, 
-/**
- * The asked character, from 1.
- */
-character?: number, 
-/**
- * The workspace-symbol query.
- */
-query?: string, 
-/**
- * What the server returned, sorted by path then line, at most the cap.
- */
-items?: Array<LspItem>, 
-/**
- * The hover's Markdown.
- */
-hover?: string, 
-/**
- * Why the result is empty, when `items` is empty and there is no hover.
- */
-empty?: LspEmpty, 
-/**
- * How many items there were before the cap.
- */
-total: number, 
-/**
- * Whether items were cut at the cap.
- */
-truncated: boolean, 
-/**
- * Where the whole list was saved, when it was cut.
- */
-spill?: SpilledOutput, };
-
-export type EditDiagnostics = { 
-/**
- * The server's command name.
- */
-server: string, 
-/**
- * Diagnostics new since before the edit, errors first, bounded.
- */
-introduced?: Array<LspItem>, 
-/**
- * Diagnostics gone since before the edit, bounded.
- */
-resolved?: Array<LspItem>, 
-/**
- * How many diagnostics the file has after the edit, all severities.
- */
-remaining: number, 
-/**
- * A remark, e.g. that the server did not report in time.
- */
-note?: string, };
-
-export type LspServerState = "not_installed" | "stopped" | "starting" | "indexing" | "ready" | "crashed";
-
-export type LspServerStatus = { 
-/**
- * The language it serves.
- */
-language: string, 
-/**
- * Its command.
- */
-server: string, 
+args: unknown, 
 /**
  * Where it stands.
  */
-state: LspServerState, 
+status: WorkflowStatus, 
 /**
- * Its process id while running.
+ * It runs in the background: `workflow_run` returned at once, and the model is told
+ * between its steps when the run ends.
  */
-pid?: number, 
+background?: boolean, 
 /**
- * How many times it was restarted after a crash.
+ * Its steps so far, by index.
  */
-restarts: number, 
+steps?: Array<WorkflowStep>, 
 /**
- * Its last progress message while indexing.
+ * The script's final value, when it completed.
  */
-progress?: string, 
+result?: unknown, 
 /**
- * The last error it met.
+ * Why it failed, stopped or was interrupted.
  */
-lastError?: string, 
+error?: string, 
 /**
- * How to install it, when not installed.
+ * When it started, RFC 3339 UTC.
  */
-hint?: string, };
+startedAt: string, 
+/**
+ * When it ended, RFC 3339 UTC.
+ */
+endedAt?: string, 
+/**
+ * How long it ran, in milliseconds, once it ended.
+ */
+durationMs?: number, };
 
-export type LspStatusResponse = { 
+export type WorkflowStartedEvent = { 
 /**
- * The workspace's root.
+ * The run as it began (status running, no steps).
  */
-workspace: string, 
+run: WorkflowRun, };
+
+export type WorkflowStepEvent = { 
 /**
- * Its servers, by language.
+ * The run the step belongs to.
  */
-servers: Array<LspServerStatus>, };
+runId: string, 
+/**
+ * The step as it is now.
+ */
+step: WorkflowStep, };
+
+export type WorkflowFinishedEvent = { 
+/**
+ * The whole run as it ended.
+ */
+run: WorkflowRun, };
+
+export type WorkflowRunOutput = { 
+/**
+ * The run: finished for a foreground `workflow_run`, running for a background one.
+ */
+run: WorkflowRun, };
+
+export type WorkflowStatusOutput = { 
+/**
+ * The session's runs, oldest first (only the one asked for, when an id was given).
+ */
+runs: Array<WorkflowRun>, };
 
 /** The most annotations one check run carries. */
 export const MAX_CHECK_ANNOTATIONS = 50;
