@@ -425,7 +425,11 @@ fn describe(body: &EventBody) -> String {
             started.record.loop_id, started.record.max_iterations, started.record.prompt
         ),
         EventBody::LoopIteration(iteration) => {
-            format!("loop {} {}", iteration.loop_id, iteration.iteration.one_line())
+            format!(
+                "loop {} {}",
+                iteration.loop_id,
+                iteration.iteration.one_line()
+            )
         }
         EventBody::LoopFinished(finished) => format!(
             "loop {} finished: {}",
