@@ -79,7 +79,7 @@ async fn run_loop(args: LoopArgs) -> Result<ExitCode> {
     };
     // The loop never waits on a person: its iterations are unattended.
     let handle = open_new_session(&run_args, false).await?;
-    let budget = (args.max_tokens.is_some() || args.max_seconds.is_some()).then(|| LoopBudget {
+    let budget = (args.max_tokens.is_some() || args.max_seconds.is_some()).then_some(LoopBudget {
         tokens: args.max_tokens,
         cost_usd: None,
         duration_secs: args.max_seconds,
