@@ -37,6 +37,9 @@ enum Command {
     /// Run an agent: one turn of a prompt, or a conversation; `--resume ID` or `--continue`
     /// carries on a stored session. Esc or Ctrl-C interrupts the turn.
     Run(commands::run::RunArgs),
+    /// Run a prompt again and again, each iteration a fresh session, until checks pass:
+    /// one line per iteration (files changed, checks, tokens, duration, outcome).
+    Loop(commands::loops::LoopArgs),
     /// List the stored sessions of a workspace, show one, or export its event log.
     #[command(subcommand)]
     Sessions(commands::sessions::SessionsCommand),
@@ -133,6 +136,7 @@ fn main() -> ExitCode {
     };
     let result = match command {
         Command::Run(args) => commands::run::run(args),
+        Command::Loop(args) => commands::loops::run(args),
         Command::Sessions(command) => commands::sessions::run(command),
         Command::Schedules(command) => commands::schedules::run(command),
         Command::Serve(args) => commands::serve::run(args),

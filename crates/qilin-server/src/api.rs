@@ -30,6 +30,16 @@ pub struct SchedulePath {
     pub schedule_id: String,
 }
 
+/// A loop's id in a path.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoopPath {
+    /// The session's id.
+    pub id: String,
+    /// The loop's id (`loop.started`'s `loop.loopId`).
+    pub loop_id: String,
+}
+
 /// A reviewed call's id in a path.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

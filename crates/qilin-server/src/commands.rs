@@ -10,6 +10,7 @@ use crate::api::{
 use crate::error::{ApiError, ErrorBody};
 use axum::http::StatusCode;
 use qilin_protocol::goals::{GoalBudget, ResumeGoal, SetGoal};
+use qilin_protocol::loops::StartLoop;
 use qilin_runtime::{NewGoal, Placement, SessionHandle, SubmitError};
 use qilin_tool::RequestReply;
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,13 @@ pub enum Command {
     ResumeGoal(ResumeGoal),
     /// Clear the goal.
     ClearGoal,
+    /// Start a loop.
+    StartLoop(StartLoop),
+    /// Stop a loop.
+    StopLoop {
+        /// The loop's id.
+        loop_id: String,
+    },
     /// Allow a call the reviewer refused.
     AllowCall {
         /// The refused call.
@@ -153,6 +161,8 @@ fn check(command: &Command) -> Result<(), ApiError> {
         | Command::PauseGoal
         | Command::ResumeGoal(_)
         | Command::ClearGoal
+        | Command::StartLoop(_)
+        | Command::StopLoop { .. }
         | Command::AllowCall { .. } => None,
     };
     if let Some(client_id) = client_id
@@ -225,9 +235,39 @@ pub async fn execute(state: &ServerState, handle: &SessionHandle, command: Comma
             })?))
         }
         Command::ClearGoal => value(serde_json::to_value(handle.clear_goal()?)),
+        Command::StartLoop(start) => {
+            let started = handle.start_loop(start).map_err(loop_error)?;
+            value(serde_json::to_value(started))
+        }
+        Command::StopLoop { loop_id } => {
+            if !handle
+                .loops()
+                .iter()
+                .any(|record| record.loop_id == loop_id)
+            {
+                return Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "unknown_loop",
+                    format!("the session has no loop `{loop_id}`"),
+                ));
+            }
+            let stopped = handle.stop_loop(&loop_id).await.map_err(loop_error)?;
+            value(serde_json::to_value(stopped))
+        }
         Command::AllowCall { call_id, retry } => value(serde_json::to_value(
             handle.allow_call(&call_id, retry).await?,
         )),
+    }
+}
+
+/// A refused loop start or stop as an API error: bad arguments are the request's fault (400),
+/// anything else the session's state (409).
+fn loop_error(error: qilin_tool::ToolError) -> ApiError {
+    match error.code {
+        qilin_protocol::ErrorCode::InvalidArguments => {
+            ApiError::bad_request("invalid_loop", error.message)
+        }
+        _ => ApiError::new(StatusCode::CONFLICT, "loop_conflict", error.message),
     }
 }
 

@@ -49,6 +49,7 @@ pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
 pub use serve::{ConnectionLimits, serve, serve_hosted};
 
 use qilin_protocol::goals::GoalRecord;
+use qilin_protocol::loops::LoopRecord;
 use qilin_runtime::{LiveTree, ModelChoice, SessionHandle, SessionHost};
 use qilin_store::{EventStore, RelayHandler};
 use std::collections::HashMap;
@@ -261,6 +262,18 @@ impl ServerState {
             goal,
             home: user_home(),
         })
+    }
+
+    /// A session's loops: the running session's own, else folded from its log.
+    pub async fn loops(&self, id: &str) -> Result<Vec<LoopRecord>, ApiError> {
+        if let Some(handle) = self.host().hosted(id) {
+            return Ok(handle.loops());
+        }
+        if self.store().session(id).await?.is_none() {
+            return Err(ApiError::unknown_session(id));
+        }
+        let events = self.store().read(id, 0, usize::MAX).await?;
+        Ok(qilin_loops::fold_loops(&events))
     }
 
     /// A session's latest goal: the running session's own, else its log's.

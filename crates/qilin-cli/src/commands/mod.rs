@@ -4,6 +4,7 @@ pub mod agent;
 pub mod check;
 pub mod code;
 pub mod demo;
+pub mod loops;
 pub mod lsp;
 pub mod mcp;
 pub mod run;

@@ -159,6 +159,28 @@ impl From<RuntimeError> for BuildError {
     }
 }
 
+/// Opens a new session as `args` say (agent, model, workspace, sandbox, trust) and prints its
+/// diagnostics and notes: for a command that drives the session itself (`qilin loop`).
+/// `attended` when a person watches (its approvals and questions are asked on the terminal).
+pub(crate) async fn open_new_session(args: &RunArgs, attended: bool) -> Result<SessionHandle> {
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current folder")?,
+    };
+    let opener = Opener {
+        runtime: crate::trust::trusting(
+            Runtime::new(open_store(&workspace)?, worker_sandbox()?)
+                .with_sandbox_helper(sandbox_helper()?),
+        ),
+        workspace,
+        args,
+        settings: Settings::load()?,
+        model: None,
+        interactive: attended,
+    };
+    opener.open(Origin::New).await
+}
+
 /// Opens (or resumes) the session, runs the prompt — or a conversation — and renders it; the
 /// exit status says how the last turn ended. `model` replaces the model the arguments, the
 /// agent file or the stored session name.

@@ -3,6 +3,7 @@
 pub mod events;
 pub mod files;
 pub mod goals;
+pub mod loops;
 pub mod lsp;
 pub mod reviews;
 pub mod schedules;
@@ -32,6 +33,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use indexmap::IndexMap;
 use qilin_protocol::ContextCompactedEvent;
+use qilin_protocol::loops::LoopRecord;
 use qilin_protocol::review::ReviewGrant;
 use qilin_protocol::schedules::ScheduleRecord;
 use std::sync::Arc;
@@ -316,6 +318,65 @@ pub fn app(state: ServerState) -> Router {
                             "Its running turn is interrupted and no turn follows. A cleared \
                              goal is returned as it is; 409 for a complete or blocked one, 404 \
                              when the session never had a goal.",
+                        ),
+                    404,
+                    409,
+                    422,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/loops",
+            get_with(loops::list, |op| {
+                authed(errors!(
+                    op.id("listLoops")
+                        .summary("The session's loops")
+                        .description(
+                            "Every loop the session started, oldest first, each with one report \
+                             per iteration, as its `loop.*` events leave it.",
+                        ),
+                    404
+                ))
+            })
+            .post_with(loops::start, |op| {
+                authed(errors!(
+                    op.id("startLoop")
+                        .summary("Start a loop")
+                        .description(
+                            "Runs `prompt` again and again, each iteration a fresh child \
+                             session, until `until.checks` pass (or, with no check, the final \
+                             answer holds `<promise>TEXT</promise>`), `maxIterations` ran, a \
+                             budget is spent, it stalls, or it is stopped. Answers at once; \
+                             the loop runs in the background. 400 for a check the session does \
+                             not declare or a bound out of range.",
+                        )
+                        .response_with::<201, Json<LoopRecord>, _>(|r| {
+                            r.description("The loop as it started (status running).")
+                        }),
+                    400,
+                    404,
+                    409,
+                    413,
+                    415,
+                    422,
+                    503,
+                    504
+                ))
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/loops/{loopId}/stop",
+            post_with(loops::stop, |op| {
+                authed(errors!(
+                    op.id("stopLoop")
+                        .summary("Stop a loop")
+                        .description(
+                            "Its running iteration is interrupted (its calls end \
+                             `interrupted`) and no other starts; answers with the loop as it \
+                             ended. A loop that ended is returned as it is; 404 for an \
+                             unknown loop.",
                         ),
                     404,
                     409,

@@ -5,6 +5,7 @@
 mod connections;
 mod faults;
 mod goals;
+mod loops;
 mod reviews;
 mod schedules;
 mod security;
@@ -63,6 +64,11 @@ mod goals_on_sqlite {
     async fn a_goal_is_paused_and_cleared_over_http() {
         crate::goals::a_goal_is_paused_and_cleared_over_http(crate::Backend::Sqlite).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_is_started_listed_and_stopped_over_http() {
+    loops::a_loop_is_started_listed_and_stopped_over_http(Backend::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,262 @@
+//! A loop and its process: `qilin serve` killed with `kill -9` during an iteration, started
+//! again on the same SQLite file, goes on with the loop by itself — nobody opens the session —
+//! recording the cut iteration `interrupted` and running the next one, with nothing done twice;
+//! and `qilin loop` on the terminal, one line per iteration and the reason it stopped.
+
+use qilin_protocol::loops::{IterationStatus, LoopRecord, LoopStatus, LoopStopReason};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Bash, with a check that passes once `fixed.txt` exists.
+const AGENT: &str = "\
+name: looper
+instructions: Work on the task.
+tools: [bash]
+skills:
+  available: []
+checks:
+  - id: fixed
+    description: fixed.txt exists.
+    command: test -f fixed.txt
+";
+
+/// Each iteration adds a line to `attempts.txt`; it writes `fixed.txt` once `go.txt` exists,
+/// else sleeps long enough for its server to be killed.
+const SCRIPT: &str = r#"
+turns:
+  - calls:
+      - tool: bash
+        args: {command: "echo try >> attempts.txt; if [ -f go.txt ]; then echo ok > fixed.txt; else sleep 60; fi"}
+  - say: Tried.
+"#;
+
+/// A running `qilin serve`, its base URL and token.
+struct Served {
+    child: Child,
+    base: String,
+    token: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A workspace in `dir/workspace` with the agent and its script.
+fn workspace_in(dir: &Path) -> std::path::PathBuf {
+    let workspace = dir.join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("looper.agent"), AGENT).unwrap();
+    std::fs::write(workspace.join("looper.yaml"), SCRIPT).unwrap();
+    workspace
+}
+
+/// Starts `qilin serve` on the workspace of `dir` and the SQLite file `dir/qilin.db`.
+fn serve(dir: &Path) -> Served {
+    let workspace = dir.join("workspace");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .args(["serve", "--no-sandbox", "--workspace"])
+        .arg(&workspace)
+        .arg("--agent")
+        .arg(workspace.join("looper.agent"))
+        .arg("--model")
+        .arg(format!(
+            "scripted:{}",
+            workspace.join("looper.yaml").display()
+        ))
+        .arg("--database")
+        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("qilin serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let url = loop {
+        let line = lines.next().expect("qilin serve prints its URL").unwrap();
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    let (page, token) = url.split_once("#token=").expect("URL with a token");
+    let at = page["http://".len()..]
+        .find('/')
+        .map_or(page.len(), |at| at + "http://".len());
+    Served {
+        child,
+        base: page[..at].to_string(),
+        token: token.to_string(),
+    }
+}
+
+impl Served {
+    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
+        let response = request.bearer_auth(&self.token).send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn loops(&self, client: &reqwest::Client, session: &str) -> Vec<LoopRecord> {
+        let (status, loops) = self
+            .send(client.get(format!("{}/api/sessions/{session}/loops", self.base)))
+            .await;
+        assert_eq!(status, 200, "{loops}");
+        serde_json::from_value(loops).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_iteration_the_loop_goes_on_by_itself_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = workspace_in(dir.path());
+    let client = reqwest::Client::new();
+    let mut first = serve(dir.path());
+    let (status, created) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_string();
+    let (status, started) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions/{session}/loops", first.base))
+                .json(&json!({"prompt": "Make the check pass.",
+                              "until": {"checks": ["fixed"]}, "maxIterations": 4})),
+        )
+        .await;
+    assert_eq!(status, 201, "{started}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !workspace.join("attempts.txt").exists() {
+        assert!(Instant::now() < deadline, "the first iteration never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+    std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
+
+    // Nobody opens the session: the restarted server finds the loop by itself.
+    let second = serve(dir.path());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let record = loop {
+        let loops = second.loops(&client, &session).await;
+        if loops[0].status == LoopStatus::Finished {
+            break loops[0].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the loop never went on: {loops:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
+    assert_eq!(record.iterations.len(), 2, "{record:#?}");
+    assert_eq!(record.iterations[0].status, IterationStatus::Interrupted);
+    assert!(
+        record.iterations[0]
+            .outcome
+            .as_deref()
+            .unwrap()
+            .contains("process running the loop stopped"),
+        "{:?}",
+        record.iterations[0].outcome
+    );
+    assert_eq!(record.iterations[1].status, IterationStatus::Finished);
+    // Nothing ran twice: one attempt by the cut iteration, one by the next.
+    let attempts = std::fs::read_to_string(workspace.join("attempts.txt")).unwrap();
+    assert_eq!(attempts.lines().count(), 2, "{attempts}");
+}
+
+#[test]
+fn qilin_loop_prints_a_line_per_iteration_and_why_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = workspace_in(dir.path());
+    // Every iteration adds an attempt; the second one fixes it.
+    std::fs::write(
+        workspace.join("looper.yaml"),
+        r#"
+turns:
+  - calls:
+      - tool: bash
+        args: {command: "echo try >> attempts.txt; if [ $(wc -l < attempts.txt) -ge 2 ]; then echo ok > fixed.txt; fi"}
+  - say: Tried.
+"#,
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("loop")
+        .arg("Make the check pass.")
+        .args(["--until-checks", "fixed", "--max", "4", "--no-sandbox"])
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--agent")
+        .arg(workspace.join("looper.agent"))
+        .arg("--model")
+        .arg(format!(
+            "scripted:{}",
+            workspace.join("looper.yaml").display()
+        ))
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].starts_with("#1 · 1 file (+1 −0) · fixed failed · "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with("going on"), "{}", lines[0]);
+    assert!(
+        lines[1].starts_with("#2 · 2 files (+1 −0) · fixed passed · "),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].ends_with("checks passed"), "{}", lines[1]);
+    assert!(
+        lines[2].starts_with("Loop loop-1 finished: the checks passed after 2 iterations"),
+        "{}",
+        lines[2]
+    );
+
+    // A check that is not declared is refused, naming the declared ones.
+    let refused = Command::new(env!("CARGO_BIN_EXE_qilin"))
+        .arg("loop")
+        .arg("Fix it.")
+        .args(["--until-checks", "lint", "--max", "2", "--no-sandbox"])
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--agent")
+        .arg(workspace.join("looper.agent"))
+        .arg("--model")
+        .arg(format!(
+            "scripted:{}",
+            workspace.join("looper.yaml").display()
+        ))
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("declared checks are: fixed"), "{stderr}");
+}
