@@ -1,6 +1,12 @@
 import { useT } from '@qilin-agent/i18n';
-import { CallTrajectory, Conversation, type AnswerRequest } from '@qilin-agent/ui-conversation';
 import {
+  CallTrajectory,
+  Conversation,
+  MarkdownText,
+  type AnswerRequest,
+} from '@qilin-agent/ui-conversation';
+import {
+  createLoopHook,
   createToolCallHooks,
   type FileLines,
   type SessionPlace,
@@ -18,6 +24,7 @@ import { api, ServerError, sessionImageLoader } from './api';
 import { FilePreview } from './FilePreview';
 import { GoalBanner } from './GoalBanner';
 import { useSessionGoal } from './goal';
+import { useSessionLoops } from './loops';
 import { SchedulesPanel } from './SchedulesPanel';
 import { useSessionSchedules } from './schedules';
 import { useChildSession } from './children';
@@ -76,6 +83,8 @@ export function SessionPage(props: {
   const t = useT();
   const goal = useSessionGoal(sessionId);
   const schedules = useSessionSchedules(sessionId);
+  const loops = useSessionLoops(sessionId);
+  const { book: loopBook, onEvents: loopEvents, refresh: refreshLoops } = loops;
   const allowedCalls = useAllowedCalls(sessionId);
   const refreshAllowed = allowedCalls.refresh;
   const { onEvents: goalEvents, refresh } = goal;
@@ -84,18 +93,20 @@ export function SessionPage(props: {
     (events: readonly unknown[]) => {
       goalEvents(events);
       scheduleEvents(events);
+      loopEvents(events);
     },
-    [goalEvents, scheduleEvents],
+    [goalEvents, scheduleEvents, loopEvents],
   );
   const { model, status, loadEarlier } = useSessionStream(sessionId, onEvents);
   useEffect(() => {
-    // A reconnect may have missed events: read the goal and the schedules again.
+    // A reconnect may have missed events: read the goal, the schedules and the loops again.
     if (status === 'live') {
       refresh();
       refreshSchedules();
       refreshAllowed();
+      refreshLoops();
     }
-  }, [status, refresh, refreshSchedules, refreshAllowed]);
+  }, [status, refresh, refreshSchedules, refreshAllowed, refreshLoops]);
   const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
@@ -104,9 +115,11 @@ export function SessionPage(props: {
         ...createToolCallHooks(model),
         host: { loadImage: sessionImageLoader(sessionId) },
         useChildSession,
+        useLoop: createLoopHook(loopBook),
+        markdown: MarkdownText,
       },
     }),
-    [model, sessionId],
+    [model, sessionId, loopBook],
   );
   const answer = useMemo<AnswerRequest>(
     () => async (requestId, reply) => {

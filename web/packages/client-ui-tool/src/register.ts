@@ -15,6 +15,7 @@ import { GoalCreateView, GoalGetView, GoalUpdateView } from './views/goals';
 import { InterruptView } from './views/interrupt';
 import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
+import { LoopStartView, LoopStatusView, LoopStopView } from './views/loops';
 import { TaskCreateView, TaskListView, TaskUpdateView } from './views/tasks';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
@@ -72,6 +73,9 @@ export const BUILTIN_TOOL_VIEWS = {
   task_create: TaskCreateView,
   task_update: TaskUpdateView,
   task_list: TaskListView,
+  loop_start: LoopStartView,
+  loop_status: LoopStatusView,
+  loop_stop: LoopStopView,
 } as const;
 
 /**
