@@ -2,6 +2,7 @@ use crate::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentMessageEvent, AgentStartedEvent,
 };
 use crate::goals::{GoalCreatedEvent, GoalUpdatedEvent};
+use crate::loops::{LoopFinishedEvent, LoopIterationEvent, LoopStartedEvent};
 use crate::review::{ReviewCircuitOpenEvent, ReviewGrantedEvent, ToolReviewedEvent};
 use crate::schedules::{
     ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleFinishedEvent, ScheduleFiredEvent,
@@ -175,6 +176,15 @@ pub enum EventBody {
     /// A goal changed: its whole new state, who changed it and why.
     #[serde(rename = "goal.updated")]
     GoalUpdated(GoalUpdatedEvent),
+    /// A loop started (in the starting session's log).
+    #[serde(rename = "loop.started")]
+    LoopStarted(LoopStartedEvent),
+    /// A loop's iteration started, or ended with its report.
+    #[serde(rename = "loop.iteration")]
+    LoopIteration(LoopIterationEvent),
+    /// A loop stopped: its whole final state.
+    #[serde(rename = "loop.finished")]
+    LoopFinished(LoopFinishedEvent),
     /// A schedule was created (in the creating session's log).
     #[serde(rename = "schedule.created")]
     ScheduleCreated(ScheduleCreatedEvent),
@@ -225,6 +235,9 @@ impl EventBody {
             EventBody::TaskUpdated(_) => "task.updated",
             EventBody::GoalCreated(_) => "goal.created",
             EventBody::GoalUpdated(_) => "goal.updated",
+            EventBody::LoopStarted(_) => "loop.started",
+            EventBody::LoopIteration(_) => "loop.iteration",
+            EventBody::LoopFinished(_) => "loop.finished",
             EventBody::ScheduleCreated(_) => "schedule.created",
             EventBody::ScheduleDeleted(_) => "schedule.deleted",
             EventBody::ScheduleFired(_) => "schedule.fired",

@@ -4,7 +4,7 @@
 //! union. The events, the conversation tree folded from them ([`tree`]), the HTTP API's
 //! shapes ([`api`]), what the session query tools return ([`sessions`]), the subagent family's
 //! shapes ([`agents`]), what `checks_run` returns ([`checks`]), the goals' ([`goals`]), the
-//! schedules' ([`schedules`]), auto review's ([`review`]) and the team task list's ([`tasks`]) are
+//! loops' ([`loops`]), the schedules' ([`schedules`]), auto review's ([`review`]) and the team task list's ([`tasks`]) are
 //! generated into TypeScript, straight into the web client's
 //! `@qilin-agent/protocol` package (see [`typescript::bindings`]), and checked to be current by
 //! the test suite.
@@ -20,6 +20,7 @@ mod error;
 mod event;
 pub mod goals;
 pub mod live;
+pub mod loops;
 mod presentation;
 mod question;
 pub mod review;

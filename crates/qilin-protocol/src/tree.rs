@@ -346,7 +346,10 @@ impl ConversationTree {
             | EventBody::ReviewGranted(_)
             | EventBody::ReviewCircuitOpen(_)
             | EventBody::TaskCreated(_)
-            | EventBody::TaskUpdated(_) => {}
+            | EventBody::TaskUpdated(_)
+            | EventBody::LoopStarted(_)
+            | EventBody::LoopIteration(_)
+            | EventBody::LoopFinished(_) => {}
             EventBody::ToolReviewed(reviewed) => {
                 if let Some(node) = self.node_mut(&reviewed.call_id) {
                     node.review = Some(reviewed.review.clone());

@@ -420,6 +420,22 @@ fn describe(body: &EventBody) -> String {
             actor(updated.by),
             updated.reason
         ),
+        EventBody::LoopStarted(started) => format!(
+            "loop {} started (up to {} iterations): {}",
+            started.record.loop_id, started.record.max_iterations, started.record.prompt
+        ),
+        EventBody::LoopIteration(iteration) => {
+            format!("loop {} {}", iteration.loop_id, iteration.iteration.one_line())
+        }
+        EventBody::LoopFinished(finished) => format!(
+            "loop {} finished: {}",
+            finished.record.loop_id,
+            finished
+                .record
+                .stop_reason
+                .map(|reason| reason.as_str())
+                .unwrap_or("stopped")
+        ),
         EventBody::TaskCreated(created) => format!(
             "task {} created by {}: {}",
             created.task.id, created.by, created.task.title

@@ -13,6 +13,7 @@ use super::text::{truncate, width, wrap};
 use crate::config::{Price, dollars};
 use qilin_protocol::agents::ChildRecord;
 use qilin_protocol::goals::{GoalRecord, GoalStatus, PauseCause};
+use qilin_protocol::loops::{IterationStatus, LoopStopReason};
 use qilin_protocol::review::{AutoReviewRecord, ReviewFallback, ReviewVerdict};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
@@ -336,6 +337,28 @@ impl TerminalRenderer {
             }
             EventBody::GoalCreated(created) => self.show_goal(&created.goal, None),
             EventBody::GoalUpdated(updated) => self.show_goal(&updated.goal, Some(&updated.reason)),
+            EventBody::LoopStarted(started) => self.show_loop(format!(
+                "↻ loop {} started: up to {} iterations",
+                started.record.loop_id, started.record.max_iterations
+            )),
+            EventBody::LoopIteration(iteration) => {
+                if iteration.iteration.status != IterationStatus::Running {
+                    self.show_loop(format!(
+                        "↻ loop {} {}",
+                        iteration.loop_id,
+                        iteration.iteration.one_line()
+                    ));
+                }
+            }
+            EventBody::LoopFinished(finished) => self.show_loop(format!(
+                "↻ loop {} finished: {}",
+                finished.record.loop_id,
+                finished
+                    .record
+                    .stop_reason
+                    .map(LoopStopReason::as_str)
+                    .unwrap_or("stopped")
+            )),
             EventBody::ScheduleCreated(created) => self.show_schedule(format!(
                 "⏲ schedule {}: {}",
                 created.schedule.id, created.schedule.description
@@ -393,6 +416,14 @@ impl TerminalRenderer {
 
     /// Shows a schedule event's line.
     fn show_schedule(&mut self, line: String) {
+        let line = self.style.dim(&line);
+        self.flush_text();
+        self.after_text_block = false;
+        self.permanent(vec![line]);
+    }
+
+    /// A loop's line: its start, an iteration's report, its end.
+    fn show_loop(&mut self, line: String) {
         let line = self.style.dim(&line);
         self.flush_text();
         self.after_text_block = false;
