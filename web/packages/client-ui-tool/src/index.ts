@@ -275,3 +275,22 @@ export {
   type LoopStopReason,
 } from './models/loops';
 export { LoopIterations, LoopStopBadge, LoopVerdict } from './views/loops';
+export {
+  STEP_STATES,
+  WORKFLOW_STATES,
+  stepDot,
+  stepRow,
+  workflowDot,
+  workflowRow,
+  workflowRunModel,
+  workflowStatusModel,
+  workflowStopModel,
+  type StepRow,
+  type StepState,
+  type WorkflowRow,
+  type WorkflowRunModel,
+  type WorkflowState,
+  type WorkflowStatusModel,
+  type WorkflowStopModel,
+} from './models/workflows';
+export { WorkflowStatusBadge } from './views/workflows';

@@ -16,6 +16,7 @@ import { InterruptView } from './views/interrupt';
 import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
 import { LoopStartView, LoopStatusView, LoopStopView } from './views/loops';
+import { WorkflowRunView, WorkflowStatusView, WorkflowStopView } from './views/workflows';
 import { TaskCreateView, TaskListView, TaskUpdateView } from './views/tasks';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
@@ -76,6 +77,9 @@ export const BUILTIN_TOOL_VIEWS = {
   loop_start: LoopStartView,
   loop_status: LoopStatusView,
   loop_stop: LoopStopView,
+  workflow_run: WorkflowRunView,
+  workflow_status: WorkflowStatusView,
+  workflow_stop: WorkflowStopView,
 } as const;
 
 /**

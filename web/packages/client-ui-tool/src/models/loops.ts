@@ -18,7 +18,7 @@ export type LoopStopReason =
 /** Where one iteration stands. */
 export type IterationState = 'running' | 'finished' | 'interrupted' | 'failed';
 
-/** What an iteration did to a file. */
+/** What an iteration did to a file, as the runtime words it. */
 export type FileChangeKind = 'added' | 'modified' | 'deleted';
 
 /** Every [`LoopState`], for reading a record. */
@@ -43,7 +43,7 @@ export const ITERATION_STATES: readonly IterationState[] = [
   'failed',
 ];
 
-/** Every [`FileChangeKind`], for reading a record. */
+/** Every [`FileChangeKind`] this client has words for. */
 export const FILE_CHANGE_KINDS: readonly FileChangeKind[] = ['added', 'modified', 'deleted'];
 
 /** One file an iteration changed. */
@@ -51,7 +51,8 @@ export interface FileChangeRow {
   readonly path: string;
   readonly insertions: number;
   readonly deletions: number;
-  readonly change: FileChangeKind;
+  /** `added`, `modified` or `deleted` (a word this client does not know shows as it is). */
+  readonly change: string;
 }
 
 /** One check's conclusion after an iteration. */
@@ -133,7 +134,7 @@ function fileChangeRow(value: unknown, what: string): FileChangeRow {
     path: idOf(fields, 'path', what),
     insertions: fields.count('insertions'),
     deletions: fields.count('deletions'),
-    change: fields.oneOf('change', FILE_CHANGE_KINDS),
+    change: fields.text('change'),
   };
 }
 
@@ -482,7 +483,7 @@ function loopAsked(value: unknown): LoopAsked {
     prompt: args.text('prompt'),
     checks,
     ...(promise === undefined ? {} : { promise }),
-    maxIterations: args.count('max_iterations'),
+    maxIterations: args.count('maxIterations'),
   };
 }
 

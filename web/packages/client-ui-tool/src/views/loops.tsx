@@ -5,8 +5,10 @@ import { useLocale, useT } from '@qilin-agent/i18n';
 import { useId, useState } from 'react';
 import { formatCost, formatTokens } from '../models/agents';
 import {
+  FILE_CHANGE_KINDS,
   changedLines,
   iterationDot,
+  type FileChangeKind,
   loopStartModel,
   loopStatusModel,
   loopStopModel,
@@ -107,7 +109,11 @@ function IterationFiles(props: { iteration: IterationRow }) {
       >
         {iteration.files.map((file) => (
           <li key={file.path} data-change={file.change}>
-            <span className="qt-loop-files__change">{t(`loops.change.${file.change}`)}</span>
+            <span className="qt-loop-files__change">
+              {FILE_CHANGE_KINDS.includes(file.change as FileChangeKind)
+                ? t(`loops.change.${file.change as FileChangeKind}`)
+                : file.change}
+            </span>
             <code className="qt-loop-files__path">{file.path}</code>
             <span className="qt-loop-files__plus">+{file.insertions}</span>
             <span className="qt-loop-files__minus">−{file.deletions}</span>
