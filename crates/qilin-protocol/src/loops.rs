@@ -18,7 +18,7 @@ use ts_rs::TS;
 pub struct LoopUntil {
     /// The ids of the declared checks that must all pass after an iteration.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional)]
+    #[ts(as = "Option<Vec<String>>", optional)]
     pub checks: Vec<String>,
     /// The text the model writes as `<promise>TEXT</promise>` in an iteration's final answer
     /// when it judges the work done. With checks declared too, the loop stops only when the
@@ -173,11 +173,11 @@ pub struct LoopIteration {
     /// What it changed in the workspace (a git diff stat when the workspace is a repository,
     /// else a comparison of file hashes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional)]
+    #[ts(as = "Option<Vec<FileChange>>", optional)]
     pub files: Vec<FileChange>,
     /// The conclusions of the loop's checks after it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional)]
+    #[ts(as = "Option<Vec<IterationCheck>>", optional)]
     pub checks: Vec<IterationCheck>,
     /// Input tokens of its turn.
     #[ts(type = "number")]
@@ -286,7 +286,7 @@ pub struct LoopRecord {
     pub stop_reason: Option<LoopStopReason>,
     /// Its iterations so far, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional)]
+    #[ts(as = "Option<Vec<LoopIteration>>", optional)]
     pub iterations: Vec<LoopIteration>,
     /// When it started, RFC 3339 UTC.
     pub started_at: String,

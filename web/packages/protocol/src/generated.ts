@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -1351,6 +1351,251 @@ timeBudget?: number,
  * The new turns budget.
  */
 maxTurns?: number, };
+
+export type LoopUntil = { 
+/**
+ * The ids of the declared checks that must all pass after an iteration.
+ */
+checks?: Array<string>, 
+/**
+ * The text the model writes as `<promise>TEXT</promise>` in an iteration's final answer
+ * when it judges the work done. With checks declared too, the loop stops only when the
+ * checks pass; the promise alone decides only when no check is declared.
+ */
+promise?: string, };
+
+export type LoopBudget = { 
+/**
+ * Tokens (input and output).
+ */
+tokens?: number, 
+/**
+ * Cost in US dollars, as the model's price list reckons it.
+ */
+costUsd?: number, 
+/**
+ * Seconds of wall time since the loop started.
+ */
+durationSecs?: number, };
+
+export type LoopStatus = "running" | "finished";
+
+export type LoopStopReason = "checks_passed" | "promise_seen" | "max_iterations" | "budget" | "stalled" | "stopped" | "failed";
+
+export type IterationStatus = "running" | "finished" | "interrupted" | "failed";
+
+export type FileChange = { 
+/**
+ * The path, relative to the workspace, with `/` separators.
+ */
+path: string, 
+/**
+ * Lines added (0 when only file hashes were compared, or for a binary file).
+ */
+insertions: number, 
+/**
+ * Lines removed (0 when only file hashes were compared, or for a binary file).
+ */
+deletions: number, 
+/**
+ * `added`, `modified` or `deleted`.
+ */
+change: string, };
+
+export type IterationCheck = { 
+/**
+ * The check's id.
+ */
+id: string, 
+/**
+ * Whether it passed.
+ */
+conclusion: CheckConclusion, 
+/**
+ * Its one-line summary.
+ */
+summary?: string, };
+
+export type LoopIteration = { 
+/**
+ * Its number, from 1.
+ */
+number: number, 
+/**
+ * The fresh child session its turn ran in.
+ */
+sessionId?: string, 
+/**
+ * Where it stands.
+ */
+status: IterationStatus, 
+/**
+ * When it started, RFC 3339 UTC.
+ */
+startedAt: string, 
+/**
+ * When it ended, RFC 3339 UTC.
+ */
+endedAt?: string, 
+/**
+ * How long it took, in milliseconds.
+ */
+durationMs?: number, 
+/**
+ * What it changed in the workspace (a git diff stat when the workspace is a repository,
+ * else a comparison of file hashes).
+ */
+files?: Array<FileChange>, 
+/**
+ * The conclusions of the loop's checks after it.
+ */
+checks?: Array<IterationCheck>, 
+/**
+ * Input tokens of its turn.
+ */
+inputTokens: number, 
+/**
+ * Output tokens of its turn.
+ */
+outputTokens: number, 
+/**
+ * Its cost in US dollars, when the model's price is known.
+ */
+costUsd?: number, 
+/**
+ * Whether its final answer held the promise.
+ */
+promiseSeen: boolean, 
+/**
+ * Why the loop goes on or stops after it, one sentence; set when it ended.
+ */
+outcome?: string, };
+
+export type LoopRecord = { 
+/**
+ * The loop's id, unique in its session.
+ */
+loopId: string, 
+/**
+ * The prompt every iteration gets.
+ */
+prompt: string, 
+/**
+ * When it is done.
+ */
+until: LoopUntil, 
+/**
+ * The most iterations it runs.
+ */
+maxIterations: number, 
+/**
+ * Whether each iteration runs in a fresh child session (always, for now).
+ */
+freshContext: boolean, 
+/**
+ * What it may spend.
+ */
+budget?: LoopBudget, 
+/**
+ * Whether it still runs.
+ */
+status: LoopStatus, 
+/**
+ * Why it stopped, once it has.
+ */
+stopReason?: LoopStopReason, 
+/**
+ * Its iterations so far, in order.
+ */
+iterations?: Array<LoopIteration>, 
+/**
+ * When it started, RFC 3339 UTC.
+ */
+startedAt: string, 
+/**
+ * When it stopped, RFC 3339 UTC.
+ */
+endedAt?: string, 
+/**
+ * Input tokens of all its iterations.
+ */
+inputTokens: number, 
+/**
+ * Output tokens of all its iterations.
+ */
+outputTokens: number, 
+/**
+ * The cost of all its iterations in US dollars, when every price was known.
+ */
+costUsd?: number, };
+
+export type LoopStartedEvent = { 
+/**
+ * The loop as started.
+ */
+loop: LoopRecord, };
+
+export type LoopIterationEvent = { 
+/**
+ * The loop's id.
+ */
+loopId: string, 
+/**
+ * The iteration as it stands.
+ */
+iteration: LoopIteration, };
+
+export type LoopFinishedEvent = { 
+/**
+ * The loop as it ended.
+ */
+loop: LoopRecord, };
+
+export type StartLoop = { 
+/**
+ * The prompt every iteration gets (not only spaces).
+ */
+prompt: string, 
+/**
+ * When the loop is done: checks that must pass, a promise the model may write, or both.
+ */
+until: LoopUntil, 
+/**
+ * The most iterations to run (1 to 100).
+ */
+maxIterations: number, 
+/**
+ * Whether each iteration runs in a fresh child session; only `true` is supported.
+ */
+freshContext?: boolean, 
+/**
+ * What the loop may spend.
+ */
+budget?: LoopBudget, };
+
+export type StopLoop = { 
+/**
+ * The loop's id, as `loop_start` returned it.
+ */
+id: string, };
+
+export type LoopStatusQuery = { 
+/**
+ * One loop's id; every loop of the session when omitted.
+ */
+id?: string, };
+
+export type LoopOutput = { 
+/**
+ * The loop as it stands.
+ */
+loop: LoopRecord, };
+
+export type LoopStatusOutput = { 
+/**
+ * The loops asked for, oldest first.
+ */
+loops: Array<LoopRecord>, };
 
 export type ScheduleTarget = "this_session" | "new_session";
 
