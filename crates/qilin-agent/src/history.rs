@@ -6,6 +6,7 @@
 
 use qilin_model::{AssistantToolCall, Message, Reasoning, ToolCallResult};
 use qilin_protocol::agents::{AgentFinishedEvent, AgentMessageEvent};
+use qilin_protocol::workflows::WorkflowRun;
 use qilin_protocol::{CallStatus, CallerKind, Event, EventBody};
 
 /// The messages a provider receives, rebuilt from events in `seq` order.
@@ -94,6 +95,9 @@ impl HistoryFold {
             }
             EventBody::AgentMessage(message) => self.note(message_note(message), true),
             EventBody::AgentFinished(finished) => self.note(finished_note(finished), false),
+            EventBody::WorkflowFinished(finished) if finished.run.background => {
+                self.note(workflow_note(&finished.run), false)
+            }
             EventBody::StepTextDelta { text, .. } => {
                 if let Some(step) = &mut self.step {
                     step.text.push_str(text);
@@ -207,6 +211,19 @@ fn finished_note(finished: &AgentFinishedEvent) -> Message {
         "[Background agent {who} — \"{}\" — ended: {}. Call agent_wait to collect its result.]",
         record.description,
         record.status.as_str()
+    ))
+}
+
+/// What the model reads when one of its background workflow runs ended: a short notice
+/// (`workflow_status` gives the report and the result).
+fn workflow_note(run: &WorkflowRun) -> Message {
+    Message::user(format!(
+        "[Background workflow `{}` run {} ended: {}. Call workflow_status with id {} for its \
+         report and result.]",
+        run.workflow,
+        run.run_id,
+        run.status.as_str(),
+        run.run_id
     ))
 }
 

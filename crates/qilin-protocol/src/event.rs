@@ -8,6 +8,7 @@ use crate::schedules::{
     ScheduleCreatedEvent, ScheduleDeletedEvent, ScheduleFinishedEvent, ScheduleFiredEvent,
 };
 use crate::tasks::{TaskCreatedEvent, TaskUpdatedEvent};
+use crate::workflows::{WorkflowFinishedEvent, WorkflowStartedEvent, WorkflowStepEvent};
 use crate::{
     Answer, CallPresentation, ContentBlock, Detail, ErrorCode, ProjectContext, Question,
     SessionGrant,
@@ -206,6 +207,15 @@ pub enum EventBody {
     /// Too many denials: the circuit breaker ended the turn.
     #[serde(rename = "review.circuit_open")]
     ReviewCircuitOpen(ReviewCircuitOpenEvent),
+    /// A workflow run began.
+    #[serde(rename = "workflow.started")]
+    WorkflowStarted(WorkflowStartedEvent),
+    /// A workflow run made a step, or a call step of it ended.
+    #[serde(rename = "workflow.step")]
+    WorkflowStep(WorkflowStepEvent),
+    /// A workflow run ended.
+    #[serde(rename = "workflow.finished")]
+    WorkflowFinished(WorkflowFinishedEvent),
 }
 
 impl EventBody {
@@ -245,6 +255,9 @@ impl EventBody {
             EventBody::ToolReviewed(_) => "tool.reviewed",
             EventBody::ReviewGranted(_) => "review.granted",
             EventBody::ReviewCircuitOpen(_) => "review.circuit_open",
+            EventBody::WorkflowStarted(_) => "workflow.started",
+            EventBody::WorkflowStep(_) => "workflow.step",
+            EventBody::WorkflowFinished(_) => "workflow.finished",
         }
     }
 }

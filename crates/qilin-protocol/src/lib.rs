@@ -30,6 +30,7 @@ mod spill;
 pub mod tasks;
 pub mod tree;
 pub mod typescript;
+pub mod workflows;
 
 pub use content::ContentBlock;
 pub use context::{Environment, MemoryFile, ProjectContext, SessionGrant};

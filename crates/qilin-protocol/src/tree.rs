@@ -349,7 +349,10 @@ impl ConversationTree {
             | EventBody::TaskUpdated(_)
             | EventBody::LoopStarted(_)
             | EventBody::LoopIteration(_)
-            | EventBody::LoopFinished(_) => {}
+            | EventBody::LoopFinished(_)
+            | EventBody::WorkflowStarted(_)
+            | EventBody::WorkflowStep(_)
+            | EventBody::WorkflowFinished(_) => {}
             EventBody::ToolReviewed(reviewed) => {
                 if let Some(node) = self.node_mut(&reviewed.call_id) {
                     node.review = Some(reviewed.review.clone());

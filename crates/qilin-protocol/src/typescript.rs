@@ -165,6 +165,15 @@ pub fn bindings() -> String {
         checks::CheckAnnotation::decl(&cfg),
         checks::CheckRun::decl(&cfg),
         checks::ChecksRunOutput::decl(&cfg),
+        workflows::WorkflowStatus::decl(&cfg),
+        workflows::WorkflowStepKind::decl(&cfg),
+        workflows::WorkflowStep::decl(&cfg),
+        workflows::WorkflowRun::decl(&cfg),
+        workflows::WorkflowStartedEvent::decl(&cfg),
+        workflows::WorkflowStepEvent::decl(&cfg),
+        workflows::WorkflowFinishedEvent::decl(&cfg),
+        workflows::WorkflowRunOutput::decl(&cfg),
+        workflows::WorkflowStatusOutput::decl(&cfg),
     ];
     let mut out = String::from(
         "// Generated from the qilin-protocol crate; do not edit by hand.\n\

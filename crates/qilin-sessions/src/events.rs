@@ -488,6 +488,35 @@ fn describe(body: &EventBody) -> String {
             ),
         },
         EventBody::ReviewCircuitOpen(open) => format!("review circuit open: {}", open.message),
+        EventBody::WorkflowStarted(started) => format!(
+            "workflow {} started as run {}",
+            started.run.workflow, started.run.run_id
+        ),
+        EventBody::WorkflowStep(step) => match step.step.kind {
+            qilin_protocol::workflows::WorkflowStepKind::Call => format!(
+                "workflow run {} step {}: {} {}",
+                step.run_id,
+                step.step.index,
+                step.step.title,
+                step.step.status.as_deref().unwrap_or("running")
+            ),
+            qilin_protocol::workflows::WorkflowStepKind::Report => format!(
+                "workflow run {} report section: {}",
+                step.run_id, step.step.title
+            ),
+        },
+        EventBody::WorkflowFinished(finished) => format!(
+            "workflow {} run {} {}{}",
+            finished.run.workflow,
+            finished.run.run_id,
+            finished.run.status.as_str(),
+            finished
+                .run
+                .error
+                .as_deref()
+                .map(|error| format!(": {error}"))
+                .unwrap_or_default()
+        ),
     }
 }
 

@@ -15,6 +15,7 @@ use qilin_protocol::agents::ChildRecord;
 use qilin_protocol::goals::{GoalRecord, GoalStatus, PauseCause};
 use qilin_protocol::loops::{IterationStatus, LoopStopReason};
 use qilin_protocol::review::{AutoReviewRecord, ReviewFallback, ReviewVerdict};
+use qilin_protocol::workflows::{WorkflowRun, WorkflowStep, WorkflowStepKind};
 use qilin_protocol::{
     CallPresentation, CallStatus, ContentBlock, Detail, Event, EventBody, FinishReason,
     ToolPreparingEvent, ToolProgressEvent, ToolResultEvent, ToolStartEvent, Usage,
@@ -159,6 +160,69 @@ pub(crate) fn goal_line(goal: &GoalRecord) -> String {
             goal.budget.turns.map(u64::from)
         ),
     )
+}
+
+/// A workflow run's first line: `⚙ workflow review (run wf1) — description`.
+fn workflow_started_line(run: &WorkflowRun) -> String {
+    match &run.description {
+        Some(description) => format!(
+            "⚙ workflow {} (run {}) — {}",
+            run.workflow,
+            run.run_id,
+            truncate(&description.replace('\n', " "), 80)
+        ),
+        None => format!("⚙ workflow {} (run {})", run.workflow, run.run_id),
+    }
+}
+
+/// A workflow step's line: a call when it ends (`  ✓ 2 agent · review the parser`), a
+/// report section when added; a call that only started draws nothing (its card shows it).
+fn workflow_step_line(step: &WorkflowStep) -> Option<String> {
+    match step.kind {
+        WorkflowStepKind::Call => {
+            let status = step.status.as_deref().unwrap_or("running");
+            let mark = match status {
+                "running" => return None,
+                "ok" => "✓",
+                "interrupted" => "⏹",
+                _ => "✗",
+            };
+            let tool = step.tool.as_deref().unwrap_or("call");
+            let label = if step.title == tool {
+                tool.to_string()
+            } else {
+                format!("{tool} · {}", truncate(&step.title.replace('\n', " "), 60))
+            };
+            let replayed = if step.replayed { " (replayed)" } else { "" };
+            Some(format!(
+                "  {mark} step {} {label} {status}{replayed}",
+                step.index
+            ))
+        }
+        WorkflowStepKind::Report => Some(format!(
+            "  § step {} report: {}",
+            step.index,
+            truncate(&step.title.replace('\n', " "), 80)
+        )),
+    }
+}
+
+/// A workflow run's last line: `⚙ workflow review completed · 4 steps · 1.2s`, with the error
+/// when it did not complete.
+fn workflow_finished_line(run: &WorkflowRun) -> String {
+    let steps = run.steps.len();
+    let mut line = format!(
+        "⚙ workflow {} {} · {} step{} · {:.1}s",
+        run.workflow,
+        run.status.as_str(),
+        steps,
+        if steps == 1 { "" } else { "s" },
+        run.duration_ms.unwrap_or(0) as f64 / 1000.0
+    );
+    if let Some(error) = &run.error {
+        line.push_str(&format!(" — {}", truncate(&error.replace('\n', " "), 100)));
+    }
+    line
 }
 
 /// What the session's turns shown here have used, for `/cost`.
@@ -386,6 +450,17 @@ impl TerminalRenderer {
                         granted.grant.tool_name, granted.grant.call_id
                     ));
                 }
+            }
+            EventBody::WorkflowStarted(started) => {
+                self.show_schedule(workflow_started_line(&started.run))
+            }
+            EventBody::WorkflowStep(step) => {
+                if let Some(line) = workflow_step_line(&step.step) {
+                    self.show_schedule(line);
+                }
+            }
+            EventBody::WorkflowFinished(finished) => {
+                self.show_schedule(workflow_finished_line(&finished.run))
             }
             EventBody::ReviewCircuitOpen(open) => {
                 let line = self.style.yellow(&format!("⏸ {}", open.message));
