@@ -1,6 +1,11 @@
 // The loop cards — `loop_start`, `loop_status`, `loop_stop` — from the raw fields of each call,
 // and the fold of a session's `loop.*` events by loop id that keeps a `loop_start` card live.
-import type { CheckConclusion } from '@qilin-agent/protocol';
+import type {
+  CheckConclusion,
+  IterationStatus,
+  LoopStatus,
+  LoopStopReason as WireStopReason,
+} from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { CHECK_CONCLUSIONS } from './checks';
 import { Fields, Unsupported, asRecord, clip, firstLine, type CardInput } from './common';
@@ -8,15 +13,14 @@ import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 import { sessionHref } from './sessionLink';
 
-/** Where a loop stands. */
-export type LoopState = 'running' | 'finished';
+/** Where a loop stands (the generated `LoopStatus`). */
+export type LoopState = LoopStatus;
 
-/** Why a loop stopped. */
-export type LoopStopReason =
-  'checks_passed' | 'promise_seen' | 'max_iterations' | 'budget' | 'stalled' | 'stopped' | 'failed';
+/** Why a loop stopped (the generated `LoopStopReason`). */
+export type LoopStopReason = WireStopReason;
 
-/** Where one iteration stands. */
-export type IterationState = 'running' | 'finished' | 'interrupted' | 'failed';
+/** Where one iteration stands (the generated `IterationStatus`). */
+export type IterationState = IterationStatus;
 
 /** What an iteration did to a file, as the runtime words it. */
 export type FileChangeKind = 'added' | 'modified' | 'deleted';

@@ -1,12 +1,13 @@
 // The workflow cards — `workflow_run`, `workflow_status`, `workflow_stop` — from the raw fields of
 // each call: its arguments and the workflow runs the runtime recorded as its output.
+import type { WorkflowStatus } from '@qilin-agent/protocol';
 import type { CallState } from '@qilin-agent/ui-primitives';
 import { Fields, Unsupported, type CardInput } from './common';
 import { genericModel, type GenericModel } from './generic';
 import { endedBadly, plainBody, stateOf, type PlainBody } from './outcome';
 
-/** Where a workflow run stands. */
-export type WorkflowState = 'running' | 'completed' | 'failed' | 'stopped' | 'interrupted';
+/** Where a workflow run stands (the generated `WorkflowStatus`). */
+export type WorkflowState = WorkflowStatus;
 
 /** Where a call step stands: the status of the nested call it made. */
 export type StepState = 'running' | 'ok' | 'error' | 'denied' | 'interrupted';
