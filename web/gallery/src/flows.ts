@@ -14,7 +14,7 @@ Keep the exponential backoff as it is. Add a test for each case.
 When every check passes, you are done; if a check keeps failing the same way, say why in NOTES.md.
 Read NOTES.md first: earlier iterations may have left what they learnt there.`;
 
-const START_ARGS = { prompt: PROMPT, until: { checks: ['test', 'lint'] }, maxIterations: 5 };
+const START_ARGS = { prompt: PROMPT, until: { checks: ['test', 'lint'] }, max_iterations: 5 };
 
 /** An iteration that ended, its checks as given; the rest an ordinary report. */
 function ended(
@@ -189,7 +189,7 @@ export const LOOP_CASES: readonly FamilyCase[] = [
       'call_l7',
       'loop_start',
       'done',
-      { ...START_ARGS, maxIterations: 2 },
+      { ...START_ARGS, max_iterations: 2 },
       {
         status: 'ok',
         output: {

@@ -17,7 +17,7 @@ import {
 const START_ARGS = {
   prompt: 'Make the upload retry only on 5xx and timeouts; keep the tests green.',
   until: { checks: ['test'] },
-  maxIterations: 5,
+  max_iterations: 5,
 };
 
 describe('loopRow', () => {

@@ -487,7 +487,7 @@ function loopAsked(value: unknown): LoopAsked {
     prompt: args.text('prompt'),
     checks,
     ...(promise === undefined ? {} : { promise }),
-    maxIterations: args.count('maxIterations'),
+    maxIterations: args.count('max_iterations'),
   };
 }
 

@@ -17,7 +17,7 @@ import { ToolCallTree } from '../tree/ToolCallTree';
 const START_ARGS = {
   prompt: 'Make the upload retry only on 5xx and timeouts; keep the tests green.',
   until: { checks: ['test'] },
-  maxIterations: 5,
+  max_iterations: 5,
 };
 
 /** Renders a call's card with the loop book as the host's feed. */
