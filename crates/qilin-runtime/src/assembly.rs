@@ -27,8 +27,8 @@ pub fn workspace_of(agent_file: &Path) -> PathBuf {
 /// the binary and served from memory.
 static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tools/skills");
 
-/// The registry of every built-in tool, the session query, subagent, check, goal and schedule
-/// tools included.
+/// The registry of every built-in tool, the session query, subagent, check, goal, loop and
+/// schedule tools included.
 pub fn builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     built_in(
@@ -50,6 +50,10 @@ pub fn builtin_registry() -> ToolRegistry {
     built_in(
         qilin_goals::register_tools(&mut registry),
         "the goal tools have unique names and valid schemas",
+    );
+    built_in(
+        qilin_loops::register_tools(&mut registry),
+        "the loop tools have unique names and valid schemas",
     );
     built_in(
         qilin_schedules::register_tools(&mut registry),

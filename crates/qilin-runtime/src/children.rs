@@ -165,6 +165,8 @@ pub(crate) struct ParentSetup {
     pub(crate) no_sandbox: bool,
     pub(crate) skill_dirs: Vec<PathBuf>,
     pub(crate) call_timeout: Option<Duration>,
+    /// The parent's own agent, as loaded: a loop's iterations run it.
+    pub(crate) agent: AgentFile,
 }
 
 /// One child, as its parent sees it.
@@ -594,6 +596,47 @@ impl Children {
             ));
         }
         Ok(record)
+    }
+
+    /// A fresh child session for one iteration of a loop, started by call `call_id` (a host's
+    /// start gives the loop's id): the parent's own agent and model, linked to the parent and
+    /// that call, unattended (its approvals and questions are refused at once), within the
+    /// bounds every child has but with the agent's own step limit.
+    pub(crate) async fn build_iteration(&self, call_id: &str) -> Result<SessionHandle, String> {
+        let setup = self
+            .setup
+            .get()
+            .ok_or_else(|| "the session is still being built".to_string())?;
+        let bounds = ChildBounds {
+            max_steps: setup
+                .agent
+                .limits
+                .max_steps
+                .unwrap_or(crate::DEFAULT_MAX_STEPS),
+            ..setup.bounds.clone()
+        };
+        let mut builder = self
+            .runtime
+            .session(&setup.workspace)
+            .agent_source(crate::AgentSource::Loaded(Box::new(setup.agent.clone())))
+            .default_model(setup.model.clone())
+            .no_sandbox(setup.no_sandbox)
+            .call_timeout(setup.call_timeout)
+            .child_limits(self.limits)
+            .attended(false)
+            .child_of(
+                ParentLink {
+                    session_id: setup.session_id.clone(),
+                    call_id: call_id.to_string(),
+                    depth: self.depth + 1,
+                },
+                bounds,
+                Arc::clone(&setup.reviewer),
+            );
+        for dir in &setup.skill_dirs {
+            builder = builder.skill_dir(dir);
+        }
+        builder.build().await.map_err(|err| err.to_string())
     }
 
     /// Waits until fewer children run than the bound allows: a foreground start (whose call

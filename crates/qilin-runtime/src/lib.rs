@@ -54,6 +54,7 @@ mod context;
 mod error;
 mod goals;
 mod host;
+mod loops;
 mod mount;
 mod recovery;
 mod review;

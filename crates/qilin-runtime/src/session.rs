@@ -6,6 +6,7 @@ use crate::children::{
     BothReviewers, ChildBounds, ChildLimits, Children, ParentLink, ParentSetup, TeamLink,
 };
 use crate::goals::{GoalError, GoalKeeper, TurnOutcome};
+use crate::loops::{LoopRunner, LoopSetup};
 use crate::mount::{AgentSource, MountRequest, MountedAgent, Remount, mount};
 use crate::recovery::{Closing, Dangling};
 use crate::review::{AllowError, ModelReviewer, refused_call, retry_prompt, review_entries};
@@ -18,6 +19,7 @@ use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
 use qilin_model::{ModelError, ModelProvider, ModelRequest, ModelStream, select_model};
 use qilin_protocol::goals::{GoalActor, GoalBudget, GoalRecord, PauseCause};
+use qilin_protocol::loops::{LoopRecord, StartLoop};
 use qilin_protocol::review::{ReviewEntry, ReviewGrant};
 use qilin_protocol::{
     AgentInfo, ContextCompactedEvent, Event, EventBody, PROTOCOL_VERSION, ProjectContext,
@@ -28,7 +30,7 @@ use qilin_skill::{AgentFile, Diagnostic, agent_named_files};
 use qilin_store::{EventStore, NewSession, StoreError};
 use qilin_tool::{
     AutoReview, DynamicTool, ExecConfig, Executor, RegistryError, RequestReply, Requests,
-    ResolveError, Reviewer, Services, Session, Tool, ToolRegistry,
+    ResolveError, Reviewer, Services, Session, Tool, ToolError, ToolRegistry,
 };
 use qilin_tools::{GitGuard, JobTable, ShellTable, TerminalTable};
 use sha2::{Digest, Sha256};
@@ -535,6 +537,15 @@ impl SessionBuilder {
         services.insert(Arc::new(qilin_goals::GoalService(
             Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
         )));
+        let loops = LoopRunner::from_events(
+            this.resumed
+                .as_ref()
+                .map_or(&[][..], |resumed| &resumed.events),
+            depth > 0,
+        );
+        services.insert(Arc::new(qilin_loops::LoopService(
+            Arc::clone(&loops) as Arc<dyn qilin_loops::Loops>
+        )));
         let requests = match this.attended {
             true => Requests::attended(),
             false => Requests::unattended(),
@@ -720,12 +731,19 @@ impl SessionBuilder {
             no_sandbox: this.no_sandbox,
             skill_dirs: this.skill_dirs.clone(),
             call_timeout: this.call_timeout,
+            agent: agent.clone(),
         });
         // A resumed parent gets its children back; a background child whose end its log lacks
         // (the process stopped first) has it recorded now, so the model is told once.
         for ended in children.restore(&stored, &this.runtime).await {
             session.events().emit(ended);
         }
+        let loop_setup = LoopSetup {
+            session: Arc::downgrade(&session),
+            handle: None,
+            children: Arc::clone(&children),
+            workspace: workspace.clone(),
+        };
         let handle = SessionHandle {
             inner: Arc::new(SessionInner {
                 id,
@@ -740,6 +758,7 @@ impl SessionBuilder {
                 remount,
                 children,
                 goals,
+                loops,
                 runtime: this.runtime.clone(),
                 turns: Mutex::new(Turns {
                     running: None,
@@ -749,6 +768,12 @@ impl SessionBuilder {
             }),
         };
         this.runtime.register_live(&handle);
+        handle.inner.loops.set_up(LoopSetup {
+            handle: Some(handle.downgrade()),
+            ..loop_setup
+        });
+        // A loop its last process left running goes on here, with its next iteration.
+        handle.inner.loops.restore();
         Ok(handle)
     }
 }
@@ -812,6 +837,8 @@ struct SessionInner {
     children: Arc<Children>,
     /// The session's goal.
     goals: Arc<GoalKeeper>,
+    /// The session's loops.
+    loops: Arc<LoopRunner>,
     /// The runtime that built it, which counts it alive until it is closed.
     runtime: crate::Runtime,
     turns: Mutex<Turns>,
@@ -1105,6 +1132,23 @@ impl SessionHandle {
     /// it between steps.
     pub(crate) fn deliver(&self, body: EventBody) {
         self.inner.session.events().emit(body);
+    }
+
+    /// Starts a loop for a person (a host's start): its iterations run in the background,
+    /// linked to the session and the loop's id. Refused, saying why, as `loop_start` is.
+    pub fn start_loop(&self, start: StartLoop) -> Result<LoopRecord, ToolError> {
+        qilin_loops::Loops::start(self.inner.loops.as_ref(), None, start)
+    }
+
+    /// The session's loops, oldest first, as they stand now.
+    pub fn loops(&self) -> Vec<LoopRecord> {
+        qilin_loops::Loops::list(self.inner.loops.as_ref())
+    }
+
+    /// Stops loop `id` for a person: its running iteration is interrupted; resolves once the
+    /// loop recorded its end (a loop that ended is returned as it is).
+    pub async fn stop_loop(&self, id: &str) -> Result<LoopRecord, ToolError> {
+        self.inner.loops.stop_for(id, "stopped by a person").await
     }
 
     /// The session's latest goal (settled ones included), if it ever had one.
@@ -1438,6 +1482,7 @@ impl SessionHandle {
     /// started) and its MCP connections, and flushes the log.
     pub async fn close(&self) -> Result<(), RuntimeError> {
         self.inner.goals.closing();
+        self.inner.loops.closing();
         if let Some(compacting) = &self.turns().compacting {
             compacting.cancel();
         }

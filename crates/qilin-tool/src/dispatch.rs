@@ -252,6 +252,30 @@ impl Executor {
         &self.inner.session
     }
 
+    /// A context for work the runtime does itself outside any model call (a loop running its
+    /// checks after an iteration): tools run with it see this executor's session, sandbox and
+    /// services, have no deadline, stop when `cancel` is cancelled, and their live output is
+    /// dropped (no call of the log would carry it).
+    pub fn detached_context(
+        &self,
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        cancel: CancellationToken,
+    ) -> ToolContext {
+        let call_id = call_id.into();
+        let live = LiveOutput::new(call_id.clone(), None);
+        live.finish(self.session().events());
+        ToolContext {
+            call_id,
+            parent_call_id: None,
+            tool_name: tool_name.into(),
+            cancel,
+            clock: Arc::new(CallClock::start(None)),
+            executor: self.clone(),
+            live: Arc::new(live),
+        }
+    }
+
     /// Dispatches one call that nobody will cancel.
     pub async fn dispatch(&self, call: ToolCall, caller: Caller) -> CallOutcome {
         self.dispatch_cancellable(call, caller, CancellationToken::new())

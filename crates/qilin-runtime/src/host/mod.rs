@@ -374,6 +374,8 @@ impl SessionHost {
     pub async fn recover_abandoned(&self) -> Result<usize, HostError> {
         let store = self.store();
         let mut closed = 0;
+        // Sessions closed here that a loop may have run as an iteration, with their parents.
+        let mut iterations = Vec::new();
         for info in store.running_sessions().await? {
             if self.hosted(&info.id).is_some()
                 || self.inner.runtime.live_session(&info.id).is_some()
@@ -393,8 +395,37 @@ impl SessionHost {
             let recovered = self.inner.runtime.recover(&info.id).await;
             let _ = store.release_lease(&info.id, &self.inner.owner).await;
             closed += recovered?;
+            if let Some(parent) = &info.parent_session_id {
+                iterations.push((parent.clone(), info.id.clone()));
+            }
+        }
+        for (parent, child) in iterations {
+            self.continue_loop(&parent, &child).await;
         }
         Ok(closed)
+    }
+
+    /// When session `child` (closed as abandoned) was the running iteration of a loop of
+    /// session `parent`, opens `parent` here: the resumed session records that iteration
+    /// interrupted and goes on with the loop, with nobody opening the session.
+    async fn continue_loop(&self, parent: &str, child: &str) {
+        let events = match crate::runtime::read_all(self.store().as_ref(), parent).await {
+            Ok(events) => events,
+            Err(err) => {
+                tracing::warn!(session = parent, error = %err, "reading a loop's session failed");
+                return;
+            }
+        };
+        let running = qilin_loops::fold_loops(&events).into_iter().any(|record| {
+            record.status == qilin_protocol::loops::LoopStatus::Running
+                && record
+                    .iterations
+                    .last()
+                    .is_some_and(|last| last.session_id.as_deref() == Some(child))
+        });
+        if running && let Err(err) = self.open(parent).await {
+            tracing::warn!(session = parent, error = %err, "resuming a loop's session failed");
+        }
     }
 
     /// Runs [`SessionHost::recover_abandoned`] every lease period, and hosts every session
