@@ -1,6 +1,12 @@
 import { useT } from '@qilin-agent/i18n';
-import { CallTrajectory, Conversation, type AnswerRequest } from '@qilin-agent/ui-conversation';
 import {
+  CallTrajectory,
+  Conversation,
+  MarkdownText,
+  type AnswerRequest,
+} from '@qilin-agent/ui-conversation';
+import {
+  createLoopHook,
   createToolCallHooks,
   type FileLines,
   type SessionPlace,
@@ -19,6 +25,7 @@ import { FilePreview } from './FilePreview';
 import { GoalBanner } from './GoalBanner';
 import { LanguageServers, useLanguageServers } from './LanguageServers';
 import { useSessionGoal } from './goal';
+import { useSessionLoops } from './loops';
 import { SchedulesPanel } from './SchedulesPanel';
 import { useSessionSchedules } from './schedules';
 import { useChildSession } from './children';
@@ -77,6 +84,8 @@ export function SessionPage(props: {
   const t = useT();
   const goal = useSessionGoal(sessionId);
   const schedules = useSessionSchedules(sessionId);
+  const loops = useSessionLoops(sessionId);
+  const { book: loopBook, onEvents: loopEvents, refresh: refreshLoops } = loops;
   const allowedCalls = useAllowedCalls(sessionId);
   const refreshAllowed = allowedCalls.refresh;
   const { onEvents: goalEvents, refresh } = goal;
@@ -85,19 +94,21 @@ export function SessionPage(props: {
     (events: readonly unknown[]) => {
       goalEvents(events);
       scheduleEvents(events);
+      loopEvents(events);
     },
-    [goalEvents, scheduleEvents],
+    [goalEvents, scheduleEvents, loopEvents],
   );
   const { model, status, loadEarlier } = useSessionStream(sessionId, onEvents);
   const languageServers = useLanguageServers();
   useEffect(() => {
-    // A reconnect may have missed events: read the goal and the schedules again.
+    // A reconnect may have missed events: read the goal, the schedules and the loops again.
     if (status === 'live') {
       refresh();
       refreshSchedules();
       refreshAllowed();
+      refreshLoops();
     }
-  }, [status, refresh, refreshSchedules, refreshAllowed]);
+  }, [status, refresh, refreshSchedules, refreshAllowed, refreshLoops]);
   const place = useRevealPlace(sessionId, model, at, loadEarlier);
   const snapshot = useSyncExternalStore(model.subscribe, model.getSnapshot);
   const shared = useMemo(
@@ -106,9 +117,11 @@ export function SessionPage(props: {
         ...createToolCallHooks(model),
         host: { loadImage: sessionImageLoader(sessionId) },
         useChildSession,
+        useLoop: createLoopHook(loopBook),
+        markdown: MarkdownText,
       },
     }),
-    [model, sessionId],
+    [model, sessionId, loopBook],
   );
   const answer = useMemo<AnswerRequest>(
     () => async (requestId, reply) => {

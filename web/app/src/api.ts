@@ -2,6 +2,7 @@ import type {
   AllowCall,
   ErrorBody,
   GoalRecord,
+  LoopRecord,
   EventPage,
   Interrupted,
   LspStatusResponse,
@@ -140,6 +141,8 @@ export const api = {
   /** Deletes one of the session's schedules; answers it, `deleted`. */
   deleteSchedule: (id: string, scheduleId: string) =>
     call<ScheduleRecord>('DELETE', `${session(id)}/schedules/${encodeURIComponent(scheduleId)}`),
+  /** The session's loops (`LoopRecord`s), read by the loop cards' reader. */
+  loops: (id: string) => call<LoopRecord[]>('GET', `${session(id)}/loops`),
   /** The session's reviewed calls that did not run (newest first, at most 50). */
   reviews: (id: string) => call<ReviewList>('GET', `${session(id)}/reviews`),
   /**

@@ -8,9 +8,11 @@ import {
 import { I18nProvider, type Locale } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
+import { MarkdownText } from '@qilin-agent/ui-conversation';
 import { useCallback, useMemo, useState } from 'react';
 import { AgentSection } from './AgentSection';
 import { FamilySection } from './FamilySection';
+import { LOOP_CASES, WORKFLOW_CASES } from './flows';
 import { GOAL_CASES } from './goals';
 import { LSP_CASES } from './lsp';
 import { REVIEW_CASES, REVIEW_GRANTS } from './review';
@@ -44,6 +46,15 @@ const TEAM_SHARED: { tool: ToolCallShared } = {
     useToolCallArgumentsPartial: () => '',
     usePreviousToolCall: (callId, toolName) =>
       callId === LATER_LIST_CALL && toolName === FIRST_LIST.toolName ? FIRST_LIST : undefined,
+  },
+};
+
+/** The workflow section's host: it renders report sections as the page renders Markdown. */
+const FLOW_SHARED: { tool: ToolCallShared } = {
+  tool: {
+    useToolCallArgumentsPartial: () => '',
+    usePreviousToolCall: () => undefined,
+    markdown: MarkdownText,
   },
 };
 
@@ -167,6 +178,12 @@ export function Gallery(props: { locale: Locale }) {
               <li>
                 <a href="#log-lsp">code navigation (hand-made)</a>
               </li>
+              <li>
+                <a href="#log-workflows">workflows (hand-made)</a>
+              </li>
+              <li>
+                <a href="#log-loops">loops (hand-made)</a>
+              </li>
             </ul>
           </nav>
         </header>
@@ -266,6 +283,23 @@ export function Gallery(props: { locale: Locale }) {
             cases={LSP_CASES}
             registry={registry}
             home={FIXTURE_HOME}
+            openFile={openFile}
+            inspect={inspect}
+          />
+          <FamilySection
+            family="workflows"
+            title="Workflows (hand-made)"
+            cases={WORKFLOW_CASES}
+            registry={registry}
+            shared={FLOW_SHARED}
+            openFile={openFile}
+            inspect={inspect}
+          />
+          <FamilySection
+            family="loops"
+            title="Loops (hand-made)"
+            cases={LOOP_CASES}
+            registry={registry}
             openFile={openFile}
             inspect={inspect}
           />

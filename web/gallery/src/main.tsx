@@ -1,5 +1,6 @@
 import '@qilin-agent/ui-primitives/styles.css';
 import '@qilin-agent/client-ui-tool/styles.css';
+import '@qilin-agent/ui-conversation/styles.css';
 import './gallery.css';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';

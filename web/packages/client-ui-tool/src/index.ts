@@ -26,9 +26,10 @@ export {
   type ChildFeedStatus,
   type ChildSessionFeed,
   type UseChildSession,
+  type UseLoop,
 } from './slots';
 export { ToolCallTree, type ToolCallTreeProps } from './tree/ToolCallTree';
-export { createToolCallHooks, previousCall } from './tree/hooks';
+export { createLoopHook, createToolCallHooks, previousCall } from './tree/hooks';
 export { BUILTIN_TOOL_VIEWS, registerBuiltinToolViews } from './register';
 export { shortenPath } from './paths';
 export {
@@ -267,3 +268,55 @@ export {
   type SeverityCounts,
 } from './models/lsp';
 export { EditDiagnosticsBlock, EditDiagnosticsMark, LspView, SeverityMark } from './views/lsp';
+  FILE_CHANGE_KINDS,
+  ITERATION_STATES,
+  LOOP_STATES,
+  LOOP_STOP_REASONS,
+  LoopBook,
+  changedLines,
+  currentIteration,
+  iterationDot,
+  iterationRow,
+  laterIteration,
+  laterLoop,
+  loopOfEvent,
+  loopRow,
+  loopStartModel,
+  loopStatusModel,
+  loopStopModel,
+  stopDot,
+  withIteration,
+  type FileChangeKind,
+  type FileChangeRow,
+  type IterationCheckRow,
+  type IterationRow,
+  type IterationState,
+  type LoopBudgetRow,
+  type LoopEvent,
+  type LoopRow,
+  type LoopStartModel,
+  type LoopState,
+  type LoopStatusModel,
+  type LoopStopModel,
+  type LoopStopReason,
+} from './models/loops';
+export { LoopIterations, LoopStopBadge, LoopVerdict } from './views/loops';
+export {
+  STEP_STATES,
+  WORKFLOW_STATES,
+  stepDot,
+  stepRow,
+  workflowDot,
+  workflowRow,
+  workflowRunModel,
+  workflowStatusModel,
+  workflowStopModel,
+  type StepRow,
+  type StepState,
+  type WorkflowRow,
+  type WorkflowRunModel,
+  type WorkflowState,
+  type WorkflowStatusModel,
+  type WorkflowStopModel,
+} from './models/workflows';
+export { WorkflowStatusBadge } from './views/workflows';

@@ -16,6 +16,8 @@ import { InterruptView } from './views/interrupt';
 import { ScheduleCreateView, ScheduleDeleteView, ScheduleListView } from './views/schedules';
 import { JobOutputView } from './views/jobOutput';
 import { LspView } from './views/lsp';
+import { LoopStartView, LoopStatusView, LoopStopView } from './views/loops';
+import { WorkflowRunView, WorkflowStatusView, WorkflowStopView } from './views/workflows';
 import { TaskCreateView, TaskListView, TaskUpdateView } from './views/tasks';
 import { GrepView } from './views/grep';
 import { QuestionView } from './views/question';
@@ -74,6 +76,12 @@ export const BUILTIN_TOOL_VIEWS = {
   task_update: TaskUpdateView,
   task_list: TaskListView,
   lsp: LspView,
+  loop_start: LoopStartView,
+  loop_status: LoopStatusView,
+  loop_stop: LoopStopView,
+  workflow_run: WorkflowRunView,
+  workflow_status: WorkflowStatusView,
+  workflow_stop: WorkflowStopView,
 } as const;
 
 /**

@@ -11,6 +11,8 @@ import type {
   ToolNode,
 } from '@qilin-agent/protocol';
 import type { GalleryImage, ImageLoader } from '@qilin-agent/ui-primitives';
+import type { ComponentType } from 'react';
+import type { LoopRow } from './models/loops';
 
 /** The slot every call's view is registered in, keyed by the tool's wire name. */
 export const TOOL_VIEW_SLOT = 'tool.call.toolview';
@@ -211,7 +213,24 @@ export interface ToolCallShared extends ToolCallHooks {
    * without it the card shows the link to the child session only.
    */
   useChildSession?: UseChildSession;
+  /**
+   * A loop as the host follows it (the session's `loop.*` events folded by loop id): the
+   * `loop_start` card then shows it live; without it the card shows the record its call
+   * returned.
+   */
+  useLoop?: UseLoop;
+  /**
+   * Renders Markdown the way the host renders the model's text (a workflow's report
+   * sections); without it the text shows as it is.
+   */
+  markdown?: ComponentType<{ text: string }>;
 }
+
+/**
+ * A loop as the host knows it now: the record a call returned with everything the host has
+ * heard of the same loop since folded in (the record itself when it heard nothing).
+ */
+export type UseLoop = (known: LoopRow) => LoopRow;
 
 declare module '@qilin-agent/slots' {
   interface SlotPropsMap {

@@ -98,7 +98,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent);
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent | { "type": "workflow.started" } & WorkflowStartedEvent | { "type": "workflow.step" } & WorkflowStepEvent | { "type": "workflow.finished" } & WorkflowFinishedEvent);
 
 export type EventBody = { "type": "session.started" } & SessionStartedEvent | { "type": "turn.started", 
 /**
@@ -189,7 +189,7 @@ usage: Usage,
  * Why the model stopped; absent when the step ended without the model finishing
  * (an interrupt, a failed stream).
  */
-stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent;
+stopReason?: StopReason, } | { "type": "tool.preparing" } & ToolPreparingEvent | { "type": "tool.start" } & ToolStartEvent | { "type": "tool.progress" } & ToolProgressEvent | { "type": "tool.result" } & ToolResultEvent | { "type": "request.opened" } & RequestOpenedEvent | { "type": "request.resolved" } & RequestResolvedEvent | { "type": "context.compacted" } & ContextCompactedEvent | { "type": "agent.started" } & AgentStartedEvent | { "type": "agent.finished" } & AgentFinishedEvent | { "type": "agent.delivered" } & AgentDeliveredEvent | { "type": "agent.message" } & AgentMessageEvent | { "type": "task.created" } & TaskCreatedEvent | { "type": "task.updated" } & TaskUpdatedEvent | { "type": "goal.created" } & GoalCreatedEvent | { "type": "goal.updated" } & GoalUpdatedEvent | { "type": "loop.started" } & LoopStartedEvent | { "type": "loop.iteration" } & LoopIterationEvent | { "type": "loop.finished" } & LoopFinishedEvent | { "type": "schedule.created" } & ScheduleCreatedEvent | { "type": "schedule.deleted" } & ScheduleDeletedEvent | { "type": "schedule.fired" } & ScheduleFiredEvent | { "type": "schedule.finished" } & ScheduleFinishedEvent | { "type": "tool.reviewed" } & ToolReviewedEvent | { "type": "review.granted" } & ReviewGrantedEvent | { "type": "review.circuit_open" } & ReviewCircuitOpenEvent | { "type": "workflow.started" } & WorkflowStartedEvent | { "type": "workflow.step" } & WorkflowStepEvent | { "type": "workflow.finished" } & WorkflowFinishedEvent;
 
 export type SessionStartedEvent = { 
 /**
@@ -2757,6 +2757,134 @@ conclusion: CheckConclusion,
  * One line: `3 checks: 2 passed, 1 failed`.
  */
 summary: string, };
+
+export type WorkflowStatus = "running" | "completed" | "failed" | "stopped" | "interrupted";
+
+export type WorkflowStepKind = "call" | "report";
+
+export type WorkflowStep = { 
+/**
+ * The step's position, 0-based, in the order the script made the steps.
+ */
+index: number, 
+/**
+ * A call or a report section.
+ */
+kind: WorkflowStepKind, 
+/**
+ * For a call: the nested call's id (its card nests under the `workflow_run` card).
+ */
+callId?: string, 
+/**
+ * For a call: the tool's name.
+ */
+tool?: string, 
+/**
+ * For a call: `running`, `ok`, `error`, `denied` or `interrupted`.
+ */
+status?: string, 
+/**
+ * For a call, a short label (the agent's description, else the tool's name); for a
+ * report section, its title.
+ */
+title: string, 
+/**
+ * For a report section: its Markdown.
+ */
+text?: string, 
+/**
+ * For a call: its result came from the call journal after a restart, not a new run.
+ */
+replayed?: boolean, 
+/**
+ * When the step was made (a call: when it started), RFC 3339 UTC.
+ */
+at: string, };
+
+export type WorkflowRun = { 
+/**
+ * The run's id, unique in its session.
+ */
+runId: string, 
+/**
+ * The workflow's name: its file's name without `.py`.
+ */
+workflow: string, 
+/**
+ * The workflow's description, from its front matter.
+ */
+description?: string, 
+/**
+ * The arguments the run was given, defaults filled in.
+ */
+args: unknown, 
+/**
+ * Where it stands.
+ */
+status: WorkflowStatus, 
+/**
+ * It runs in the background: `workflow_run` returned at once, and the model is told
+ * between its steps when the run ends.
+ */
+background?: boolean, 
+/**
+ * Its steps so far, by index.
+ */
+steps?: Array<WorkflowStep>, 
+/**
+ * The script's final value, when it completed.
+ */
+result?: unknown, 
+/**
+ * Why it failed, stopped or was interrupted.
+ */
+error?: string, 
+/**
+ * When it started, RFC 3339 UTC.
+ */
+startedAt: string, 
+/**
+ * When it ended, RFC 3339 UTC.
+ */
+endedAt?: string, 
+/**
+ * How long it ran, in milliseconds, once it ended.
+ */
+durationMs?: number, };
+
+export type WorkflowStartedEvent = { 
+/**
+ * The run as it began (status running, no steps).
+ */
+run: WorkflowRun, };
+
+export type WorkflowStepEvent = { 
+/**
+ * The run the step belongs to.
+ */
+runId: string, 
+/**
+ * The step as it is now.
+ */
+step: WorkflowStep, };
+
+export type WorkflowFinishedEvent = { 
+/**
+ * The whole run as it ended.
+ */
+run: WorkflowRun, };
+
+export type WorkflowRunOutput = { 
+/**
+ * The run: finished for a foreground `workflow_run`, running for a background one.
+ */
+run: WorkflowRun, };
+
+export type WorkflowStatusOutput = { 
+/**
+ * The session's runs, oldest first (only the one asked for, when an id was given).
+ */
+runs: Array<WorkflowRun>, };
 
 /** The most annotations one check run carries. */
 export const MAX_CHECK_ANNOTATIONS = 50;

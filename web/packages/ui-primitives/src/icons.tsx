@@ -15,7 +15,9 @@ export type IconName =
   | 'shield'
   | 'agent'
   | 'goal'
-  | 'clock';
+  | 'clock'
+  | 'loop'
+  | 'workflow';
 
 const paths: Record<IconName, string> = {
   terminal: 'M2.5 3.5h11v9h-11z M5 6.5l2 1.5-2 1.5 M8.5 10h3',
@@ -37,6 +39,8 @@ const paths: Record<IconName, string> = {
     'M8 2a2.5 2.5 0 1 1 0 5 2.5 2.5 0 0 1 0-5z M3 14c0-2.8 2.2-5 5-5s5 2.2 5 5 M12 2.5l1.5-1 M12.5 5h1.5',
   goal: 'M8 1.5a6.5 6.5 0 1 1 0 13 6.5 6.5 0 0 1 0-13z M8 4.5a3.5 3.5 0 1 1 0 7 3.5 3.5 0 0 1 0-7z M8 7.5h.01',
   clock: 'M8 1.5a6.5 6.5 0 1 1 0 13 6.5 6.5 0 0 1 0-13z M8 4v4l2.5 1.5',
+  loop: 'M13 8a5 5 0 1 1-1.5-3.6 M11.5 1.8v2.6h-2.6',
+  workflow: 'M2.5 2.5h4v3h-4z M9.5 10.5h4v3h-4z M4.5 5.5v3.5a1.5 1.5 0 0 0 1.5 1.5h3.5',
 };
 
 /** A row icon; decorative, so hidden from assistive technology (the title says it all). */

@@ -1,6 +1,7 @@
 import type { ConversationStore, ConversationTree, ToolNode } from '@qilin-agent/protocol';
 import { useCallback, useSyncExternalStore } from 'react';
-import type { ToolCallShared } from '../slots';
+import type { LoopBook, LoopRow } from '../models/loops';
+import type { ToolCallShared, UseLoop } from '../slots';
 
 /** Every call of a tree in order: each root call, then the calls its code made. */
 function callsInOrder(tree: ConversationTree): ToolNode[] {
@@ -57,4 +58,20 @@ export function createToolCallHooks(store: ConversationStore): ToolCallShared {
     return useSyncExternalStore(store.subscribe, read, read);
   }
   return { useToolCallArgumentsPartial, usePreviousToolCall };
+}
+
+/**
+ * The `useLoop` hook over a session's [`LoopBook`], for the shared tool hooks: a card re-renders
+ * only when its own loop changed. Create it once per book: a view calls it as a hook.
+ */
+export function createLoopHook(book: LoopBook): UseLoop {
+  return function useLoop(known: LoopRow) {
+    const loopId = known.loopId;
+    const subscribe = useCallback(
+      (listener: () => void) => book.subscribe(loopId, listener),
+      [loopId],
+    );
+    const read = useCallback(() => book.view(known), [known]);
+    return useSyncExternalStore(subscribe, read, read);
+  };
 }
