@@ -812,7 +812,15 @@ resolvedBy?: string,
 /**
  * When it was answered or cancelled.
  */
-resolvedAt?: string, };
+resolvedAt?: string, 
+/**
+ * For a request a child's call opened: the child's session id.
+ */
+childSessionId?: string, 
+/**
+ * For a request a child's call opened: the child's name, or its agent when it has none.
+ */
+childName?: string, };
 
 export type TurnItem = { "type": "text", 
 /**
@@ -2757,6 +2765,224 @@ conclusion: CheckConclusion,
  * One line: `3 checks: 2 passed, 1 failed`.
  */
 summary: string, };
+
+export type LspOperation = "definition" | "references" | "hover" | "document_symbols" | "workspace_symbols" | "implementation" | "incoming_calls" | "outgoing_calls" | "diagnostics";
+
+export type LspSeverity = "error" | "warning" | "information" | "hint";
+
+export type LspContextLine = { 
+/**
+ * The line's number, from 1.
+ */
+line: number, 
+/**
+ * Its text, trailing whitespace trimmed.
+ */
+text: string, };
+
+export type LspItem = { 
+/**
+ * Where it is, as the server named it (`file:///…`, or another scheme).
+ */
+uri: string, 
+/**
+ * The workspace-relative path; set only for a file inside the workspace.
+ */
+path?: string, 
+/**
+ * The start line, from 1.
+ */
+line: number, 
+/**
+ * The start character, from 1.
+ */
+character: number, 
+/**
+ * The end line, from 1.
+ */
+endLine?: number, 
+/**
+ * The end character, from 1.
+ */
+endCharacter?: number, 
+/**
+ * The start line's text, trailing whitespace trimmed.
+ */
+text?: string, 
+/**
+ * A few lines around a definition (empty otherwise).
+ */
+context?: Array<LspContextLine>, 
+/**
+ * The symbol's name (symbols and call-hierarchy items).
+ */
+name?: string, 
+/**
+ * The symbol's kind in snake_case: `function`, `class`, `method`, `variable`, ….
+ */
+kind?: string, 
+/**
+ * More about the symbol (its signature or container), as the server gave it.
+ */
+detail?: string, 
+/**
+ * How deeply a document symbol is nested (0 = top level).
+ */
+depth?: number, 
+/**
+ * A diagnostic's severity.
+ */
+severity?: LspSeverity, 
+/**
+ * A diagnostic's message.
+ */
+message?: string, 
+/**
+ * What produced a diagnostic.
+ */
+source?: string, 
+/**
+ * A diagnostic's code.
+ */
+code?: string, };
+
+export type LspEmptyReason = "no_server" | "starting" | "timed_out" | "crashed" | "not_found";
+
+export type LspEmpty = { 
+/**
+ * The reason.
+ */
+reason: LspEmptyReason, 
+/**
+ * What happened, in a sentence (with the server's progress while it indexes).
+ */
+message: string, 
+/**
+ * What to do about it, e.g. how to install the server.
+ */
+hint?: string, };
+
+export type LspOutput = { 
+/**
+ * The operation asked.
+ */
+operation: LspOperation, 
+/**
+ * The file's language (`python`, `typescript`, `rust`, …), when known.
+ */
+language?: string, 
+/**
+ * The server's command name, e.g. `pyright-langserver`.
+ */
+server?: string, 
+/**
+ * The target file, workspace-relative.
+ */
+path?: string, 
+/**
+ * The asked line, from 1.
+ */
+line?: number, 
+/**
+ * The asked character, from 1.
+ */
+character?: number, 
+/**
+ * The workspace-symbol query.
+ */
+query?: string, 
+/**
+ * What the server returned, sorted by path then line, at most the cap.
+ */
+items?: Array<LspItem>, 
+/**
+ * The hover's Markdown.
+ */
+hover?: string, 
+/**
+ * Why the result is empty, when `items` is empty and there is no hover.
+ */
+empty?: LspEmpty, 
+/**
+ * How many items there were before the cap.
+ */
+total: number, 
+/**
+ * Whether items were cut at the cap.
+ */
+truncated: boolean, 
+/**
+ * Where the whole list was saved, when it was cut.
+ */
+spill?: SpilledOutput, };
+
+export type EditDiagnostics = { 
+/**
+ * The server's command name.
+ */
+server: string, 
+/**
+ * Diagnostics new since before the edit, errors first, bounded.
+ */
+introduced?: Array<LspItem>, 
+/**
+ * Diagnostics gone since before the edit, bounded.
+ */
+resolved?: Array<LspItem>, 
+/**
+ * How many diagnostics the file has after the edit, all severities.
+ */
+remaining: number, 
+/**
+ * A remark, e.g. that the server did not report in time.
+ */
+note?: string, };
+
+export type LspServerState = "not_installed" | "stopped" | "starting" | "indexing" | "ready" | "crashed";
+
+export type LspServerStatus = { 
+/**
+ * The language it serves.
+ */
+language: string, 
+/**
+ * Its command.
+ */
+server: string, 
+/**
+ * Where it stands.
+ */
+state: LspServerState, 
+/**
+ * Its process id while running.
+ */
+pid?: number, 
+/**
+ * How many times it was restarted after a crash.
+ */
+restarts: number, 
+/**
+ * Its last progress message while indexing.
+ */
+progress?: string, 
+/**
+ * The last error it met.
+ */
+lastError?: string, 
+/**
+ * How to install it, when not installed.
+ */
+hint?: string, };
+
+export type LspStatusResponse = { 
+/**
+ * The workspace's root.
+ */
+workspace: string, 
+/**
+ * Its servers, by language.
+ */
+servers: Array<LspServerStatus>, };
 
 export type WorkflowStatus = "running" | "completed" | "failed" | "stopped" | "interrupted";
 
