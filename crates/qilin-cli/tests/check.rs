@@ -122,7 +122,7 @@ fn a_folder_without_qilin_has_its_code_reached_tools_covered_by_the_builtin_skil
     assert!(output.status.success(), "{text}");
     assert!(!text.contains("Q111"), "{text}");
     assert!(
-        text.starts_with("ok: checked ") && text.contains(" 11 skills "),
+        text.starts_with("ok: checked ") && text.contains(" 13 skills "),
         "the built-in skills are checked like any other: {text}"
     );
 }

@@ -89,6 +89,7 @@ fn skills_list_shows_workspace_home_and_builtin_skills_sorted() {
             "changelog",
             "checks",
             "goals",
+            "loops",
             "lsp",
             "personal-style",
             "read-image",
