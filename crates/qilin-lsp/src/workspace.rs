@@ -5,6 +5,7 @@
 
 use crate::config::{ConfigError, ServerSpec, language_id, workspace_servers};
 use crate::convert::{self, Lines};
+use crate::sandbox::{ServerSandbox, launch};
 use crate::server::{CallError, Server};
 use crate::uri::{path_to_uri, to_utf16};
 use lsp_types::request::{
@@ -21,6 +22,7 @@ use qilin_protocol::lsp::{
     LspEmpty, LspEmptyReason, LspItem, LspOperation, LspOutput, LspServerState, LspServerStatus,
     LspStatusResponse,
 };
+use qilin_sandbox::SandboxHelper;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -43,6 +45,8 @@ pub struct LspOptions {
     /// The longest a request waits for the server to finish the work it reports in progress
     /// (loading a project, indexing) before it is asked anyway.
     pub index_wait: Duration,
+    /// Whether servers run inside the sandbox, and through which helper.
+    pub sandbox: ServerSandbox,
 }
 
 impl Default for LspOptions {
@@ -53,6 +57,10 @@ impl Default for LspOptions {
             start_timeout: Duration::from_secs(60),
             diagnostics_wait: Duration::from_secs(5),
             index_wait: Duration::from_secs(20),
+            sandbox: ServerSandbox::Confined(SandboxHelper::new(
+                "qilin",
+                [OsString::from("sandbox-exec")],
+            )),
         }
     }
 }
@@ -247,6 +255,11 @@ impl LspWorkspace {
                     state: server_state,
                     pid,
                     restarts: state.restarts,
+                    sandboxed: state
+                        .server
+                        .as_ref()
+                        .map_or(self.options.sandbox.is_confined(), |server| server.confined),
+                    network: slot.spec.network || !self.options.sandbox.is_confined(),
                     progress,
                     last_error: state.last_error.clone(),
                     hint: (!installed).then(|| slot.spec.hint.clone()).flatten(),
@@ -371,14 +384,25 @@ impl LspWorkspace {
             state.launching = true;
         }
         let started = async {
-            let server = Server::spawn(
-                &program,
-                &command,
-                &args,
-                &self.root,
-                self.options.search_path.as_ref(),
-            )
-            .map_err(|err| CallError::Crashed(format!("it could not be started: {err}")))?;
+            let sandbox = self.options.sandbox.clone();
+            let root = self.root.clone();
+            let network = slot.spec.network;
+            let search_path = self.options.search_path.clone();
+            let prepared = tokio::task::spawn_blocking(move || {
+                launch(
+                    &sandbox,
+                    &program,
+                    &args,
+                    &root,
+                    network,
+                    search_path.as_ref(),
+                )
+            })
+            .await
+            .map_err(|err| CallError::Crashed(format!("its start was abandoned: {err}")))?
+            .map_err(CallError::Crashed)?;
+            let server = Server::spawn(prepared, &command, &self.root)
+                .map_err(|err| CallError::Crashed(format!("it could not be started: {err}")))?;
             server
                 .initialize(
                     slot.spec.initialization_options.clone(),
