@@ -71,10 +71,16 @@ fn workspace_in(dir: &Path) -> PathBuf {
     workspace.canonicalize().unwrap()
 }
 
-/// `qilin serve` on `workspace`, its token file in `dir/run`.
-fn serve(dir: &Path, workspace: &Path) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
-        .args(["serve", "--no-sandbox", "--workspace"])
+/// `qilin serve` on `workspace`, its token file in `dir/run`; with the sandbox unless
+/// `sandboxed` is false (`--no-sandbox`).
+fn serve(dir: &Path, workspace: &Path, sandboxed: bool) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
+    command.arg("serve");
+    if !sandboxed {
+        command.arg("--no-sandbox");
+    }
+    let mut child = command
+        .arg("--workspace")
         .arg(workspace)
         .arg("--agent")
         .arg(workspace.join("navigator.agent"))
@@ -147,20 +153,9 @@ fn python_row(table: &str) -> &str {
         .unwrap_or_else(|| panic!("no python row: {table}"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = workspace_in(dir.path());
-
-    // No server runs: this process's view, saying why.
-    let (table, _) = status(dir.path(), &workspace, &[]);
-    assert!(
-        table.contains("this process's view: no running `qilin serve` of this workspace"),
-        "{table}"
-    );
-    assert!(python_row(&table).contains(" stopped "), "{table}");
-
-    let served = serve(dir.path(), &workspace);
+/// Starts a session of the served agent whose turn's `lsp` call starts pyright, and waits
+/// until the server's `GET /api/lsp` says pyright is ready: its status there.
+async fn start_pyright(served: &Served) -> Value {
     let client = reqwest::Client::new();
     let (code, created) = served
         .send(
@@ -179,9 +174,8 @@ async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is
         )
         .await;
     assert_eq!(code, 202, "{started}");
-    // The turn's `lsp` call starts pyright in the server.
     let deadline = Instant::now() + Duration::from_secs(90);
-    let api = loop {
+    loop {
         let (code, api) = served
             .send(client.get(format!("{}/api/lsp", served.base)))
             .await;
@@ -194,12 +188,30 @@ async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is
             .cloned()
             .unwrap();
         if python["state"] == "ready" {
-            break python;
+            return python;
         }
         assert!(Instant::now() < deadline, "pyright never got ready: {api}");
         tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = workspace_in(dir.path());
+
+    // No server runs: this process's view, saying why.
+    let (table, _) = status(dir.path(), &workspace, &[]);
+    assert!(
+        table.contains("this process's view: no running `qilin serve` of this workspace"),
+        "{table}"
+    );
+    assert!(python_row(&table).contains(" stopped "), "{table}");
+
+    let served = serve(dir.path(), &workspace, false);
+    let api = start_pyright(&served).await;
     let pid = api["pid"].as_u64().unwrap();
+    assert_eq!(api["sandboxed"], false, "{api}");
 
     // Another process sees the server's servers, and says whose they are.
     let (table, _) = status(dir.path(), &workspace, &[]);
@@ -224,4 +236,36 @@ async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is
     let row = python_row(&table);
     assert!(row.contains(" stopped "), "{table}");
     assert!(!row.contains(&format!(" {pid} ")), "{table}");
+}
+
+/// Under a sandboxed `qilin serve`, a session's language server runs through `qilin
+/// sandbox-exec`, and both the API and `qilin lsp status` say it is sandboxed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_serve_runs_its_language_servers_sandboxed() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = workspace_in(dir.path());
+    let served = serve(dir.path(), &workspace, true);
+    let api = start_pyright(&served).await;
+    assert_eq!(
+        (&api["sandboxed"], &api["network"]),
+        (&json!(true), &json!(false)),
+        "{api}"
+    );
+    let pid = api["pid"].as_u64().unwrap();
+    // The process the status names is the sandbox helper, which runs the server.
+    let command_line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let command_line = String::from_utf8_lossy(&command_line).replace('\0', " ");
+    assert!(
+        command_line.contains("sandbox-exec run --mode read-only"),
+        "{command_line}"
+    );
+    assert!(
+        command_line.contains("pyright-langserver"),
+        "{command_line}"
+    );
+
+    let (table, _) = status(dir.path(), &workspace, &[]);
+    let row = python_row(&table);
+    assert!(row.contains(" ready "), "{table}");
+    assert!(row.contains(" read-only "), "{table}");
 }
