@@ -156,7 +156,12 @@ pub struct LspWorkspace {
     slots: Result<Vec<Slot>, ConfigError>,
 }
 
-static LIVE: LazyLock<Mutex<HashMap<PathBuf, Weak<LspWorkspace>>>> = LazyLock::new(Mutex::default);
+/// A workspace root and whether its servers run confined.
+type LiveKey = (PathBuf, bool);
+
+/// The live servers of each workspace root, confined and not: a session whose sandbox is on
+/// never shares the unconfined servers of one whose sandbox is off.
+static LIVE: LazyLock<Mutex<HashMap<LiveKey, Weak<LspWorkspace>>>> = LazyLock::new(Mutex::default);
 
 /// The workspace root as the servers see it: canonical when it can be.
 fn canonical(root: &Path) -> PathBuf {
@@ -186,22 +191,29 @@ impl LspWorkspace {
     }
 
     /// The servers of `root` shared by this process's sessions: the live ones when a session
-    /// holds them, else new ones with `options`.
+    /// holds them and they are confined as `options` asks (sandboxed or not), else new ones
+    /// with `options`.
     pub fn shared(root: &Path, options: LspOptions) -> Arc<LspWorkspace> {
-        let key = canonical(root);
+        let root = canonical(root);
+        let key = (root.clone(), options.sandbox.is_confined());
         let mut live = lock(&LIVE);
         live.retain(|_, workspace| workspace.strong_count() > 0);
         if let Some(workspace) = live.get(&key).and_then(Weak::upgrade) {
             return workspace;
         }
-        let workspace = Arc::new(LspWorkspace::new(&key, options));
+        let workspace = Arc::new(LspWorkspace::new(&root, options));
         live.insert(key, Arc::downgrade(&workspace));
         workspace
     }
 
-    /// The servers of `root` when a session of this process holds them.
+    /// The servers of `root` when a session of this process holds them: the sandboxed ones
+    /// when both kinds are live.
     pub fn live(root: &Path) -> Option<Arc<LspWorkspace>> {
-        lock(&LIVE).get(&canonical(root)).and_then(Weak::upgrade)
+        let root = canonical(root);
+        let live = lock(&LIVE);
+        [true, false]
+            .into_iter()
+            .find_map(|confined| live.get(&(root.clone(), confined)).and_then(Weak::upgrade))
     }
 
     /// The workspace root (canonical).

@@ -212,3 +212,25 @@ async fn a_wrong_network_value_is_named_in_every_answer() {
     assert!(err.contains("`servers.python.network` is `1`"), "{err}");
     assert!(err.contains("expected `true`"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_share_servers_only_with_sessions_confined_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let confined = || options(ServerSandbox::Confined(helper()));
+    let first = LspWorkspace::shared(dir.path(), confined());
+    let second = LspWorkspace::shared(dir.path(), confined());
+    assert!(std::sync::Arc::ptr_eq(&first, &second));
+    let unconfined = LspWorkspace::shared(dir.path(), options(ServerSandbox::Off));
+    assert!(
+        !std::sync::Arc::ptr_eq(&first, &unconfined),
+        "a sandboxed session shares unconfined servers"
+    );
+    // The status route shows the sandboxed ones while both live, then the others.
+    let shown = LspWorkspace::live(dir.path()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&shown, &first));
+    drop((first, second, shown));
+    let shown = LspWorkspace::live(dir.path()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&shown, &unconfined));
+    drop((shown, unconfined));
+    assert!(LspWorkspace::live(dir.path()).is_none());
+}
