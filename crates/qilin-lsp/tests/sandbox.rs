@@ -234,3 +234,69 @@ async fn sessions_share_servers_only_with_sessions_confined_alike() {
     drop((shown, unconfined));
     assert!(LspWorkspace::live(dir.path()).is_none());
 }
+
+/// On a kernel without user namespaces (a user namespace whose limit on further ones is 0),
+/// a server asked to run sandboxed is not started unconfined: the answer and the status say
+/// why and how to opt out.
+#[tokio::test(flavor = "multi_thread")]
+async fn where_the_sandbox_is_unavailable_a_confined_server_is_refused_with_the_way_out() {
+    let limited = SandboxHelper::new(
+        "unshare",
+        [
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_qilin-lsp-sandbox-exec"),
+        ],
+    );
+    let probe = std::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "true"])
+        .status();
+    if !probe.is_ok_and(|status| status.success()) {
+        eprintln!("note: `unshare --user` is not possible here; nothing to check");
+        return;
+    }
+    let listener = listener();
+    let dir = workspace(listener.local_addr().unwrap().port(), None);
+    let ws = LspWorkspace::new(dir.path(), options(ServerSandbox::Confined(limited)));
+    let output = ws
+        .run(&LspQuery {
+            operation: LspOperation::Hover,
+            path: Some("main.probe".into()),
+            line: Some(1),
+            character: Some(1),
+            query: None,
+        })
+        .await
+        .unwrap();
+    let empty = output.empty.expect("no answer without a sandbox");
+    assert_eq!(empty.reason, qilin_protocol::lsp::LspEmptyReason::Crashed);
+    assert!(
+        empty.message.contains("this machine cannot provide"),
+        "{}",
+        empty.message
+    );
+    assert!(
+        empty.message.contains("user namespaces are not available"),
+        "{}",
+        empty.message
+    );
+    assert!(
+        empty.message.contains("`sandbox: {mode: off}`"),
+        "{}",
+        empty.message
+    );
+    assert!(!dir.path().join("written-by-server.txt").exists());
+    let status = probe_status(&ws);
+    assert_eq!(status.state, LspServerState::Crashed);
+    assert!(status.sandboxed && status.pid.is_none(), "{status:?}");
+    assert!(
+        status
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("--no-sandbox")),
+        "{status:?}"
+    );
+}
