@@ -230,6 +230,15 @@ async fn status_shows_the_servers_a_running_serve_runs_and_says_which_view_it_is
     assert_eq!(parsed["workspace"], workspace.display().to_string());
     assert!(note.contains("as the running `qilin serve`"), "{note}");
 
+    // `--start --no-sandbox`: started here, unconfined, and the table says so.
+    let (table, _) = status(dir.path(), &workspace, &["--start", "--no-sandbox"]);
+    assert!(
+        table.contains("this process's view: the servers were started here"),
+        "{table}"
+    );
+    let row = python_row(&table);
+    assert!(row.contains(" ready ") && row.contains(" OFF "), "{table}");
+
     // `--local`: this process's own view, where nothing runs.
     let (table, _) = status(dir.path(), &workspace, &["--local"]);
     assert!(table.contains("this process's view: `--local`"), "{table}");

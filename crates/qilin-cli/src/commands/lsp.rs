@@ -27,6 +27,10 @@ pub enum LspCommand {
         /// Show this process's own view even when a `qilin serve` of the workspace runs.
         #[arg(long)]
         local: bool,
+        /// With `--start`, start the servers without the sandbox (with your full file
+        /// system, network and environment rights), as `qilin run --no-sandbox` runs them.
+        #[arg(long, requires = "start")]
+        no_sandbox: bool,
         /// Print JSON instead of a table (which view it is goes to stderr).
         #[arg(long)]
         json: bool,
@@ -66,10 +70,15 @@ pub fn run(command: LspCommand) -> Result<ExitCode> {
         workspace,
         start,
         local,
+        no_sandbox,
         json,
     } = command;
     let workspace = workspace_or_here(workspace)?;
-    let sandbox = ServerSandbox::Confined(sandbox_helper()?);
+    let sandbox = if no_sandbox {
+        ServerSandbox::Off
+    } else {
+        ServerSandbox::Confined(sandbox_helper()?)
+    };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let (status, view) = runtime.block_on(async {
         if !(start || local)
