@@ -1,11 +1,15 @@
 //! Measures `definition` on the Python fixture: the first request on a cold server (start,
 //! `initialize`, opening the file, the answer) and the same request on the warm server.
 //!
-//! `cargo run --release -p qilin-lsp --example first_definition` (the servers of
-//! `tests/lsp-servers` installed with `npm ci --prefix tests/lsp-servers`).
+//! `cargo build --release -p qilin-lsp --bins && cargo run --release -p qilin-lsp --example
+//! first_definition` (the servers of `tests/lsp-servers` installed with
+//! `npm ci --prefix tests/lsp-servers`). The server runs sandboxed through the
+//! `qilin-lsp-sandbox-exec` helper built beside the example; without it, unconfined (it says
+//! which).
 
-use qilin_lsp::{LspOptions, LspQuery, LspWorkspace};
+use qilin_lsp::{LspOptions, LspQuery, LspWorkspace, ServerSandbox};
 use qilin_protocol::lsp::LspOperation;
+use qilin_sandbox::SandboxHelper;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -46,8 +50,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     dirs.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
+    let helper = std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .map(|profile| profile.join("qilin-lsp-sandbox-exec"))
+        .filter(|helper| helper.exists());
+    let sandbox = match helper {
+        Some(helper) => ServerSandbox::Confined(SandboxHelper::new(helper, Vec::<String>::new())),
+        None => ServerSandbox::Off,
+    };
+    let how = if sandbox.is_confined() {
+        "sandboxed"
+    } else {
+        "unconfined (build the helper with `cargo build --release -p qilin-lsp --bins`)"
+    };
     let options = LspOptions {
         search_path: Some(std::env::join_paths(dirs)?),
+        sandbox,
         ..LspOptions::default()
     };
     let query = LspQuery {
@@ -81,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max_cold = cold.iter().max().copied().unwrap_or_default();
     let max_warm = warm.iter().max().copied().unwrap_or_default();
     println!(
-        "definition app.py:12:11 on pyright-langserver — cold (start + initialize + open + answer): median {} (max {}, {COLD_RUNS} runs); warm: median {} (max {}, {} runs)",
+        "definition app.py:12:11 on pyright-langserver, {how} — cold (start + initialize + open + answer): median {} (max {}, {COLD_RUNS} runs); warm: median {} (max {}, {} runs)",
         ms(median(cold)),
         ms(max_cold),
         ms(median(warm.clone())),

@@ -24,6 +24,10 @@ pub struct ServerSpec {
     pub initialization_options: Option<serde_json::Value>,
     /// How to install it, told when it is not found.
     pub hint: Option<String>,
+    /// Whether it may reach the network from its sandbox (`network: true` in
+    /// `.qilin/lsp.yaml`); without it, it has a network namespace of its own with only a
+    /// loopback interface.
+    pub network: bool,
     matcher: GlobSet,
 }
 
@@ -55,6 +59,7 @@ impl ServerSpec {
             patterns,
             initialization_options,
             hint,
+            network: false,
             matcher,
         })
     }
@@ -213,6 +218,9 @@ struct RawServer {
     patterns: Option<Vec<String>>,
     #[serde(default)]
     initialization_options: Option<serde_json::Value>,
+    /// Kept as written, so a value that is not a boolean gets an error naming the key.
+    #[serde(default)]
+    network: Option<serde_yaml_ng::Value>,
 }
 
 /// The servers for `workspace`: the known defaults, each replaced by the workspace's
@@ -247,7 +255,8 @@ pub fn servers_from(path: &Path, text: &str) -> Result<Vec<ServerSpec>, ConfigEr
                 err.location().map(|l| l.line()),
                 format!(
                     "{err}; expected `servers:` mapping a language to `command` (required), \
-                     `args`, `patterns` (file globs) and `initialization_options`"
+                     `args`, `patterns` (file globs), `initialization_options` and `network` \
+                     (true or false)"
                 ),
             )
         })?
@@ -263,6 +272,22 @@ pub fn servers_from(path: &Path, text: &str) -> Result<Vec<ServerSpec>, ConfigEr
                 ),
             ));
         }
+        let network = match &server.network {
+            None => false,
+            Some(serde_yaml_ng::Value::Bool(network)) => *network,
+            Some(other) => {
+                let written = serde_yaml_ng::to_string(other)
+                    .map(|text| text.trim().to_string())
+                    .unwrap_or_default();
+                return Err(problem(
+                    line_after(text, "network", line.unwrap_or(0)).or(line),
+                    format!(
+                        "`servers.{language}.network` is `{written}`; expected `true` (the \
+                         server may reach the network) or `false` (the default: no network)"
+                    ),
+                ));
+            }
+        };
         let known = servers.iter().position(|s| s.language == language);
         let patterns = match (server.patterns, known) {
             (Some(patterns), _) => patterns,
@@ -285,7 +310,7 @@ pub fn servers_from(path: &Path, text: &str) -> Result<Vec<ServerSpec>, ConfigEr
                 ),
             ));
         }
-        let spec = ServerSpec::new(
+        let mut spec = ServerSpec::new(
             &language,
             vec![(server.command.clone(), server.args)],
             patterns,
@@ -296,6 +321,7 @@ pub fn servers_from(path: &Path, text: &str) -> Result<Vec<ServerSpec>, ConfigEr
             )),
         )
         .map_err(|message| problem(line, format!("`servers.{language}.patterns`: {message}")))?;
+        spec.network = network;
         match known {
             Some(index) => servers[index] = spec,
             None => servers.push(spec),
@@ -306,14 +332,20 @@ pub fn servers_from(path: &Path, text: &str) -> Result<Vec<ServerSpec>, ConfigEr
 
 /// The line (from 1) of the first `key:` in `text`.
 fn line_of(text: &str, key: &str) -> Option<usize> {
+    line_after(text, key, 0)
+}
+
+/// The line (from 1) of the first `key:` in `text` after line `after`.
+fn line_after(text: &str, key: &str, after: usize) -> Option<usize> {
     text.lines()
+        .skip(after)
         .position(|line| {
             let trimmed = line.trim_start();
             trimmed
                 .strip_prefix(key)
                 .is_some_and(|rest| rest.trim_start().starts_with(':'))
         })
-        .map(|index| index + 1)
+        .map(|index| after + index + 1)
 }
 
 #[cfg(test)]
@@ -347,5 +379,29 @@ mod tests {
         assert_eq!(err.line, Some(3), "{err}");
         assert!(err.message.contains("comand"), "{err}");
         assert!(err.message.contains("expected `servers:`"), "{err}");
+    }
+
+    #[test]
+    fn network_is_off_unless_a_server_turns_it_on_and_a_wrong_value_is_named() {
+        let text = "servers:\n  python:\n    command: my-pyls\n    network: true\n";
+        let servers = servers_from(Path::new(".qilin/lsp.yaml"), text).unwrap();
+        let python = servers.iter().find(|s| s.language == "python").unwrap();
+        assert!(python.network);
+        assert!(
+            servers
+                .iter()
+                .filter(|s| s.language != "python")
+                .all(|s| !s.network)
+        );
+
+        let text = "servers:\n  python:\n    command: my-pyls\n    network: yes please\n";
+        let err = servers_from(Path::new(".qilin/lsp.yaml"), text).unwrap_err();
+        assert_eq!(err.line, Some(4), "{err}");
+        assert!(
+            err.message
+                .contains("`servers.python.network` is `yes please`"),
+            "{err}"
+        );
+        assert!(err.message.contains("expected `true`"), "{err}");
     }
 }

@@ -3,8 +3,10 @@
 //! A workspace's servers ([`LspWorkspace`]) are one per language — the known defaults
 //! (`pyright-langserver` or `basedpyright-langserver`, `typescript-language-server`,
 //! `rust-analyzer`, `gopls`, found on `PATH`) under the workspace's `.qilin/lsp.yaml`. Each
-//! starts on the first request for its language, runs as a child process in a process group
-//! of its own with the workspace as its folder, speaks JSON-RPC with `Content-Length` framing
+//! starts on the first request for its language, runs inside the sandbox `bash` uses (the
+//! workspace read-only to it, its caches in a private temp folder, no network unless
+//! `.qilin/lsp.yaml` gives it `network: true`; see [`ServerSandbox`]) with the workspace as its
+//! folder, speaks JSON-RPC with `Content-Length` framing
 //! on its stdin and stdout, and is restarted on the next request after a crash, with back-off.
 //! Before each request the file is read from disk and sent (`didOpen`, then `didChange` when
 //! it changed), so an answer never describes an older version of it.
@@ -19,6 +21,7 @@
 mod config;
 mod convert;
 mod edits;
+mod sandbox;
 mod server;
 mod tool;
 mod uri;
@@ -26,6 +29,7 @@ mod workspace;
 
 pub use config::{ConfigError, LSP_WORKSPACE_FILE, ServerSpec, known_servers, workspace_servers};
 pub use edits::{EditBaseline, LspService, MAX_EDIT_DIAGNOSTICS};
+pub use sandbox::{SERVER_VARIABLES, ServerSandbox};
 pub use tool::{Lsp, LspArgs, render, render_edit_diagnostics, result_summary};
 pub use uri::{path_to_uri, uri_to_path};
 pub use workspace::{LspError, LspOptions, LspQuery, LspWorkspace, MAX_ITEMS};

@@ -1,11 +1,14 @@
-//! One running language server: its process (in a process group of its own), JSON-RPC over
-//! its stdin and stdout with `Content-Length` framing, the documents opened on it, the
-//! diagnostics it published and the progress it reports.
+//! One running language server: its process (started through the sandbox helper, or in a
+//! process group of its own when the sandbox is off), JSON-RPC over its stdin and stdout with
+//! `Content-Length` framing, the documents opened on it, the diagnostics it published and the
+//! progress it reports.
 
+use crate::sandbox::ServerLaunch;
 use crate::uri::{path_to_uri, uri_to_path};
 use lsp_types::notification::Notification;
 use lsp_types::request::Request;
 use lsp_types::{Diagnostic, Uri};
+use qilin_sandbox::Sandbox;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
+use tokio::net::unix::pipe::Sender as PipeSender;
 use tokio::sync::{oneshot, watch};
 
 /// Why a request to a server got no answer.
@@ -93,10 +96,14 @@ impl Shared {
 pub(crate) struct Server {
     /// Its command's name, e.g. `pyright-langserver`.
     pub command: String,
-    /// Its process id (and process group id).
+    /// Its process id (and process group id); the sandbox helper's when it runs confined.
     pub pid: Option<u32>,
+    /// Whether it runs inside the sandbox.
+    pub confined: bool,
+    /// Its sandbox, whose private temp folder (its caches) lives as long as it does.
+    _sandbox: Sandbox,
     root: PathBuf,
-    writer: tokio::sync::Mutex<ChildStdin>,
+    writer: tokio::sync::Mutex<PipeSender>,
     next_id: AtomicI64,
     shared: Arc<Shared>,
     documents: tokio::sync::Mutex<HashMap<PathBuf, OpenDocument>>,
@@ -107,7 +114,9 @@ pub(crate) struct Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        // The whole process group: a server's own helpers (a type checker's workers) too.
+        // The whole process group: a server's own helpers (a type checker's workers) too. A
+        // confined server's group is its sandbox helper's, whose end ends the server's PID
+        // namespace and everything in it.
         if let Some(pid) = self.pid
             && let Ok(pid) = i32::try_from(pid)
         {
@@ -120,31 +129,22 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts `program args` in `root`, in a process group of its own, with `search_path` as
-    /// its `PATH` when given.
-    pub fn spawn(
-        program: &Path,
-        command: &str,
-        args: &[String],
-        root: &Path,
-        search_path: Option<&std::ffi::OsString>,
-    ) -> std::io::Result<Arc<Server>> {
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+    /// Starts the server `launch` prepared (its stdout piped here, its stderr dropped), for
+    /// the workspace `root`.
+    pub fn spawn(launch: ServerLaunch, command: &str, root: &Path) -> std::io::Result<Arc<Server>> {
+        let ServerLaunch {
+            command: mut cmd,
+            input,
+            sandbox,
+            confined,
+        } = launch;
+        cmd.stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .process_group(0)
             .kill_on_drop(true);
-        if let Some(path) = search_path {
-            cmd.env("PATH", path);
-        }
         let mut child = cmd.spawn()?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
+        // The child has its own copy of the command's descriptors (the read end of `input`).
+        drop(cmd);
+        let stdin = tokio::net::unix::pipe::Sender::from_owned_fd(input.into())?;
         let stdout = child
             .stdout
             .take()
@@ -161,6 +161,8 @@ impl Server {
         let server = Arc::new(Server {
             command: command.to_string(),
             pid: child.id(),
+            confined,
+            _sandbox: sandbox,
             root: root.to_path_buf(),
             writer: tokio::sync::Mutex::new(stdin),
             next_id: AtomicI64::new(1),
@@ -260,8 +262,12 @@ impl Server {
             || "workspace".to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        // A confined server lives in a PID namespace of its own, where Qilin's process id names
+        // no process (or another one): a server watching it would exit at once. Its sandbox
+        // ends it with Qilin instead.
+        let process_id = (!self.confined).then(std::process::id);
         let params = json!({
-            "processId": std::process::id(),
+            "processId": process_id,
             "clientInfo": {"name": "qilin"},
             "rootUri": root_uri,
             "rootPath": self.root.display().to_string(),

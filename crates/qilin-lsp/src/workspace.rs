@@ -5,6 +5,7 @@
 
 use crate::config::{ConfigError, ServerSpec, language_id, workspace_servers};
 use crate::convert::{self, Lines};
+use crate::sandbox::{ServerSandbox, launch};
 use crate::server::{CallError, Server};
 use crate::uri::{path_to_uri, to_utf16};
 use lsp_types::request::{
@@ -21,6 +22,7 @@ use qilin_protocol::lsp::{
     LspEmpty, LspEmptyReason, LspItem, LspOperation, LspOutput, LspServerState, LspServerStatus,
     LspStatusResponse,
 };
+use qilin_sandbox::SandboxHelper;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -43,6 +45,8 @@ pub struct LspOptions {
     /// The longest a request waits for the server to finish the work it reports in progress
     /// (loading a project, indexing) before it is asked anyway.
     pub index_wait: Duration,
+    /// Whether servers run inside the sandbox, and through which helper.
+    pub sandbox: ServerSandbox,
 }
 
 impl Default for LspOptions {
@@ -53,6 +57,10 @@ impl Default for LspOptions {
             start_timeout: Duration::from_secs(60),
             diagnostics_wait: Duration::from_secs(5),
             index_wait: Duration::from_secs(20),
+            sandbox: ServerSandbox::Confined(SandboxHelper::new(
+                "qilin",
+                [OsString::from("sandbox-exec")],
+            )),
         }
     }
 }
@@ -148,7 +156,12 @@ pub struct LspWorkspace {
     slots: Result<Vec<Slot>, ConfigError>,
 }
 
-static LIVE: LazyLock<Mutex<HashMap<PathBuf, Weak<LspWorkspace>>>> = LazyLock::new(Mutex::default);
+/// A workspace root and whether its servers run confined.
+type LiveKey = (PathBuf, bool);
+
+/// The live servers of each workspace root, confined and not: a session whose sandbox is on
+/// never shares the unconfined servers of one whose sandbox is off.
+static LIVE: LazyLock<Mutex<HashMap<LiveKey, Weak<LspWorkspace>>>> = LazyLock::new(Mutex::default);
 
 /// The workspace root as the servers see it: canonical when it can be.
 fn canonical(root: &Path) -> PathBuf {
@@ -178,22 +191,29 @@ impl LspWorkspace {
     }
 
     /// The servers of `root` shared by this process's sessions: the live ones when a session
-    /// holds them, else new ones with `options`.
+    /// holds them and they are confined as `options` asks (sandboxed or not), else new ones
+    /// with `options`.
     pub fn shared(root: &Path, options: LspOptions) -> Arc<LspWorkspace> {
-        let key = canonical(root);
+        let root = canonical(root);
+        let key = (root.clone(), options.sandbox.is_confined());
         let mut live = lock(&LIVE);
         live.retain(|_, workspace| workspace.strong_count() > 0);
         if let Some(workspace) = live.get(&key).and_then(Weak::upgrade) {
             return workspace;
         }
-        let workspace = Arc::new(LspWorkspace::new(&key, options));
+        let workspace = Arc::new(LspWorkspace::new(&root, options));
         live.insert(key, Arc::downgrade(&workspace));
         workspace
     }
 
-    /// The servers of `root` when a session of this process holds them.
+    /// The servers of `root` when a session of this process holds them: the sandboxed ones
+    /// when both kinds are live.
     pub fn live(root: &Path) -> Option<Arc<LspWorkspace>> {
-        lock(&LIVE).get(&canonical(root)).and_then(Weak::upgrade)
+        let root = canonical(root);
+        let live = lock(&LIVE);
+        [true, false]
+            .into_iter()
+            .find_map(|confined| live.get(&(root.clone(), confined)).and_then(Weak::upgrade))
     }
 
     /// The workspace root (canonical).
@@ -247,6 +267,11 @@ impl LspWorkspace {
                     state: server_state,
                     pid,
                     restarts: state.restarts,
+                    sandboxed: state
+                        .server
+                        .as_ref()
+                        .map_or(self.options.sandbox.is_confined(), |server| server.confined),
+                    network: slot.spec.network || !self.options.sandbox.is_confined(),
                     progress,
                     last_error: state.last_error.clone(),
                     hint: (!installed).then(|| slot.spec.hint.clone()).flatten(),
@@ -371,14 +396,25 @@ impl LspWorkspace {
             state.launching = true;
         }
         let started = async {
-            let server = Server::spawn(
-                &program,
-                &command,
-                &args,
-                &self.root,
-                self.options.search_path.as_ref(),
-            )
-            .map_err(|err| CallError::Crashed(format!("it could not be started: {err}")))?;
+            let sandbox = self.options.sandbox.clone();
+            let root = self.root.clone();
+            let network = slot.spec.network;
+            let search_path = self.options.search_path.clone();
+            let prepared = tokio::task::spawn_blocking(move || {
+                launch(
+                    &sandbox,
+                    &program,
+                    &args,
+                    &root,
+                    network,
+                    search_path.as_ref(),
+                )
+            })
+            .await
+            .map_err(|err| CallError::Crashed(format!("its start was abandoned: {err}")))?
+            .map_err(CallError::Crashed)?;
+            let server = Server::spawn(prepared, &command, &self.root)
+                .map_err(|err| CallError::Crashed(format!("it could not be started: {err}")))?;
             server
                 .initialize(
                     slot.spec.initialization_options.clone(),

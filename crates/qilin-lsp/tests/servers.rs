@@ -1,10 +1,11 @@
 //! The `lsp` requests against real language servers (pyright and typescript-language-server
 //! from `tests/lsp-servers`, installed by `scripts/test`) on the fixture projects.
 
-use qilin_lsp::{LspError, LspOptions, LspQuery, LspService, LspWorkspace};
+use qilin_lsp::{LspError, LspOptions, LspQuery, LspService, LspWorkspace, ServerSandbox};
 use qilin_protocol::lsp::{
     LspEmptyReason, LspItem, LspOperation, LspOutput, LspServerState, LspSeverity,
 };
+use qilin_sandbox::{Sandbox, SandboxError, SandboxHelper, SandboxMode, SandboxSettings};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +30,30 @@ fn search_path() -> OsString {
     std::env::join_paths(dirs).unwrap()
 }
 
+/// The servers run inside the sandbox where this machine can confine them; where it cannot,
+/// without it (and a note saying so), so the requests themselves are still tested.
+fn server_sandbox() -> ServerSandbox {
+    let helper = SandboxHelper::new(
+        env!("CARGO_BIN_EXE_qilin-lsp-sandbox-exec"),
+        Vec::<String>::new(),
+    );
+    let settings = SandboxSettings {
+        mode: SandboxMode::ReadOnly,
+        ..SandboxSettings::default()
+    };
+    match Sandbox::start(settings, helper.clone()) {
+        Ok(_) => ServerSandbox::Confined(helper),
+        Err(SandboxError::Unsupported { missing, .. }) => {
+            eprintln!(
+                "note: this machine cannot sandbox language servers ({}); running them unconfined",
+                missing.join("; ")
+            );
+            ServerSandbox::Off
+        }
+        Err(err) => panic!("{err}"),
+    }
+}
+
 fn options() -> LspOptions {
     LspOptions {
         search_path: Some(search_path()),
@@ -36,6 +61,7 @@ fn options() -> LspOptions {
         start_timeout: Duration::from_secs(60),
         diagnostics_wait: Duration::from_secs(20),
         index_wait: Duration::from_secs(30),
+        sandbox: server_sandbox(),
     }
 }
 

@@ -341,6 +341,14 @@ pub struct LspServerStatus {
     pub pid: Option<u32>,
     /// How many times it was restarted after a crash.
     pub restarts: u32,
+    /// Whether it runs (or will run) inside the sandbox: the workspace read-only to it, its
+    /// writes only in a private temp folder. `false` when the user turned the sandbox off.
+    #[serde(default)]
+    pub sandboxed: bool,
+    /// Whether it may reach the network: `network: true` in `.qilin/lsp.yaml`, or not
+    /// sandboxed.
+    #[serde(default)]
+    pub network: bool,
     /// Its last progress message while indexing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

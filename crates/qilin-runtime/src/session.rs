@@ -446,6 +446,11 @@ impl SessionBuilder {
         )?
         .with_protection(protection.clone());
         notes.extend(sandbox.warning());
+        // The language servers run confined as bash does, unconfined when the user opted out.
+        let server_sandbox = match sandbox.settings().mode {
+            qilin_sandbox::SandboxMode::Off => qilin_lsp::ServerSandbox::Off,
+            _ => qilin_lsp::ServerSandbox::Confined(this.runtime.sandbox_helper().clone()),
+        };
         let mut services = this.services;
         services.insert(Arc::new(sandbox));
         services.insert(Arc::new(qilin_tools::FileAccess { protection }));
@@ -588,7 +593,13 @@ impl SessionBuilder {
             None => None,
         };
         services.insert(Arc::new(qilin_lsp::LspService::new(
-            qilin_lsp::LspWorkspace::shared(&workspace, qilin_lsp::LspOptions::default()),
+            qilin_lsp::LspWorkspace::shared(
+                &workspace,
+                qilin_lsp::LspOptions {
+                    sandbox: server_sandbox,
+                    ..qilin_lsp::LspOptions::default()
+                },
+            ),
             agent.lsp.diagnostics_after_edit,
         )));
         if let Some(checks) = session_checks(&agent, &workspace, &mut notes) {

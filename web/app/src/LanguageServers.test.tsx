@@ -7,13 +7,23 @@ import { BUSY_POLL_MS, LanguageServers, useLanguageServers } from './LanguageSer
 const STATUS: LspStatusResponse = {
   workspace: '/home/qilin/workspace',
   servers: [
-    { language: 'python', server: 'pyright-langserver', state: 'ready', pid: 4120, restarts: 0 },
+    {
+      language: 'python',
+      server: 'pyright-langserver',
+      state: 'ready',
+      pid: 4120,
+      restarts: 0,
+      sandboxed: true,
+      network: false,
+    },
     {
       language: 'typescript',
       server: 'typescript-language-server',
       state: 'indexing',
       pid: 4188,
       restarts: 0,
+      sandboxed: true,
+      network: true,
       progress: 'Indexing 120/480 files',
     },
     {
@@ -21,6 +31,8 @@ const STATUS: LspStatusResponse = {
       server: 'rust-analyzer',
       state: 'not_installed',
       restarts: 0,
+      sandboxed: true,
+      network: false,
       hint: 'rustup component add rust-analyzer',
     },
     {
@@ -28,6 +40,8 @@ const STATUS: LspStatusResponse = {
       server: 'gopls',
       state: 'crashed',
       restarts: 2,
+      sandboxed: false,
+      network: true,
       lastError: 'gopls exited with signal 9',
     },
   ],
@@ -92,7 +106,8 @@ describe('the language servers in the header', () => {
     expect(
       within(items[2] as HTMLElement).getByText('rustup component add rust-analyzer').tagName,
     ).toBe('CODE');
-    expect(items[3]).toHaveTextContent('restarted 2 times');
+    expect(items[3]).toHaveTextContent('restarted 2 times · not sandboxed');
+    expect(items[0]).not.toHaveTextContent('not sandboxed');
     expect(items[3]).toHaveTextContent('Last error: gopls exited with signal 9');
   });
 

@@ -77,6 +77,7 @@ function ServerItem(props: { server: LspServerStatus }) {
   const facts = [
     server.pid === undefined ? undefined : t('lspStatus.pid', { pid: server.pid }),
     server.restarts === 0 ? undefined : t('lspStatus.restarts', { count: server.restarts }),
+    server.sandboxed ? undefined : t('lspStatus.unsandboxed'),
   ].filter((fact) => fact !== undefined);
   return (
     <li className="qa-lsp__server" data-state={server.state}>

@@ -113,6 +113,10 @@ async fn the_language_servers_of_the_workspace_are_listed() {
         python["hint"].as_str().unwrap().contains("lsp.yaml"),
         "{python}"
     );
+    // The test server runs its sessions without the sandbox (`no_sandbox`): so would the
+    // language servers, and the status says so.
+    assert_eq!(python["sandboxed"], false, "{python}");
+    assert_eq!(python["network"], true, "{python}");
 
     std::fs::write(
         config.join("lsp.yaml"),

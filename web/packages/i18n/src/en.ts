@@ -690,6 +690,7 @@ export const en = {
   'lspStatus.restarts_one': 'restarted {{count}} time',
   'lspStatus.restarts_other': 'restarted {{count}} times',
   'lspStatus.pid': 'process {{pid}}',
+  'lspStatus.unsandboxed': 'not sandboxed',
   'lspStatus.lastError': 'Last error',
   'lspStatus.install': 'To install',
   'lspStatus.progress': 'Progress',

@@ -661,6 +661,7 @@ export const zhCN: Readonly<Record<Exclude<keyof typeof en, `${string}_one`>, st
   'lspStatus.state.crashed': '已崩溃',
   'lspStatus.restarts_other': '已重启 {{count}} 次',
   'lspStatus.pid': '进程 {{pid}}',
+  'lspStatus.unsandboxed': '未在沙箱中运行',
   'lspStatus.lastError': '最近的错误',
   'lspStatus.install': '安装方法',
   'lspStatus.progress': '进度',

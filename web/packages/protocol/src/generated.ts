@@ -2962,6 +2962,16 @@ pid?: number,
  */
 restarts: number, 
 /**
+ * Whether it runs (or will run) inside the sandbox: the workspace read-only to it, its
+ * writes only in a private temp folder. `false` when the user turned the sandbox off.
+ */
+sandboxed: boolean, 
+/**
+ * Whether it may reach the network: `network: true` in `.qilin/lsp.yaml`, or not
+ * sandboxed.
+ */
+network: boolean, 
+/**
  * Its last progress message while indexing.
  */
 progress?: string, 
