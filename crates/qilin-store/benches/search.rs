@@ -16,6 +16,9 @@
 //! the same events are then appended to PostgreSQL (in a schema of their own, dropped after),
 //! with its index (it has no store without one), and the same queries timed there.
 //!
+//! The writer threads' CPU time and the bytes they wrote (the database's log) are printed beside
+//! the wall clock: the load other programs put on the machine changes them much less.
+//!
 //! Run: `cargo bench -p qilin-store --bench search` (`QILIN_BENCH_EVENTS=100000` for a smaller
 //! store; the sessions stay 1,000; `QILIN_BENCH_STORES=sqlite` or `postgres` for one store).
 
@@ -155,10 +158,15 @@ async fn sqlite(per_session: usize) -> anyhow::Result<()> {
     // The two stores are built in turns, a tenth of the sessions at a time, so that a
     // change in the machine's load weighs on both alike.
     let (mut plain_took, mut indexed_took) = (Duration::ZERO, Duration::ZERO);
+    let (mut plain_used, mut indexed_used) = (WriterUsage::default(), WriterUsage::default());
     for round in 0..ROUNDS {
         let sessions = round * SESSIONS / ROUNDS..(round + 1) * SESSIONS / ROUNDS;
+        let before = writer_usage();
         plain_took += append(&plain, sessions.clone(), per_session).await?;
+        let between = writer_usage();
         indexed_took += append(&indexed, sessions, per_session).await?;
+        plain_used = plain_used.add(between.since(before));
+        indexed_used = indexed_used.add(writer_usage().since(between));
     }
     let events = (SESSIONS * per_session) as f64;
     let (plain_rate, indexed_rate) = (
@@ -173,6 +181,19 @@ async fn sqlite(per_session: usize) -> anyhow::Result<()> {
         "append with the index:    {indexed_rate:.0} events/s ({:.1} s): {:.1}% slower",
         indexed_took.as_secs_f64(),
         (1.0 - indexed_rate / plain_rate) * 100.0
+    );
+    let ratio = |with: f64, without: f64| with / without.max(f64::MIN_POSITIVE);
+    println!(
+        "writer thread CPU time: {:.1} s without the index, {:.1} s with it ({:.2}x)",
+        plain_used.cpu.as_secs_f64(),
+        indexed_used.cpu.as_secs_f64(),
+        ratio(indexed_used.cpu.as_secs_f64(), plain_used.cpu.as_secs_f64())
+    );
+    println!(
+        "writer thread bytes written: {:.0} MiB without the index, {:.0} MiB with it ({:.2}x)",
+        plain_used.written as f64 / 1048576.0,
+        indexed_used.written as f64 / 1048576.0,
+        ratio(indexed_used.written as f64, plain_used.written as f64)
     );
     drop(plain);
     latency(indexed.as_ref()).await?;
@@ -273,6 +294,64 @@ async fn append(
         task.await??;
     }
     Ok(started.elapsed())
+}
+
+/// What the stores' writer threads (`qilin-store-writer`) have used so far, from `/proc`
+/// (zero where it cannot be read): their CPU time and the bytes they wrote (the database's
+/// log). While one store appends the other's writer waits, so the difference over an append is
+/// that store's writer's — figures the machine's load changes much less than the wall clock.
+fn writer_usage() -> WriterUsage {
+    let mut usage = WriterUsage::default();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return usage;
+    };
+    for task in tasks.flatten() {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        // The kernel keeps the first 15 bytes of a thread's name.
+        let name = name.trim();
+        if name.len() < 15 || !"qilin-store-writer".starts_with(name) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        let nanos = stat
+            .split_whitespace()
+            .next()
+            .and_then(|on_cpu| on_cpu.parse::<u64>().ok())
+            .unwrap_or(0);
+        usage.cpu += Duration::from_nanos(nanos);
+        let io = std::fs::read_to_string(task.path().join("io")).unwrap_or_default();
+        usage.written += io
+            .lines()
+            .find_map(|line| line.strip_prefix("wchar:"))
+            .and_then(|bytes| bytes.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    usage
+}
+
+/// A writer thread's CPU time and bytes written.
+#[derive(Debug, Clone, Copy, Default)]
+struct WriterUsage {
+    cpu: Duration,
+    written: u64,
+}
+
+impl WriterUsage {
+    /// What was used between `earlier` and `self`.
+    fn since(self, earlier: WriterUsage) -> WriterUsage {
+        WriterUsage {
+            cpu: self.cpu.saturating_sub(earlier.cpu),
+            written: self.written.saturating_sub(earlier.written),
+        }
+    }
+
+    /// `self` and `other` together.
+    fn add(self, other: WriterUsage) -> WriterUsage {
+        WriterUsage {
+            cpu: self.cpu + other.cpu,
+            written: self.written + other.written,
+        }
+    }
 }
 
 /// `count` words drawn from `rng`, a rare or Chinese one now and then.
