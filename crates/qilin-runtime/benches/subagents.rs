@@ -87,7 +87,7 @@ async fn lead(dir: &Path, store: Store, model: Arc<dyn ModelProvider>) -> (Runti
     .expect("quick");
     std::fs::write(
         dir.join("worker.yaml"),
-        "chunk_delay_ms: 50\nturns:\n  - say: the worker has done what was asked of it\n",
+        "chunk_delay_ms: 50\nturns:\n  - say: the worker did what was asked\n",
     )
     .expect("worker script");
     std::fs::write(
@@ -121,8 +121,9 @@ async fn lead(dir: &Path, store: Store, model: Arc<dyn ModelProvider>) -> (Runti
     (runtime, session)
 }
 
-/// Start → first request of `runs` foreground children (after 5 not counted), one at a time.
-async fn start_latency(store: Store, runs: usize) -> Vec<Duration> {
+/// Start → first request of `runs` foreground children (after 5 not counted), one at a time,
+/// and each whole `agent` call (the child's model answers at once).
+async fn start_latency(store: Store, runs: usize) -> (Vec<Duration>, Vec<Duration>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let model = Arc::new(Stamped::new("turns:\n  - say: done\n"));
     let (_runtime, session) = lead(
@@ -134,6 +135,7 @@ async fn start_latency(store: Store, runs: usize) -> Vec<Duration> {
 
     let executor = session.executor();
     let mut times = Vec::with_capacity(runs);
+    let mut calls = Vec::with_capacity(runs);
     for i in 0..runs + 5 {
         let prompt = format!("task {i}");
         let call = ToolCall {
@@ -143,15 +145,18 @@ async fn start_latency(store: Store, runs: usize) -> Vec<Duration> {
         };
         let started = Instant::now();
         let outcome = executor.dispatch(call, Caller::Direct).await;
+        let whole = started.elapsed();
         assert_eq!(outcome.status, CallStatus::Ok, "{:?}", outcome.content);
         let requested = model.first_request(&prompt).expect("the child's request");
         if i >= 5 {
             times.push(requested.duration_since(started));
+            calls.push(whole);
         }
     }
     session.close().await.expect("close");
     times.sort();
-    times
+    calls.sort();
+    (times, calls)
 }
 
 /// The wall time of one `run_code` call running `code` (20 `worker` children).
@@ -221,7 +226,7 @@ fn main() {
     println!("load before: {}", load());
     for (label, store) in [("SQLite", Store::Sqlite), ("memory", Store::Memory)] {
         let cpu_before = cpu_time();
-        let times = runtime.block_on(start_latency(store, RUNS));
+        let (times, calls) = runtime.block_on(start_latency(store, RUNS));
         let cpu = cpu_time()
             .zip(cpu_before)
             .map(|(after, before)| millis(after - before) / (RUNS + 5) as f64);
@@ -233,6 +238,12 @@ fn main() {
             millis(times[0]),
             millis(times[times.len() - 1]),
             cpu.map_or("?".into(), |cpu| format!("{cpu:.1}")),
+        );
+        println!(
+            "  the whole agent call, its child answering at once ({label:<6}): p50 {:>6.2} ms  \
+             p95 {:>6.2} ms",
+            millis(pick(&calls, 0.5)),
+            millis(pick(&calls, 0.95)),
         );
     }
     const ROUNDS: usize = 3;
