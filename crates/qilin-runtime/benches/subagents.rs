@@ -249,9 +249,17 @@ fn main() {
     const ROUNDS: usize = 3;
     let mut gathered = Vec::new();
     let mut serial = Vec::new();
+    let (mut gathered_cpu, mut serial_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..ROUNDS {
+        let before = cpu_time();
         gathered.push(runtime.block_on(fan_out(GATHERED)));
+        let between = cpu_time();
         serial.push(runtime.block_on(fan_out(SERIAL)));
+        let after = cpu_time();
+        if let (Some(before), Some(between), Some(after)) = (before, between, after) {
+            gathered_cpu += between - before;
+            serial_cpu += after - between;
+        }
     }
     let show = |times: &[Duration]| {
         times
@@ -266,6 +274,11 @@ fn main() {
         "20 children, gathered (4 at once): {} s; one after another: {} s",
         show(&gathered),
         show(&serial)
+    );
+    println!(
+        "CPU a run: gathered {:.2} s, one after another {:.2} s",
+        gathered_cpu.as_secs_f64() / ROUNDS as f64,
+        serial_cpu.as_secs_f64() / ROUNDS as f64
     );
     println!(
         "speed-up, median over median: {:.2}x (each child's model takes ~250 ms: 4x is the \
