@@ -12,7 +12,7 @@ use qilin_skill::{
 };
 use qilin_tool::ToolRegistry;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a fallible assembly step returns.
 type Result<T> = std::result::Result<T, RuntimeError>;
@@ -29,7 +29,26 @@ static BUILTIN_SKILLS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../qilin-tool
 
 /// The registry of every built-in tool, the session query, subagent, check, goal, loop and
 /// schedule tools included.
+///
+/// The built-in tools keep no state of their own (a session's is in its services), so the
+/// registry — every tool's schemas made and its validator compiled, the bulk of a session's
+/// start — is made once per process and shared: once with `pwsh` and once without, chosen by
+/// whether PowerShell is on `PATH` now, as a registry made afresh would be.
 pub fn builtin_registry() -> ToolRegistry {
+    static MADE: [OnceLock<ToolRegistry>; 2] = [OnceLock::new(), OnceLock::new()];
+    let with_pwsh = usize::from(qilin_tools::powershell_on_path());
+    if let Some(registry) = MADE[with_pwsh].get() {
+        return registry.clone();
+    }
+    let registry = make_builtin_registry();
+    // Kept under what it holds (`PATH` may have changed in between).
+    let holds_pwsh = usize::from(registry.get("pwsh").is_some());
+    let _ = MADE[holds_pwsh].set(registry.clone());
+    registry
+}
+
+/// Makes the registry of [`builtin_registry`].
+fn make_builtin_registry() -> ToolRegistry {
     let mut registry = ToolRegistry::new();
     built_in(
         qilin_tools::register_builtins(&mut registry),

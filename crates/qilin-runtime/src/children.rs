@@ -349,22 +349,28 @@ impl Children {
             if let Some((handle, turn)) = running {
                 // Nobody waits on a foreground child taken back: its call ended with the
                 // process that made it.
-                drop(self.follow(&handle, turn));
+                let events = handle.live_events();
+                drop(self.follow(&handle, events, turn));
             }
         }
         to_record
     }
 
-    /// Follows child `handle`'s `turn` (its steps and usage) until it ends, then records its
-    /// end — for a background child, `agent.finished` in the parent's log — and wakes the
-    /// waiters. The receiver gets its ended record.
+    /// Follows child `handle`'s `turn` (its steps and usage, from `events`: its live events,
+    /// subscribed to before the turn started) until it ends, then records its end — for a
+    /// background child, `agent.finished` in the parent's log — and wakes the waiters. The
+    /// receiver gets its ended record.
+    ///
+    /// The end is the turn's own report, not its `turn.finished` event: a turn that ended
+    /// before the events were subscribed to (a child taken back while it runs) is still seen
+    /// to end. The events recorded before the report are folded in first.
     fn follow(
         &self,
         handle: &SessionHandle,
+        mut events: tokio::sync::mpsc::UnboundedReceiver<Event>,
         turn: crate::TurnHandle,
     ) -> tokio::sync::oneshot::Receiver<ChildRecord> {
         let child_id = handle.id().to_string();
-        let mut events = handle.live_events();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel::<ChildRecord>();
         let parent = self
             .setup
@@ -372,18 +378,29 @@ impl Children {
             .map_or_else(Weak::new, |setup| setup.session.clone());
         let children = self.me.clone();
         tokio::spawn(async move {
-            let follow = async {
-                while let Some(event) = events.recv().await {
-                    let Some(children) = children.upgrade() else {
-                        return;
-                    };
+            let observe = |event: &Event| {
+                if let Some(children) = children.upgrade() {
                     children.observe(&child_id, &event.body);
-                    if matches!(event.body, EventBody::TurnFinished { .. }) {
-                        return;
+                }
+            };
+            let finished = turn.finished();
+            tokio::pin!(finished);
+            let mut live = true;
+            let summary = loop {
+                tokio::select! {
+                    biased;
+                    event = events.recv(), if live => match event {
+                        Some(event) => observe(&event),
+                        None => live = false,
+                    },
+                    summary = &mut finished => {
+                        while let Ok(event) = events.try_recv() {
+                            observe(&event);
+                        }
+                        break summary;
                     }
                 }
             };
-            let (summary, ()) = tokio::join!(turn.finished(), follow);
             let Some(children) = children.upgrade() else {
                 return;
             };
@@ -565,6 +582,8 @@ impl Children {
             cx.parent_call_id().map(str::to_string),
         );
         self.relay_requests(&handle, &call, &record);
+        // Subscribed before the turn starts, so none of its events is missed.
+        let events = handle.live_events();
         let turn = handle.submit(&request.prompt, None).map_err(|err| {
             ToolError::failed(format!(
                 "the agent `{}` could not start its turn: {err}",
@@ -586,7 +605,7 @@ impl Children {
             drop(reserved);
         }
         // Follow the child's steps (usage so far, whether a step is open) until its turn ends.
-        let done_rx = self.follow(&handle, turn);
+        let done_rx = self.follow(&handle, events, turn);
         if request.background {
             return Ok(record);
         }
@@ -1265,6 +1284,7 @@ impl Children {
             });
         }
         // An idle teammate: its next turn answers the message.
+        let events = handle.live_events();
         let turn = handle.wake().map_err(|err| {
             ToolError::failed(format!(
                 "teammate {session_id} has the message but could not start its turn: {err}"
@@ -1275,7 +1295,7 @@ impl Children {
         child.record.answer = None;
         child.in_step = false;
         drop(table);
-        drop(self.follow(&handle, turn));
+        drop(self.follow(&handle, events, turn));
         Ok(AgentSendOutput {
             to,
             session_id,

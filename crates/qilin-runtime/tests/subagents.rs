@@ -978,3 +978,107 @@ turns:
         .count();
     assert_eq!(heard, 1, "{:?}", history.messages());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grandchilds_approval_surfaces_in_the_top_session_and_is_answered_there() {
+    let f = fixture(LEAD);
+    child_agent(
+        &f,
+        "middle",
+        "agent",
+        "turns:\n  - calls:\n      - tool: agent\n        args: {agent: asker, prompt: \"Read the notes.\", description: \"Read the notes\"}\n  - say: middle done\n",
+    );
+    let asker_script = f.workspace().join("asker.yaml");
+    std::fs::write(
+        &asker_script,
+        "turns:\n  - calls:\n      - tool: read\n        args: {path: notes.txt}\n  - say: read it\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.workspace().join("asker.agent"),
+        format!(
+            "name: asker\ninstructions: Read.\ntools: [read]\nmodel: scripted:{}\n\
+             review:\n  rules:\n    - tool: read\n      decision: ask\n      reason: reading needs a yes\n",
+            asker_script.display()
+        ),
+    )
+    .unwrap();
+    let script = "turns:\n  - calls:\n      - tool: agent\n        args: {agent: middle, prompt: \"Delegate the reading.\", description: \"Delegate\"}\n  - say: all done\n";
+    let lead = f
+        .builder()
+        .model(scripted(script))
+        .attended(true)
+        .build()
+        .await
+        .unwrap();
+    let turn = lead.submit("Go.", None).unwrap();
+
+    // The grandchild's approval opens a request of the top session, the lead's.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let opened = loop {
+        if let Some(open) = lead.open_requests().into_iter().next() {
+            break open;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no request reached the lead"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(opened.tool_name, "read");
+    assert_eq!(opened.child_name.as_deref(), Some("asker"));
+    lead.resolve(
+        &opened.request_id,
+        qilin_tool::RequestReply::Approve,
+        "test",
+    )
+    .unwrap();
+    let summary = turn.finished().await;
+    assert_eq!(
+        summary.reason,
+        qilin_protocol::FinishReason::Completed,
+        "{summary:?}"
+    );
+
+    let events = stored(&lead).await;
+    assert_consistent(&events);
+    let agent = results(&events, "agent");
+    assert_eq!(agent.len(), 1);
+    assert_eq!(opened.call_id, agent[0].call_id, "on the lead's agent call");
+    let middle = record(agent[0]);
+    assert_eq!(middle.status, ChildStatus::Completed);
+    let middle_log = child_log(&f, &middle.session_id).await;
+    let grandchild = record(results(&middle_log, "agent")[0]);
+    assert_eq!(grandchild.status, ChildStatus::Completed);
+    assert_eq!(grandchild.answer.as_deref(), Some("read it"));
+    assert_eq!(
+        opened.child_session_id.as_deref(),
+        Some(grandchild.session_id.as_str()),
+        "the request names the grandchild, the session that asked"
+    );
+    // The lead's log records the answer given there, once.
+    let resolved: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RequestResolved(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resolved.len(), 1, "{resolved:?}");
+    assert_eq!(resolved[0].request_id, opened.request_id);
+    assert_eq!(resolved[0].resolved_by, "test");
+    assert_eq!(
+        resolved[0].resolution,
+        qilin_protocol::RequestResolution::Approved
+    );
+    // The answer resolved the grandchild's own request, and its read ran.
+    let grand_log = child_log(&f, &grandchild.session_id).await;
+    assert_consistent(&grand_log);
+    let read = results(&grand_log, "read");
+    assert_eq!(read[0].status, CallStatus::Ok, "{:?}", read[0].content);
+    assert!(grand_log.iter().any(|e| matches!(
+        &e.body,
+        EventBody::RequestResolved(r)
+            if r.resolution == qilin_protocol::RequestResolution::Approved
+    )));
+}

@@ -1,5 +1,6 @@
-//! The host's side: a session's [`Sandbox`], which probes the kernel once at start and then
-//! turns each shell command into a process started through the helper.
+//! The host's side: a session's [`Sandbox`], which probes the kernel at start (once per helper
+//! and process, when the kernel supports everything) and then turns each shell command into a
+//! process started through the helper.
 
 use crate::environment::command_environment;
 use crate::probe::Support;
@@ -47,6 +48,13 @@ impl SandboxHelper {
         command.args(&self.args).args(helper_args);
         command
     }
+}
+
+/// The complete reports of the helpers probed in this process.
+static PROBED: std::sync::Mutex<Vec<(SandboxHelper, Support)>> = std::sync::Mutex::new(Vec::new());
+
+fn lock_probed() -> std::sync::MutexGuard<'static, Vec<(SandboxHelper, Support)>> {
+    PROBED.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Why a session's sandbox could not be set up.
@@ -194,7 +202,7 @@ impl Sandbox {
                 .mode(0o700)
                 .create(dir);
         }
-        let support = sandbox.probe()?;
+        let support = sandbox.probe_once()?;
         if !support.is_complete() {
             return Err(SandboxError::Unsupported {
                 mode: sandbox.settings.mode,
@@ -203,6 +211,31 @@ impl Sandbox {
         }
         sandbox.support = Some(support);
         Ok(sandbox)
+    }
+
+    /// The helper's probe, run once per process: what the kernel lets the helper do does not
+    /// change while Qilin runs, so a complete report is kept and the later sessions of the same
+    /// helper (a parent's children, a server's sessions) start without a process of their own.
+    /// An incomplete report is not kept: the next session probes again, and sees a setting the
+    /// user changed meanwhile.
+    fn probe_once(&self) -> Result<Support, SandboxError> {
+        let known = |probed: &[(SandboxHelper, Support)]| {
+            probed
+                .iter()
+                .find(|(helper, _)| *helper == self.helper)
+                .map(|(_, support)| support.clone())
+        };
+        if let Some(support) = known(&lock_probed()) {
+            return Ok(support);
+        }
+        let support = self.probe()?;
+        if support.is_complete() {
+            let mut probed = lock_probed();
+            if known(&probed).is_none() {
+                probed.push((self.helper.clone(), support.clone()));
+            }
+        }
+        Ok(support)
     }
 
     /// Runs the helper's probe, which tries each step of the set-up and reports.

@@ -3,16 +3,24 @@
 //! dropping its sessions (on a signal, or through `std::process::exit`) removes them too
 //! ([`remove_temp_folders`]). A host killed outright (SIGKILL, the OOM killer) cannot: each
 //! folder is locked (`flock`) by its process while it lives, and the next sandbox to start
-//! removes those of this user that no process holds any more.
+//! removes those of this user that no process holds any more (the first sandbox of a process,
+//! then one at most every [`SWEEP_EVERY`]: a parent starting many children looks once).
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The private temp folders of this process's live sandboxes.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// When this process last looked for abandoned folders.
+static LAST_SWEEP: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// How often a process looks for abandoned folders at most.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// The start of a private temp folder's name.
 const PREFIX: &str = "qilin-bash-";
@@ -33,7 +41,9 @@ pub(crate) struct TempFolder {
 impl TempFolder {
     /// Removes the abandoned folders of this user, then creates, locks and lists a new one.
     pub(crate) fn create() -> io::Result<TempFolder> {
-        remove_abandoned(&std::env::temp_dir());
+        if sweep_due() {
+            remove_abandoned(&std::env::temp_dir());
+        }
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
             .permissions(std::fs::Permissions::from_mode(0o700))
@@ -65,20 +75,38 @@ fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Whether this process should look for abandoned folders now: the first time, then once
+/// [`SWEEP_EVERY`] has passed since it last looked.
+fn sweep_due() -> bool {
+    let mut last = LAST_SWEEP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match *last {
+        Some(at) if at.elapsed() < SWEEP_EVERY => false,
+        _ => {
+            *last = Some(Instant::now());
+            true
+        }
+    }
+}
+
 /// Removes the private temp folders in `parent` that a process of this user locked and no
 /// process holds any more (its process was killed outright). A folder of another user, a link,
-/// or one without the mark (being created, or made by a Qilin that did not lock them) is left.
+/// one without the mark (being created, or made by a Qilin that did not lock them), or one of
+/// this process's live sandboxes is left.
 fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
     };
     let uid = nix::unistd::geteuid().as_raw();
+    let own = live().clone();
     for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
         let is_candidate = entry
             .file_name()
             .to_str()
-            .is_some_and(|name| name.starts_with(PREFIX));
-        let path = entry.path();
+            .is_some_and(|name| name.starts_with(PREFIX))
+            && !own.contains(&path);
         let owned_folder =
             std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir() && meta.uid() == uid);
         if !is_candidate || !owned_folder || !path.join(LOCKED_MARK).exists() {

@@ -116,7 +116,7 @@ use std::sync::Arc;
 /// Registers every built-in tool; `pwsh` only where PowerShell is on `PATH`.
 pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
     registry.register(Bash)?;
-    if shell_kind::on_path("pwsh") {
+    if powershell_on_path() {
         registry.register(Pwsh)?;
     }
     registry.register(JobOutput)?;
@@ -137,6 +137,12 @@ pub fn register_builtins(registry: &mut ToolRegistry) -> Result<(), RegistryErro
     registry.register(AskQuestion)?;
     registry.register(TableQuery)?;
     Ok(())
+}
+
+/// Whether PowerShell (`pwsh`) is an executable on `PATH` now: [`register_builtins`] registers
+/// the `pwsh` tool exactly then.
+pub fn powershell_on_path() -> bool {
+    shell_kind::on_path("pwsh")
 }
 
 /// Fresh per-session services for the built-in tools: a [`JobTable`], a [`ShellTable`], a
