@@ -268,6 +268,7 @@ export {
   type SeverityCounts,
 } from './models/lsp';
 export { EditDiagnosticsBlock, EditDiagnosticsMark, LspView, SeverityMark } from './views/lsp';
+export {
   FILE_CHANGE_KINDS,
   ITERATION_STATES,
   LOOP_STATES,
