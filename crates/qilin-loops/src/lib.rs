@@ -1,5 +1,6 @@
 //! Qilin's loop tools: the same prompt run again and again, each time in a fresh child
-//! session, until the work is done.
+//! session (or, with `fresh_context: false`, as the next turn of one child session compacted
+//! in between), until the work is done.
 //!
 //! - `loop_start` — start a loop (`{prompt, until: {checks?, promise?}, max_iterations,
 //!   fresh_context?, budget?}`); it runs in the background and the call returns at once.
@@ -77,11 +78,21 @@ impl LoopService {
     }
 }
 
+/// Why a cost budget is refused: a session's usage counts tokens only. Prices are a setting of
+/// the terminal (`[prices]` in its `config.toml`), which `/cost` and the turn summary apply to
+/// the tokens when they print; the runtime that runs a loop, in the terminal or in
+/// `qilin serve`, never sees them, so it could not tell when a cost bound is reached.
+pub const COST_REFUSED: &str = "`budget.cost_usd` cannot be kept: a session's usage counts \
+     tokens only, and a model's price is known only to the terminal's display (the `[prices]` \
+     of its config.toml, applied by `/cost` and the turn summary), never to the runtime that \
+     runs the loop; bound the loop with `budget.tokens` or `budget.duration_secs` instead";
+
 /// Checks a loop's request before it starts: a prompt that is not blank, 1 to
 /// [`MAX_ITERATIONS`] iterations, something that can end it early or not (checks or a
 /// promise are optional: `max_iterations` always bounds it), ids that are `declared`, a
-/// promise that is not blank, budgets above 0, and no cost budget (the runtime knows no
-/// model's price). Returns the request with its texts trimmed.
+/// promise that is not blank, budgets above 0, and no cost budget ([`COST_REFUSED`] says
+/// why). Returns the request with its texts trimmed and `fresh_context` set (`true` unless
+/// it was `false`).
 pub fn validate(start: StartLoop, declared: &[String]) -> ToolResult<StartLoop> {
     let StartLoop {
         prompt,
@@ -100,12 +111,6 @@ pub fn validate(start: StartLoop, declared: &[String]) -> ToolResult<StartLoop> 
         return Err(ToolError::invalid_arguments(format!(
             "`max_iterations` is {max_iterations}; give a number from 1 to {MAX_ITERATIONS}"
         )));
-    }
-    if fresh_context == Some(false) {
-        return Err(ToolError::invalid_arguments(
-            "`fresh_context: false` is not supported yet: every iteration runs in a fresh \
-             child session; leave `fresh_context` out (or set it true)",
-        ));
     }
     for id in &mut until.checks {
         *id = id.trim().to_string();
@@ -145,17 +150,14 @@ pub fn validate(start: StartLoop, declared: &[String]) -> ToolResult<StartLoop> 
             ));
         }
         if budget.cost_usd.is_some() {
-            return Err(ToolError::invalid_arguments(
-                "`budget.cost_usd` cannot be kept: the runtime knows no model's price; bound \
-                 the loop with `budget.tokens` or `budget.duration_secs` instead",
-            ));
+            return Err(ToolError::invalid_arguments(COST_REFUSED));
         }
     }
     Ok(StartLoop {
         prompt,
         until,
         max_iterations,
-        fresh_context: Some(true),
+        fresh_context: Some(fresh_context.unwrap_or(true)),
         budget,
     })
 }
@@ -191,15 +193,23 @@ mod tests {
         );
         let error = validate(request(&[], 0), &declared).unwrap_err();
         assert!(error.message.contains("from 1 to 100"), "{error:?}");
-        let mut stale = request(&[], 2);
-        stale.fresh_context = Some(false);
-        assert!(validate(stale, &declared).is_err());
+        let mut shared = request(&[], 2);
+        shared.fresh_context = Some(false);
+        assert_eq!(
+            validate(shared, &declared).unwrap().fresh_context,
+            Some(false)
+        );
         let mut costly = request(&[], 2);
         costly.budget = Some(LoopBudget {
             cost_usd: Some(1.0),
             ..LoopBudget::default()
         });
         let error = validate(costly, &declared).unwrap_err();
+        assert_eq!(error.message, COST_REFUSED);
+        assert!(
+            error.message.contains("usage counts tokens only"),
+            "{error:?}"
+        );
         assert!(error.message.contains("budget.tokens"), "{error:?}");
         let mut tagged = request(&[], 2);
         tagged.until.promise = Some("<promise>DONE</promise>".into());

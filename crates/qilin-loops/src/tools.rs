@@ -17,7 +17,9 @@ use serde::Deserialize;
 /// `<promise>TEXT</promise>` with `until.promise` as TEXT. It also stops at `max_iterations`,
 /// when a budget is spent, when three iterations in a row change no file and fail the same
 /// way, or on `loop_stop`. Returns `{loop}` at once; the loop runs in the background and
-/// records a report per iteration (files changed, checks, tokens, duration, outcome).
+/// records a report per iteration (files changed, checks, tokens, duration, outcome). With
+/// `fresh_context: false` the iterations are turns of one child session instead, compacted
+/// before each iteration after the first: each reads a summary of the ones before.
 #[derive(qilin_tool::Tool)]
 #[tool(name = "loop_start")]
 pub struct LoopStart;
@@ -44,7 +46,8 @@ pub struct LoopBudgetArgs {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub tokens: Option<u64>,
-    /// The most US dollars it may cost (refused for now: the runtime knows no price).
+    /// The most US dollars it may cost. Refused: usage counts tokens only, and prices are
+    /// known only to the terminal's display, never to the runtime running the loop.
     #[serde(default)]
     pub cost_usd: Option<f64>,
     /// The most seconds of wall time from its start.
@@ -67,7 +70,10 @@ pub struct LoopStartArgs {
     /// The most iterations to run, 1 to 100.
     #[schemars(range(min = 1, max = 100))]
     pub max_iterations: u32,
-    /// Whether each iteration runs in a fresh child session; only `true` is supported.
+    /// `true` (the default): each iteration runs in a fresh child session that knows nothing
+    /// of the others. `false`: every iteration is the next turn of one child session of the
+    /// loop, compacted before each iteration after the first, so it reads a summary of the
+    /// earlier iterations instead of their whole history.
     #[serde(default)]
     pub fresh_context: Option<bool>,
     /// What the loop may spend: `tokens`, `duration_secs`.
@@ -297,8 +303,12 @@ pub fn record_text(record: &LoopRecord) -> String {
         true => String::new(),
         false => format!(", until {}", until.join(" or ")),
     };
+    let context = match record.fresh_context {
+        true => "",
+        false => "; one session, compacted between iterations",
+    };
     let mut lines = vec![format!(
-        "Loop {} ({state}; {} of at most {} iterations{until}; {} tokens): {}",
+        "Loop {} ({state}; {} of at most {} iterations{until}{context}; {} tokens): {}",
         record.loop_id,
         record.iterations.len(),
         record.max_iterations,

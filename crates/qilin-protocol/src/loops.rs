@@ -1,4 +1,5 @@
-//! Loops: the same prompt run again and again, each iteration in a fresh child session, until
+//! Loops: the same prompt run again and again, each iteration in a fresh child session (or, with
+//! `freshContext: false`, as the next turn of one child session compacted in between), until
 //! the declared checks pass (or the model writes the promised marker), a bound is reached, the
 //! work stalls or a person stops it.
 //!
@@ -37,7 +38,8 @@ pub struct LoopBudget {
     #[schemars(range(min = 1))]
     #[ts(optional, type = "number")]
     pub tokens: Option<u64>,
-    /// Cost in US dollars, as the model's price list reckons it.
+    /// Cost in US dollars. Refused when a loop starts: usage counts tokens only, and prices are
+    /// known only to the terminal's display, never to the runtime running the loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     #[ts(optional)]
@@ -154,7 +156,8 @@ pub struct IterationCheck {
 pub struct LoopIteration {
     /// Its number, from 1.
     pub number: u32,
-    /// The fresh child session its turn ran in.
+    /// The child session its turn ran in: a fresh one per iteration, or, with `freshContext:
+    /// false`, the loop's one session, the same for every iteration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub session_id: Option<String>,
@@ -179,13 +182,14 @@ pub struct LoopIteration {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<IterationCheck>>", optional)]
     pub checks: Vec<IterationCheck>,
-    /// Input tokens of its turn.
+    /// Input tokens of its turn (and of the compaction before it, with `freshContext: false`).
     #[ts(type = "number")]
     pub input_tokens: u64,
-    /// Output tokens of its turn.
+    /// Output tokens of its turn (and of the compaction before it, with `freshContext: false`).
     #[ts(type = "number")]
     pub output_tokens: u64,
-    /// Its cost in US dollars, when the model's price is known.
+    /// Its cost in US dollars, when the runtime knows the model's price (it never does yet:
+    /// prices are the terminal's display setting), else absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cost_usd: Option<f64>,
@@ -272,7 +276,9 @@ pub struct LoopRecord {
     pub until: LoopUntil,
     /// The most iterations it runs.
     pub max_iterations: u32,
-    /// Whether each iteration runs in a fresh child session (always, for now).
+    /// Whether each iteration runs in a fresh child session; `false` when every iteration is
+    /// the next turn of one child session of the loop, compacted before each iteration after
+    /// the first.
     pub fresh_context: bool,
     /// What it may spend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,7 +355,9 @@ pub struct StartLoop {
     /// The most iterations to run (1 to 100).
     #[schemars(range(min = 1, max = 100))]
     pub max_iterations: u32,
-    /// Whether each iteration runs in a fresh child session; only `true` is supported.
+    /// Whether each iteration runs in a fresh child session (`true`, the default); `false` runs
+    /// every iteration as the next turn of one child session of the loop, compacted before
+    /// each iteration after the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub fresh_context: Option<bool>,

@@ -8,7 +8,7 @@
 //! its review (the parent's rules apply too).
 
 use crate::session::ModelChoice;
-use crate::{Runtime, SessionHandle};
+use crate::{Runtime, SessionBuilder, SessionHandle};
 use futures_util::future::BoxFuture;
 use qilin_agent::TurnSummary;
 use qilin_protocol::agents::{
@@ -648,6 +648,54 @@ impl Children {
             .setup
             .get()
             .ok_or_else(|| "the session is still being built".to_string())?;
+        let builder = self
+            .runtime
+            .session(&setup.workspace)
+            .default_model(setup.model.clone());
+        self.as_iteration(setup, builder, call_id)
+            .build()
+            .await
+            .map_err(|err| err.to_string())
+    }
+
+    /// The stored session `session_id` of a loop's iterations (a loop with `fresh_context:
+    /// false`) taken back after its process stopped, set up as [`Children::build_iteration`]
+    /// builds one: the parent's agent and the model a fresh iteration would get, linked to
+    /// the parent and call `call_id`, unattended, within the same bounds.
+    pub(crate) async fn resume_iteration(
+        &self,
+        session_id: &str,
+        call_id: &str,
+    ) -> Result<SessionHandle, String> {
+        let setup = self
+            .setup
+            .get()
+            .ok_or_else(|| "the session is still being built".to_string())?;
+        // The model a fresh iteration gets: the agent's own, else the parent's (the stored
+        // label may name a model that cannot be opened again, such as a test's script).
+        let model = match &setup.agent.model {
+            Some(spec) => ModelChoice::Spec(spec.clone()),
+            None => setup.model.clone(),
+        };
+        let builder = self
+            .runtime
+            .resume(session_id)
+            .await
+            .map_err(|err| err.to_string())?
+            .model(model);
+        self.as_iteration(setup, builder, call_id)
+            .build()
+            .await
+            .map_err(|err| err.to_string())
+    }
+
+    /// `builder` set up as a session of a loop's iterations started by call `call_id`.
+    fn as_iteration(
+        &self,
+        setup: &ParentSetup,
+        builder: SessionBuilder,
+        call_id: &str,
+    ) -> SessionBuilder {
         let bounds = ChildBounds {
             max_steps: setup
                 .agent
@@ -656,11 +704,8 @@ impl Children {
                 .unwrap_or(crate::DEFAULT_MAX_STEPS),
             ..setup.bounds.clone()
         };
-        let mut builder = self
-            .runtime
-            .session(&setup.workspace)
+        let mut builder = builder
             .agent_source(crate::AgentSource::Loaded(Box::new(setup.agent.clone())))
-            .default_model(setup.model.clone())
             .no_sandbox(setup.no_sandbox)
             .call_timeout(setup.call_timeout)
             .child_limits(self.limits)
@@ -677,7 +722,7 @@ impl Children {
         for dir in &setup.skill_dirs {
             builder = builder.skill_dir(dir);
         }
-        builder.build().await.map_err(|err| err.to_string())
+        builder
     }
 
     /// Waits until fewer children run than the bound allows: a foreground start (whose call

@@ -8,10 +8,17 @@
 //! next iteration starts. The loop's state is only its events in the starting session's log:
 //! a resumed session folds them back ([`LoopRunner::restore`]), records the iteration its last
 //! process left running as `interrupted`, and goes on with the next one.
+//!
+//! A loop with `fresh_context: false` builds one child session, the same way, for all its
+//! iterations: each iteration is that session's next turn, and before each one after the first
+//! the session is compacted ([`SessionHandle::compact`]), so the turn starts from a summary of
+//! the iterations before it. The session stays open between iterations and is closed when the
+//! loop ends or its process stops; a resumed loop takes it back from the store (the session
+//! its last iteration names) and goes on in it.
 
-use crate::SessionHandle;
 use crate::children::Children;
 use crate::session::WeakSession;
+use crate::{CompactError, SessionHandle};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use qilin_checks::CheckService;
@@ -20,7 +27,7 @@ use qilin_protocol::loops::{
     IterationCheck, IterationStatus, LoopFinishedEvent, LoopIteration, LoopIterationEvent,
     LoopRecord, LoopStartedEvent, LoopStatus, LoopStopReason, StartLoop,
 };
-use qilin_protocol::{Event, EventBody, FinishReason};
+use qilin_protocol::{Event, EventBody, FinishReason, Usage};
 use qilin_tool::{Executor, Session, ToolError, ToolResult, now};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -175,6 +182,21 @@ impl LoopRunner {
         }
     }
 
+    /// Resolves once the task of every loop running in this process has ended — after
+    /// [`LoopRunner::closing`], once each has interrupted its iteration and closed the child
+    /// sessions it held, so a next process may take them back.
+    pub(crate) async fn closed(&self) {
+        let tasks: Vec<watch::Receiver<bool>> = self
+            .state()
+            .running
+            .values()
+            .map(|running| running.done.clone())
+            .collect();
+        for mut done in tasks {
+            let _ = done.wait_for(|done| *done).await;
+        }
+    }
+
     /// Starts the task running loop `id`.
     fn spawn(&self, id: String) {
         let (done_tx, done) = watch::channel(false);
@@ -228,56 +250,74 @@ impl LoopRunner {
         }
     }
 
-    /// Runs loop `id` from its next iteration to its end (or until the session closes).
+    /// Runs loop `id` from its next iteration to its end (or until the session closes). The
+    /// session its iterations share, if they do, is closed (its log stored) before the loop's
+    /// end is recorded.
     async fn run(&self, id: &str, stop: CancellationToken) {
         let Some(setup) = self.setup.get() else {
             return;
         };
+        let mut shared = None;
+        let ended = self.run_iterations(setup, id, &stop, &mut shared).await;
+        if let Some(child) = shared
+            && let Err(err) = child.close().await
+        {
+            tracing::warn!(loop_id = id, error = %err, "closing a loop's session failed");
+        }
+        if let Some(reason) = ended {
+            self.finish(id, reason);
+        }
+    }
+
+    /// Runs the iterations of loop `id` until it ends — returning why — or the session closes
+    /// (`None`: the loop goes on in its next process); `shared` holds the session the
+    /// iterations share once it is open (`fresh_context: false`).
+    async fn run_iterations(
+        &self,
+        setup: &LoopSetup,
+        id: &str,
+        stop: &CancellationToken,
+        shared: &mut Option<SessionHandle>,
+    ) -> Option<LoopStopReason> {
         loop {
             if self.state().closing {
-                return;
+                return None;
             }
-            let Some(record) = self.record(id) else {
-                return;
-            };
+            let record = self.record(id)?;
             if record.status != LoopStatus::Running {
-                return;
+                return None;
             }
             // A restart may leave a loop with no iteration to run within its bounds.
             let elapsed = Duration::from_millis(elapsed_between(&record.started_at, &now()));
             if record.iterations.len() >= record.max_iterations as usize {
-                self.finish(id, LoopStopReason::MaxIterations);
-                return;
+                return Some(LoopStopReason::MaxIterations);
             }
             let tokens = record.input_tokens + record.output_tokens;
             if qilin_loops::budget_spent(record.budget.as_ref(), tokens, elapsed).is_some() {
-                self.finish(id, LoopStopReason::Budget);
-                return;
+                return Some(LoopStopReason::Budget);
             }
             if stop.is_cancelled() {
-                if !self.state().closing {
-                    self.finish(id, LoopStopReason::Stopped);
-                }
-                return;
+                return match self.state().closing {
+                    true => None,
+                    false => Some(LoopStopReason::Stopped),
+                };
             }
-            match self.iterate(setup, &record, &stop).await {
-                Some(Next::GoOn) => {}
-                Some(Next::Stop(reason)) => {
-                    self.finish(id, reason);
-                    return;
-                }
-                None => return,
+            match self.iterate(setup, &record, stop, shared).await? {
+                Next::GoOn => {}
+                Next::Stop(reason) => return Some(reason),
             }
         }
     }
 
     /// Runs the next iteration of `record` and records its report; says what comes next
     /// (`None` when the session closed during it: the loop goes on in its next process).
+    /// `shared` is the session the iterations share (`fresh_context: false`), once open.
     async fn iterate(
         &self,
         setup: &LoopSetup,
         record: &LoopRecord,
         stop: &CancellationToken,
+        shared: &mut Option<SessionHandle>,
     ) -> Option<Next> {
         let id = record.loop_id.as_str();
         let number = record.iterations.len() as u32 + 1;
@@ -303,22 +343,39 @@ impl LoopRunner {
             outcome: None,
         };
         let call_id = self.call_of(id);
-        let child = setup.children.build_iteration(&call_id).await;
+        let child = match record.fresh_context {
+            true => setup.children.build_iteration(&call_id).await,
+            false => self.shared_session(setup, record, &call_id, shared).await,
+        };
         let ending = match child {
             Err(error) => Ending::Failed(format!("its session could not start: {error}")),
             Ok(child) => {
                 iteration.session_id = Some(child.id().to_string());
                 self.record_iteration(id, &iteration);
-                let (ending, summary) = self.run_turn(&child, record, stop).await;
-                if let Some(summary) = &summary {
-                    iteration.input_tokens = summary.usage.input_tokens;
-                    iteration.output_tokens = summary.usage.output_tokens;
-                    if let Some(promise) = &record.until.promise {
-                        iteration.promise_seen =
-                            qilin_loops::promise_seen(&summary.final_text, promise);
+                let compaction = match record.fresh_context {
+                    true => Ok(Usage::default()),
+                    false => self.compact(&child, record, stop).await,
+                };
+                let ending = match compaction {
+                    Err(ending) => ending,
+                    Ok(usage) => {
+                        let (ending, summary) = self.run_turn(&child, record, &usage, stop).await;
+                        iteration.input_tokens = usage.input_tokens;
+                        iteration.output_tokens = usage.output_tokens;
+                        if let Some(summary) = &summary {
+                            iteration.input_tokens += summary.usage.input_tokens;
+                            iteration.output_tokens += summary.usage.output_tokens;
+                            if let Some(promise) = &record.until.promise {
+                                iteration.promise_seen =
+                                    qilin_loops::promise_seen(&summary.final_text, promise);
+                            }
+                        }
+                        ending
                     }
-                }
-                if let Err(err) = child.close().await {
+                };
+                if record.fresh_context
+                    && let Err(err) = child.close().await
+                {
                     tracing::warn!(loop_id = id, error = %err, "closing an iteration's session failed");
                 }
                 ending
@@ -397,12 +454,95 @@ impl LoopRunner {
         }));
     }
 
+    /// The session every iteration of `record` runs in (`fresh_context: false`): the one
+    /// `shared` holds; else the one its earlier iterations ran in, taken back from the store
+    /// (the loop's process stopped); else a new one, as a fresh iteration's. A session that
+    /// cannot be taken back is replaced by a new one, the reason logged: the loop goes on
+    /// without the summary of its earlier iterations rather than stop.
+    async fn shared_session(
+        &self,
+        setup: &LoopSetup,
+        record: &LoopRecord,
+        call_id: &str,
+        shared: &mut Option<SessionHandle>,
+    ) -> Result<SessionHandle, String> {
+        if let Some(child) = shared {
+            return Ok(child.clone());
+        }
+        let earlier = record
+            .iterations
+            .iter()
+            .rev()
+            .find_map(|iteration| iteration.session_id.clone());
+        let child = match earlier {
+            Some(session_id) => match setup.children.resume_iteration(&session_id, call_id).await {
+                Ok(child) => child,
+                Err(error) => {
+                    tracing::warn!(
+                        loop_id = %record.loop_id,
+                        session = %session_id,
+                        %error,
+                        "the loop's session could not be taken back; its next iteration starts \
+                         a new one"
+                    );
+                    setup.children.build_iteration(call_id).await?
+                }
+            },
+            None => setup.children.build_iteration(call_id).await?,
+        };
+        *shared = Some(child.clone());
+        Ok(child)
+    }
+
+    /// Compacts `child`, the session the iterations of `record` share, before the next
+    /// iteration's turn: its usage (none when the session holds no turn since its last
+    /// compaction, as before the first iteration), or how the iteration ends instead —
+    /// stopped, or failed when the session could not be compacted.
+    async fn compact(
+        &self,
+        child: &SessionHandle,
+        record: &LoopRecord,
+        stop: &CancellationToken,
+    ) -> Result<Usage, Ending> {
+        // A session taken back may first finish a turn its last process left open (code
+        // replayed from its journal).
+        tokio::select! {
+            _ = child.wait_idle() => {}
+            () = stop.cancelled() => {
+                child.interrupt();
+                child.wait_idle().await;
+                return Err(Ending::Stopped(self.stopped_by(&record.loop_id)));
+            }
+        }
+        let compaction = child.compact();
+        tokio::pin!(compaction);
+        let compacted = tokio::select! {
+            compacted = &mut compaction => compacted,
+            () = stop.cancelled() => {
+                child.interrupt();
+                let _ = compaction.await;
+                return Err(Ending::Stopped(self.stopped_by(&record.loop_id)));
+            }
+        };
+        match compacted {
+            Ok(compacted) => Ok(compacted.usage),
+            Err(CompactError::Failed(qilin_agent::CompactionError::NothingToCompact)) => {
+                Ok(Usage::default())
+            }
+            Err(error) => Err(Ending::Failed(format!(
+                "its session could not be compacted: {error}"
+            ))),
+        }
+    }
+
     /// Runs the iteration's turn in `child` to its end, interrupting it when the loop is
-    /// stopped or a budget runs out; says how it ended, with its summary.
+    /// stopped or a budget runs out (counting `before`, what the iteration spent before its
+    /// turn); says how it ended, with its summary.
     async fn run_turn(
         &self,
         child: &SessionHandle,
         record: &LoopRecord,
+        before: &Usage,
         stop: &CancellationToken,
     ) -> (Ending, Option<qilin_agent::TurnSummary>) {
         let turn = match child.submit_unattended(&record.prompt) {
@@ -414,7 +554,8 @@ impl LoopRunner {
                 );
             }
         };
-        let spent_before = record.input_tokens + record.output_tokens;
+        let spent_before =
+            record.input_tokens + record.output_tokens + before.input_tokens + before.output_tokens;
         let elapsed = Duration::from_millis(elapsed_between(&record.started_at, &now()));
         let budget = record.budget.unwrap_or_default();
         let time_left = budget
@@ -554,7 +695,7 @@ impl LoopRunner {
                 prompt: start.prompt,
                 until: start.until,
                 max_iterations: start.max_iterations,
-                fresh_context: true,
+                fresh_context: start.fresh_context.unwrap_or(true),
                 budget: start.budget,
                 status: LoopStatus::Running,
                 stop_reason: None,

@@ -1603,6 +1603,8 @@ impl SessionHandle {
             cancel.cancel();
             let _ = done.wait_for(Option::is_some).await;
         }
+        // The loops' tasks end their iterations and close the sessions they hold.
+        self.inner.loops.closed().await;
         if let Some(jobs) = self.inner.session.services().get::<JobTable>() {
             jobs.end_all();
         }

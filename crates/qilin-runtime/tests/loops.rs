@@ -9,7 +9,7 @@ use qilin_protocol::checks::CheckConclusion;
 use qilin_protocol::loops::{
     IterationStatus, LoopBudget, LoopRecord, LoopStatus, LoopStopReason, LoopUntil, StartLoop,
 };
-use qilin_protocol::{CallStatus, Event, EventBody};
+use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
 use qilin_runtime::SessionHandle;
 use qilin_store::EventStore;
 use std::time::Duration;
@@ -30,6 +30,31 @@ turns:
           command: "echo try >> attempts.txt; if [ $(wc -l < attempts.txt) -ge 3 ]; then echo ok > fixed.txt; fi"
   - say: I made an attempt.
 "#;
+
+/// The attempt of [`THIRD_TIME_LUCKY`], as a bash call of a script.
+const ATTEMPT: &str = r#"
+  - calls:
+      - tool: bash
+        args:
+          command: "echo try >> attempts.txt; if [ $(wc -l < attempts.txt) -ge 3 ]; then echo ok > fixed.txt; fi""#;
+
+/// The first summary the loop's session is compacted to.
+const FIRST_SUMMARY: &str =
+    "Summary one: an attempt was added to attempts.txt; fixed.txt is missing.";
+
+/// The second summary.
+const SECOND_SUMMARY: &str = "Summary two: two attempts so far; fixed.txt is still missing.";
+
+/// Three iterations as turns of one session, with the compactions' summaries in between: the
+/// scripted model plays a summary request with the turn after the last one played, and a
+/// conversation starting from a summary from the turn after it.
+fn shared_script() -> String {
+    format!(
+        "turns:{ATTEMPT}\n  - say: I made an attempt.\n  - say: \"{FIRST_SUMMARY}\"\
+         {ATTEMPT}\n  - say: I made another attempt.\n  - say: \"{SECOND_SUMMARY}\"\
+         {ATTEMPT}\n  - say: The third attempt made it.\n"
+    )
+}
 
 /// Every iteration only says it has nothing to do.
 const IDLE: &str = r#"
@@ -430,4 +455,201 @@ turns:
         2,
         "iteration 1 started once and ended once"
     );
+}
+
+/// The `context.compacted` summaries of `events` and where each stands among the turns, as
+/// `turn` (a turn started) and `compacted: SUMMARY`.
+fn turns_and_compactions(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::TurnStarted { .. } => Some("turn".to_string()),
+            EventBody::ContextCompacted(compacted) => {
+                Some(format!("compacted: {}", compacted.summary))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_fresh_context_the_iterations_are_turns_of_one_session_compacted_between() {
+    let f = fixture(WORKER);
+    let handle = f.session(&shared_script(), false).await;
+    let mut request = start(&["fixed"], None, 5);
+    request.fresh_context = Some(false);
+    let started = handle.start_loop(request).unwrap();
+    assert!(!started.fresh_context);
+    let record = finished(&handle, &started.loop_id).await;
+
+    assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
+    assert!(!record.fresh_context);
+    assert_eq!(record.iterations.len(), 3, "{record:#?}");
+    let conclusions: Vec<CheckConclusion> = record
+        .iterations
+        .iter()
+        .map(|iteration| iteration.checks[0].conclusion)
+        .collect();
+    assert_eq!(
+        conclusions,
+        [
+            CheckConclusion::Failure,
+            CheckConclusion::Failure,
+            CheckConclusion::Success
+        ]
+    );
+    assert!(
+        record
+            .iterations
+            .iter()
+            .all(|iteration| iteration.status == IterationStatus::Finished)
+    );
+    assert_eq!(record.iterations[1].files.len(), 1, "{record:#?}");
+
+    // One child session for every iteration, linked to the starting session and the loop.
+    let child = record.iterations[0].session_id.clone().unwrap();
+    assert!(
+        record
+            .iterations
+            .iter()
+            .all(|iteration| iteration.session_id.as_deref() == Some(child.as_str())),
+        "{record:#?}"
+    );
+    assert_ne!(child, handle.id());
+    let info = f.store.session(&child).await.unwrap().unwrap();
+    assert_eq!(info.parent_session_id.as_deref(), Some(handle.id()));
+    assert_eq!(
+        info.parent_call_id.as_deref(),
+        Some(started.loop_id.as_str())
+    );
+
+    // In the child's log: three turns, a compaction before the second and the third, each
+    // with the model's summary; the second summarised a conversation starting from the first.
+    let events = f.store.read(&child, 0, usize::MAX).await.unwrap();
+    assert_consistent(&events);
+    assert_eq!(
+        turns_and_compactions(&events),
+        [
+            "turn".to_string(),
+            format!("compacted: {FIRST_SUMMARY}"),
+            "turn".to_string(),
+            format!("compacted: {SECOND_SUMMARY}"),
+            "turn".to_string(),
+        ]
+    );
+    let compactions: Vec<_> = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::ContextCompacted(compacted) => Some(compacted.clone()),
+            _ => None,
+        })
+        .collect();
+    // The compaction before an iteration counts in its tokens.
+    for (compacted, iteration) in compactions.iter().zip(&record.iterations[1..]) {
+        assert!(compacted.usage.input_tokens > 0, "{compacted:?}");
+        assert!(
+            iteration.input_tokens > compacted.usage.input_tokens
+                && iteration.output_tokens > compacted.usage.output_tokens,
+            "{iteration:#?} {compacted:?}"
+        );
+    }
+    // The loop's session was closed when the loop ended: it runs nowhere now.
+    assert!(f.runtime.live_session(&child).is_none());
+
+    // The starting session's log folds to the same loop.
+    let parent = stored(&handle).await;
+    assert_eq!(qilin_loops::fold_loops(&parent), vec![record]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_without_fresh_context_cut_by_a_restart_goes_on_in_the_same_session() {
+    let f = fixture(WORKER);
+    // A slow answer and no call: the scripts of both processes number their calls from
+    // `call_1`, and the loop's session must hold each call once.
+    let slow = format!(
+        "chunk_delay_ms: 100\nturns:\n  - say: \"{}\"\n",
+        "Still thinking about it. ".repeat(40)
+    );
+    let handle = f.session(&slow, false).await;
+    let mut request = start(&["fixed"], None, 3);
+    request.fresh_context = Some(false);
+    let started = handle.start_loop(request).unwrap();
+    // Wait until the iteration's turn streams its answer.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let running = handle.loops()[0].iterations.first().and_then(|first| {
+            (first.status == IterationStatus::Running).then(|| first.session_id.clone())
+        });
+        if let Some(Some(child)) = running
+            && let Some(live) = f.runtime.live_session(&child)
+            && live.running_turn().is_some()
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the iteration never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The process "stops" mid-iteration: closing the session closes the loop's session too.
+    let id = handle.id().to_string();
+    handle.close().await.unwrap();
+    drop(handle);
+    let child = {
+        let events = f.store.read(&id, 0, usize::MAX).await.unwrap();
+        qilin_loops::fold_loops(&events)[0].iterations[0]
+            .session_id
+            .clone()
+            .unwrap()
+    };
+    assert!(f.runtime.live_session(&child).is_none());
+
+    // Resumed with a model whose first answer is the summary the compaction asks for, then
+    // an attempt that fixes the workspace.
+    let script = format!(
+        "turns:\n  - say: \"{FIRST_SUMMARY}\"\n  - calls:\n      - tool: bash\n        \
+         args: {{command: \"echo ok > fixed.txt\"}}\n  - say: Fixed.\n"
+    );
+    let resumed = f
+        .runtime
+        .resume(&id)
+        .await
+        .unwrap()
+        .no_sandbox(true)
+        .model(scripted(&script))
+        .build()
+        .await
+        .unwrap();
+    let record = finished(&resumed, &started.loop_id).await;
+    assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
+    assert_eq!(record.iterations.len(), 2, "{record:#?}");
+    assert_eq!(record.iterations[0].status, IterationStatus::Interrupted);
+    assert_eq!(record.iterations[1].status, IterationStatus::Finished);
+    assert_eq!(
+        record.iterations[1].session_id.as_deref(),
+        Some(child.as_str()),
+        "the second iteration runs in the loop's session, taken back"
+    );
+
+    // The child's log: the cut turn, the compaction of it, then the second iteration's turn.
+    let events = f.store.read(&child, 0, usize::MAX).await.unwrap();
+    assert_consistent(&events);
+    assert_eq!(
+        turns_and_compactions(&events),
+        [
+            "turn".to_string(),
+            format!("compacted: {FIRST_SUMMARY}"),
+            "turn".to_string(),
+        ]
+    );
+    let cut = events
+        .iter()
+        .find_map(|event| match &event.body {
+            EventBody::TurnFinished { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(cut, FinishReason::Interrupted);
 }

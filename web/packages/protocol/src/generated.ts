@@ -1378,7 +1378,8 @@ export type LoopBudget = {
  */
 tokens?: number, 
 /**
- * Cost in US dollars, as the model's price list reckons it.
+ * Cost in US dollars. Refused when a loop starts: usage counts tokens only, and prices are
+ * known only to the terminal's display, never to the runtime running the loop.
  */
 costUsd?: number, 
 /**
@@ -1430,7 +1431,8 @@ export type LoopIteration = {
  */
 number: number, 
 /**
- * The fresh child session its turn ran in.
+ * The child session its turn ran in: a fresh one per iteration, or, with `freshContext:
+ * false`, the loop's one session, the same for every iteration.
  */
 sessionId?: string, 
 /**
@@ -1459,15 +1461,16 @@ files?: Array<FileChange>,
  */
 checks?: Array<IterationCheck>, 
 /**
- * Input tokens of its turn.
+ * Input tokens of its turn (and of the compaction before it, with `freshContext: false`).
  */
 inputTokens: number, 
 /**
- * Output tokens of its turn.
+ * Output tokens of its turn (and of the compaction before it, with `freshContext: false`).
  */
 outputTokens: number, 
 /**
- * Its cost in US dollars, when the model's price is known.
+ * Its cost in US dollars, when the runtime knows the model's price (it never does yet:
+ * prices are the terminal's display setting), else absent.
  */
 costUsd?: number, 
 /**
@@ -1497,7 +1500,9 @@ until: LoopUntil,
  */
 maxIterations: number, 
 /**
- * Whether each iteration runs in a fresh child session (always, for now).
+ * Whether each iteration runs in a fresh child session; `false` when every iteration is
+ * the next turn of one child session of the loop, compacted before each iteration after
+ * the first.
  */
 freshContext: boolean, 
 /**
@@ -1573,7 +1578,9 @@ until: LoopUntil,
  */
 maxIterations: number, 
 /**
- * Whether each iteration runs in a fresh child session; only `true` is supported.
+ * Whether each iteration runs in a fresh child session (`true`, the default); `false` runs
+ * every iteration as the next turn of one child session of the loop, compacted before
+ * each iteration after the first.
  */
 freshContext?: boolean, 
 /**

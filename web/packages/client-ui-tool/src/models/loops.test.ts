@@ -43,6 +43,26 @@ describe('loopRow', () => {
     });
   });
 
+  test('a loop without fresh context links every iteration to its one session', () => {
+    const row = loopRow(
+      wireLoop({
+        freshContext: false,
+        iterations: [
+          wireIteration(1, { sessionId: 'ses_loop' }),
+          wireIteration(2, { sessionId: 'ses_loop' }),
+          { ...runningIteration(3), sessionId: 'ses_loop' },
+        ],
+      }),
+    );
+    expect(row.freshContext).toBe(false);
+    expect(row.iterations.map((iteration) => [iteration.number, iteration.href])).toEqual([
+      [1, '/sessions/ses_loop'],
+      [2, '/sessions/ses_loop'],
+      [3, '/sessions/ses_loop'],
+    ]);
+    expect(loopRow(wireLoop({ freshContext: undefined })).freshContext).toBe(true);
+  });
+
   test('refuses a finished loop without a reason, and data of another shape', () => {
     expect(() => loopRow(wireLoop({ status: 'finished' }))).toThrow(/says why it stopped/);
     expect(() => loopRow(wireLoop({ status: 'paused' }))).toThrow(/status/);

@@ -142,6 +142,24 @@ describe('the loop_start card', () => {
     expect(details.textContent).toContain('a fresh session each iteration');
   });
 
+  test('a loop without fresh context: the same session, compacted, linked from every row', () => {
+    const iterationsOf = [1, 2].map((number) => wireIteration(number, { sessionId: 'ses_loop' }));
+    const node = madeCall('call_l6', 'loop_start', START_ARGS, {
+      output: { loop: wireLoop({ freshContext: false, iterations: iterationsOf }) },
+    });
+    const { container } = show(node);
+    const links = [1, 2].map((number) =>
+      screen.getByRole('link', { name: `Open the session of iteration ${number}` }),
+    );
+    expect(links.map((link) => link.getAttribute('href'))).toEqual([
+      '/sessions/ses_loop',
+      '/sessions/ses_loop',
+    ]);
+    fireEvent.click(one<HTMLButtonElement>(container, 'button.qp-row__main'));
+    const details = one<HTMLElement>(container, '.qt-card__details');
+    expect(details.textContent).toContain('the same session, compacted');
+  });
+
   test('in Chinese, a loop stopped by the iteration limit', () => {
     const node = madeCall('call_l4', 'loop_start', START_ARGS, {
       output: {
