@@ -513,12 +513,12 @@ async fn a_foreground_workflow_killed_after_its_third_call_completes_under_its_i
         })
         .await;
     assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
+    assert_resumed_once(&events);
     assert_eq!(
         lines_of(&workspace.join("calls.txt")),
         ["1", "2", "3", "4", "5"],
         "calls 1–3 were not repeated; 4 and 5 ran once"
     );
-    assert_resumed_once(&events);
     let result = events
         .iter()
         .rev()
@@ -578,12 +578,12 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_with_its_sess
             !workflow_events(events).1.is_empty() && finished(events).len() == 2
         })
         .await;
+    assert_resumed_once(&events);
     assert_eq!(
         lines_of(&workspace.join("calls.txt")),
         ["1", "2", "3", "4", "5"],
         "calls 1–3 were not repeated; 4 and 5 ran once"
     );
-    assert_resumed_once(&events);
     let run_results = events
         .iter()
         .filter(|e| matches!(&e.body, EventBody::ToolResult(r) if r.call_id == "call_1"))
