@@ -55,14 +55,14 @@ fn workflow_stubs() -> String {
 
 #[test]
 fn a_workflows_stubs_declare_its_args_and_sdk_report() {
-    let stubs = workflow_stubs();
+    let workflow = workflow_stubs();
     assert!(
-        stubs.contains("    def report(self, title: str, text: str) -> None:"),
-        "{stubs}"
+        workflow.contains("    def report(self, title: str, text: str) -> None:"),
+        "{workflow}"
     );
     assert!(
-        stubs.ends_with("sdk: Sdk\nargs: dict[str, Any]\n"),
-        "{stubs}"
+        workflow.ends_with("sdk: Sdk\nargs: dict[str, Any]\n"),
+        "{workflow}"
     );
     assert!(
         !stubs().contains("def report"),
@@ -73,11 +73,11 @@ fn a_workflows_stubs_declare_its_args_and_sdk_report() {
 #[cfg(feature = "type-check")]
 #[test]
 fn a_workflow_type_checks_with_its_args_and_report_and_a_wrong_report_is_reported() {
-    let stubs = workflow_stubs();
+    let workflow = workflow_stubs();
     let good = "topic = args['topic']\nsdk.report('Topic', str(topic))\n";
-    assert_eq!(type_check(good, &stubs), Ok(()));
+    assert_eq!(type_check(good, &workflow), Ok(()));
     let bad = "sdk.report('Topic')\n";
-    assert!(type_check(bad, &stubs).is_err());
+    assert!(type_check(bad, &workflow).is_err());
     assert!(
         type_check(good, &stubs()).is_err(),
         "run_code's stubs know neither"

@@ -31,14 +31,14 @@ enum Entry {
     Live(Arc<RunHandle>),
     /// A run as an earlier process's log left it: ended, or (still `running`) waiting to be
     /// resumed from its journal.
-    Recorded(WorkflowRun),
+    Recorded(Box<WorkflowRun>),
 }
 
 impl Entry {
     fn run(&self) -> WorkflowRun {
         match self {
             Entry::Live(handle) => handle.snapshot(),
-            Entry::Recorded(run) => run.clone(),
+            Entry::Recorded(run) => (**run).clone(),
         }
     }
 
@@ -52,7 +52,7 @@ impl Entry {
     /// A recorded run left `running`: its process ended before it did.
     fn waiting(&self) -> Option<&WorkflowRun> {
         match self {
-            Entry::Recorded(run) if !run.status.finished() => Some(run),
+            Entry::Recorded(run) if !run.status.finished() => Some(run.as_ref()),
             _ => None,
         }
     }
@@ -63,7 +63,7 @@ pub(crate) enum FoundRun {
     /// A run of this process.
     Live(Arc<RunHandle>),
     /// A run an earlier process recorded.
-    Recorded(WorkflowRun),
+    Recorded(Box<WorkflowRun>),
 }
 
 impl WorkflowRuns {
@@ -104,7 +104,11 @@ impl WorkflowRuns {
             }
         }
         WorkflowRuns {
-            runs: Mutex::new(runs.into_iter().map(Entry::Recorded).collect()),
+            runs: Mutex::new(
+                runs.into_iter()
+                    .map(|run| Entry::Recorded(Box::new(run)))
+                    .collect(),
+            ),
         }
     }
 
@@ -157,7 +161,7 @@ impl WorkflowRuns {
             session
                 .events()
                 .emit(EventBody::WorkflowFinished(WorkflowFinishedEvent {
-                    run: run.clone(),
+                    run: (**run).clone(),
                 }));
             closed += 1;
         }

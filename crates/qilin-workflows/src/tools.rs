@@ -452,7 +452,7 @@ impl Tool for WorkflowStatusTool {
         let runs = match args.id {
             Some(id) => vec![match runs.get(&id).map_err(ToolError::invalid_arguments)? {
                 FoundRun::Live(handle) => handle.snapshot(),
-                FoundRun::Recorded(run) => run,
+                FoundRun::Recorded(run) => *run,
             }],
             None => runs.all(),
         };
@@ -526,7 +526,7 @@ impl Tool for WorkflowStopTool {
         let handle = match runs.get(&args.id).map_err(ToolError::invalid_arguments)? {
             FoundRun::Live(handle) => handle,
             FoundRun::Recorded(run) if run.status.finished() => {
-                return Ok(WorkflowRunOutput { run });
+                return Ok(WorkflowRunOutput { run: *run });
             }
             FoundRun::Recorded(run) => {
                 return Err(ToolError::failed(format!(
