@@ -367,3 +367,237 @@ async fn a_run_waiting_on_an_approval_asks_again_after_the_restart_and_continues
         .expect("the run's result");
     assert_eq!(run.status, CallStatus::Ok, "{run:?}");
 }
+
+/// An agent running workflows (and their calls) in code mode.
+const FLOWS: &str = "\
+name: flows
+instructions: Run workflows.
+tools: [bash, workflow_run, workflow_status]
+code_mode: true
+skills:
+  available: []
+";
+
+/// A workflow of five appends to `calls.txt`, a report section before them and one after,
+/// with a second of the script's own work after the third append.
+const FIVE_STEPS: &str = r#""""
+description: Append five lines and report.
+"""
+sdk.report("Plan", "five appends")
+for i in range(1, 6):
+    sdk.tool.call("bash", {"command": f"echo {i} >> calls.txt"})
+    if i == 3:
+        n = 0
+        while n < 3000000:
+            n += 1
+sdk.report("Done", "five lines")
+"five calls"
+"#;
+
+/// Writes the `flows` agent, its script and the `five` workflow in `dir/workspace`.
+fn flows_workspace(dir: &Path, script: &str) -> std::path::PathBuf {
+    let workspace = dir.join("workspace");
+    let workflows = workspace.join(".qilin").join("workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    std::fs::write(workflows.join("five.py"), FIVE_STEPS).unwrap();
+    std::fs::write(workspace.join("flows.agent"), FLOWS).unwrap();
+    std::fs::write(workspace.join("flows.yaml"), script).unwrap();
+    workspace
+}
+
+/// The runs `workflow.started` and `workflow.finished` record, in order.
+fn workflow_events(events: &[Event]) -> (Vec<String>, Vec<qilin_protocol::workflows::WorkflowRun>) {
+    let started = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::WorkflowStarted(started) => Some(started.run.run_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let finished = events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::WorkflowFinished(finished) => Some(finished.run.clone()),
+            _ => None,
+        })
+        .collect();
+    (started, finished)
+}
+
+/// Checks the run resumed after the kill: one start, one end, completed under `wf1`, each
+/// call a step once (the three journaled ones marked replayed), each report section once.
+fn assert_resumed_once(events: &[Event]) {
+    let (started, finished) = workflow_events(events);
+    assert_eq!(started, ["wf1"], "no second workflow.started");
+    assert_eq!(finished.len(), 1, "one workflow.finished: {finished:#?}");
+    let run = &finished[0];
+    assert_eq!(run.run_id, "wf1");
+    assert_eq!(run.call_id.as_deref(), Some("call_1"));
+    assert_eq!(
+        run.status,
+        qilin_protocol::workflows::WorkflowStatus::Completed,
+        "{run:#?}"
+    );
+    assert_eq!(run.result, Some(json!("five calls")));
+    let steps: Vec<(String, bool)> = run
+        .steps
+        .iter()
+        .map(|step| {
+            (
+                step.call_id.clone().unwrap_or_else(|| step.title.clone()),
+                step.replayed,
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("Plan".to_string(), false),
+            ("call_1.1".to_string(), true),
+            ("call_1.2".to_string(), true),
+            ("call_1.3".to_string(), true),
+            ("call_1.4".to_string(), false),
+            ("call_1.5".to_string(), false),
+            ("Done".to_string(), false),
+        ],
+        "{run:#?}"
+    );
+    assert!(
+        run.steps
+            .iter()
+            .filter(|step| step.call_id.is_some())
+            .all(|step| step.status.as_deref() == Some("ok")),
+        "{run:#?}"
+    );
+    assert_eq!(
+        nested_starts(events, "call_1"),
+        ["call_1.1", "call_1.2", "call_1.3", "call_1.4", "call_1.5"],
+        "one card per call: the replayed ones were not recorded again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreground_workflow_killed_after_its_third_call_completes_under_its_id_after_the_restart()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = flows_workspace(
+        dir.path(),
+        "turns:\n  - calls:\n      - tool: workflow_run\n        args: {workflow: five}\n  - say: The workflow ran.\n",
+    );
+    let client = reqwest::Client::new();
+
+    let first = serve(dir.path(), "flows");
+    let session = first.create_session(&client).await;
+    first.start_turn(&client, &session, "run five").await;
+    let seen = first
+        .wait_for(
+            &client,
+            &session,
+            60,
+            "the third call never ended",
+            |events| has_result(events, "call_1.3"),
+        )
+        .await;
+    assert!(
+        !has_result(&seen, "call_1.4"),
+        "killed before the fourth call"
+    );
+    assert!(finished(&seen).is_empty());
+    first.kill_9();
+    assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
+
+    let second = serve(dir.path(), "flows");
+    let events = second
+        .wait_for(&client, &session, 90, "the turn never finished", |events| {
+            !finished(events).is_empty()
+        })
+        .await;
+    assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
+    assert_resumed_once(&events);
+    assert_eq!(
+        lines_of(&workspace.join("calls.txt")),
+        ["1", "2", "3", "4", "5"],
+        "calls 1–3 were not repeated; 4 and 5 ran once"
+    );
+    let result = events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.body {
+            EventBody::ToolResult(result) if result.call_id == "call_1" => Some(result.clone()),
+            _ => None,
+        })
+        .expect("the workflow_run call's result");
+    assert_eq!(result.status, CallStatus::Ok, "{result:?}");
+    assert_eq!(result.output.as_ref().unwrap()["run"]["runId"], "wf1");
+    assert_eq!(
+        result.output.as_ref().unwrap()["run"]["status"],
+        "completed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_workflow_killed_after_its_third_call_resumes_with_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = flows_workspace(
+        dir.path(),
+        "turns:\n  - calls:\n      - tool: workflow_run\n        args: {workflow: five, background: true}\n  - say: Started.\n  - say: Checking.\n",
+    );
+    let client = reqwest::Client::new();
+
+    let first = serve(dir.path(), "flows");
+    let session = first.create_session(&client).await;
+    first.start_turn(&client, &session, "start five").await;
+    let seen = first
+        .wait_for(
+            &client,
+            &session,
+            60,
+            "the third call never ended",
+            |events| has_result(events, "call_1.3"),
+        )
+        .await;
+    assert!(
+        !has_result(&seen, "call_1.4"),
+        "killed before the fourth call"
+    );
+    assert_eq!(
+        finished(&seen),
+        [FinishReason::Completed],
+        "the turn ended at once"
+    );
+    first.kill_9();
+    assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
+
+    // The session is resumed when it is next used: here, by a new turn.
+    let second = serve(dir.path(), "flows");
+    second
+        .start_turn(&client, &session, "how is it going?")
+        .await;
+    let events = second
+        .wait_for(&client, &session, 90, "the run never finished", |events| {
+            !workflow_events(events).1.is_empty() && finished(events).len() == 2
+        })
+        .await;
+    assert_resumed_once(&events);
+    assert_eq!(
+        lines_of(&workspace.join("calls.txt")),
+        ["1", "2", "3", "4", "5"],
+        "calls 1–3 were not repeated; 4 and 5 ran once"
+    );
+    let run_results = events
+        .iter()
+        .filter(|e| matches!(&e.body, EventBody::ToolResult(r) if r.call_id == "call_1"))
+        .count();
+    assert_eq!(
+        run_results, 1,
+        "the workflow_run call returned once, before the kill"
+    );
+    // Each nested call ended once, after the workflow_run call returned.
+    for call in ["call_1.1", "call_1.2", "call_1.3", "call_1.4", "call_1.5"] {
+        let ends = events
+            .iter()
+            .filter(|e| matches!(&e.body, EventBody::ToolResult(r) if r.call_id == call))
+            .count();
+        assert_eq!(ends, 1, "{call} ended once");
+    }
+}

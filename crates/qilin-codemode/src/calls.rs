@@ -117,7 +117,17 @@ impl ToolCalls {
             });
         }
         match &journaled.result {
-            Some(result) => Ok(Next::Replayed(result.outcome(&call.call_id))),
+            Some(result) => {
+                if let Some(observer) = &self.observer {
+                    observer.call_replayed(
+                        &call.call_id,
+                        &call.name,
+                        &call.arguments,
+                        result.status,
+                    );
+                }
+                Ok(Next::Replayed(result.outcome(&call.call_id)))
+            }
             // It certainly did not run (it waited for a person), or running it again
             // changes nothing.
             None if journaled.awaiting_answer || self.read_only(&call.name) => {

@@ -45,6 +45,6 @@ pub use run::{
 };
 pub use run_code::{RunCode, RunCodeArgs};
 pub use sdk::{TOOL_ERROR_TYPE, parse_tool_error};
-pub use stubs::python_stubs;
+pub use stubs::{StubExtras, python_stubs, python_stubs_with};
 #[cfg(feature = "type-check")]
 pub use typecheck::type_check;

@@ -12,9 +12,9 @@ use crate::pool::WorkerPool;
 use crate::sandbox::{Answer, SandboxError, SandboxSession, Suspension};
 use crate::sdk::{self, Request};
 #[cfg(feature = "type-check")]
-use crate::stubs::python_stubs;
+use crate::stubs::{StubExtras, python_stubs_with};
 #[cfg(feature = "type-check")]
-use crate::typecheck::type_check;
+use crate::typecheck::type_check_as;
 use monty_pool::ReplConfig;
 use monty_types::{ExcType, MontyException, MontyObject, ResourceLimits};
 use qilin_protocol::CallStatus;
@@ -76,6 +76,11 @@ pub trait RunObserver: Send + Sync {
     fn call_started(&self, call_id: &str, tool: &str, arguments: &Value);
     /// That call ended with `status`.
     fn call_ended(&self, call_id: &str, status: CallStatus);
+    /// Replaying a journal after a restart, the code made call `call_id` again and was given
+    /// its journaled result (ended `status`); its tool did not run again.
+    fn call_replayed(&self, call_id: &str, tool: &str, arguments: &Value, status: CallStatus) {
+        let _ = (call_id, tool, arguments, status);
+    }
     /// The code added a report section.
     fn report(&self, title: String, text: String);
 }
@@ -93,6 +98,9 @@ pub struct RunOptions {
     pub observer: Option<Arc<dyn RunObserver>>,
     /// Ends the run as interrupted when cancelled, like the call's own cancellation does.
     pub cancel: Option<CancellationToken>,
+    /// The file name the code has in tracebacks (a workflow's path); [`SCRIPT_NAME`] when
+    /// absent.
+    pub script_name: Option<String>,
 }
 
 /// Why a run failed, with what the code printed and the calls it made before.
@@ -146,19 +154,37 @@ impl CodeMode {
         }
     }
 
-    /// Checks `code` against the stubs of the tools `cx` can call, when type checking is on.
+    /// Checks `code` against the stubs of the tools `cx` can call, with the globals and
+    /// `sdk.report` `options` give it, when type checking is on.
     #[cfg(feature = "type-check")]
-    fn check_types(&self, code: &str, cx: &ToolContext) -> Result<(), CodeError> {
+    fn check_types(
+        &self,
+        code: &str,
+        cx: &ToolContext,
+        options: &RunOptions,
+        script_name: &str,
+    ) -> Result<(), CodeError> {
         if !self.type_check {
             return Ok(());
         }
-        let stubs = python_stubs(cx.executor().registry().list());
-        type_check(code, &stubs).map_err(|diagnostics| CodeError::TypeCheck { diagnostics })
+        let extras = StubExtras {
+            globals: &options.globals,
+            report: options.observer.is_some(),
+        };
+        let stubs = python_stubs_with(cx.executor().registry().list(), extras);
+        type_check_as(code, &stubs, script_name)
+            .map_err(|diagnostics| CodeError::TypeCheck { diagnostics })
     }
 
     /// Without the type checker there is nothing to check (it cannot be turned on).
     #[cfg(not(feature = "type-check"))]
-    fn check_types(&self, _code: &str, _cx: &ToolContext) -> Result<(), CodeError> {
+    fn check_types(
+        &self,
+        _code: &str,
+        _cx: &ToolContext,
+        _options: &RunOptions,
+        _script_name: &str,
+    ) -> Result<(), CodeError> {
         Ok(())
     }
 
@@ -216,6 +242,7 @@ impl CodeMode {
                 .map(|(name, value)| (name.clone(), json_to_monty(value))),
         );
         let observer = options.observer.clone();
+        let script_name = options.script_name.as_deref().unwrap_or(SCRIPT_NAME);
         let spill_path = cx.spill_path("printed");
         let mut out = PrintedOutput::new(
             limits.max_output_bytes,
@@ -233,21 +260,22 @@ impl CodeMode {
             limits.concurrency(),
             journal,
         );
-        let checked = self.check_types(code, cx);
+        let checked = self.check_types(code, cx, &options, script_name);
         let result = match (checked, &self.sandbox) {
             (Err(err), _) => Err(err),
             (Ok(()), Sandbox::InProcess) => {
-                let session = InProcessSession::new(SCRIPT_NAME, interpreter_limits(&limits));
+                let session = InProcessSession::new(script_name, interpreter_limits(&limits));
                 let run = Drive {
                     globals,
                     limits: &limits,
                     observer: observer.as_deref(),
+                    script_name,
                 };
                 drive(session, code, run, &mut calls, &mut out).await
             }
             (Ok(()), Sandbox::Workers(pool)) => {
                 let repl = ReplConfig {
-                    script_name: SCRIPT_NAME.to_string(),
+                    script_name: script_name.to_string(),
                     limits: Some(interpreter_limits(&limits)),
                     ..ReplConfig::default()
                 };
@@ -257,6 +285,7 @@ impl CodeMode {
                             globals,
                             limits: &limits,
                             observer: observer.as_deref(),
+                            script_name,
                         };
                         drive(session, code, run, &mut calls, &mut out).await
                     }
@@ -310,6 +339,8 @@ struct Drive<'a> {
     globals: Vec<(String, MontyObject)>,
     limits: &'a CodeLimits,
     observer: Option<&'a dyn RunObserver>,
+    /// The code's file name in tracebacks.
+    script_name: &'a str,
 }
 
 /// Drives a session to its end. Returning early drops the session, which abandons the run
@@ -339,7 +370,7 @@ async fn drive<S: SandboxSession>(
                     // The interpreter is intact after a Python error: reuse its worker.
                     session.finish().await;
                 }
-                return Err(failure(error, limits, out));
+                return Err(failure(error, limits, out, run.script_name));
             }
         };
         let answer = match suspension {
@@ -393,8 +424,13 @@ fn output_error(limits: &CodeLimits) -> CodeError {
 }
 
 /// An uncaught exception: the interpreter's limit errors become the limit they name.
-fn python_error(exc: MontyException, limits: &CodeLimits, out: &PrintedOutput) -> CodeError {
-    let exc = sdk::in_user_lines(exc, SCRIPT_NAME);
+fn python_error(
+    exc: MontyException,
+    limits: &CodeLimits,
+    out: &PrintedOutput,
+    script_name: &str,
+) -> CodeError {
+    let exc = sdk::in_user_lines(exc, script_name);
     let message = exc.message().unwrap_or_default();
     match exc.exc_type() {
         _ if out.overflowed() => output_error(limits),
@@ -427,9 +463,14 @@ fn python_error(exc: MontyException, limits: &CodeLimits, out: &PrintedOutput) -
 }
 
 /// How a run that stopped without a value failed.
-fn failure(error: SandboxError, limits: &CodeLimits, out: &PrintedOutput) -> CodeError {
+fn failure(
+    error: SandboxError,
+    limits: &CodeLimits,
+    out: &PrintedOutput,
+    script_name: &str,
+) -> CodeError {
     match error {
-        SandboxError::Python(exc) => python_error(exc, limits, out),
+        SandboxError::Python(exc) => python_error(exc, limits, out, script_name),
         SandboxError::OutOfMemory => CodeError::Memory {
             limit_mb: limits.memory_mb,
         },

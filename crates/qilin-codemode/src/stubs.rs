@@ -51,9 +51,28 @@ class ToolErrorInfo(TypedDict):
     """What went wrong and what would work instead."""
 "#;
 
+/// What a run's code has beside `sdk.tool` and `sdk.skill`, for its stubs: a workflow's
+/// `args` and `sdk.report`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StubExtras<'a> {
+    /// More globals the code starts with, by name, typed after their values.
+    pub globals: &'a [(String, Value)],
+    /// `sdk.report(title, text)` is served (a workflow).
+    pub report: bool,
+}
+
 /// Python stubs for `tools`: argument and output `TypedDict`s and one signature of
 /// `sdk.tool.call` / `sdk.tool.call_async` per tool, with the descriptions as docstrings.
 pub fn python_stubs<'a>(tools: impl IntoIterator<Item = &'a RegisteredTool>) -> String {
+    python_stubs_with(tools, StubExtras::default())
+}
+
+/// [`python_stubs`] with what `extras` adds: `sdk.report` in the `Sdk` class, and each
+/// global declared with the type of its value.
+pub fn python_stubs_with<'a>(
+    tools: impl IntoIterator<Item = &'a RegisteredTool>,
+    extras: StubExtras<'_>,
+) -> String {
     let mut classes = Classes::default();
     let mut signatures = Vec::new();
     for tool in tools {
@@ -112,9 +131,32 @@ pub fn python_stubs<'a>(tools: impl IntoIterator<Item = &'a RegisteredTool>) -> 
         "\n\nclass Sdk:\n    \"\"\"The `sdk` object every run starts with.\"\"\"\n\n    tool: Tools\n\n    \
          def skill(self, name: str, file: str | None = None) -> str:\n        \
          \"\"\"A skill's text as the `skill` tool gives it: its instructions and the list of its \
-         files, or the one file named.\"\"\"\n        ...\n\n\nsdk: Sdk\n",
+         files, or the one file named.\"\"\"\n        ...\n",
     );
+    if extras.report {
+        out.push_str(
+            "\n    def report(self, title: str, text: str) -> None:\n        \
+             \"\"\"Adds a section (Markdown) to the workflow run's report.\"\"\"\n        ...\n",
+        );
+    }
+    out.push_str("\n\nsdk: Sdk\n");
+    for (name, value) in extras.globals {
+        let _ = writeln!(out, "{name}: {}", value_type(value));
+    }
     out
+}
+
+/// The Python type of a global's value.
+fn value_type(value: &Value) -> &'static str {
+    match value {
+        Value::Object(_) => "dict[str, Any]",
+        Value::Array(_) => "list[Any]",
+        Value::String(_) => "str",
+        Value::Bool(_) => "bool",
+        Value::Number(number) if number.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::Null => "Any",
+    }
 }
 
 fn def_and_method(asynchronous: bool) -> (&'static str, &'static str) {

@@ -4,7 +4,7 @@ mod support;
 
 #[cfg(feature = "type-check")]
 use qilin_codemode::type_check;
-use qilin_codemode::{CodeLimits, CodeMode, python_stubs};
+use qilin_codemode::{CodeLimits, CodeMode, StubExtras, python_stubs, python_stubs_with};
 use std::sync::Arc;
 #[cfg(feature = "type-check")]
 use support::Harness;
@@ -35,6 +35,53 @@ fn every_tool_gets_typed_dicts_and_a_documented_signature() {
             "missing {expected:?} in:\n{stubs}"
         );
     }
+}
+
+/// A workflow's stubs: `args` (a dict) and `sdk.report`.
+fn workflow_stubs() -> String {
+    let registry = registry(
+        CodeMode::in_process(CodeLimits::default()),
+        Arc::new(Gauge::default()),
+    );
+    let globals = [("args".to_string(), serde_json::json!({"topic": "x"}))];
+    python_stubs_with(
+        registry.list(),
+        StubExtras {
+            globals: &globals,
+            report: true,
+        },
+    )
+}
+
+#[test]
+fn a_workflows_stubs_declare_its_args_and_sdk_report() {
+    let workflow = workflow_stubs();
+    assert!(
+        workflow.contains("    def report(self, title: str, text: str) -> None:"),
+        "{workflow}"
+    );
+    assert!(
+        workflow.ends_with("sdk: Sdk\nargs: dict[str, Any]\n"),
+        "{workflow}"
+    );
+    assert!(
+        !stubs().contains("def report"),
+        "run_code's stubs have no sdk.report"
+    );
+}
+
+#[cfg(feature = "type-check")]
+#[test]
+fn a_workflow_type_checks_with_its_args_and_report_and_a_wrong_report_is_reported() {
+    let workflow = workflow_stubs();
+    let good = "topic = args['topic']\nsdk.report('Topic', str(topic))\n";
+    assert_eq!(type_check(good, &workflow), Ok(()));
+    let bad = "sdk.report('Topic')\n";
+    assert!(type_check(bad, &workflow).is_err());
+    assert!(
+        type_check(good, &stubs()).is_err(),
+        "run_code's stubs know neither"
+    );
 }
 
 #[cfg(feature = "type-check")]

@@ -669,3 +669,99 @@ impl ToolNode {
         self.progress_tail = view.tail;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(seq: u64, body: EventBody) -> Event {
+        Event {
+            seq,
+            time: "2026-01-01T00:00:00Z".into(),
+            body,
+        }
+    }
+
+    fn start(call_id: &str, tool: &str, parent: Option<&str>) -> EventBody {
+        EventBody::ToolStart(ToolStartEvent {
+            call_id: call_id.into(),
+            tool_name: tool.into(),
+            caller: match parent {
+                Some(_) => CallerKind::Code,
+                None => CallerKind::Direct,
+            },
+            parent_call_id: parent.map(str::to_string),
+            arguments: json!({}),
+            presentation: CallPresentation::new(tool, ""),
+            before_detail: None,
+        })
+    }
+
+    fn result(call_id: &str, tool: &str, parent: Option<&str>, output: Value) -> EventBody {
+        EventBody::ToolResult(ToolResultEvent {
+            call_id: call_id.into(),
+            tool_name: tool.into(),
+            caller: match parent {
+                Some(_) => CallerKind::Code,
+                None => CallerKind::Direct,
+            },
+            parent_call_id: parent.map(str::to_string),
+            status: CallStatus::Ok,
+            error_code: None,
+            content: Vec::new(),
+            user_reason: None,
+            output: Some(output),
+            detail: None,
+            duration_ms: 1,
+        })
+    }
+
+    fn turn(seq: u64, turn_id: &str) -> Event {
+        event(
+            seq,
+            EventBody::TurnStarted {
+                turn_id: turn_id.into(),
+                prompt: "go".into(),
+                client_turn_id: None,
+            },
+        )
+    }
+
+    #[test]
+    fn a_background_runs_calls_nest_under_its_call_after_it_returned_even_in_a_later_turn() {
+        let events = vec![
+            turn(1, "turn-1"),
+            event(2, start("call_1", "workflow_run", None)),
+            event(
+                3,
+                result(
+                    "call_1",
+                    "workflow_run",
+                    None,
+                    json!({"run": {"runId": "wf1", "background": true, "status": "running"}}),
+                ),
+            ),
+            event(
+                4,
+                EventBody::TurnFinished {
+                    turn_id: "turn-1".into(),
+                    reason: FinishReason::Completed,
+                    message: None,
+                },
+            ),
+            turn(5, "turn-2"),
+            event(6, start("call_1.1", "bash", Some("call_1"))),
+            event(7, result("call_1.1", "bash", Some("call_1"), json!({}))),
+        ];
+        let tree = ConversationTree::from_events(&events);
+        let run = tree.call("call_1").expect("the run's call");
+        let nested: Vec<&str> = run.sub_calls.iter().map(|c| c.call_id.as_str()).collect();
+        assert_eq!(nested, ["call_1.1"]);
+        assert_eq!(run.sub_calls[0].phase, Phase::Done);
+        assert!(
+            tree.turns[1].items.is_empty(),
+            "not a call of the later turn"
+        );
+    }
+}

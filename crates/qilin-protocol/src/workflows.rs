@@ -96,6 +96,11 @@ pub struct WorkflowStep {
 pub struct WorkflowRun {
     /// The run's id, unique in its session.
     pub run_id: String,
+    /// The `workflow_run` call that started it: its calls nest under that call, and a run
+    /// resumed after a restart replays the journal kept under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub call_id: Option<String>,
     /// The workflow's name: its file's name without `.py`.
     pub workflow: String,
     /// The workflow's description, from its front matter.
@@ -186,6 +191,7 @@ mod tests {
     fn a_run_is_camel_case_with_empty_fields_left_out() {
         let run = WorkflowRun {
             run_id: "wf1".into(),
+            call_id: None,
             workflow: "review".into(),
             description: None,
             args: serde_json::json!({"path": "src"}),

@@ -4,10 +4,12 @@
 //! interrupted, so every `tool.start` has its `tool.result` and no client shows a card running
 //! forever.
 //!
-//! A turn left open while a `run_code` ran is the exception: its run can be replayed from the
-//! call journal (see `qilin_codemode::CallJournal`), so [`Dangling::open_run`] names it and
-//! [`Dangling::closing_events_resuming`] closes all but the run, its nested calls, the step
-//! and the turn, which continue in the process resuming the session.
+//! A turn left open while a `run_code` or a foreground `workflow_run` ran is the exception:
+//! its run can be replayed from the call journal (see `qilin_codemode::CallJournal`), so
+//! [`Dangling::open_run`] names it and [`Dangling::closing_events_resuming`] closes all but
+//! the run, its nested calls, the step and the turn, which continue in the process resuming
+//! the session. A background workflow run left running is replayed too: its nested calls are
+//! kept open the same way, though its `workflow_run` call has long returned.
 
 use qilin_protocol::{
     CallStatus, CallerKind, ContentBlock, ErrorCode, Event, EventBody, FinishReason,
@@ -15,6 +17,9 @@ use qilin_protocol::{
     Usage,
 };
 use qilin_tool::RUN_CODE;
+
+/// The tool running workflows, whose runs are replayed like `run_code`'s.
+const WORKFLOW_RUN: &str = "workflow_run";
 
 /// What a log leaves open, in the order it was opened.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -27,8 +32,8 @@ pub struct Dangling {
     prompt: String,
 }
 
-/// A turn left open while `run_code` calls of its last step ran: it can be continued by
-/// replaying them.
+/// A turn left open while code-mode runs (`run_code`, `workflow_run`) of its last step ran:
+/// it can be continued by replaying them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenRun {
     /// The open turn.
@@ -37,7 +42,7 @@ pub struct OpenRun {
     pub prompt: String,
     /// The open step.
     pub step: u32,
-    /// The `run_code` calls of the step left without a result, in order.
+    /// The `run_code` and `workflow_run` calls of the step left without a result, in order.
     pub runs: Vec<ToolStartEvent>,
 }
 
@@ -80,8 +85,8 @@ impl Dangling {
         }
     }
 
-    /// The turn left open while `run_code` calls of its open step ran, when there is one:
-    /// what a resuming process continues.
+    /// The turn left open while `run_code` or `workflow_run` calls of its open step ran, when
+    /// there is one: what a resuming process continues.
     pub fn open_run(&self) -> Option<OpenRun> {
         let turn_id = self.turn.clone()?;
         let (step_turn, step) = self.step.as_ref()?;
@@ -91,7 +96,10 @@ impl Dangling {
         let runs: Vec<ToolStartEvent> = self
             .calls
             .iter()
-            .filter(|call| call.caller == CallerKind::Direct && call.tool_name == RUN_CODE)
+            .filter(|call| {
+                call.caller == CallerKind::Direct
+                    && (call.tool_name == RUN_CODE || call.tool_name == WORKFLOW_RUN)
+            })
             .cloned()
             .collect();
         (!runs.is_empty()).then(|| OpenRun {
@@ -102,23 +110,38 @@ impl Dangling {
         })
     }
 
-    /// The events that close what is open, but for `run`: the step, the turn, the run's
-    /// calls and their nested calls stay open for the process continuing them. Every open
-    /// request is cancelled (a call replayed asks again).
-    pub fn closing_events_resuming(&self, run: &OpenRun) -> Vec<EventBody> {
-        let kept: Vec<&str> = run.runs.iter().map(|call| call.call_id.as_str()).collect();
+    /// The events that close what is open, but for `run` (when there is one) and the nested
+    /// calls of `background` (the `workflow_run` calls of background runs being resumed): the
+    /// step, the turn, the runs' calls and their nested calls stay open for the process
+    /// continuing them. Without `run`, the step and the turn are closed. Every open request
+    /// is cancelled (a call replayed asks again).
+    pub fn closing_events_resuming(
+        &self,
+        run: Option<&OpenRun>,
+        background: &[String],
+    ) -> Vec<EventBody> {
+        let kept: Vec<&str> = run
+            .map(|run| run.runs.iter().map(|call| call.call_id.as_str()).collect())
+            .unwrap_or_default();
         let keep = |call: &ToolStartEvent| {
             kept.contains(&call.call_id.as_str())
-                || call
-                    .parent_call_id
-                    .as_deref()
-                    .is_some_and(|parent| kept.contains(&parent))
+                || call.parent_call_id.as_deref().is_some_and(|parent| {
+                    kept.contains(&parent) || background.iter().any(|b| b == parent)
+                })
         };
         let closing = Dangling {
             calls: self.calls.iter().filter(|c| !keep(c)).cloned().collect(),
             requests: self.requests.clone(),
-            step: None,
-            turn: None,
+            step: if run.is_some() {
+                None
+            } else {
+                self.step.clone()
+            },
+            turn: if run.is_some() {
+                None
+            } else {
+                self.turn.clone()
+            },
             prompt: String::new(),
         };
         closing.closing_events()
@@ -291,7 +314,7 @@ mod tests {
         assert_eq!(run.prompt, "go");
         let runs: Vec<&str> = run.runs.iter().map(|r| r.call_id.as_str()).collect();
         assert_eq!(runs, ["c1"]);
-        let closing = dangling.closing_events_resuming(&run);
+        let closing = dangling.closing_events_resuming(Some(&run), &[]);
         let closed: Vec<&str> = closing
             .iter()
             .map(|body| match body {
@@ -301,6 +324,58 @@ mod tests {
             })
             .collect();
         assert_eq!(closed, ["r1", "c2"], "the request and the other call only");
+    }
+
+    #[test]
+    fn a_foreground_workflow_run_is_continued_like_run_code() {
+        let mut events = killed_while_code_ran();
+        for event in &mut events {
+            if let EventBody::ToolStart(start) = &mut event.body
+                && start.call_id == "c1"
+            {
+                start.tool_name = "workflow_run".into();
+            }
+        }
+        let run = Dangling::of(&events).open_run().expect("continued");
+        assert_eq!(run.runs[0].tool_name, "workflow_run");
+    }
+
+    #[test]
+    fn the_calls_of_a_background_run_stay_open_while_the_rest_is_closed() {
+        // c1 started a background run and returned; its call c1.1 ran when the process died,
+        // beside the turn's own glob.
+        let mut events = killed_while_code_ran();
+        events.insert(
+            3,
+            event(
+                4,
+                EventBody::ToolResult(ToolResultEvent {
+                    call_id: "c1".into(),
+                    tool_name: "workflow_run".into(),
+                    caller: CallerKind::Direct,
+                    parent_call_id: None,
+                    status: CallStatus::Ok,
+                    error_code: None,
+                    content: Vec::new(),
+                    user_reason: None,
+                    output: None,
+                    detail: None,
+                    duration_ms: 1,
+                }),
+            ),
+        );
+        let dangling = Dangling::of(&events);
+        assert!(dangling.open_run().is_none());
+        let closing = dangling.closing_events_resuming(None, &["c1".to_string()]);
+        let closed: Vec<&str> = closing
+            .iter()
+            .map(|body| match body {
+                EventBody::RequestResolved(resolved) => resolved.request_id.as_str(),
+                EventBody::ToolResult(result) => result.call_id.as_str(),
+                other => other.kind(),
+            })
+            .collect();
+        assert_eq!(closed, ["r1", "c2", "step.finished", "turn.finished"]);
     }
 
     #[test]

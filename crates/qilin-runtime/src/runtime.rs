@@ -240,8 +240,10 @@ impl Runtime {
     /// A stored session, to continue where its log ends: its workspace, agent file and model
     /// come from its `session.started` (the model can be replaced before `build`). Anything
     /// its last process left open is closed first (see [`Runtime::recover`]) — but a turn left
-    /// open while `run_code` ran, which the built session continues: each run is replayed
-    /// from its call journal, then the turn goes on (see docs/journal.md).
+    /// open while `run_code` or a foreground `workflow_run` ran, which the built session
+    /// continues: each run is replayed from its call journal, then the turn goes on; and the
+    /// background workflow runs left running, which the built session resumes the same way
+    /// (see docs/journal.md).
     /// A session alive in this process is not resumed: its handle is [`Runtime::live_session`].
     pub async fn resume(&self, id: &str) -> Result<SessionBuilder, RuntimeError> {
         if self.live_session(id).is_some() {
@@ -285,19 +287,27 @@ impl Runtime {
     }
 
     /// Closes what the last process of session `id` left open, as [`Runtime::recover`] does,
-    /// but for a turn left open while `run_code` ran: that turn, its step and its runs stay
-    /// open, to be continued by replaying the runs' journals, and are returned.
+    /// but for the runs a resumed session replays: a turn left open while `run_code` or a
+    /// foreground `workflow_run` ran (that turn, its step and its runs stay open, and are
+    /// returned), and the nested calls of background workflow runs left running.
     async fn recover_keeping_run(&self, id: &str) -> Result<Option<OpenRun>, RuntimeError> {
         if self.live_session(id).is_some() {
             return Ok(None);
         }
         let events = read_all(self.store().as_ref(), id).await?;
         let dangling = Dangling::of(&events);
-        let Some(open_run) = dangling.open_run() else {
+        let open_run = dangling.open_run();
+        let background =
+            qilin_workflows::WorkflowRuns::from_events(&events).waiting_background_calls();
+        if open_run.is_none() && background.is_empty() {
             self.recover(id).await?;
             return Ok(None);
-        };
-        let closing = dangling.closing_events_resuming(&open_run);
+        }
+        let mut closing = dangling.closing_events_resuming(open_run.as_ref(), &background);
+        if open_run.is_none() && !closing.is_empty() {
+            // A goal its process left active waits for a person to resume it.
+            closing.extend(crate::goals::restart_pause(&events));
+        }
         if !closing.is_empty() {
             let head = events.last().map_or(0, |event| event.seq);
             let time = now();
@@ -311,19 +321,32 @@ impl Runtime {
                 .collect();
             self.store().append(id, &appended).await?;
         }
-        tracing::info!(
-            session = id,
-            turn = %open_run.turn_id,
-            "a turn left open while code ran is continued by replaying its journal"
-        );
-        Ok(Some(open_run))
+        if let Some(open_run) = &open_run {
+            tracing::info!(
+                session = id,
+                turn = %open_run.turn_id,
+                "a turn left open while code ran is continued by replaying its journal"
+            );
+        }
+        if !background.is_empty() {
+            tracing::info!(
+                session = id,
+                runs = background.len(),
+                "background workflow runs left running are resumed by replaying their journals"
+            );
+        }
+        Ok(open_run)
     }
 
-    /// Whether session `id`'s last process left a turn open while `run_code` ran: a turn that
-    /// resuming the session continues (see [`Runtime::resume`]) rather than closes.
+    /// Whether session `id`'s last process left runs to replay: a turn open while `run_code`
+    /// or a foreground `workflow_run` ran, or a background workflow run without its end. A
+    /// session resumed continues them (see [`Runtime::resume`]) rather than closing them.
     pub async fn has_open_run(&self, id: &str) -> Result<bool, RuntimeError> {
         let events = read_all(self.store().as_ref(), id).await?;
-        Ok(Dangling::of(&events).open_run().is_some())
+        Ok(Dangling::of(&events).open_run().is_some()
+            || !qilin_workflows::WorkflowRuns::from_events(&events)
+                .waiting_background_calls()
+                .is_empty())
     }
 
     /// Closes what the process that last ran session `id` left open — calls without a result,

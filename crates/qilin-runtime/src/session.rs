@@ -545,7 +545,14 @@ impl SessionBuilder {
         services.insert(Arc::new(qilin_goals::GoalService(
             Arc::clone(&goals) as Arc<dyn qilin_goals::Goals>
         )));
-        services.insert(Arc::new(qilin_workflows::WorkflowRuns::default()));
+        // The runs of earlier processes keep their ids; those left running are resumed or
+        // closed below, once the session's log is being written.
+        let workflow_runs = Arc::new(qilin_workflows::WorkflowRuns::from_events(
+            this.resumed
+                .as_ref()
+                .map_or(&[][..], |resumed| &resumed.events),
+        ));
+        services.insert(Arc::clone(&workflow_runs));
         let loops = LoopRunner::from_events(
             this.resumed
                 .as_ref()
@@ -645,10 +652,15 @@ impl SessionBuilder {
             }
         };
         let session = Arc::new(session);
-        if let Some(open_run) = &open_run {
-            for run in &open_run.runs {
-                journals.insert(CallJournal::from_events(&run.call_id, &stored, &session));
-            }
+        let continued: Vec<String> = open_run
+            .iter()
+            .flat_map(|open_run| open_run.runs.iter().map(|run| run.call_id.clone()))
+            .collect();
+        for call_id in continued
+            .iter()
+            .chain(&workflow_runs.waiting_background_calls())
+        {
+            journals.insert(CallJournal::from_events(call_id, &stored, &session));
         }
         goals.set_up(Arc::downgrade(&session));
         session
@@ -690,6 +702,12 @@ impl SessionBuilder {
             session.events().subscribe(),
             session.events().head(),
         );
+        // A foreground workflow run whose turn is not continued cannot be resumed, nor any
+        // run when the agent's code mode is off now.
+        let code_mode = agent
+            .code_mode
+            .then(|| this.runtime.code_sandbox().code_mode(agent.limits.code));
+        workflow_runs.close_unresumable(&session, &continued, code_mode.is_some());
         let own_reviewer: Arc<dyn Reviewer> = agent.policy.reviewer();
         let reviewer: Arc<dyn Reviewer> = match &this.parent {
             Some((_, _, parent)) => Arc::new(BothReviewers {
@@ -804,6 +822,11 @@ impl SessionBuilder {
         handle.inner.loops.restore();
         if let Some(open_run) = open_run {
             handle.continue_open_run(open_run);
+        }
+        // A background workflow run its last process left running goes on here, replaying
+        // its journal.
+        if let Some(code_mode) = &code_mode {
+            qilin_workflows::resume_background_runs(code_mode, &handle.inner.agent.executor());
         }
         Ok(handle)
     }

@@ -37,22 +37,18 @@ fn child_agent(f: &Fixture, name: &str, script: &str) {
     .unwrap();
 }
 
+/// Runs a turn to completion and returns the log, checked by [`assert_consistent`] (which lets
+/// a background run's calls end after its `workflow_run` call returned).
 async fn run(handle: &SessionHandle, prompt: &str) -> Vec<Event> {
-    let events = run_loosely(handle, prompt).await;
-    assert_consistent(&events);
-    events
-}
-
-/// Runs a turn and returns the log, without [`assert_consistent`]'s rule that a nested call
-/// ends before its parent: a background run's calls end after `workflow_run` returned.
-async fn run_loosely(handle: &SessionHandle, prompt: &str) -> Vec<Event> {
     let summary = handle.submit(prompt, None).unwrap().finished().await;
     assert_eq!(
         summary.reason,
         qilin_protocol::FinishReason::Completed,
         "{summary:?}"
     );
-    stored(handle).await
+    let events = stored(handle).await;
+    assert_consistent(&events);
+    events
 }
 
 /// The results of `tool`'s calls in `events`, in order.
@@ -223,6 +219,10 @@ turns:
     let error = run.error.as_deref().unwrap();
     assert!(error.contains("absent.txt"), "{error}");
     assert!(error.contains("line 6"), "the file's own line: {error}");
+    assert!(
+        error.contains(".qilin/workflows/read-missing.py"),
+        "the traceback names the workflow's file: {error}"
+    );
     let statuses: Vec<(WorkflowStepKind, Option<&str>)> = run
         .steps
         .iter()
@@ -268,7 +268,7 @@ turns:
 "#;
     let lead = f.session(script, false).await;
     let started = std::time::Instant::now();
-    let events = run_loosely(&lead, "Start it, then stop it.").await;
+    let events = run(&lead, "Start it, then stop it.").await;
     let ended = |id: &str| {
         events
             .iter()

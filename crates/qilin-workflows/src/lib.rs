@@ -13,7 +13,10 @@
 //! `sdk.report(title, text)` to add a section to the run's report. Each run is recorded in the
 //! session's log (`workflow.started`, `workflow.step`, `workflow.finished`); its calls nest
 //! under the `workflow_run` call as `run_code`'s do. The runs of a session are kept by the
-//! [`WorkflowRuns`] host service the runtime gives each session.
+//! [`WorkflowRuns`] host service the runtime gives each session, rebuilt from the log when the
+//! session is resumed; a run an earlier process left running resumes by replaying its call
+//! journal (see docs/journal.md): a foreground one with its turn, a background one through
+//! [`resume_background_runs`].
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -25,7 +28,7 @@ pub use file::{ArgSpec, ArgType, WorkflowFile, WorkflowFileError, WorkflowLimits
 pub use runs::WorkflowRuns;
 pub use tools::{
     WorkflowRunArgs, WorkflowRunTool, WorkflowStatusArgs, WorkflowStatusTool, WorkflowStopArgs,
-    WorkflowStopTool, run_text,
+    WorkflowStopTool, resume_background_runs, run_text,
 };
 
 use qilin_codemode::CodeMode;

@@ -2,18 +2,25 @@
 //! `workflow_stop` follow and stop runs.
 
 use crate::file::{DEFAULT_TIMEOUT_SECS, WorkflowFile, default_workflow_dirs, find_workflow};
-use crate::runs::{RunHandle, WorkflowRuns};
-use qilin_codemode::{CodeError, CodeMode, RunObserver, RunOptions};
+use crate::runs::{FoundRun, RunHandle, WorkflowRuns};
+use qilin_codemode::{CodeError, CodeMode, Journals, RunObserver, RunOptions};
 use qilin_protocol::workflows::{
     WorkflowRun, WorkflowRunOutput, WorkflowStatus, WorkflowStatusOutput, WorkflowStepKind,
 };
-use qilin_protocol::{CallPresentation, CallStatus, ContentBlock, Detail};
-use qilin_tool::{Caller, Tool, ToolCall, ToolContext, ToolError, ToolResult, now};
+use qilin_protocol::{
+    CallPresentation, CallStatus, CallerKind, ContentBlock, Detail, ErrorCode, EventBody,
+    ToolResultEvent,
+};
+use qilin_tool::{Caller, Executor, Tool, ToolCall, ToolContext, ToolError, ToolResult, now};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// This tool's name.
+const WORKFLOW_RUN: &str = "workflow_run";
 
 /// The tool `checks_run`, which a workflow's `checks` are run with.
 const CHECKS_TOOL: &str = "checks_run";
@@ -95,17 +102,41 @@ impl Tool for WorkflowRunTool {
 
     async fn call(&self, args: WorkflowRunArgs, cx: &ToolContext) -> ToolResult<WorkflowRunOutput> {
         let runs = runs_of(cx)?;
+        // This call continued after a restart (its turn was left open while it ran): its run
+        // goes on, replaying its journal, rather than starting again.
+        if let Some(handle) = runs.of_call(cx.call_id()) {
+            return Ok(WorkflowRunOutput {
+                run: follow(&handle).await,
+            });
+        }
+        let stop = cx.cancellation().child_token();
+        if let Some(handle) = runs.resume(
+            Arc::clone(cx.executor().session_arc()),
+            cx.call_id(),
+            stop.clone(),
+        ) {
+            let execution = resumed(Arc::clone(&self.mode), Arc::clone(&handle), cx.clone());
+            if handle.snapshot().background {
+                tokio::spawn(execution);
+                return Ok(WorkflowRunOutput {
+                    run: handle.snapshot(),
+                });
+            }
+            return Ok(WorkflowRunOutput {
+                run: execution.await,
+            });
+        }
         let dirs = default_workflow_dirs(cx.workspace());
         let file = find_workflow(&dirs, &args.workflow).map_err(ToolError::invalid_arguments)?;
         let arguments = file
             .arguments(args.args.as_ref())
             .map_err(ToolError::invalid_arguments)?;
         let background = args.background.unwrap_or(false);
-        let stop = cx.cancellation().child_token();
         let handle = runs.start(
             Arc::clone(cx.executor().session_arc()),
             WorkflowRun {
                 run_id: String::new(),
+                call_id: Some(cx.call_id().to_string()),
                 workflow: file.name.clone(),
                 description: Some(file.description.clone()),
                 args: arguments.clone(),
@@ -143,6 +174,90 @@ impl Tool for WorkflowRunTool {
     }
 }
 
+/// A run already going in this process as the call asks for it again: a background one as it
+/// stands, a foreground one once it has ended.
+async fn follow(handle: &RunHandle) -> WorkflowRun {
+    match handle.snapshot() {
+        run if run.background => run,
+        _ => handle.ended().await,
+    }
+}
+
+/// Picks up the background runs an earlier process of the session left running (the session
+/// was resumed): each runs its script again from its start as `mode` runs code, its calls
+/// answered from their journal (which the host put in the session's `Journals`), and goes on
+/// in the background as before. Returns how many it picked up.
+pub fn resume_background_runs(mode: &CodeMode, executor: &Executor) -> usize {
+    let Some(runs) = executor.session().services().get::<WorkflowRuns>() else {
+        return 0;
+    };
+    let mode = Arc::new(mode.clone());
+    let mut resumed_runs = 0;
+    for call_id in runs.waiting_background_calls() {
+        let stop = CancellationToken::new();
+        let Some(handle) = runs.resume(Arc::clone(executor.session_arc()), &call_id, stop.clone())
+        else {
+            continue;
+        };
+        let cx = executor.detached_context(call_id, WORKFLOW_RUN, stop);
+        tokio::spawn(resumed(Arc::clone(&mode), handle, cx));
+        resumed_runs += 1;
+    }
+    resumed_runs
+}
+
+/// Runs a resumed run's workflow again with the arguments it was given: the journal of its
+/// calls answers them up to where the last process stopped. A workflow file gone since ends
+/// the run `failed`, its calls left without a result closed as interrupted.
+async fn resumed(mode: Arc<CodeMode>, handle: Arc<RunHandle>, cx: ToolContext) -> WorkflowRun {
+    let run = handle.snapshot();
+    let dirs = default_workflow_dirs(cx.workspace());
+    match find_workflow(&dirs, &run.workflow) {
+        Ok(file) => execute(mode, file, run.args, handle, cx).await,
+        Err(error) => {
+            close_journaled_calls(&cx);
+            handle.finish(
+                WorkflowStatus::Failed,
+                None,
+                Some(format!(
+                    "the run could not be resumed after the restart: {error}"
+                )),
+            )
+        }
+    }
+}
+
+/// Closes, as interrupted, the calls of `cx`'s run that its journal holds without a result:
+/// the run will not replay them.
+fn close_journaled_calls(cx: &ToolContext) {
+    let Some(journal) = cx
+        .service::<Journals>()
+        .and_then(|journals| journals.take(cx.call_id()))
+    else {
+        return;
+    };
+    for call in journal.calls().filter(|call| call.result.is_none()) {
+        cx.session()
+            .events()
+            .emit(EventBody::ToolResult(ToolResultEvent {
+                call_id: call.call_id.clone(),
+                tool_name: call.tool.clone(),
+                caller: CallerKind::Code,
+                parent_call_id: Some(cx.call_id().to_string()),
+                status: CallStatus::Interrupted,
+                error_code: Some(ErrorCode::Interrupted),
+                content: vec![ContentBlock::text(
+                    "The process running the workflow ended while this call ran, and the run \
+                     could not be resumed; whether the call took effect is unknown.",
+                )],
+                user_reason: None,
+                output: None,
+                detail: None,
+                duration_ms: 0,
+            }));
+    }
+}
+
 /// Runs a workflow's script to its end (or its limit, or a stop), then its checks, and records
 /// how it ended.
 async fn execute(
@@ -159,6 +274,7 @@ async fn execute(
         globals: vec![("args".to_string(), arguments)],
         observer: Some(Arc::clone(&handle) as Arc<dyn RunObserver>),
         cancel: Some(stop.clone()),
+        script_name: Some(script_name(&file, &cx)),
     };
     let timeout = file.limits.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
     let run = mode.run_with(&file.code, options, &cx);
@@ -215,6 +331,16 @@ async fn execute(
             handle.finish(status, None, Some(error))
         }
     }
+}
+
+/// The workflow file's name in tracebacks: its path in the workspace
+/// (`.qilin/workflows/NAME.py`), or its whole path when it is elsewhere (the user's own).
+fn script_name(file: &WorkflowFile, cx: &ToolContext) -> String {
+    file.path
+        .strip_prefix(cx.workspace())
+        .unwrap_or(&file.path)
+        .display()
+        .to_string()
 }
 
 /// Runs the workflow's `checks` with `checks_run`, as a call nested under the run's; `Err`
@@ -324,11 +450,10 @@ impl Tool for WorkflowStatusTool {
     ) -> ToolResult<WorkflowStatusOutput> {
         let runs = runs_of(cx)?;
         let runs = match args.id {
-            Some(id) => vec![
-                runs.get(&id)
-                    .map_err(ToolError::invalid_arguments)?
-                    .snapshot(),
-            ],
+            Some(id) => vec![match runs.get(&id).map_err(ToolError::invalid_arguments)? {
+                FoundRun::Live(handle) => handle.snapshot(),
+                FoundRun::Recorded(run) => *run,
+            }],
             None => runs.all(),
         };
         Ok(WorkflowStatusOutput { runs })
@@ -398,7 +523,19 @@ impl Tool for WorkflowStopTool {
         cx: &ToolContext,
     ) -> ToolResult<WorkflowRunOutput> {
         let runs = runs_of(cx)?;
-        let handle = runs.get(&args.id).map_err(ToolError::invalid_arguments)?;
+        let handle = match runs.get(&args.id).map_err(ToolError::invalid_arguments)? {
+            FoundRun::Live(handle) => handle,
+            FoundRun::Recorded(run) if run.status.finished() => {
+                return Ok(WorkflowRunOutput { run: *run });
+            }
+            FoundRun::Recorded(run) => {
+                return Err(ToolError::failed(format!(
+                    "run {} was left running by the last process and has not been resumed yet; \
+                     ask again once it has",
+                    run.run_id
+                )));
+            }
+        };
         if !handle.snapshot().status.finished() {
             handle.stop();
         }
@@ -406,7 +543,7 @@ impl Tool for WorkflowStopTool {
         tokio::select! {
             run = handle.ended() => Ok(WorkflowRunOutput { run }),
             () = cancel.cancelled() => Err(ToolError::new(
-                qilin_protocol::ErrorCode::Interrupted,
+                ErrorCode::Interrupted,
                 "the wait for the run to stop was interrupted; it was asked to stop",
             )),
         }

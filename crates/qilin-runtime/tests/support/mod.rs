@@ -96,13 +96,16 @@ pub async fn stored(handle: &SessionHandle) -> Vec<Event> {
 }
 
 /// Checks a log: `seq` gapless from 1; every `tool.start` has exactly one `tool.result`, after
-/// it; a code-mode call ends before the call that made it; every request opened is resolved
-/// once; every turn started finishes.
+/// it; a code-mode call ends before the call that made it — but for the calls of a background
+/// workflow run, which end after its `workflow_run` call returned (that call's output says
+/// `background: true`), and not before it started; every request opened is resolved once;
+/// every turn started finishes.
 pub fn assert_consistent(events: &[Event]) {
     for (index, event) in events.iter().enumerate() {
         assert_eq!(event.seq, index as u64 + 1, "gapless seq");
     }
     let mut started: HashMap<&str, usize> = HashMap::new();
+    let mut background: Vec<&str> = Vec::new();
     let mut ended: HashMap<&str, usize> = HashMap::new();
     let mut parents: HashMap<&str, &str> = HashMap::new();
     let mut opened = HashMap::new();
@@ -131,6 +134,15 @@ pub fn assert_consistent(events: &[Event]) {
                     "{} ended twice",
                     result.call_id
                 );
+                let returned_at_once = result.tool_name == "workflow_run"
+                    && result
+                        .output
+                        .as_ref()
+                        .and_then(|output| output.pointer("/run/background"))
+                        == Some(&serde_json::Value::Bool(true));
+                if returned_at_once {
+                    background.push(&result.call_id);
+                }
             }
             EventBody::RequestOpened(open) => {
                 opened.insert(open.request_id.clone(), index);
@@ -155,8 +167,12 @@ pub fn assert_consistent(events: &[Event]) {
     }
     for (child, parent) in &parents {
         assert!(
-            ended[child] < ended[parent],
-            "{child} ended after its parent {parent}"
+            started.get(parent).is_some_and(|at| *at < started[child]),
+            "{child} started before its parent {parent}"
+        );
+        assert!(
+            ended[child] < ended[parent] || background.contains(parent),
+            "{child} ended after its parent {parent}, which is not a background workflow run"
         );
     }
     assert_eq!(opened.len(), resolved.len(), "every request is resolved");

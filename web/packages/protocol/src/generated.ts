@@ -3050,6 +3050,11 @@ export type WorkflowRun = {
  */
 runId: string, 
 /**
+ * The `workflow_run` call that started it: its calls nest under that call, and a run
+ * resumed after a restart replays the journal kept under it.
+ */
+callId?: string, 
+/**
  * The workflow's name: its file's name without `.py`.
  */
 workflow: string, 
