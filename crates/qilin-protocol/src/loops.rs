@@ -41,7 +41,7 @@ pub struct LoopBudget {
     /// Cost in US dollars. Refused when a loop starts: usage counts tokens only, and prices are
     /// known only to the terminal's display, never to the runtime running the loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0))]
+    #[schemars(skip)]
     #[ts(optional)]
     pub cost_usd: Option<f64>,
     /// Seconds of wall time since the loop started.
@@ -351,6 +351,7 @@ pub struct StartLoop {
     #[schemars(length(min = 1), regex(pattern = crate::api::NOT_BLANK))]
     pub prompt: String,
     /// When the loop is done: checks that must pass, a promise the model may write, or both.
+    #[serde(deserialize_with = "an_object")]
     pub until: LoopUntil,
     /// The most iterations to run (1 to 100).
     #[schemars(range(min = 1, max = 100))]
@@ -362,9 +363,29 @@ pub struct StartLoop {
     #[ts(optional)]
     pub fresh_context: Option<bool>,
     /// What the loop may spend.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "an_object"
+    )]
     #[ts(optional)]
     pub budget: Option<LoopBudget>,
+}
+
+/// Reads `T` only from a JSON object (or, for an optional `T`, `null`): serde would otherwise
+/// take a struct from an array of its fields in order, which the API's schema does not allow.
+fn an_object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if value.is_array() {
+        return Err(serde::de::Error::custom(
+            "expected an object (a map of named fields), not an array",
+        ));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
 }
 
 /// `loop_stop`'s arguments.
@@ -416,6 +437,12 @@ mod tests {
         .unwrap();
         assert_eq!(start.until.checks, ["unit"]);
         assert_eq!(start.budget.unwrap().cost_usd, Some(0.5));
+        let listed = r#"{"prompt":"x","until":[[]],"maxIterations":1,"budget":[null,null]}"#;
+        let error = serde_json::from_str::<StartLoop>(listed).unwrap_err();
+        assert!(error.to_string().contains("not an array"), "{error}");
+        let listed = r#"{"prompt":"x","until":{},"maxIterations":1,"budget":[null,null]}"#;
+        let error = serde_json::from_str::<StartLoop>(listed).unwrap_err();
+        assert!(error.to_string().contains("not an array"), "{error}");
         let bad = r#"{"prompt":"x","until":{},"maxIterations":1,"max":3}"#;
         let error = serde_json::from_str::<StartLoop>(bad).unwrap_err();
         assert!(error.to_string().contains("max"), "{error}");
