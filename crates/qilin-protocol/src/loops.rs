@@ -25,6 +25,7 @@ pub struct LoopUntil {
     /// when it judges the work done. With checks declared too, the loop stops only when the
     /// checks pass; the promise alone decides only when no check is declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1), regex(pattern = crate::api::NOT_BLANK))]
     #[ts(optional)]
     pub promise: Option<String>,
 }
