@@ -707,21 +707,22 @@ impl Display {
 }
 
 /// Feeds the events of `child` (a child session just started) to its live line — the call it
-/// runs now — until its turn ends or its line is gone.
+/// runs now, or that it is idle between a teammate's turns — for as long as the line lasts.
 fn follow_child(child: &SessionHandle, renderer: Arc<Mutex<TerminalRenderer>>) {
     let id = child.id().to_string();
     // The stream reads the store and the live log; it does not keep the child alive.
     let mut events = child.subscribe_from(0);
     tokio::spawn(async move {
-        while let Some(Ok(event)) = events.next().await {
-            let mut renderer = renderer.lock().await;
-            if !renderer.shows_child(&id) {
-                return;
-            }
-            renderer.handle_child(&id, &event);
-            if matches!(event.body, EventBody::TurnFinished { .. }) {
-                return;
-            }
+        let Some(gone) = renderer.lock().await.child_line_gone(&id) else {
+            return;
+        };
+        loop {
+            let event = tokio::select! {
+                _ = gone.cancelled() => return,
+                event = events.next() => event,
+            };
+            let Some(Ok(event)) = event else { return };
+            renderer.lock().await.handle_child(&id, &event);
         }
     });
 }

@@ -23,6 +23,7 @@ use qilin_protocol::{
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 const DETAIL_LINES: usize = 6;
 const DIFF_LINES: usize = 30;
@@ -52,6 +53,16 @@ struct LiveChild {
     /// The calls running in the child's own session (id and tool), oldest first, from its
     /// events fed with [`TerminalRenderer::handle_child`].
     calls: Vec<(String, String)>,
+    /// A teammate between turns: alive, waiting for a message to start its next turn.
+    idle: bool,
+    /// Cancelled when the line goes, so whatever follows the child's events stops.
+    gone: CancellationToken,
+}
+
+impl Drop for LiveChild {
+    fn drop(&mut self) {
+        self.gone.cancel();
+    }
 }
 
 impl LiveChild {
@@ -402,6 +413,8 @@ impl TerminalRenderer {
                     label: format!("agent {who} · {}", started.description),
                     started: Instant::now(),
                     calls: Vec::new(),
+                    idle: false,
+                    gone: CancellationToken::new(),
                 });
                 self.redraw();
             }
@@ -661,13 +674,20 @@ impl TerminalRenderer {
         }
     }
 
-    /// Whether the child session `id` still has a live line (its events are still wanted).
-    pub fn shows_child(&self, id: &str) -> bool {
-        self.children.iter().any(|child| child.session_id == id)
+    /// A token cancelled when the live line of child session `id` goes (the child ended, or
+    /// its foreground call returned); `None` when it has none. Whatever feeds the line with
+    /// [`TerminalRenderer::handle_child`] stops on it — a teammate's line lives across its
+    /// turns, with nothing to read while it is idle.
+    pub fn child_line_gone(&self, id: &str) -> Option<CancellationToken> {
+        self.children
+            .iter()
+            .find(|child| child.session_id == id)
+            .map(|child| child.gone.clone())
     }
 
     /// Renders one event of the running child session `id` on its live line: the tool of the
-    /// call it runs now. Its other events stay in its own session.
+    /// call it runs now, or that it is idle (a teammate between turns). Its other events stay
+    /// in its own session.
     pub fn handle_child(&mut self, id: &str, event: &Event) {
         let Some(child) = self
             .children
@@ -684,7 +704,17 @@ impl TerminalRenderer {
             EventBody::ToolResult(result) => {
                 child.calls.retain(|(call, _)| call != &result.call_id);
             }
-            EventBody::TurnFinished { .. } => child.calls.clear(),
+            EventBody::TurnStarted { .. } => {
+                // A teammate woken by a message: its line times the new turn.
+                if child.idle {
+                    child.started = Instant::now();
+                }
+                child.idle = false;
+            }
+            EventBody::TurnFinished { .. } => {
+                child.calls.clear();
+                child.idle = true;
+            }
             _ => return,
         }
         self.redraw();
@@ -1142,6 +1172,13 @@ impl TerminalRenderer {
     /// A running child's live line after its spinner: `agent NAME · description · TOOL  3.2s
     /// in the background` (its current call's tool, when one runs).
     fn child_status(&self, child: &LiveChild) -> String {
+        if child.idle {
+            return format!(
+                "{}  {}",
+                child.label,
+                self.style.dim("idle, waiting for a message")
+            );
+        }
         let seconds = child.started.elapsed().as_secs_f64();
         let current = match child.current_call() {
             Some(tool) => format!(" · {}", self.style.cyan(tool)),
@@ -1187,11 +1224,11 @@ impl TerminalRenderer {
             lines.push(line);
         }
         for child in &self.children {
-            lines.push(format!(
-                "{} {}",
-                self.style.cyan(frame),
-                self.child_status(child)
-            ));
+            let mark = match child.idle {
+                true => self.style.dim("·"),
+                false => self.style.cyan(frame),
+            };
+            lines.push(format!("{mark} {}", self.child_status(child)));
         }
         // The text being written gets the rows the spinners leave, keeping one for the cursor.
         let room = rows.saturating_sub(lines.len() + 1);
@@ -1516,6 +1553,56 @@ Done
     }
 
     #[test]
+    fn a_teammate_s_line_says_idle_between_turns_and_follows_its_next_turn() {
+        let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
+        let event = |line: &str| -> Event { serde_json::from_str(line).unwrap() };
+        renderer.handle(&event(
+            r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"agent.started","callId":"c1","childSessionId":"k2","agent":"general","description":"Review","name":"reviewer","background":true}"#,
+        ));
+        let gone = renderer.child_line_gone("k2").expect("a live line");
+        assert!(renderer.child_line_gone("k9").is_none());
+        let line = |renderer: &TerminalRenderer| renderer.live_lines(200, 10).join("\n");
+        let turn_started = r#"{"seq":1,"time":"2026-11-30T12:00:00.000Z","type":"turn.started","turnId":"t1","prompt":"go"}"#;
+        let turn_finished = r#"{"seq":3,"time":"2026-11-30T12:00:01.000Z","type":"turn.finished","turnId":"t1","reason":"completed"}"#;
+        let tool_start = |call: &str, tool: &str| {
+            format!(
+                r#"{{"seq":2,"time":"2026-11-30T12:00:00.000Z","type":"tool.start","callId":"{call}","toolName":"{tool}","caller":"direct","arguments":{{}},"presentation":{{"action":"Run","remark":"x"}}}}"#
+            )
+        };
+        renderer.handle_child("k2", &event(turn_started));
+        renderer.handle_child("k2", &event(&tool_start("x1", "grep")));
+        assert!(
+            line(&renderer).contains("Review · grep  "),
+            "{}",
+            line(&renderer)
+        );
+        // Its turn ends: the line stays, saying it waits, with no spinner and no call.
+        renderer.handle_child("k2", &event(turn_finished));
+        let idle = line(&renderer);
+        assert!(
+            idle.starts_with("· agent general reviewer · Review  idle, waiting for a message"),
+            "{idle}"
+        );
+        assert!(!idle.contains("grep"), "{idle}");
+        // A message wakes it: the next turn's calls show on the same line again.
+        renderer.handle_child("k2", &event(turn_started));
+        renderer.handle_child("k2", &event(&tool_start("x2", "bash")));
+        let woken = line(&renderer);
+        assert!(
+            woken.contains("Review · bash  ") && woken.ends_with("s in the background"),
+            "{woken}"
+        );
+        assert!(!woken.contains("idle"), "{woken}");
+        assert!(!gone.is_cancelled());
+        // It ends: the line goes, and whatever followed it is told to stop.
+        renderer.handle(&event(
+            r#"{"seq":2,"time":"2026-11-30T12:00:09.000Z","type":"agent.finished","childSessionId":"k2","record":{"sessionId":"k2","agent":"general","description":"Review","name":"reviewer","background":true,"status":"interrupted","steps":2,"usage":{"inputTokens":1,"outputTokens":1},"durationMs":9000}}"#,
+        ));
+        assert!(gone.is_cancelled());
+        assert!(renderer.live_lines(200, 10).is_empty());
+    }
+
+    #[test]
     fn a_running_child_shows_its_current_call_and_a_foreground_one_goes_with_its_call() {
         let mut renderer = TerminalRenderer::new(Style::plain(), Box::new(Captured::default()));
         let feed = |renderer: &mut TerminalRenderer, line: &str| {
@@ -1571,15 +1658,15 @@ Done
         );
         let found = child_line(&renderer, "agent explore · Find it").unwrap();
         assert!(!found.contains("grep"), "the call ended: {found:?}");
-        assert!(renderer.shows_child("k1"));
+        assert!(renderer.child_line_gone("k1").is_some());
         // The foreground child's line goes with its call's result; the background one stays.
         feed(
             &mut renderer,
             r#"{"seq":7,"time":"2026-11-30T12:00:01.000Z","type":"tool.result","callId":"c1","toolName":"agent","caller":"direct","status":"ok","content":[{"type":"text","text":"found"}],"output":{"sessionId":"k1","agent":"explore","description":"Find it","background":false,"status":"completed","answer":"found","steps":2,"usage":{"inputTokens":1000,"outputTokens":100},"durationMs":900},"durationMs":900}"#,
         );
-        assert!(!renderer.shows_child("k1"));
+        assert!(renderer.child_line_gone("k1").is_none());
         assert!(child_line(&renderer, "agent explore").is_none());
-        assert!(renderer.shows_child("k2"));
+        assert!(renderer.child_line_gone("k2").is_some());
         // Events of a child no longer shown are ignored.
         renderer.handle_child(
             "k1",
@@ -1587,7 +1674,7 @@ Done
                 r#"{"seq":8,"time":"2026-11-30T12:00:01.000Z","type":"tool.start","callId":"x2","toolName":"read","caller":"direct","arguments":{},"presentation":{"action":"Read","remark":"x"}}"#,
             ),
         );
-        assert!(!renderer.shows_child("k1"));
+        assert!(renderer.child_line_gone("k1").is_none());
     }
 
     #[test]
