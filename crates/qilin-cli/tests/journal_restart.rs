@@ -536,7 +536,7 @@ async fn a_foreground_workflow_killed_after_its_third_call_completes_under_its_i
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_background_workflow_killed_after_its_third_call_resumes_with_its_session() {
+async fn a_background_workflow_killed_after_its_third_call_resumes_when_the_server_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = flows_workspace(
         dir.path(),
@@ -568,14 +568,12 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_with_its_sess
     first.kill_9();
     assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
 
-    // The session is resumed when it is next used: here, by a new turn.
+    // Nobody opens the session: the new server's recovery finds the run not finished in the
+    // log, resumes the session and replays the run.
     let second = serve(dir.path(), "flows");
-    second
-        .start_turn(&client, &session, "how is it going?")
-        .await;
     let events = second
         .wait_for(&client, &session, 90, "the run never finished", |events| {
-            !workflow_events(events).1.is_empty() && finished(events).len() == 2
+            !workflow_events(events).1.is_empty()
         })
         .await;
     assert_resumed_once(&events);
@@ -600,4 +598,22 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_with_its_sess
             .count();
         assert_eq!(ends, 1, "{call} ended once");
     }
+    // The session is hosted and goes on as any other.
+    second
+        .start_turn(&client, &session, "how is it going?")
+        .await;
+    let events = second
+        .wait_for(
+            &client,
+            &session,
+            60,
+            "the new turn never finished",
+            |events| finished(events).len() == 2,
+        )
+        .await;
+    assert_eq!(
+        finished(&events),
+        [FinishReason::Completed, FinishReason::Completed]
+    );
+    assert_eq!(workflow_events(&events).1.len(), 1, "the run ended once");
 }

@@ -1,6 +1,7 @@
-//! A loop and its process: `qilin serve` killed with `kill -9` during an iteration, started
-//! again on the same SQLite file, goes on with the loop by itself — nobody opens the session —
-//! recording the cut iteration `interrupted` and running the next one, with nothing done twice;
+//! A loop and its process: `qilin serve` killed with `kill -9` during an iteration (or while
+//! its checks run), started again on the same SQLite file, goes on with the loop by itself —
+//! nobody opens the session — recording the cut iteration `interrupted` and running the next
+//! one, with nothing done twice;
 //! and `qilin loop` on the terminal, one line per iteration and the reason it stopped.
 
 use qilin_protocol::loops::{IterationStatus, LoopRecord, LoopStatus, LoopStopReason};
@@ -177,6 +178,94 @@ async fn kill_9_mid_iteration_the_loop_goes_on_by_itself_after_the_restart() {
     // Nothing ran twice: one attempt by the cut iteration, one by the next.
     let attempts = std::fs::read_to_string(workspace.join("attempts.txt")).unwrap();
     assert_eq!(attempts.lines().count(), 2, "{attempts}");
+}
+
+/// Bash, with a check that notes each run in `checks.txt` and waits, long enough for its
+/// server to be killed, until `go.txt` exists.
+const SLOW_CHECK_AGENT: &str = "\
+name: looper
+instructions: Work on the task.
+tools: [bash]
+skills:
+  available: []
+checks:
+  - id: go
+    description: go.txt exists.
+    command: echo check >> checks.txt; test -f go.txt || sleep 60; test -f go.txt
+";
+
+/// Each iteration adds a line to `attempts.txt` and ends.
+const QUICK_SCRIPT: &str = r#"
+turns:
+  - calls:
+      - tool: bash
+        args: {command: "echo try >> attempts.txt"}
+  - say: Tried.
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_while_the_checks_run_the_loop_goes_on_by_itself_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = workspace_in(dir.path());
+    std::fs::write(workspace.join("looper.agent"), SLOW_CHECK_AGENT).unwrap();
+    std::fs::write(workspace.join("looper.yaml"), QUICK_SCRIPT).unwrap();
+    let client = reqwest::Client::new();
+    let mut first = serve(dir.path());
+    let (status, created) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions", first.base))
+                .json(&json!({})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["id"].as_str().unwrap().to_string();
+    let (status, started) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions/{session}/loops", first.base))
+                .json(&json!({"prompt": "Make the check pass.",
+                              "until": {"checks": ["go"]}, "maxIterations": 4})),
+        )
+        .await;
+    assert_eq!(status, 201, "{started}");
+    // The iteration's turn ended and its checks run: no session is mid-turn at the kill.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !workspace.join("checks.txt").exists() {
+        assert!(Instant::now() < deadline, "the first checks never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.child.kill().unwrap(); // SIGKILL
+    first.child.wait().unwrap();
+    drop(first);
+    std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
+
+    // Nobody opens the session: the restarted server finds the loop still running in its log.
+    let second = serve(dir.path());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let record = loop {
+        let loops = second.loops(&client, &session).await;
+        if loops[0].status == LoopStatus::Finished {
+            break loops[0].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the loop never went on: {loops:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
+    assert_eq!(record.iterations.len(), 2, "{record:#?}");
+    assert_eq!(record.iterations[0].status, IterationStatus::Interrupted);
+    assert_eq!(record.iterations[1].status, IterationStatus::Finished);
+    let attempts = std::fs::read_to_string(workspace.join("attempts.txt")).unwrap();
+    assert_eq!(attempts.lines().count(), 2, "{attempts}");
+    let checks = std::fs::read_to_string(workspace.join("checks.txt")).unwrap();
+    assert_eq!(
+        checks.lines().count(),
+        2,
+        "the cut run and the next: {checks}"
+    );
 }
 
 #[test]

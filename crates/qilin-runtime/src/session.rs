@@ -1229,6 +1229,22 @@ impl SessionHandle {
         self.inner.children.running()
     }
 
+    /// Whether the session has unattended work going here: a loop running, or a workflow run
+    /// (a background one outlives its turn).
+    pub fn runs_loops_or_workflows(&self) -> bool {
+        let workflows = self
+            .inner
+            .session
+            .services()
+            .get::<qilin_workflows::WorkflowRuns>()
+            .is_some_and(|runs| runs.any_running());
+        workflows
+            || self
+                .loops()
+                .iter()
+                .any(|record| record.status == qilin_protocol::loops::LoopStatus::Running)
+    }
+
     /// The tokens the session's children (subagents) used so far, summed.
     pub fn children_usage(&self) -> qilin_protocol::agents::ChildUsage {
         self.inner.children.usage()

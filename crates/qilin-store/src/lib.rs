@@ -346,6 +346,14 @@ pub trait EventStore: Send + Sync + 'static {
     /// Sessions whose last turn has not finished, for a host to close after a restart.
     async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
 
+    /// Sessions whose log holds a loop or a workflow run started and not finished
+    /// (`loop.started` or `workflow.started` without its `*.finished`), newest activity first:
+    /// unattended work a host takes up after a restart, though the turn that started it may
+    /// have ended long before (a background run, a loop between iterations).
+    async fn sessions_with_running_loops_or_workflows(
+        &self,
+    ) -> Result<Vec<SessionInfo>, StoreError>;
+
     /// Takes the lease of `session` for `owner` for `ttl`: granted when nobody holds it, when
     /// its holder's time ran out (a crashed process), or when `owner` holds it already — which
     /// is how a holder renews it, well before `ttl` passes. A host runs a session's turns only

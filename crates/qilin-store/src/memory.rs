@@ -41,6 +41,8 @@ struct SessionState {
     deleted: bool,
     events: Vec<Event>,
     open_requests: Vec<RequestOpenedEvent>,
+    /// Loops and workflow runs started and not finished.
+    running_runs: u64,
 }
 
 impl MemoryStore {
@@ -74,6 +76,10 @@ fn derive(state: &mut SessionState, event: &Event) {
             }
         }
         EventBody::TurnFinished { .. } => state.info.status = SessionStatus::Idle,
+        EventBody::LoopStarted(_) | EventBody::WorkflowStarted(_) => state.running_runs += 1,
+        EventBody::LoopFinished(_) | EventBody::WorkflowFinished(_) => {
+            state.running_runs = state.running_runs.saturating_sub(1);
+        }
         EventBody::RequestOpened(opened) => state.open_requests.push(opened.clone()),
         EventBody::RequestResolved(resolved) => state
             .open_requests
@@ -99,6 +105,7 @@ impl EventStore for MemoryStore {
                     deleted: false,
                     events: Vec::new(),
                     open_requests: Vec::new(),
+                    running_runs: 0,
                 }),
                 head: watch::Sender::new(0),
             }),
@@ -321,6 +328,20 @@ impl EventStore for MemoryStore {
             .collect();
         running.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
         Ok(running)
+    }
+
+    async fn sessions_with_running_loops_or_workflows(
+        &self,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let mut found: Vec<SessionInfo> = lock(&self.sessions)
+            .values()
+            .filter_map(|session| {
+                let state = lock(&session.state);
+                (state.running_runs > 0).then(|| state.info.clone())
+            })
+            .collect();
+        found.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
+        Ok(found)
     }
 
     async fn acquire_lease(

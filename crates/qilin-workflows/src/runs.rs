@@ -258,6 +258,14 @@ impl WorkflowRuns {
         }
     }
 
+    /// Whether a run is going in this process (a background one after its turn ended, say):
+    /// a host does not close the session under it.
+    pub fn any_running(&self) -> bool {
+        self.table()
+            .iter()
+            .any(|entry| matches!(entry, Entry::Live(run) if !run.state.borrow().status.finished()))
+    }
+
     /// Every run of the session as it stands, oldest first.
     pub(crate) fn all(&self) -> Vec<WorkflowRun> {
         self.table().iter().map(Entry::run).collect()

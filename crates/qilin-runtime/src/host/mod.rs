@@ -13,7 +13,9 @@ pub use tree::LiveTree;
 use crate::{ModelChoice, Runtime, RuntimeError, SessionBuilder, SessionHandle};
 use futures_util::future::BoxFuture;
 use qilin_protocol::RequestResolvedEvent;
-use qilin_store::{CommandRelay, EventStore, Lease, RelayError, RelayHandler, StoreError};
+use qilin_store::{
+    CommandRelay, EventStore, Lease, RelayError, RelayHandler, SessionInfo, StoreError,
+};
 use qilin_tool::{RequestReply, ResolveError, ended_as};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -104,11 +106,13 @@ type PrepareResume = Arc<dyn Fn(SessionBuilder) -> SessionBuilder + Send + Sync>
 ///   that runs nowhere (after a restart, or after its process died and its lease ran out) here.
 ///   A hosted session's lease is renewed every third of [`LeaseTiming::ttl`]; when another
 ///   process took it meanwhile, the session stops running here.
-/// - **Idle close.** A hosted session with no turn running, nothing waiting and nothing new for
-///   [`LeaseTiming::idle_close`] is closed and its lease given up; the next `open` resumes it.
+/// - **Idle close.** A hosted session with no turn, child, loop or workflow run going, nothing
+///   waiting and nothing new for [`LeaseTiming::idle_close`] is closed and its lease given up;
+///   the next `open` resumes it.
 /// - **Recovery.** [`SessionHost::recover_abandoned`] closes, as interrupted, what sessions
-///   nobody runs left open (their process died); [`SessionHost::watch_abandoned`] does so every
-///   lease period.
+///   nobody runs left open (their process died), and resumes here the sessions whose loops or
+///   background workflow runs were cut; [`SessionHost::watch_abandoned`] does so every lease
+///   period.
 /// - **Per-session locks.** Opening, closing, deleting and recovering one session never
 ///   overlap, so a session is resumed once however many callers ask for it at the same time.
 /// - **The live tree.** [`SessionHost::tree`] reads a session's conversation tree
@@ -139,6 +143,10 @@ struct Inner {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     trees: LiveTrees,
     relay: OnceLock<Arc<dyn CommandRelay>>,
+    /// The sessions recovery resumed to take up a loop or workflow run, with their log's head
+    /// then: one whose head has not moved since is not resumed again (its resumption failed,
+    /// or left the run as it was), so a broken session is not rebuilt at every sweep.
+    taken_up: Mutex<HashMap<String, u64>>,
 }
 
 struct Hosted {
@@ -171,6 +179,7 @@ impl SessionHost {
                 locks: Mutex::new(HashMap::new()),
                 trees: LiveTrees::default(),
                 relay: OnceLock::new(),
+                taken_up: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -371,12 +380,13 @@ impl SessionHost {
     /// Closes, as interrupted, what the sessions nobody runs left open: every session whose
     /// last turn did not finish and whose lease is free (its process ended). Returns how many
     /// events it appended. A session whose turn was left open while `run_code` ran is resumed
-    /// here instead, and its turn continued (see [`Runtime::resume`]).
+    /// here instead, and its turn continued (see [`Runtime::resume`]). Then every session
+    /// nobody runs whose log holds a loop or a workflow run not finished is resumed here,
+    /// where the loop goes on (a cut iteration recorded interrupted) and the run is replayed
+    /// from its journal: unattended work goes on with nobody opening its session.
     pub async fn recover_abandoned(&self) -> Result<usize, HostError> {
         let store = self.store();
         let mut closed = 0;
-        // Sessions closed here that a loop may have run as an iteration, with their parents.
-        let mut iterations = Vec::new();
         for info in store.running_sessions().await? {
             if self.hosted(&info.id).is_some()
                 || self.inner.runtime.live_session(&info.id).is_some()
@@ -405,36 +415,36 @@ impl SessionHost {
             let recovered = self.inner.runtime.recover(&info.id).await;
             let _ = store.release_lease(&info.id, &self.inner.owner).await;
             closed += recovered?;
-            if let Some(parent) = &info.parent_session_id {
-                iterations.push((parent.clone(), info.id.clone()));
-            }
         }
-        for (parent, child) in iterations {
-            self.continue_loop(&parent, &child).await;
+        // After the sessions cut mid-turn are closed — a loop's running iteration among them —
+        // the sessions whose loops and runs they served can go on.
+        for info in store.sessions_with_running_loops_or_workflows().await? {
+            self.take_up(&info).await;
         }
         Ok(closed)
     }
 
-    /// When session `child` (closed as abandoned) was the running iteration of a loop of
-    /// session `parent`, opens `parent` here: the resumed session records that iteration
-    /// interrupted and goes on with the loop, with nobody opening the session.
-    async fn continue_loop(&self, parent: &str, child: &str) {
-        let events = match crate::runtime::read_all(self.store().as_ref(), parent).await {
-            Ok(events) => events,
-            Err(err) => {
-                tracing::warn!(session = parent, error = %err, "reading a loop's session failed");
-                return;
+    /// Resumes here session `info`, whose log holds a loop or workflow run not finished,
+    /// unless it runs (here or in another process) or was taken up before at the same head.
+    async fn take_up(&self, info: &SessionInfo) {
+        if self.hosted(&info.id).is_some() || self.inner.runtime.live_session(&info.id).is_some() {
+            return;
+        }
+        if lock(&self.inner.taken_up).insert(info.id.clone(), info.head_seq) == Some(info.head_seq)
+        {
+            return;
+        }
+        match self.open(&info.id).await {
+            Ok(Placement::Here(_)) => {
+                tracing::info!(session = %info.id, "resumed to take up its loop or workflow run");
             }
-        };
-        let running = qilin_loops::fold_loops(&events).into_iter().any(|record| {
-            record.status == qilin_protocol::loops::LoopStatus::Running
-                && record
-                    .iterations
-                    .last()
-                    .is_some_and(|last| last.session_id.as_deref() == Some(child))
-        });
-        if running && let Err(err) = self.open(parent).await {
-            tracing::warn!(session = parent, error = %err, "resuming a loop's session failed");
+            // Its process runs it; should that process die, the session is taken up then.
+            Ok(Placement::Elsewhere(_)) => {
+                lock(&self.inner.taken_up).remove(&info.id);
+            }
+            Err(err) => {
+                tracing::error!(session = %info.id, error = %err, "a session with a loop or workflow run not finished could not be resumed");
+            }
         }
     }
 
@@ -663,6 +673,7 @@ async fn keep(inner: Weak<Inner>, handle: SessionHandle) {
         // Events waiting for the store keep the session here until they are stored.
         let busy = handle.running_turn().is_some()
             || handle.running_children() > 0
+            || handle.runs_loops_or_workflows()
             || !handle.open_requests().is_empty()
             || handle.recorded_head() > head;
         if busy || head != last_head {

@@ -129,6 +129,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (schedule_id, number)
     );
     CREATE INDEX schedule_runs_running ON schedule_runs (owner) WHERE outcome = 'running';"#,
+    // 5: the events that start and finish loops and workflow runs, by session: how a host
+    // finds unattended work still running after a restart.
+    r#"CREATE INDEX events_loop_and_workflow_runs ON events (session_id, kind)
+        WHERE kind IN ('loop.started', 'loop.finished', 'workflow.started', 'workflow.finished');"#,
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.
@@ -749,6 +753,23 @@ impl EventStore for PostgresStore {
     async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         let sql = format!(
             "SELECT {SESSION_COLUMNS} FROM sessions WHERE status = 'running'
+             ORDER BY last_activity DESC, id DESC"
+        );
+        self.sessions(&sql, &[]).await
+    }
+
+    async fn sessions_with_running_loops_or_workflows(
+        &self,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        // The `WHERE` is the partial index's, so only its rows are read.
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN (
+                 SELECT session_id FROM events
+                 WHERE kind IN ('loop.started', 'loop.finished',
+                                'workflow.started', 'workflow.finished')
+                 GROUP BY session_id
+                 HAVING count(*) FILTER (WHERE kind LIKE '%.started')
+                      > count(*) FILTER (WHERE kind LIKE '%.finished'))
              ORDER BY last_activity DESC, id DESC"
         );
         self.sessions(&sql, &[]).await

@@ -541,6 +541,27 @@ impl EventStore for SqliteStore {
             .await
     }
 
+    async fn sessions_with_running_loops_or_workflows(
+        &self,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let readers = Arc::clone(&self.readers);
+        self.readers
+            .run(move |conn| {
+                // The `WHERE` is the partial index's, so only its rows are read.
+                let sql = format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE key IN (
+                         SELECT session FROM events
+                         WHERE kind IN ('loop.started', 'loop.finished',
+                                        'workflow.started', 'workflow.finished')
+                         GROUP BY session
+                         HAVING sum(kind LIKE '%.started') > sum(kind LIKE '%.finished'))
+                     ORDER BY last_activity DESC, id DESC"
+                );
+                sessions(conn, &readers, &sql, ())
+            })
+            .await
+    }
+
     async fn acquire_lease(
         &self,
         session: &str,

@@ -102,6 +102,10 @@ const MIGRATIONS: &[&str] = &[
     );
     INSERT INTO search_text (rowid, body) SELECT rowid, body FROM search_text_stored;
     DROP TABLE search_text_stored;",
+    // 6: the events that start and finish loops and workflow runs, by session: how a host
+    // finds unattended work still running after a restart.
+    "CREATE INDEX events_loop_and_workflow_runs ON events (session, kind)
+        WHERE kind IN ('loop.started', 'loop.finished', 'workflow.started', 'workflow.finished');",
 ];
 
 /// The schema version that brought the search index: migrating to it indexes what is stored.

@@ -46,6 +46,7 @@ macro_rules! conformance {
             derived_rows_follow_the_events,
             open_requests_are_the_unanswered_ones,
             running_sessions_are_those_mid_turn,
+            sessions_with_running_loops_or_workflows_are_found,
             leases_have_one_owner_and_expire,
             search_finds_every_kind_of_text,
             search_ranks_the_exact_phrase_first,
@@ -779,6 +780,84 @@ pub async fn open_requests_are_the_unanswered_ones(store: Arc<dyn EventStore>) {
         matches!(unknown, StoreError::UnknownSession(_)),
         "{unknown}"
     );
+}
+
+/// A loop's or a workflow run's start or end, as its session's log records it.
+fn run_event(kind: &str, id: &str) -> EventBody {
+    let body = match kind {
+        "loop.started" | "loop.finished" => serde_json::json!({
+            "type": kind,
+            "loop": {"loopId": id, "prompt": "go", "until": {}, "maxIterations": 3,
+                     "freshContext": true, "status": "running", "iterations": [],
+                     "startedAt": time(0), "inputTokens": 0, "outputTokens": 0},
+        }),
+        _ => serde_json::json!({
+            "type": kind,
+            "run": {"runId": id, "workflow": "review", "args": {}, "status": "running",
+                    "background": true, "steps": [], "startedAt": time(0)},
+        }),
+    };
+    serde_json::from_value(body).unwrap()
+}
+
+/// Sessions holding a loop or workflow run started and not finished are found, whatever their
+/// turns do: the work a host takes up after a restart.
+pub async fn sessions_with_running_loops_or_workflows_are_found(store: Arc<dyn EventStore>) {
+    let logs: [(&str, &[(&str, &str)]); 6] = [
+        ("plain", &[]),
+        ("loop-running", &[("loop.started", "l1")]),
+        (
+            "loop-done",
+            &[("loop.started", "l1"), ("loop.finished", "l1")],
+        ),
+        (
+            "one-of-two-runs",
+            &[
+                ("workflow.started", "wf1"),
+                ("workflow.started", "wf2"),
+                ("workflow.finished", "wf1"),
+            ],
+        ),
+        (
+            "runs-done",
+            &[
+                ("workflow.started", "wf1"),
+                ("loop.started", "l1"),
+                ("workflow.finished", "wf1"),
+                ("loop.finished", "l1"),
+            ],
+        ),
+        ("deleted", &[("loop.started", "l1")]),
+    ];
+    for (id, runs) in logs {
+        store
+            .create_session(new_session(id, "/w", 0))
+            .await
+            .unwrap();
+        // The turn that started them ended: the session is idle, not running.
+        let mut events = vec![event(1, 0, turn_started("t", "go"))];
+        for (kind, run) in runs {
+            events.push(event(events.len() as u64 + 1, 0, run_event(kind, run)));
+        }
+        events.push(event(events.len() as u64 + 1, 0, turn_finished("t")));
+        store.append(id, &events).await.unwrap();
+    }
+    store.delete_session("deleted").await.unwrap();
+    let found: BTreeSet<String> = store
+        .sessions_with_running_loops_or_workflows()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|info| {
+            assert_eq!(info.status, SessionStatus::Idle, "{info:?}");
+            info.id
+        })
+        .collect();
+    assert_eq!(
+        found,
+        BTreeSet::from(["loop-running".into(), "one-of-two-runs".into()])
+    );
+    assert!(store.running_sessions().await.unwrap().is_empty());
 }
 
 /// Running sessions are those whose last turn started and has not finished.

@@ -385,6 +385,7 @@ async fn tables_from_before_the_index_are_indexed_on_connect() {
     admin(&format!(
         "DROP TABLE {schema}.search_docs, {schema}.search_calls,
                     {schema}.schedule_runs, {schema}.schedules;
+         DROP INDEX {schema}.events_loop_and_workflow_runs;
          ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
                                        DROP COLUMN parent_call_id;
          UPDATE {schema}.schema_version SET version = 1"
@@ -428,6 +429,7 @@ async fn tables_from_before_child_sessions_work_after_connect() {
     drop(store);
     admin(&format!(
         "DROP TABLE {schema}.schedule_runs, {schema}.schedules;
+         DROP INDEX {schema}.events_loop_and_workflow_runs;
          ALTER TABLE {schema}.sessions DROP COLUMN parent_session_id,
                                        DROP COLUMN parent_call_id;
          UPDATE {schema}.schema_version SET version = 2"

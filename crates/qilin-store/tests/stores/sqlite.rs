@@ -411,7 +411,7 @@ fn a_newer_schema_is_refused() {
     );
     // Refusing it released the lock: the file at this binary's version opens again.
     let raw = rusqlite::Connection::open(&database).unwrap();
-    raw.pragma_update(None, "user_version", 5).unwrap();
+    raw.pragma_update(None, "user_version", 6).unwrap();
     drop(raw);
     SqliteStore::open(&database).unwrap();
 }
@@ -430,7 +430,7 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
     raw.execute_batch(
         "DROP TABLE search_docs; DROP TABLE search_text; DROP TABLE search_calls;
          DROP TABLE schedules; DROP TABLE schedule_runs;
-         DROP INDEX sessions_by_parent;
+         DROP INDEX sessions_by_parent; DROP INDEX events_loop_and_workflow_runs;
          ALTER TABLE sessions DROP COLUMN parent_session_id;
          ALTER TABLE sessions DROP COLUMN parent_call_id;
          PRAGMA user_version = 1;",
@@ -516,7 +516,7 @@ async fn a_database_from_before_child_sessions_opens_and_works() {
     let raw = rusqlite::Connection::open(&database).unwrap();
     raw.execute_batch(
         "DROP TABLE schedules; DROP TABLE schedule_runs;
-         DROP INDEX sessions_by_parent;
+         DROP INDEX sessions_by_parent; DROP INDEX events_loop_and_workflow_runs;
          ALTER TABLE sessions DROP COLUMN parent_session_id;
          ALTER TABLE sessions DROP COLUMN parent_call_id;
          PRAGMA user_version = 2;",
@@ -563,7 +563,7 @@ async fn a_database_from_before_child_sessions_opens_and_works() {
     let version: i64 = raw
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 /// A file that is not a database is an error naming it, not a panic.
