@@ -764,4 +764,36 @@ mod tests {
             "not a call of the later turn"
         );
     }
+
+    #[test]
+    fn a_call_run_again_after_a_restart_keeps_one_card_timed_from_its_second_start() {
+        let timed = |seq: u64, time: &str, body: EventBody| Event {
+            time: time.into(),
+            ..event(seq, body)
+        };
+        let events = vec![
+            turn(1, "turn-1"),
+            event(2, start("call_1", "run_code", None)),
+            timed(
+                3,
+                "2026-01-01T00:00:01Z",
+                start("call_1.1", "grep", Some("call_1")),
+            ),
+            // The process died; the replay ran the read-only call again under its id.
+            timed(
+                4,
+                "2026-01-01T00:05:00Z",
+                start("call_1.1", "grep", Some("call_1")),
+            ),
+            event(5, result("call_1.1", "grep", Some("call_1"), json!({}))),
+        ];
+        let tree = ConversationTree::from_events(&events);
+        let run = tree.call("call_1").expect("the run's call");
+        assert_eq!(run.sub_calls.len(), 1, "one card: {:?}", run.sub_calls);
+        assert_eq!(run.sub_calls[0].phase, Phase::Done);
+        assert_eq!(
+            run.sub_calls[0].started_at.as_deref(),
+            Some("2026-01-01T00:05:00Z")
+        );
+    }
 }
