@@ -73,7 +73,13 @@ impl Dangling {
                 self.step = Some((turn_id.clone(), *step));
             }
             EventBody::StepFinished { .. } => self.step = None,
-            EventBody::ToolStart(start) => self.calls.push(start.clone()),
+            // A call started again under its id (a run continued after a restart dispatches
+            // its call anew) is still one open call.
+            EventBody::ToolStart(start)
+                if !self.calls.iter().any(|call| call.call_id == start.call_id) =>
+            {
+                self.calls.push(start.clone());
+            }
             EventBody::ToolResult(result) => {
                 self.calls.retain(|call| call.call_id != result.call_id);
             }
@@ -324,6 +330,33 @@ mod tests {
             })
             .collect();
         assert_eq!(closed, ["r1", "c2"], "the request and the other call only");
+    }
+
+    #[test]
+    fn a_run_continued_and_cut_again_is_one_open_run_closed_once() {
+        // A process continued the run (its call started again under its id, as the glob's)
+        // and died too: the next one continues it once, and closes the glob once.
+        let mut events = killed_while_code_ran();
+        events.push(event(7, start("c1", "run_code", None)));
+        events.push(event(8, start("c2", "glob", None)));
+        let dangling = Dangling::of(&events);
+        let run = dangling.open_run().expect("the run can be continued");
+        let runs: Vec<&str> = run.runs.iter().map(|r| r.call_id.as_str()).collect();
+        assert_eq!(runs, ["c1"], "one run, continued once");
+        let closing = dangling.closing_events();
+        let results: Vec<&str> = closing
+            .iter()
+            .filter_map(|body| match body {
+                EventBody::ToolResult(result) => Some(result.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results.len(), 3, "one result per call: {results:?}");
+        assert_eq!(
+            results.iter().filter(|id| **id == "c2").count(),
+            1,
+            "{results:?}"
+        );
     }
 
     #[test]

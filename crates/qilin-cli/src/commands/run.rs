@@ -225,6 +225,14 @@ pub async fn run_session(args: RunArgs, model: Option<ModelChoice>) -> Result<Ex
     let keys = interactive.then(Keys::default);
     start_showing(&renderer, &handle, &opener.settings).await;
     let display = Display::open(&handle, resuming, args.json, &renderer, keys.as_ref());
+    // A turn the session's last process left open while code ran went on as the session
+    // resumed (its runs replayed from their journals): it ends, shown, before a new one starts.
+    if resuming && handle.running_turn().is_some() {
+        if !args.json {
+            eprintln!("Finishing the turn left open when the session last ran.");
+        }
+        handle.wait_idle().await;
+    }
     let status = match &args.prompt {
         Some(prompt) => exit_status(run_turn(&handle, &display, prompt, keys.as_ref()).await?.0),
         None if interactive => {
