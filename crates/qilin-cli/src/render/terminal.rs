@@ -429,20 +429,20 @@ impl TerminalRenderer {
             }
             EventBody::GoalCreated(created) => self.show_goal(&created.goal, None),
             EventBody::GoalUpdated(updated) => self.show_goal(&updated.goal, Some(&updated.reason)),
-            EventBody::LoopStarted(started) => self.show_loop(format!(
+            EventBody::LoopStarted(started) => self.show_line(format!(
                 "↻ loop {} started: up to {} iterations",
                 started.record.loop_id, started.record.max_iterations
             )),
             EventBody::LoopIteration(iteration) => {
                 if iteration.iteration.status != IterationStatus::Running {
-                    self.show_loop(format!(
+                    self.show_line(format!(
                         "↻ loop {} {}",
                         iteration.loop_id,
                         iteration.iteration.one_line()
                     ));
                 }
             }
-            EventBody::LoopFinished(finished) => self.show_loop(format!(
+            EventBody::LoopFinished(finished) => self.show_line(format!(
                 "↻ loop {} finished: {}",
                 finished.record.loop_id,
                 finished
@@ -451,18 +451,18 @@ impl TerminalRenderer {
                     .map(LoopStopReason::as_str)
                     .unwrap_or("stopped")
             )),
-            EventBody::ScheduleCreated(created) => self.show_schedule(format!(
+            EventBody::ScheduleCreated(created) => self.show_line(format!(
                 "⏲ schedule {}: {}",
                 created.schedule.id, created.schedule.description
             )),
             EventBody::ScheduleDeleted(deleted) => {
-                self.show_schedule(format!("⏲ schedule {} deleted", deleted.schedule_id))
+                self.show_line(format!("⏲ schedule {} deleted", deleted.schedule_id))
             }
-            EventBody::ScheduleFired(fired) => self.show_schedule(format!(
+            EventBody::ScheduleFired(fired) => self.show_line(format!(
                 "⏲ schedule {} fired (run for {})",
                 fired.schedule_id, fired.run.fire_time
             )),
-            EventBody::ScheduleFinished(finished) => self.show_schedule(format!(
+            EventBody::ScheduleFinished(finished) => self.show_line(format!(
                 "⏲ schedule {} run ended: {}",
                 finished.schedule_id,
                 finished.run.outcome.as_str()
@@ -473,22 +473,22 @@ impl TerminalRenderer {
             }
             EventBody::ReviewGranted(granted) => {
                 if granted.grant.used_by.is_none() {
-                    self.show_schedule(format!(
+                    self.show_line(format!(
                         "✓ you allowed {} once (call {})",
                         granted.grant.tool_name, granted.grant.call_id
                     ));
                 }
             }
             EventBody::WorkflowStarted(started) => {
-                self.show_schedule(workflow_started_line(&started.run))
+                self.show_line(workflow_started_line(&started.run))
             }
             EventBody::WorkflowStep(step) => {
                 if let Some(line) = workflow_step_line(&step.step) {
-                    self.show_schedule(line);
+                    self.show_line(line);
                 }
             }
             EventBody::WorkflowFinished(finished) => {
-                self.show_schedule(workflow_finished_line(&finished.run))
+                self.show_line(workflow_finished_line(&finished.run))
             }
             EventBody::ReviewCircuitOpen(open) => {
                 let line = self.style.yellow(&format!("⏸ {}", open.message));
@@ -517,16 +517,9 @@ impl TerminalRenderer {
         }
     }
 
-    /// Shows a schedule event's line.
-    fn show_schedule(&mut self, line: String) {
-        let line = self.style.dim(&line);
-        self.flush_text();
-        self.after_text_block = false;
-        self.permanent(vec![line]);
-    }
-
-    /// A loop's line: its start, an iteration's report, its end.
-    fn show_loop(&mut self, line: String) {
+    /// Shows one dim line of the session's own record: a schedule's, a loop's or a workflow
+    /// run's event, a grant used once.
+    fn show_line(&mut self, line: String) {
         let line = self.style.dim(&line);
         self.flush_text();
         self.after_text_block = false;
