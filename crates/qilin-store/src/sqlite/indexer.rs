@@ -1,0 +1,269 @@
+//! The indexer: one thread that follows the log and writes the search index, in its own file
+//! and on its own connections, so that an append never waits on the index.
+//!
+//! The writer, after each commit, notes the sessions it changed (appended to or deleted); the
+//! indexer takes every note waiting and brings those sessions' index up to their log in
+//! transactions of at most [`BATCH_EVENTS`] events, each `BEGIN IMMEDIATE` on the index file and
+//! reading how far each session is indexed again inside it: what another process sharing the
+//! database indexed meanwhile is skipped, never indexed twice. A search first sends a flush,
+//! answered once every note sent before it is indexed — so it finds every append committed
+//! before it began. When it starts, and on each flush of a store opened shared (whose other
+//! processes' appends send it no note), the indexer compares every session's head with its
+//! index and catches up.
+
+use super::index::{catch_up, index_path, lagging};
+use super::writer::ApplyError;
+use super::{schema, sqlite_error};
+use crate::StoreError;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// The most events one index transaction takes: large enough for few, large FTS5 segments,
+/// small enough that a search waiting on a flush, or another process, is not held long.
+const BATCH_EVENTS: usize = 4096;
+
+/// What the indexer is told.
+pub(super) enum Note {
+    /// The session with this key changed: events appended, or the session deleted.
+    Changed(i64),
+    /// Answer once every note sent before this one is indexed.
+    Flush(oneshot::Sender<Result<(), StoreError>>),
+}
+
+/// The indexer thread, and where to send it notes.
+pub(super) struct Indexer {
+    notes: Option<Sender<Note>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Indexer {
+    /// Starts the indexer of the database at `path`, writing the index on `index` (from
+    /// [`open_index`](super::index::open_index)); `shared` when other processes share the
+    /// database.
+    pub(super) fn start(
+        path: &Path,
+        index: Connection,
+        busy_timeout: Duration,
+        shared: bool,
+    ) -> Result<Self, StoreError> {
+        let log = open_log(path, busy_timeout)?;
+        let (notes, received) = mpsc::channel();
+        let worker = Worker {
+            path: path.to_path_buf(),
+            index,
+            log,
+            shared,
+            pending: BTreeSet::new(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("qilin-store-indexer".into())
+            .spawn(move || worker.run(received))
+            .map_err(|err| StoreError::Backend(format!("cannot start the indexer: {err}")))?;
+        Ok(Indexer {
+            notes: Some(notes),
+            thread: Some(thread),
+        })
+    }
+
+    /// Where the writer sends its notes.
+    pub(super) fn notes(&self) -> Option<Sender<Note>> {
+        self.notes.clone()
+    }
+
+    /// Waits until every note sent before this call is indexed.
+    pub(super) async fn flush(&self, path: &Path) -> Result<(), StoreError> {
+        let stopped = || {
+            StoreError::Backend(format!(
+                "{}: the search indexer stopped",
+                index_path(path).display()
+            ))
+        };
+        let (reply, done) = oneshot::channel();
+        self.notes
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(Note::Flush(reply))
+            .map_err(|_| stopped())?;
+        done.await.map_err(|_| stopped())?
+    }
+}
+
+impl Drop for Indexer {
+    /// Lets the indexer index what is noted (the writer, stopped first, sends nothing more),
+    /// then ends it.
+    fn drop(&mut self) {
+        drop(self.notes.take());
+        if let Some(thread) = self.thread.take() {
+            // An indexer that panicked left the index behind the log: the next open catches up.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The log, read-only, with the index file attached as `idx` (for comparing the two).
+fn open_log(path: &Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
+    let context = path.display().to_string();
+    let error = |err: rusqlite::Error| sqlite_error(&err, &context);
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let log = Connection::open_with_flags(path, flags).map_err(error)?;
+    schema::configure(&log, busy_timeout).map_err(error)?;
+    attach_index(&log, path)?;
+    log.pragma_update(None, "query_only", true).map_err(error)?;
+    Ok(log)
+}
+
+/// Attaches the index file of the database at `path` to `conn` as `idx`.
+pub(super) fn attach_index(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let index = index_path(path);
+    let name = index.to_str().ok_or_else(|| {
+        StoreError::Config(format!(
+            "{}: the search index's path is not UTF-8; use a database path that is",
+            index.display()
+        ))
+    })?;
+    conn.execute("ATTACH DATABASE ?1 AS idx", [name])
+        .map(|_| ())
+        .map_err(|err| sqlite_error(&err, &index.display().to_string()))
+}
+
+/// The indexer thread's state.
+struct Worker {
+    path: PathBuf,
+    /// Writes the index file.
+    index: Connection,
+    /// Reads the log.
+    log: Connection,
+    shared: bool,
+    /// The sessions noted and not yet indexed (kept when a batch fails, for the next one).
+    pending: BTreeSet<i64>,
+}
+
+impl Worker {
+    /// Catches up with the log, then serves notes until the store is closed.
+    fn run(mut self, notes: Receiver<Note>) {
+        // Whether every session is to be compared with the log before the next batch: at the
+        // start (tried again with the next note when it fails), and on a shared store's flush.
+        let mut rescan = true;
+        // A failure here is met again, and told, at the next flush.
+        let _ = self.catch_up(&mut rescan);
+        while let Ok(first) = notes.recv() {
+            let mut flushes = Vec::new();
+            let mut next = Some(first);
+            while let Some(note) = next.take() {
+                match note {
+                    Note::Changed(key) => {
+                        self.pending.insert(key);
+                    }
+                    Note::Flush(reply) => flushes.push(reply),
+                }
+                next = notes.try_recv().ok();
+            }
+            rescan |= self.shared && !flushes.is_empty();
+            let outcome = self.catch_up(&mut rescan);
+            for reply in flushes {
+                // A search that stopped waiting has dropped its receiver.
+                let _ = reply.send(outcome.as_ref().map(|_| ()).map_err(copy_error));
+            }
+        }
+        // The store is closing: what was noted is indexed; a failure is left to the next open.
+        let _ = self.catch_up(&mut rescan);
+    }
+
+    /// Compares every session with the log first when `rescan` says so (then clears it), and
+    /// indexes the pending sessions.
+    fn catch_up(&mut self, rescan: &mut bool) -> Result<(), StoreError> {
+        if *rescan {
+            self.note_lagging()?;
+            *rescan = false;
+        }
+        self.index_pending()
+    }
+
+    /// Adds every session whose index is not at its log's head to the pending ones.
+    fn note_lagging(&mut self) -> Result<(), StoreError> {
+        let keys = lagging(&self.log).map_err(|err| self.error(err))?;
+        self.pending.extend(keys);
+        Ok(())
+    }
+
+    /// Indexes the pending sessions, in transactions of at most [`BATCH_EVENTS`] events.
+    fn index_pending(&mut self) -> Result<(), StoreError> {
+        while !self.pending.is_empty() {
+            self.index_batch()?;
+        }
+        Ok(())
+    }
+
+    /// One transaction's worth of the pending sessions.
+    fn index_batch(&mut self) -> Result<(), StoreError> {
+        let index_context = index_path(&self.path).display().to_string();
+        let on_index = |err: rusqlite::Error| sqlite_error(&err, &index_context);
+        self.index
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(on_index)?;
+        // The log is read in one snapshot for the whole batch.
+        if let Err(err) = self.log.execute_batch("BEGIN") {
+            let _ = self.index.execute_batch("ROLLBACK");
+            return Err(self.error(err));
+        }
+        let mut budget = BATCH_EVENTS;
+        let mut done = Vec::new();
+        let mut outcome = Ok(());
+        for &key in &self.pending {
+            if budget == 0 {
+                break;
+            }
+            match catch_up(&self.index, &self.log, key, &mut budget) {
+                Ok(true) => done.push(key),
+                Ok(false) => {}
+                Err(err) => {
+                    outcome = Err(err);
+                    break;
+                }
+            }
+        }
+        // Reading ended: the snapshot's end cannot lose anything.
+        let _ = self.log.execute_batch("COMMIT");
+        match outcome {
+            Ok(()) => {
+                self.index.execute_batch("COMMIT").map_err(|err| {
+                    if !self.index.is_autocommit() {
+                        let _ = self.index.execute_batch("ROLLBACK");
+                    }
+                    on_index(err)
+                })?;
+                for key in done {
+                    self.pending.remove(&key);
+                }
+                Ok(())
+            }
+            Err(err) => {
+                if !self.index.is_autocommit() {
+                    let _ = self.index.execute_batch("ROLLBACK");
+                }
+                Err(match err {
+                    ApplyError::Store(err) => err,
+                    ApplyError::Sqlite(err) => on_index(err),
+                })
+            }
+        }
+    }
+
+    fn error(&self, err: rusqlite::Error) -> StoreError {
+        sqlite_error(&err, &self.path.display().to_string())
+    }
+}
+
+/// The same error again, for each flush waiting on a failed batch.
+fn copy_error(err: &StoreError) -> StoreError {
+    match err {
+        StoreError::Busy(message) => StoreError::Busy(message.clone()),
+        StoreError::Full(message) => StoreError::Full(message.clone()),
+        other => StoreError::Backend(other.to_string()),
+    }
+}
