@@ -13,13 +13,14 @@ use super::writer::ApplyError;
 use super::{private, schema, sqlite_error};
 use crate::plan::decode;
 use crate::search::{
-    IndexDoc, IndexPlan, PreparedSearch, StepEnd, StepPiece, fts_string, push_step_text,
+    CallRow, IndexDoc, IndexPlan, PreparedSearch, StepEnd, StepPiece, fts_string, push_step_text,
     scan_match, score, step_doc, step_text_doc, turn_of,
 };
 use crate::{SearchHit, SearchPage, StoreError};
 use qilin_protocol::sessions::HitField;
 use qilin_protocol::{Event, EventBody};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -287,13 +288,7 @@ pub(super) fn catch_up(
             None => progress.head = head,
         }
     }
-    index
-        .prepare_cached(
-            "INSERT INTO search_sessions (key, id, indexed_head, turns) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (key) DO UPDATE
-             SET id = excluded.id, indexed_head = excluded.indexed_head, turns = excluded.turns",
-        )?
-        .execute(params![key, progress.id, progress.head, progress.turns])?;
+    set_indexed(index, key, &progress)?;
     Ok(progress.head >= head)
 }
 
@@ -321,15 +316,7 @@ fn index_events(
         let id = insert_doc(index, key, indexed.turns, &doc)?;
         texts.push((id, doc.body));
     }
-    for call in &plan.calls {
-        index
-            .prepare_cached(
-                "INSERT INTO search_calls (session, call_id, tool, status) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (session, call_id) DO UPDATE
-                 SET tool = excluded.tool, status = COALESCE(excluded.status, status)",
-            )?
-            .execute(params![key, call.call_id, call.tool, call.status])?;
-    }
+    insert_calls(index, key, &plan.calls)?;
     // The step in progress, when it started among these events: its first text event's `seq`
     // and time, and its text so far.
     let mut open: Option<(Option<(i64, String)>, String)> = None;
@@ -363,6 +350,205 @@ fn index_events(
         insert.execute(params![id, body])?;
     }
     Ok(indexed.turns + started)
+}
+
+/// An append the writer committed, with what it adds to the index (planned before it reached
+/// the writer, off its thread): the indexer writes it without reading the events back.
+pub(super) struct NotedAppend {
+    /// The session's id.
+    pub session: String,
+    /// The `seq` of its first event.
+    pub first_seq: i64,
+    /// The `seq` of its last event.
+    pub last_seq: i64,
+    /// The turns it started.
+    pub turns_started: i64,
+    /// What it adds to the index.
+    pub index: IndexPlan,
+}
+
+/// What became of a noted append.
+pub(super) enum NotedOutcome {
+    /// Its rows are written.
+    Indexed,
+    /// The index had it already (another process sharing the database indexed it).
+    AlreadyIndexed,
+    /// The index is not where it starts (behind it, or another session held the key): the
+    /// session is to be brought up to its log by reading it.
+    NeedsLog,
+}
+
+/// Writes the index rows of `noted`, an append to the session with key `key`, in the index's
+/// open write transaction, when the index ends just before it; a step it ends whose text began
+/// earlier comes from `steps`, or is read from the log on `log`.
+pub(super) fn index_noted(
+    index: &Connection,
+    log: &Connection,
+    key: i64,
+    noted: &NotedAppend,
+    steps: &mut OpenSteps,
+) -> Result<NotedOutcome, ApplyError> {
+    let indexed: Option<Indexed> = index
+        .prepare_cached("SELECT id, indexed_head, turns FROM search_sessions WHERE key = ?1")?
+        .query_row([key], |row| {
+            Ok(Indexed {
+                id: row.get(0)?,
+                head: row.get(1)?,
+                turns: row.get(2)?,
+            })
+        })
+        .optional()?;
+    let (head, turns) = match indexed {
+        Some(indexed) if indexed.id == noted.session => (indexed.head, indexed.turns),
+        Some(_) => return Ok(NotedOutcome::NeedsLog),
+        None => (0, 0),
+    };
+    if head >= noted.last_seq {
+        return Ok(NotedOutcome::AlreadyIndexed);
+    }
+    if head != noted.first_seq - 1 {
+        return Ok(NotedOutcome::NeedsLog);
+    }
+    let plan = &noted.index;
+    let mut texts: Vec<(i64, &str)> = Vec::new();
+    for doc in &plan.docs {
+        let id = insert_doc(index, key, turns, doc)?;
+        texts.push((id, &doc.body));
+    }
+    insert_calls(index, key, &plan.calls)?;
+    let mut step_texts: Vec<(i64, String)> = Vec::new();
+    steps.continued(key, noted.first_seq);
+    let mut pieces = plan.step_pieces.iter().peekable();
+    for end in &plan.step_ends {
+        while let Some((seq, piece)) = pieces.next_if(|(seq, _)| *seq < end.seq) {
+            steps.add(key, *seq, piece);
+        }
+        let doc = match steps.steps.remove(&key) {
+            Some(step) => step
+                .first
+                .and_then(|(seq, time)| step_text_doc(end, seq, &time, &step.text)),
+            None => read_step_doc(log, key, &noted.session, end)?,
+        };
+        if let Some(doc) = doc {
+            let id = insert_doc(index, key, turns, &doc)?;
+            step_texts.push((id, doc.body));
+        }
+    }
+    for (seq, piece) in pieces {
+        steps.add(key, *seq, piece);
+    }
+    if let Some(step) = steps.steps.get_mut(&key) {
+        step.next_seq = noted.last_seq + 1;
+    }
+    let mut insert =
+        index.prepare_cached("INSERT INTO search_text (rowid, body) VALUES (?1, ?2)")?;
+    for (id, body) in texts
+        .into_iter()
+        .chain(step_texts.iter().map(|(id, body)| (*id, body.as_str())))
+    {
+        insert.execute(params![id, body])?;
+    }
+    set_indexed(
+        index,
+        key,
+        &Indexed {
+            id: noted.session.clone(),
+            head: noted.last_seq,
+            turns: turns + noted.turns_started,
+        },
+    )?;
+    Ok(NotedOutcome::Indexed)
+}
+
+/// The most sessions whose step in progress [`OpenSteps`] keeps; past it, it starts afresh.
+const MAX_OPEN_STEPS: usize = 4096;
+
+/// The text of the step each session is writing, as its noted appends brought it, so that the
+/// step's document is made when it ends without reading its text events back. A session's
+/// entry is trusted only while its appends follow one another (an append that does not start
+/// where the previous one ended drops it); without one, a step's text is read from the log.
+#[derive(Default)]
+pub(super) struct OpenSteps {
+    steps: HashMap<i64, OpenStep>,
+}
+
+/// A step in progress.
+struct OpenStep {
+    /// The `seq` the session's next append must start at for this entry to hold.
+    next_seq: i64,
+    /// The `seq` and time of its first text event.
+    first: Option<(i64, String)>,
+    /// Its text so far.
+    text: String,
+}
+
+impl OpenSteps {
+    /// Forgets every step (after a transaction that rolled back).
+    pub(super) fn clear(&mut self) {
+        self.steps.clear();
+    }
+
+    /// Keeps the step in progress of the session with key `key` only when an append starting
+    /// at `first_seq` follows the appends it was built from.
+    fn continued(&mut self, key: i64, first_seq: i64) {
+        if self
+            .steps
+            .get(&key)
+            .is_some_and(|step| step.next_seq != first_seq)
+        {
+            self.steps.remove(&key);
+        }
+    }
+
+    /// Adds a step's start or a piece of its text.
+    fn add(&mut self, key: i64, seq: i64, piece: &StepPiece) {
+        match piece {
+            StepPiece::Started => {
+                if self.steps.len() >= MAX_OPEN_STEPS {
+                    self.steps.clear();
+                }
+                self.steps.insert(
+                    key,
+                    OpenStep {
+                        next_seq: seq + 1,
+                        first: None,
+                        text: String::new(),
+                    },
+                );
+            }
+            StepPiece::Text { time, text } => {
+                if let Some(step) = self.steps.get_mut(&key) {
+                    step.first.get_or_insert_with(|| (seq, time.clone()));
+                    push_step_text(&mut step.text, text);
+                }
+            }
+        }
+    }
+}
+
+/// Inserts or updates the rows of `calls` of the session with key `key`.
+fn insert_calls(index: &Connection, key: i64, calls: &[CallRow]) -> rusqlite::Result<()> {
+    let mut upsert = index.prepare_cached(
+        "INSERT INTO search_calls (session, call_id, tool, status) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (session, call_id) DO UPDATE
+         SET tool = excluded.tool, status = COALESCE(excluded.status, status)",
+    )?;
+    for call in calls {
+        upsert.execute(params![key, call.call_id, call.tool, call.status])?;
+    }
+    Ok(())
+}
+
+/// Records how far the session with key `key` is indexed.
+fn set_indexed(index: &Connection, key: i64, indexed: &Indexed) -> rusqlite::Result<()> {
+    index
+        .prepare_cached(
+            "INSERT INTO search_sessions (key, id, indexed_head, turns) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (key) DO UPDATE
+             SET id = excluded.id, indexed_head = excluded.indexed_head, turns = excluded.turns",
+        )?
+        .execute(params![key, indexed.id, indexed.head, indexed.turns])
+        .map(|_| ())
 }
 
 /// The document of the step that `end` ends, from its text events as stored in the log.

@@ -1,22 +1,27 @@
 //! The indexer: one thread that follows the log and writes the search index, in its own file
 //! and on its own connections, so that an append never waits on the index.
 //!
-//! The writer, after each commit, notes the sessions it changed (appended to or deleted); the
-//! indexer takes every note waiting and brings those sessions' index up to their log in
-//! transactions of at most [`BATCH_EVENTS`] events, each `BEGIN IMMEDIATE` on the index file and
-//! reading how far each session is indexed again inside it: what another process sharing the
-//! database indexed meanwhile is skipped, never indexed twice. A search first sends a flush,
+//! The writer, after each commit, notes what it changed: each append with what it adds to the
+//! index (planned before the append reached the writer), each session deleted. The indexer
+//! takes every note waiting and writes them in transactions of at most [`BATCH_EVENTS`] events,
+//! each `BEGIN IMMEDIATE` on the index file and reading how far each session is indexed again
+//! inside it: what another process sharing the database indexed meanwhile is skipped, never
+//! indexed twice. An append that does not start where the index of its session ends (after a
+//! failed batch, or when another process indexed part of it) and a deleted session are brought
+//! up to the log by reading it. A search first sends a flush,
 //! answered once every note sent before it is indexed — so it finds every append committed
 //! before it began. When it starts, and on each flush of a store opened shared (whose other
 //! processes' appends send it no note), the indexer compares every session's head with its
 //! index and catches up.
 
-use super::index::{catch_up, index_path, lagging};
+use super::index::{
+    NotedAppend, NotedOutcome, OpenSteps, catch_up, index_noted, index_path, lagging,
+};
 use super::writer::ApplyError;
 use super::{schema, sqlite_error};
 use crate::StoreError;
 use rusqlite::{Connection, OpenFlags};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
@@ -29,7 +34,10 @@ const BATCH_EVENTS: usize = 4096;
 
 /// What the indexer is told.
 pub(super) enum Note {
-    /// The session with this key changed: events appended, or the session deleted.
+    /// Events appended to the session with this key, and what they add to the index.
+    Appended(i64, Box<NotedAppend>),
+    /// The session with this key changed otherwise (deleted): its index is brought up to the
+    /// log by reading it.
     Changed(i64),
     /// Answer once every note sent before this one is indexed.
     Flush(oneshot::Sender<Result<(), StoreError>>),
@@ -58,7 +66,10 @@ impl Indexer {
             index,
             log,
             shared,
-            pending: BTreeSet::new(),
+            noted: BTreeMap::new(),
+            behind: BTreeSet::new(),
+            in_batch: Vec::new(),
+            steps: OpenSteps::default(),
         };
         let thread = std::thread::Builder::new()
             .name("qilin-store-indexer".into())
@@ -139,8 +150,16 @@ struct Worker {
     /// Reads the log.
     log: Connection,
     shared: bool,
-    /// The sessions noted and not yet indexed (kept when a batch fails, for the next one).
-    pending: BTreeSet<i64>,
+    /// The appends noted and not yet indexed, by session key, in order.
+    noted: BTreeMap<i64, Vec<NotedAppend>>,
+    /// The sessions to bring up to their log by reading it (kept when a batch fails, for the
+    /// next one).
+    behind: BTreeSet<i64>,
+    /// The sessions whose noted appends the open batch wrote: behind their log again if it
+    /// fails.
+    in_batch: Vec<i64>,
+    /// The text of the steps in progress, from the noted appends.
+    steps: OpenSteps,
 }
 
 impl Worker {
@@ -156,8 +175,9 @@ impl Worker {
             let mut next = Some(first);
             while let Some(note) = next.take() {
                 match note {
+                    Note::Appended(key, noted) => self.noted.entry(key).or_default().push(*noted),
                     Note::Changed(key) => {
-                        self.pending.insert(key);
+                        self.behind.insert(key);
                     }
                     Note::Flush(reply) => flushes.push(reply),
                 }
@@ -187,14 +207,22 @@ impl Worker {
     /// Adds every session whose index is not at its log's head to the pending ones.
     fn note_lagging(&mut self) -> Result<(), StoreError> {
         let keys = lagging(&self.log).map_err(|err| self.error(err))?;
-        self.pending.extend(keys);
+        self.behind.extend(keys);
         Ok(())
     }
 
-    /// Indexes the pending sessions, in transactions of at most [`BATCH_EVENTS`] events.
+    /// Indexes the noted appends and the sessions behind their log, in transactions of at
+    /// most [`BATCH_EVENTS`] events.
     fn index_pending(&mut self) -> Result<(), StoreError> {
-        while !self.pending.is_empty() {
-            self.index_batch()?;
+        while !self.noted.is_empty() || !self.behind.is_empty() {
+            if let Err(err) = self.index_batch() {
+                // What the batch held, and what was noted, is read from the log next time.
+                self.behind
+                    .extend(std::mem::take(&mut self.noted).into_keys());
+                self.behind.extend(self.in_batch.drain(..));
+                self.steps.clear();
+                return Err(err);
+            }
         }
         Ok(())
     }
@@ -211,20 +239,18 @@ impl Worker {
             let _ = self.index.execute_batch("ROLLBACK");
             return Err(self.error(err));
         }
+        self.in_batch.clear();
         let mut budget = BATCH_EVENTS;
         let mut done = Vec::new();
-        let mut outcome = Ok(());
-        for &key in &self.pending {
-            if budget == 0 {
+        let mut outcome = self.index_noted(&mut budget);
+        for &key in &self.behind {
+            if budget == 0 || outcome.is_err() {
                 break;
             }
             match catch_up(&self.index, &self.log, key, &mut budget) {
                 Ok(true) => done.push(key),
                 Ok(false) => {}
-                Err(err) => {
-                    outcome = Err(err);
-                    break;
-                }
+                Err(err) => outcome = Err(err),
             }
         }
         // Reading ended: the snapshot's end cannot lose anything.
@@ -238,7 +264,7 @@ impl Worker {
                     on_index(err)
                 })?;
                 for key in done {
-                    self.pending.remove(&key);
+                    self.behind.remove(&key);
                 }
                 Ok(())
             }
@@ -252,6 +278,42 @@ impl Worker {
                 })
             }
         }
+    }
+
+    /// Writes noted appends, oldest first in each session, while `budget` lasts; a session
+    /// whose append does not follow its index joins the ones behind, its notes dropped.
+    fn index_noted(&mut self, budget: &mut usize) -> Result<(), ApplyError> {
+        let keys: Vec<i64> = self.noted.keys().copied().collect();
+        for key in keys {
+            let Some(appends) = self.noted.remove(&key) else {
+                continue;
+            };
+            self.in_batch.push(key);
+            let mut appends = appends.into_iter();
+            while *budget > 0 {
+                let Some(noted) = appends.next() else {
+                    break;
+                };
+                let events = usize::try_from(noted.last_seq - noted.first_seq + 1).unwrap_or(1);
+                *budget = budget.saturating_sub(events);
+                match index_noted(&self.index, &self.log, key, &noted, &mut self.steps) {
+                    Ok(NotedOutcome::Indexed | NotedOutcome::AlreadyIndexed) => {}
+                    Ok(NotedOutcome::NeedsLog) => {
+                        self.behind.insert(key);
+                        appends.by_ref().for_each(drop);
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+            let left: Vec<NotedAppend> = appends.collect();
+            if !left.is_empty() {
+                self.noted.insert(key, left);
+            }
+            if *budget == 0 {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn error(&self, err: rusqlite::Error) -> StoreError {

@@ -5,6 +5,7 @@
 //! from the log on its own thread.
 
 use super::checkpoint::Checkpointer;
+use super::index::NotedAppend;
 use super::indexer::Note;
 use super::schedules::{ScheduleDone, ScheduleOp};
 use super::schema::ProcessLock;
@@ -108,13 +109,7 @@ impl Writer {
             // Noted before any caller hears of its commit: a search it then starts waits for
             // the indexer to have indexed it.
             if let Some(notes) = &notes {
-                for changed in outcomes.iter().filter_map(|outcome| match outcome {
-                    Ok(Applied::Appended { key, .. } | Applied::Deleted { key }) => Some(*key),
-                    _ => None,
-                }) {
-                    // An indexer that stopped is reported by the next search's flush.
-                    let _ = notes.send(Note::Changed(changed));
-                }
+                note(notes, &mut batch, &outcomes);
             }
             for (command, outcome) in batch.into_iter().zip(outcomes) {
                 finish(command, outcome, &live, &leases);
@@ -123,6 +118,29 @@ impl Writer {
         drop(conn);
         drop(checkpointer);
         drop(lock);
+    }
+}
+
+/// Tells the indexer what the committed operations of `batch` changed: each append with what
+/// it adds to the index (taken from its plan), each deleted session.
+fn note(notes: &Sender<Note>, batch: &mut [Command], outcomes: &[Result<Applied, StoreError>]) {
+    for (command, outcome) in batch.iter_mut().zip(outcomes) {
+        let note = match (command, outcome) {
+            (Command::Append { plan, .. }, Ok(Applied::Appended { key, .. })) => Note::Appended(
+                *key,
+                Box::new(NotedAppend {
+                    session: plan.session.clone(),
+                    first_seq: plan.rows.first().map_or(0, |row| row.seq),
+                    last_seq: plan.rows.last().map_or(0, |row| row.seq),
+                    turns_started: plan.turns_started,
+                    index: std::mem::take(&mut plan.index),
+                }),
+            ),
+            (_, Ok(Applied::Deleted { key })) => Note::Changed(*key),
+            _ => continue,
+        };
+        // An indexer that stopped is reported by the next search's flush.
+        let _ = notes.send(note);
     }
 }
 
