@@ -25,12 +25,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// The most events one index transaction takes: large enough for few, large FTS5 segments,
 /// small enough that a search waiting on a flush, or another process, is not held long.
-const BATCH_EVENTS: usize = 4096;
+const BATCH_EVENTS: usize = 16_384;
+
+/// How long the indexer gathers notes before writing them, unless a search waits or a batch's
+/// worth is noted.
+const GATHER: Duration = Duration::from_millis(250);
 
 /// What the indexer is told.
 pub(super) enum Note {
@@ -172,16 +176,30 @@ impl Worker {
         let _ = self.catch_up(&mut rescan);
         while let Ok(first) = notes.recv() {
             let mut flushes = Vec::new();
+            // The notes are gathered for a while (unless a search waits), so that a batch
+            // holds many appends: FTS5 then writes fewer, larger segments, and merges less.
+            let until = Instant::now() + GATHER;
+            let mut events = 0usize;
             let mut next = Some(first);
             while let Some(note) = next.take() {
                 match note {
-                    Note::Appended(key, noted) => self.noted.entry(key).or_default().push(*noted),
+                    Note::Appended(key, noted) => {
+                        events +=
+                            usize::try_from(noted.last_seq - noted.first_seq + 1).unwrap_or(1);
+                        self.noted.entry(key).or_default().push(*noted);
+                    }
                     Note::Changed(key) => {
                         self.behind.insert(key);
                     }
                     Note::Flush(reply) => flushes.push(reply),
                 }
-                next = notes.try_recv().ok();
+                if !flushes.is_empty() || events >= BATCH_EVENTS {
+                    break;
+                }
+                let left = until.saturating_duration_since(Instant::now());
+                // Nothing more for now, or the store closing (which ends the loop at the next
+                // `recv`): the batch is written.
+                next = notes.recv_timeout(left).ok();
             }
             rescan |= self.shared && !flushes.is_empty();
             let outcome = self.catch_up(&mut rescan);
