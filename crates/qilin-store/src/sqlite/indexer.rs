@@ -3,16 +3,17 @@
 //!
 //! The writer, after each commit, notes what it changed: each append with what it adds to the
 //! index (planned before the append reached the writer), each session deleted. The indexer
-//! takes every note waiting and writes them in transactions of at most [`BATCH_EVENTS`] events,
-//! each `BEGIN IMMEDIATE` on the index file and reading how far each session is indexed again
-//! inside it: what another process sharing the database indexed meanwhile is skipped, never
-//! indexed twice. An append that does not start where the index of its session ends (after a
-//! failed batch, or when another process indexed part of it) and a deleted session are brought
-//! up to the log by reading it. A search first sends a flush,
-//! answered once every note sent before it is indexed — so it finds every append committed
-//! before it began. When it starts, and on each flush of a store opened shared (whose other
-//! processes' appends send it no note), the indexer compares every session's head with its
-//! index and catches up.
+//! gathers the notes for up to [`GATHER`] (less when a search waits) and writes them in
+//! transactions of at most [`BATCH_EVENTS`] events, each `BEGIN IMMEDIATE` on the index file and
+//! reading how far each session is indexed again inside it: what another process sharing the
+//! database indexed meanwhile is skipped, never indexed twice. An append that does not start
+//! where the index of its session ends (after a failed batch, or when another process indexed
+//! part of it) and a deleted session are brought up to the log by reading it.
+//!
+//! A search first sends a flush, answered once every note sent before it is indexed — so it
+//! finds every append committed before it began. When it starts, and on each flush of a store
+//! opened shared (whose other processes' appends send it no note), the indexer compares every
+//! session's head with its index and catches up.
 
 use super::index::{
     NotedAppend, NotedOutcome, OpenSteps, catch_up, index_noted, index_path, lagging,
