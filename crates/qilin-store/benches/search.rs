@@ -6,18 +6,22 @@
 //! - **append throughput**: events committed per second while building each store (50 sessions
 //!   appending concurrently, eight events per append, as a runtime flushes a step's stream; the
 //!   two stores built in turns, a tenth at a time, so the machine's load weighs on both alike);
+//!   the index is written by the store's indexer thread after the appends commit, so after each
+//!   tenth a search waits for it to catch up before the other store's turn: that wait is
+//!   printed on its own (and with the appends' time), so nothing hides behind the thread;
 //! - **search latency**: p50 and p95 of `EventStore::search` (a page of 20) over queries of one
 //!   common word, one rare word, a two-word phrase, a Chinese word, and a word with a tool
 //!   filter;
-//! - **index size**: the pages of the index's tables and their indexes as a share of the
-//!   database's (SQLite's `dbstat`).
+//! - **index size**: the pages of the index file (`DB.search`) as a share of the database's
+//!   and the index's together (SQLite's `dbstat`).
 //!
 //! With `QILIN_TEST_POSTGRES_URL` set (`export QILIN_TEST_POSTGRES_URL="$(bash scripts/postgres)"`)
 //! the same events are then appended to PostgreSQL (in a schema of their own, dropped after),
 //! with its index (it has no store without one), and the same queries timed there.
 //!
-//! The writer threads' CPU time and the bytes they wrote (the database's log) are printed beside
-//! the wall clock: the load other programs put on the machine changes them much less.
+//! The writer and indexer threads' CPU time and the bytes they wrote (the files' logs) are
+//! printed beside the wall clock: the load other programs put on the machine changes them much
+//! less.
 //!
 //! Run: `cargo bench -p qilin-store --bench search` (`QILIN_BENCH_EVENTS=100000` for a smaller
 //! store; the sessions stay 1,000; `QILIN_BENCH_STORES=sqlite` or `postgres` for one store).
@@ -158,15 +162,24 @@ async fn sqlite(per_session: usize) -> anyhow::Result<()> {
     // The two stores are built in turns, a tenth of the sessions at a time, so that a
     // change in the machine's load weighs on both alike.
     let (mut plain_took, mut indexed_took) = (Duration::ZERO, Duration::ZERO);
+    let (mut caught_up, mut last_caught_up) = (Duration::ZERO, Duration::ZERO);
     let (mut plain_used, mut indexed_used) = (WriterUsage::default(), WriterUsage::default());
+    let mut indexer_used = WriterUsage::default();
     for round in 0..ROUNDS {
         let sessions = round * SESSIONS / ROUNDS..(round + 1) * SESSIONS / ROUNDS;
-        let before = writer_usage();
+        let before = thread_usage(WRITER);
         plain_took += append(&plain, sessions.clone(), per_session).await?;
-        let between = writer_usage();
+        let between = thread_usage(WRITER);
+        let indexer_before = thread_usage(INDEXER);
         indexed_took += append(&indexed, sessions, per_session).await?;
         plain_used = plain_used.add(between.since(before));
-        indexed_used = indexed_used.add(writer_usage().since(between));
+        indexed_used = indexed_used.add(thread_usage(WRITER).since(between));
+        // A search waits for the indexer to have indexed every append before it.
+        let started = Instant::now();
+        indexed.search(&query("zanzibar", None)).await?;
+        last_caught_up = started.elapsed();
+        caught_up += last_caught_up;
+        indexer_used = indexer_used.add(thread_usage(INDEXER).since(indexer_before));
     }
     let events = (SESSIONS * per_session) as f64;
     let (plain_rate, indexed_rate) = (
@@ -183,17 +196,35 @@ async fn sqlite(per_session: usize) -> anyhow::Result<()> {
         (1.0 - indexed_rate / plain_rate) * 100.0
     );
     let ratio = |with: f64, without: f64| with / without.max(f64::MIN_POSITIVE);
+    let whole = indexed_took + caught_up;
     println!(
-        "writer thread CPU time: {:.1} s without the index, {:.1} s with it ({:.2}x)",
-        plain_used.cpu.as_secs_f64(),
-        indexed_used.cpu.as_secs_f64(),
-        ratio(indexed_used.cpu.as_secs_f64(), plain_used.cpu.as_secs_f64())
+        "index caught up after the last append in {:.0} ms (after each tenth: {:.1} s in all); \
+         appends and catching up together: {:.0} events/s ({:.1} s): {:.1}% slower",
+        ms(last_caught_up),
+        caught_up.as_secs_f64(),
+        events / whole.as_secs_f64(),
+        whole.as_secs_f64(),
+        (1.0 - events / whole.as_secs_f64() / plain_rate) * 100.0
     );
     println!(
-        "writer thread bytes written: {:.0} MiB without the index, {:.0} MiB with it ({:.2}x)",
+        "writer thread CPU time: {:.1} s without the index, {:.1} s with it ({:.2}x); \
+         indexer thread: {:.1} s (writer and indexer {:.2}x the plain writer)",
+        plain_used.cpu.as_secs_f64(),
+        indexed_used.cpu.as_secs_f64(),
+        ratio(indexed_used.cpu.as_secs_f64(), plain_used.cpu.as_secs_f64()),
+        indexer_used.cpu.as_secs_f64(),
+        ratio(
+            (indexed_used.cpu + indexer_used.cpu).as_secs_f64(),
+            plain_used.cpu.as_secs_f64()
+        )
+    );
+    println!(
+        "writer thread bytes written: {:.0} MiB without the index, {:.0} MiB with it ({:.2}x); \
+         indexer thread: {:.0} MiB",
         plain_used.written as f64 / 1048576.0,
         indexed_used.written as f64 / 1048576.0,
-        ratio(indexed_used.written as f64, plain_used.written as f64)
+        ratio(indexed_used.written as f64, plain_used.written as f64),
+        indexer_used.written as f64 / 1048576.0
     );
     drop(plain);
     latency(indexed.as_ref()).await?;
@@ -296,11 +327,18 @@ async fn append(
     Ok(started.elapsed())
 }
 
-/// What the stores' writer threads (`qilin-store-writer`) have used so far, from `/proc`
-/// (zero where it cannot be read): their CPU time and the bytes they wrote (the database's
-/// log). While one store appends the other's writer waits, so the difference over an append is
-/// that store's writer's — figures the machine's load changes much less than the wall clock.
-fn writer_usage() -> WriterUsage {
+/// The stores' writer threads.
+const WRITER: &str = "qilin-store-writer";
+
+/// The indexed store's indexer thread.
+const INDEXER: &str = "qilin-store-indexer";
+
+/// What the stores' threads named `thread` have used so far, from `/proc` (zero where it
+/// cannot be read): their CPU time and the bytes they wrote (their file's log). While one store
+/// appends the other's writer waits, and only the indexed store has an indexer, so the
+/// difference over an append is that store's thread's — figures the machine's load changes
+/// much less than the wall clock.
+fn thread_usage(thread: &str) -> WriterUsage {
     let mut usage = WriterUsage::default();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return usage;
@@ -309,7 +347,7 @@ fn writer_usage() -> WriterUsage {
         let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         // The kernel keeps the first 15 bytes of a thread's name.
         let name = name.trim();
-        if name.len() < 15 || !"qilin-store-writer".starts_with(name) {
+        if name.len() < 15 || !thread.starts_with(name) {
             continue;
         }
         let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
@@ -329,7 +367,7 @@ fn writer_usage() -> WriterUsage {
     usage
 }
 
-/// A writer thread's CPU time and bytes written.
+/// A thread's CPU time and bytes written.
 #[derive(Debug, Clone, Copy, Default)]
 struct WriterUsage {
     cpu: Duration,
@@ -519,27 +557,25 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// The index's share of the database file, by `dbstat`.
+/// The index file's share of the database and the index together, by `dbstat`.
 fn size(path: &Path) -> anyhow::Result<()> {
-    let conn = rusqlite::Connection::open(path)?;
-    let total: i64 = conn.query_row("SELECT sum(pgsize) FROM dbstat", [], |row| row.get(0))?;
-    let index: i64 = conn.query_row(
-        "SELECT coalesce(sum(pgsize), 0) FROM dbstat
-         WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'",
-        [],
-        |row| row.get(0),
-    )?;
+    let pages = |file: &Path| -> anyhow::Result<i64> {
+        let conn = rusqlite::Connection::open(file)?;
+        Ok(conn.query_row("SELECT sum(pgsize) FROM dbstat", [], |row| row.get(0))?)
+    };
+    let mut index_file = path.as_os_str().to_os_string();
+    index_file.push(".search");
+    let index_file = std::path::PathBuf::from(index_file);
+    let (database, index) = (pages(path)?, pages(&index_file)?);
     println!(
-        "index size: {:.1} MiB of {:.1} MiB ({:.1}% of the database)",
+        "index size: {:.1} MiB beside a database of {:.1} MiB ({:.1}% of both)",
         index as f64 / 1048576.0,
-        total as f64 / 1048576.0,
-        index as f64 * 100.0 / total as f64
+        database as f64 / 1048576.0,
+        index as f64 * 100.0 / (database + index) as f64
     );
-    let mut statement = conn.prepare(
-        "SELECT name, sum(pgsize) FROM dbstat
-         WHERE name LIKE 'search%' OR name LIKE 'sqlite_autoindex_search%'
-         GROUP BY name ORDER BY 2 DESC",
-    )?;
+    let conn = rusqlite::Connection::open(&index_file)?;
+    let mut statement =
+        conn.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")?;
     let parts = statement
         .query_map([], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))

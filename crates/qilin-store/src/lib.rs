@@ -17,9 +17,11 @@
 //!   requests (`request.opened` without a `request.resolved`) are kept up to date by `append`
 //!   itself, in the same transaction as the events.
 //! - **Searchable.** The text events carry (prompts, the model's text, calls' tools, arguments,
-//!   results and errors, answers) is indexed by `append` in the same transaction, and
-//!   [`EventStore::search`] finds it, ranked, with snippets ([`search`] says how words match);
-//!   deleting a session deletes its index entries.
+//!   results and errors, answers) is indexed — by `append` in the same transaction
+//!   (PostgreSQL), or just after its commit by the store's indexer thread (SQLite) — and
+//!   [`EventStore::search`] finds it, ranked, with snippets ([`search`] says how words match),
+//!   every append that returned before the search began included; deleting a session deletes
+//!   its index entries.
 //! - **One owner per session.** A host runs a session's turns only while it holds the session's
 //!   lease ([`EventStore::acquire_lease`]); a lease expires unless renewed, so the session of a
 //!   crashed process can be taken over. In a store only one process writes (memory, SQLite) the

@@ -2,12 +2,15 @@
 //!
 //! One thread owns the only writing connection and batches the operations of every session
 //! into few transactions ([`writer`]); reads run on their own connections from a small pool,
-//! off the async threads. An exclusive lock on `DB.lock`, beside the database, keeps a second
+//! off the async threads. The search index is in a file of its own beside the database
+//! (`DB.search`), written after the appends committed by a thread of its own ([`indexer`]);
+//! a search first waits for it to have indexed every append committed before. An exclusive lock on `DB.lock`, beside the database, keeps a second
 //! process from writing it at all, and names the process that holds it. The files are the
 //! user's alone (0600, in a folder created 0700): see [`private`].
 
 mod checkpoint;
 mod index;
+mod indexer;
 mod private;
 mod schedules;
 mod schema;
@@ -27,6 +30,7 @@ use checkpoint::Checkpointer;
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use indexer::Indexer;
 use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, RequestOpenedEvent};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
@@ -53,8 +57,9 @@ pub struct SqliteOptions {
     /// holding it alone (a server, whose followers must see every commit). A process holding
     /// it alone refuses sharers, and the other way round. Off by default.
     pub shared: bool,
-    /// Index the text of appended events for [`EventStore::search`] (on by default). Off, what
-    /// is appended is never found: for measuring what the index costs an append.
+    /// Index the text of appended events for [`EventStore::search`] (on by default). Off, no
+    /// indexer runs and what is appended is not found until a store opened with it on catches
+    /// up: for measuring what the index costs an append.
     pub search_index: bool,
 }
 
@@ -74,6 +79,8 @@ pub struct SqliteStore {
     path: PathBuf,
     commands: Option<mpsc::Sender<Command>>,
     writer: Option<JoinHandle<()>>,
+    /// Writes the search index; `None` when appends are not indexed.
+    indexer: Option<Indexer>,
     readers: Arc<Readers>,
     live: Arc<LiveMap>,
     leases: Arc<LeaseTable>,
@@ -129,6 +136,17 @@ impl SqliteStore {
         let mut conn = Connection::open(&path).map_err(error)?;
         schema::configure(&conn, options.busy_timeout).map_err(error)?;
         schema::migrate(&mut conn, &path)?;
+        let identity = schema::identity(&conn, &path)?;
+        let index = index::open_index(&path, &identity, options.busy_timeout)?;
+        let indexer = match options.search_index {
+            true => Some(Indexer::start(
+                &path,
+                index,
+                options.busy_timeout,
+                options.shared,
+            )?),
+            false => None,
+        };
         if let Some(bytes) = options.max_size_bytes {
             let page_size: i64 = conn
                 .pragma_query_value(None, "page_size", |row| row.get(0))
@@ -149,7 +167,7 @@ impl SqliteStore {
             leases: Arc::clone(&leases),
             checkpointer,
             lock,
-            search_index: options.search_index,
+            notes: indexer.as_ref().and_then(Indexer::notes),
         };
         let writer = std::thread::Builder::new()
             .name("qilin-store-writer".into())
@@ -164,6 +182,7 @@ impl SqliteStore {
             path,
             commands: Some(commands),
             writer: Some(writer),
+            indexer,
             live,
             leases,
             shared: options.shared,
@@ -221,6 +240,8 @@ impl Drop for SqliteStore {
             // A writer that panicked has nothing left to flush; the lock went with its thread.
             let _ = writer.join();
         }
+        // After the writer: it notes nothing more, and the indexer indexes what it noted.
+        drop(self.indexer.take());
         self.live.close_all();
     }
 }
@@ -262,6 +283,7 @@ impl Readers {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| self.error(&e))?;
         schema::configure(&conn, self.busy_timeout).map_err(|e| self.error(&e))?;
+        indexer::attach_index(&conn, &self.path)?;
         conn.pragma_update(None, "query_only", true)
             .map_err(|e| self.error(&e))?;
         Ok(conn)
@@ -434,6 +456,10 @@ impl EventStore for SqliteStore {
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
         let search = PreparedSearch::new(query)?;
+        // Every append committed before the search is indexed before it reads the index.
+        if let Some(indexer) = &self.indexer {
+            indexer.flush(&self.path).await?;
+        }
         let readers = Arc::clone(&self.readers);
         self.readers
             .run(move |conn| index::search(conn, &search, &readers.context()))

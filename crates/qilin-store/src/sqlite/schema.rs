@@ -106,10 +106,15 @@ const MIGRATIONS: &[&str] = &[
     // finds unattended work still running after a restart.
     "CREATE INDEX events_loop_and_workflow_runs ON events (session, kind)
         WHERE kind IN ('loop.started', 'loop.finished', 'workflow.started', 'workflow.finished');",
+    // 7: the search index moves to its own file, written by the indexer from the log (see
+    // `index.rs`): its tables here go, and the database gets the identity the index file is
+    // matched with.
+    "DROP TABLE IF EXISTS search_docs;
+    DROP TABLE IF EXISTS search_text;
+    DROP TABLE IF EXISTS search_calls;
+    CREATE TABLE store_identity (id TEXT NOT NULL);
+    INSERT INTO store_identity (id) VALUES (lower(hex(randomblob(16))));",
 ];
-
-/// The schema version that brought the search index: migrating to it indexes what is stored.
-const SEARCH_INDEX_VERSION: i64 = 2;
 
 /// The schema version this binary writes.
 pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -182,6 +187,12 @@ pub(crate) fn configure(conn: &Connection, busy_timeout: Duration) -> rusqlite::
     conn.pragma_update(None, "synchronous", "NORMAL")
 }
 
+/// The database's identity, which its search index file is matched with.
+pub(crate) fn identity(conn: &Connection, path: &Path) -> Result<String, StoreError> {
+    conn.query_row("SELECT id FROM store_identity", [], |row| row.get(0))
+        .map_err(|err| sqlite_error(&err, &path.display().to_string()))
+}
+
 /// Brings the writer's database to [`SCHEMA_VERSION`], refusing one that is newer.
 pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let error = |err: rusqlite::Error| sqlite_error(&err, &format!("migrating {}", path.display()));
@@ -219,9 +230,6 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     for (version, sql) in (found..).zip(&MIGRATIONS[usize::try_from(found).unwrap_or(0)..]) {
         let tx = conn.transaction().map_err(error)?;
         tx.execute_batch(sql).map_err(error)?;
-        if version + 1 == SEARCH_INDEX_VERSION {
-            super::index::backfill(&tx, path)?;
-        }
         tx.pragma_update(None, "user_version", version + 1)
             .map_err(error)?;
         tx.commit().map_err(error)?;

@@ -1,9 +1,12 @@
 //! The writer: one thread owns the only writing connection and commits whatever the store's
 //! callers queued meanwhile in one transaction, each operation in its own savepoint so that one
-//! refused append (a `seq` conflict, an unknown session) takes nothing else with it.
+//! refused append (a `seq` conflict, an unknown session) takes nothing else with it. After a
+//! commit it notes the sessions it changed to the indexer, which writes the search index
+//! from the log on its own thread.
 
 use super::checkpoint::Checkpointer;
-use super::index::{OpenSteps, PendingIndex};
+use super::index::NotedAppend;
+use super::indexer::Note;
 use super::schedules::{ScheduleDone, ScheduleOp};
 use super::schema::ProcessLock;
 use super::sqlite_error;
@@ -14,7 +17,7 @@ use crate::{NewSession, SessionInfo, StoreError};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use tokio::sync::oneshot;
 
 /// The most operations one transaction commits.
@@ -55,7 +58,15 @@ enum Applied {
     /// Boxed: a session is much larger than the other outcomes.
     Created(Box<SessionInfo>),
     Done,
-    Appended(u64),
+    /// Events appended to the session with key `key`, up to `head`.
+    Appended {
+        head: u64,
+        key: i64,
+    },
+    /// The session with key `key` removed.
+    Deleted {
+        key: i64,
+    },
     Scheduled(ScheduleDone),
 }
 
@@ -69,8 +80,9 @@ pub(super) struct Writer {
     pub checkpointer: Checkpointer,
     /// Held until the thread ends, after the connections closed.
     pub lock: ProcessLock,
-    /// Whether appends are indexed for search.
-    pub search_index: bool,
+    /// Where the sessions each commit changed are noted for the search index; `None` when
+    /// appends are not indexed.
+    pub notes: Option<Sender<Note>>,
 }
 
 impl Writer {
@@ -83,9 +95,8 @@ impl Writer {
             leases,
             checkpointer,
             lock,
-            search_index,
+            notes,
         } = self;
-        let mut steps = OpenSteps::default();
         while let Ok(first) = commands.recv() {
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
@@ -94,7 +105,12 @@ impl Writer {
                     Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
                 }
             }
-            let outcomes = commit(&conn, &path, &batch, search_index, &mut steps);
+            let outcomes = commit(&conn, &path, &batch);
+            // Noted before any caller hears of its commit: a search it then starts waits for
+            // the indexer to have indexed it.
+            if let Some(notes) = &notes {
+                note(notes, &mut batch, &outcomes);
+            }
             for (command, outcome) in batch.into_iter().zip(outcomes) {
                 finish(command, outcome, &live, &leases);
             }
@@ -105,15 +121,31 @@ impl Writer {
     }
 }
 
-/// Applies `batch` in as few transactions as it takes and returns each operation's outcome;
-/// `steps` holds the text of the steps in progress, for the index.
-fn commit(
-    conn: &Connection,
-    path: &Path,
-    batch: &[Command],
-    search_index: bool,
-    steps: &mut OpenSteps,
-) -> Vec<Result<Applied, StoreError>> {
+/// Tells the indexer what the committed operations of `batch` changed: each append with what
+/// it adds to the index (taken from its plan), each deleted session.
+fn note(notes: &Sender<Note>, batch: &mut [Command], outcomes: &[Result<Applied, StoreError>]) {
+    for (command, outcome) in batch.iter_mut().zip(outcomes) {
+        let note = match (command, outcome) {
+            (Command::Append { plan, .. }, Ok(Applied::Appended { key, .. })) => Note::Appended(
+                *key,
+                Box::new(NotedAppend {
+                    session: plan.session.clone(),
+                    first_seq: plan.rows.first().map_or(0, |row| row.seq),
+                    last_seq: plan.rows.last().map_or(0, |row| row.seq),
+                    turns_started: plan.turns_started,
+                    index: std::mem::take(&mut plan.index),
+                }),
+            ),
+            (_, Ok(Applied::Deleted { key })) => Note::Changed(*key),
+            _ => continue,
+        };
+        // An indexer that stopped is reported by the next search's flush.
+        let _ = notes.send(note);
+    }
+}
+
+/// Applies `batch` in as few transactions as it takes and returns each operation's outcome.
+fn commit(conn: &Connection, path: &Path, batch: &[Command]) -> Vec<Result<Applied, StoreError>> {
     let error = |err: rusqlite::Error| sqlite_error(&err, &path.display().to_string());
     let mut outcomes: Vec<Option<Result<Applied, StoreError>>> =
         batch.iter().map(|_| None).collect();
@@ -124,32 +156,16 @@ fn commit(
             break;
         }
         let mut applied = Vec::new();
-        // The appends applied, indexed after the last operation.
-        let mut pending = PendingIndex::default();
         for (index, command) in batch.iter().enumerate() {
             if outcomes[index].is_some() {
                 continue;
             }
-            // A deletion removes its session's index rows: those the transaction holds are
-            // written first.
-            if matches!(command, Command::Delete { .. })
-                && !pending.is_empty()
-                && let Err(err) = pending.write(conn, steps)
-            {
-                abandon(conn, &mut outcomes, &err.into_store(&error));
-                break 'transaction;
-            }
-            let mut op_index = PendingIndex::default();
-            let step = run(conn, "SAVEPOINT op").map_err(error).and_then(|()| {
-                apply(conn, command, search_index, &mut op_index)
-                    .map_err(|err| err.into_store(&error))
-            });
+            let step = run(conn, "SAVEPOINT op")
+                .map_err(error)
+                .and_then(|()| apply(conn, command).map_err(|err| err.into_store(&error)));
             match step {
                 Ok(done) => match run(conn, "RELEASE op") {
-                    Ok(()) => {
-                        applied.push((index, done));
-                        pending.extend(op_index);
-                    }
+                    Ok(()) => applied.push((index, done)),
                     Err(err) => {
                         abandon(conn, &mut outcomes, &error(err));
                         break 'transaction;
@@ -170,11 +186,6 @@ fn commit(
                     }
                 }
             }
-        }
-        // The index belongs to the transaction: when it cannot be written, nothing commits.
-        if let Err(err) = pending.write(conn, steps) {
-            abandon(conn, &mut outcomes, &err.into_store(&error));
-            break;
         }
         match run(conn, "COMMIT") {
             Ok(()) => {
@@ -246,7 +257,7 @@ fn finish(
             leases.forget(&id);
             let _ = reply.send(Ok(()));
         }
-        (Command::Append { plan, reply }, Ok(Applied::Appended(head))) => {
+        (Command::Append { plan, reply }, Ok(Applied::Appended { head, .. })) => {
             let session = plan.session.clone();
             live.publish(&session, head, || plan.into_json());
             let _ = reply.send(Ok(head));
@@ -302,13 +313,8 @@ impl From<StoreError> for ApplyError {
     }
 }
 
-/// Runs one operation inside the open transaction; an append to index goes to `index`.
-fn apply<'a>(
-    conn: &Connection,
-    command: &'a Command,
-    search_index: bool,
-    index: &mut PendingIndex<'a>,
-) -> Result<Applied, ApplyError> {
+/// Runs one operation inside the open transaction.
+fn apply(conn: &Connection, command: &Command) -> Result<Applied, ApplyError> {
     match command {
         Command::Create { session, .. } => {
             create(conn, session).map(|info| Applied::Created(Box::new(info)))
@@ -324,21 +330,16 @@ fn apply<'a>(
         }
         Command::Delete { id, .. } => {
             let key = session_key(conn, id)?;
-            // The events first: the pages they free are what the index's own deletion writes
-            // into when the database is at its size limit.
             conn.prepare_cached("DELETE FROM events WHERE session = ?1")?
                 .execute([key])?;
-            super::index::delete_session(conn, key)?;
             conn.prepare_cached("DELETE FROM requests WHERE session = ?1")?
                 .execute([key])?;
             conn.prepare_cached("DELETE FROM sessions WHERE key = ?1")?
                 .execute([key])?;
             super::schedules::delete_session(conn, id)?;
-            Ok(Applied::Done)
+            Ok(Applied::Deleted { key })
         }
-        Command::Append { plan, .. } => {
-            append(conn, plan, search_index, index).map(Applied::Appended)
-        }
+        Command::Append { plan, .. } => append(conn, plan),
         Command::Schedule { op, .. } => super::schedules::apply(conn, op).map(Applied::Scheduled),
     }
 }
@@ -376,17 +377,10 @@ fn create(conn: &Connection, session: &NewSession) -> Result<SessionInfo, ApplyE
     Ok(crate::created_session(session.clone()))
 }
 
-fn append<'a>(
-    conn: &Connection,
-    plan: &'a AppendPlan,
-    search_index: bool,
-    index: &mut PendingIndex<'a>,
-) -> Result<u64, ApplyError> {
-    let (key, head, turns): (i64, i64, i64) = conn
-        .prepare_cached("SELECT key, head_seq, turns FROM sessions WHERE id = ?1")?
-        .query_row([&plan.session], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
+fn append(conn: &Connection, plan: &AppendPlan) -> Result<Applied, ApplyError> {
+    let (key, head): (i64, i64) = conn
+        .prepare_cached("SELECT key, head_seq FROM sessions WHERE id = ?1")?
+        .query_row([&plan.session], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?
         .ok_or_else(|| StoreError::UnknownSession(plan.session.clone()))?;
     let head = u64::try_from(head).unwrap_or(0);
@@ -403,9 +397,6 @@ fn append<'a>(
     )?;
     for row in &plan.rows {
         insert.execute(params![key, row.seq, row.time, row.kind, row.json])?;
-    }
-    if search_index {
-        index.add(key, turns, plan);
     }
     let title_lower = plan.title.as_deref().map(str::to_lowercase);
     conn.prepare_cached(
@@ -442,5 +433,8 @@ fn append<'a>(
             }
         }
     }
-    Ok(plan.last_seq)
+    Ok(Applied::Appended {
+        head: plan.last_seq,
+        key,
+    })
 }

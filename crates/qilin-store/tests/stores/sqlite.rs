@@ -411,7 +411,7 @@ fn a_newer_schema_is_refused() {
     );
     // Refusing it released the lock: the file at this binary's version opens again.
     let raw = rusqlite::Connection::open(&database).unwrap();
-    raw.pragma_update(None, "user_version", 6).unwrap();
+    raw.pragma_update(None, "user_version", 7).unwrap();
     drop(raw);
     SqliteStore::open(&database).unwrap();
 }
@@ -425,10 +425,11 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
     let store = SqliteStore::open(&database).unwrap();
     searchable_sessions(&store).await;
     drop(store);
-    // What version 1 had: no search tables, no parent links.
+    // What version 1 had: no search index (no index file either), no parent links.
+    remove_index_file(&database);
     let raw = rusqlite::Connection::open(&database).unwrap();
     raw.execute_batch(
-        "DROP TABLE search_docs; DROP TABLE search_text; DROP TABLE search_calls;
+        "DROP TABLE store_identity;
          DROP TABLE schedules; DROP TABLE schedule_runs;
          DROP INDEX sessions_by_parent; DROP INDEX events_loop_and_workflow_runs;
          ALTER TABLE sessions DROP COLUMN parent_session_id;
@@ -479,8 +480,7 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
         another.hits[0].snippet.contains("«another»"),
         "{another:#?}"
     );
-    // The index the migrations built (its text copied out, version 5) forgets a deleted
-    // session as a new one does.
+    // The index built from the log forgets a deleted session as a new one does.
     store.delete_session("b").await.unwrap();
     for text in ["another", "retry logic"] {
         let left = store
@@ -492,7 +492,9 @@ async fn a_database_from_before_the_index_is_indexed_when_opened() {
             .unwrap();
         assert!(left.hits.iter().all(|hit| hit.session == "a"), "{left:#?}");
     }
-    let raw = rusqlite::Connection::open(&database).unwrap();
+    drop(store);
+    assert_eq!(search_tables(&database), 0, "the index is in its own file");
+    let raw = rusqlite::Connection::open(index_file(&database)).unwrap();
     let tables: i64 = raw
         .query_row(
             "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'search_text%content'",
@@ -512,10 +514,12 @@ async fn a_database_from_before_child_sessions_opens_and_works() {
     let store = SqliteStore::open(&database).unwrap();
     searchable_sessions(&store).await;
     drop(store);
-    // What version 2 had: no parent links.
+    // What version 2 had: the search index in the database, no parent links.
     let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.execute_batch(VERSION_2_INDEX).unwrap();
     raw.execute_batch(
-        "DROP TABLE schedules; DROP TABLE schedule_runs;
+        "DROP TABLE store_identity;
+         DROP TABLE schedules; DROP TABLE schedule_runs;
          DROP INDEX sessions_by_parent; DROP INDEX events_loop_and_workflow_runs;
          ALTER TABLE sessions DROP COLUMN parent_session_id;
          ALTER TABLE sessions DROP COLUMN parent_call_id;
@@ -563,7 +567,8 @@ async fn a_database_from_before_child_sessions_opens_and_works() {
     let version: i64 = raw
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
+    assert_eq!(search_tables(&database), 0);
 }
 
 /// A file that is not a database is an error naming it, not a panic.
@@ -804,5 +809,409 @@ async fn a_shared_store_refuses_the_scheduler() {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+/// The search index's tables as schema version 2 created them in the database.
+const VERSION_2_INDEX: &str = "
+    CREATE TABLE search_docs (
+        id INTEGER PRIMARY KEY,
+        session INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        turn INTEGER,
+        call_id TEXT,
+        field TEXT NOT NULL,
+        time TEXT NOT NULL
+    );
+    CREATE INDEX search_docs_by_session ON search_docs (session);
+    CREATE VIRTUAL TABLE search_text USING fts5 (body, tokenize = 'unicode61');
+    CREATE TABLE search_calls (
+        session INTEGER NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        status TEXT,
+        PRIMARY KEY (session, call_id)
+    ) WITHOUT ROWID;";
+
+/// The search index's file beside `database`.
+fn index_file(database: &Path) -> std::path::PathBuf {
+    let mut name = database.as_os_str().to_os_string();
+    name.push(".search");
+    name.into()
+}
+
+/// Removes the search index's file (and its log) beside `database`.
+fn remove_index_file(database: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = index_file(database).into_os_string();
+        name.push(suffix);
+        let _ = std::fs::remove_file(name);
+    }
+}
+
+/// How many search tables the database itself holds.
+fn search_tables(database: &Path) -> i64 {
+    rusqlite::Connection::open(database)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'search%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap()
+}
+
+/// A document of the index: its session's id, `seq`, turn, call and field.
+type IndexRow = (String, i64, Option<i64>, Option<String>, String);
+
+/// Every document in the index of the (closed) store at `database`, in order (a session no
+/// longer in the log named `(deleted)`), after checking that the FTS5 table holds one row per
+/// document.
+fn index_rows(database: &Path) -> Vec<IndexRow> {
+    let raw = rusqlite::Connection::open(index_file(database)).unwrap();
+    raw.execute("ATTACH DATABASE ?1 AS log", [database.to_str().unwrap()])
+        .unwrap();
+    let rows: Vec<IndexRow> = raw
+        .prepare(
+            "SELECT coalesce(s.id, '(deleted)'), d.seq, d.turn, d.call_id, d.field
+             FROM search_docs d LEFT JOIN log.sessions s ON s.key = d.session
+             ORDER BY 1, 2, 5",
+        )
+        .unwrap()
+        .query_map([], |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+            ))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let (docs, texts): (i64, i64) = raw
+        .query_row(
+            "SELECT (SELECT count(*) FROM search_docs), (SELECT count(*) FROM search_text)",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(docs, texts, "one FTS5 row per document");
+    rows
+}
+
+/// The index of [`searchable_sessions`] written as the appends came, for comparison.
+async fn reference_rows() -> Vec<IndexRow> {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    searchable_sessions(&store).await;
+    drop(store);
+    let rows = index_rows(&database);
+    assert!(rows.len() > 10, "{rows:#?}");
+    rows
+}
+
+/// The hits of `text` as (session, seq) pairs.
+async fn hits(store: &SqliteStore, text: &str) -> Vec<(String, u64)> {
+    store
+        .search(&SearchQuery {
+            text: text.into(),
+            ..SearchQuery::default()
+        })
+        .await
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|hit| (hit.session, hit.seq))
+        .collect()
+}
+
+/// A database from when the index was in its own tables of the database (schema version 5) is
+/// migrated: those tables go, and its index file is built from the log; what the old tables held
+/// and the log does not is never found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_with_the_index_inside_is_migrated_and_searchable() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    searchable_sessions(&store).await;
+    drop(store);
+    remove_index_file(&database);
+    let raw = rusqlite::Connection::open(&database).unwrap();
+    raw.execute_batch(
+        "DROP TABLE store_identity; DROP INDEX events_loop_and_workflow_runs;
+         CREATE TABLE search_docs (
+             id INTEGER PRIMARY KEY, session INTEGER NOT NULL, seq INTEGER NOT NULL,
+             turn INTEGER, call_id TEXT, field TEXT NOT NULL, time TEXT NOT NULL
+         );
+         CREATE INDEX search_docs_by_session ON search_docs (session);
+         CREATE VIRTUAL TABLE search_text USING fts5 (
+             body, tokenize = 'unicode61', content = '', contentless_delete = 1
+         );
+         CREATE TABLE search_calls (
+             session INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL, status TEXT,
+             PRIMARY KEY (session, call_id)
+         ) WITHOUT ROWID;
+         INSERT INTO search_docs VALUES (1, 1, 1, 1, NULL, 'prompt', '2026-12-01T00:00:00.000Z');
+         INSERT INTO search_text (rowid, body) VALUES (1, 'stale platypus');
+         PRAGMA user_version = 5;",
+    )
+    .unwrap();
+    drop(raw);
+    let store = SqliteStore::open(&database).unwrap();
+    let found = hits(&store, "retry logic").await;
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!(hits(&store, "重试").await.len(), 2);
+    assert!(hits(&store, "platypus").await.is_empty());
+    drop(store);
+    assert_eq!(search_tables(&database), 0);
+    let version: i64 = rusqlite::Connection::open(&database)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
+    assert_eq!(index_rows(&database), reference_rows().await);
+}
+
+/// A deleted index file is built again from the log; a damaged one is moved aside (kept, not
+/// deleted) and built again; an index file of another database (the database deleted and made
+/// again beside it) is emptied and built again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_damaged_or_foreign_index_file_is_rebuilt() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let store = SqliteStore::open(&database).unwrap();
+    searchable_sessions(&store).await;
+    drop(store);
+    let reference = reference_rows().await;
+    assert_eq!(index_rows(&database), reference);
+
+    remove_index_file(&database);
+    let store = SqliteStore::open(&database).unwrap();
+    assert_eq!(hits(&store, "retry logic").await.len(), 3);
+    drop(store);
+    assert_eq!(index_rows(&database), reference);
+
+    remove_index_file(&database);
+    std::fs::write(index_file(&database), "not an index at all\n".repeat(500)).unwrap();
+    let store = SqliteStore::open(&database).unwrap();
+    assert_eq!(hits(&store, "retry logic").await.len(), 3);
+    drop(store);
+    assert_eq!(index_rows(&database), reference);
+    let aside: Vec<String> = std::fs::read_dir(folder.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("qilin.db.search.damaged-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    let kept = std::fs::read_to_string(folder.path().join(&aside[0])).unwrap();
+    assert!(kept.starts_with("not an index at all"));
+    assert_eq!(
+        mode_of(&index_file(&database)),
+        "600",
+        "the new index is private"
+    );
+
+    // A new database beside the old index: its sessions have the same ids and keys, but the
+    // index is not theirs.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(folder.path().join(format!("qilin.db{suffix}")));
+    }
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("a", "/work/a", 1))
+        .await
+        .unwrap();
+    store
+        .append("a", &[event(1, 0, turn_started("t1", "a fresh wombat"))])
+        .await
+        .unwrap();
+    assert!(hits(&store, "retry").await.is_empty());
+    assert_eq!(hits(&store, "wombat").await, [("a".to_string(), 1)]);
+    drop(store);
+    assert_eq!(index_rows(&database).len(), 1);
+}
+
+/// A store whose index lags its log (events committed while no indexer ran, as after a crash
+/// between an append's commit and its indexing; a session deleted meanwhile) catches up when
+/// opened: every event indexed once, the deleted session's rows gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_behind_the_log_catches_up_once() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let without_indexer = SqliteOptions {
+        search_index: false,
+        ..SqliteOptions::default()
+    };
+    // Indexed: a session later deleted, and the first event of session a.
+    let store = SqliteStore::open(&database).unwrap();
+    store
+        .create_session(new_session("gone", "/work/gone", 0))
+        .await
+        .unwrap();
+    store
+        .append(
+            "gone",
+            &[event(1, 0, turn_started("t1", "the retry logic"))],
+        )
+        .await
+        .unwrap();
+    store
+        .create_session(new_session("a", "/work/a", 1))
+        .await
+        .unwrap();
+    store
+        .append(
+            "a",
+            &[event(
+                1,
+                0,
+                turn_started("t1", "Where did we change the retry logic?"),
+            )],
+        )
+        .await
+        .unwrap();
+    assert_eq!(hits(&store, "retry logic").await.len(), 2);
+    drop(store);
+    let indexed = index_rows(&database);
+    assert_eq!(indexed.len(), 2, "{indexed:#?}");
+
+    // Not indexed: the rest, and the deletion.
+    let store = SqliteStore::open_with(&database, without_indexer.clone()).unwrap();
+    store.delete_session("gone").await.unwrap();
+    drop(store);
+    // `searchable_sessions` creates a (there already) and appends its first event again:
+    // the rest of it, as it appends it, by hand.
+    let store = SqliteStore::open_with(&database, without_indexer).unwrap();
+    let reference_store = {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("qilin.db");
+        let full = SqliteStore::open(&path).unwrap();
+        searchable_sessions(&full).await;
+        let mut logs = Vec::new();
+        for id in ["a", "b"] {
+            logs.push((id, full.read(id, 0, usize::MAX).await.unwrap()));
+        }
+        logs
+    };
+    store
+        .create_session({
+            let mut reviewer = new_session("b", "/work/b", 2);
+            reviewer.agent = "reviewer".into();
+            reviewer
+        })
+        .await
+        .unwrap();
+    for (id, log) in &reference_store {
+        let from = if *id == "a" { 1 } else { 0 };
+        for chunk in log[from..].chunks(3) {
+            store.append(id, chunk).await.unwrap();
+        }
+    }
+    drop(store);
+    let meanwhile: Vec<(String, i64)> = index_rows(&database)
+        .into_iter()
+        .map(|row| (row.0, row.1))
+        .collect();
+    assert_eq!(
+        meanwhile,
+        [("(deleted)".to_string(), 1), ("a".to_string(), 1)],
+        "nothing indexed meanwhile"
+    );
+
+    let store = SqliteStore::open(&database).unwrap();
+    let found = hits(&store, "retry logic").await;
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found.iter().all(|(session, _)| session != "gone"));
+    drop(store);
+    assert_eq!(index_rows(&database), reference_rows().await);
+    // Opened again, nothing is left to do and nothing is added.
+    drop(SqliteStore::open(&database).unwrap());
+    assert_eq!(index_rows(&database), reference_rows().await);
+}
+
+/// Two stores sharing one database (as two processes do), each appending to its sessions and
+/// searching: each finds the other's appends, and each event is indexed once although both
+/// indexers follow the same log; a deleted session leaves no index rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_stores_index_each_event_once() {
+    let folder = tempfile::tempdir().unwrap();
+    let database = folder.path().join("qilin.db");
+    let first = Arc::new(SqliteStore::open_with(&database, shared()).unwrap());
+    let second = Arc::new(SqliteStore::open_with(&database, shared()).unwrap());
+    const PER_STORE: usize = 4;
+    const EVENTS: u64 = 60;
+    let mut tasks = Vec::new();
+    for (which, store) in [&first, &second].into_iter().enumerate() {
+        for n in 0..PER_STORE {
+            let store = Arc::clone(store);
+            tasks.push(tokio::spawn(async move {
+                let id = format!("s{which}{n}");
+                store
+                    .create_session(new_session(&id, "/w", 0))
+                    .await
+                    .unwrap();
+                for seq in 1..=EVENTS {
+                    let word = format!("word{which}x{n}x{seq}");
+                    store
+                        .append(&id, &[event(seq, 0, turn_started("t", &word))])
+                        .await
+                        .unwrap();
+                    if seq % 15 == 0 {
+                        // Its own append is found at once, whatever the other indexer does.
+                        let found = store
+                            .search(&SearchQuery {
+                                text: word.clone(),
+                                ..SearchQuery::default()
+                            })
+                            .await
+                            .unwrap();
+                        assert_eq!(found.hits.len(), 1, "{word}");
+                    }
+                }
+            }));
+        }
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for (which, store) in [&first, &second].into_iter().enumerate() {
+        for n in 0..PER_STORE {
+            let other = format!("word{}x{n}x{EVENTS}", 1 - which);
+            let found = store
+                .search(&SearchQuery {
+                    text: other.clone(),
+                    ..SearchQuery::default()
+                })
+                .await
+                .unwrap();
+            assert_eq!(found.hits.len(), 1, "{other}");
+        }
+    }
+    first.delete_session("s00").await.unwrap();
+    assert!(
+        second
+            .search(&SearchQuery {
+                text: "word0x0x1".into(),
+                ..SearchQuery::default()
+            })
+            .await
+            .unwrap()
+            .hits
+            .is_empty()
+    );
+    drop(first);
+    drop(second);
+    let rows = index_rows(&database);
+    assert_eq!(rows.len(), (2 * PER_STORE - 1) * EVENTS as usize);
+    let mut places: Vec<(String, i64)> = rows.into_iter().map(|row| (row.0, row.1)).collect();
+    places.dedup();
+    assert_eq!(places.len(), (2 * PER_STORE - 1) * EVENTS as usize);
+    assert!(
+        places
+            .iter()
+            .all(|(session, _)| session != "s00" && session != "(deleted)")
     );
 }
