@@ -3,12 +3,14 @@
 //! recording the cut iteration `interrupted` and running the next one, with nothing done twice;
 //! and `qilin loop` on the terminal, one line per iteration and the reason it stopped.
 
+mod support;
+
 use qilin_protocol::loops::{IterationStatus, LoopRecord, LoopStatus, LoopStopReason};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{Served, started, unsandboxed_serve};
 
 /// Bash, with a check that passes once `fixed.txt` exists.
 const AGENT: &str = "\
@@ -33,20 +35,6 @@ turns:
   - say: Tried.
 "#;
 
-/// A running `qilin serve`, its base URL and token.
-struct Served {
-    child: Child,
-    base: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A workspace in `dir/workspace` with the agent and its script.
 fn workspace_in(dir: &Path) -> std::path::PathBuf {
     let workspace = dir.join("workspace");
@@ -56,61 +44,13 @@ fn workspace_in(dir: &Path) -> std::path::PathBuf {
     workspace
 }
 
-/// Starts `qilin serve` on the workspace of `dir` and the SQLite file `dir/qilin.db`.
-fn serve(dir: &Path) -> Served {
-    let workspace = dir.join("workspace");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
-        .args(["serve", "--no-sandbox", "--workspace"])
-        .arg(&workspace)
-        .arg("--agent")
-        .arg(workspace.join("looper.agent"))
-        .arg("--model")
-        .arg(format!(
-            "scripted:{}",
-            workspace.join("looper.yaml").display()
-        ))
-        .arg("--database")
-        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("qilin serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines.next().expect("qilin serve prints its URL").unwrap();
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_string();
-        }
-    };
-    let (page, token) = url.split_once("#token=").expect("URL with a token");
-    let at = page["http://".len()..]
-        .find('/')
-        .map_or(page.len(), |at| at + "http://".len());
-    Served {
-        child,
-        base: page[..at].to_string(),
-        token: token.to_string(),
-    }
-}
-
-impl Served {
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
-        let response = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    async fn loops(&self, client: &reqwest::Client, session: &str) -> Vec<LoopRecord> {
-        let (status, loops) = self
-            .send(client.get(format!("{}/api/sessions/{session}/loops", self.base)))
-            .await;
-        assert_eq!(status, 200, "{loops}");
-        serde_json::from_value(loops).unwrap()
-    }
+/// The loops of `session`, as `served` lists them.
+async fn loops_of(served: &Served, client: &reqwest::Client, session: &str) -> Vec<LoopRecord> {
+    let (status, loops) = served
+        .send(client.get(format!("{}/api/sessions/{session}/loops", served.base)))
+        .await;
+    assert_eq!(status, 200, "{loops}");
+    serde_json::from_value(loops).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -118,17 +58,9 @@ async fn kill_9_mid_iteration_the_loop_goes_on_by_itself_after_the_restart() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = workspace_in(dir.path());
     let client = reqwest::Client::new();
-    let mut first = serve(dir.path());
-    let (status, created) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions", first.base))
-                .json(&json!({})),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let session = created["id"].as_str().unwrap().to_string();
-    let (status, started) = first
+    let first = started(unsandboxed_serve(dir.path(), "looper"));
+    let session = first.create_session(&client).await;
+    let (status, looping) = first
         .send(
             client
                 .post(format!("{}/api/sessions/{session}/loops", first.base))
@@ -136,22 +68,20 @@ async fn kill_9_mid_iteration_the_loop_goes_on_by_itself_after_the_restart() {
                               "until": {"checks": ["fixed"]}, "maxIterations": 4})),
         )
         .await;
-    assert_eq!(status, 201, "{started}");
+    assert_eq!(status, 201, "{looping}");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !workspace.join("attempts.txt").exists() {
         assert!(Instant::now() < deadline, "the first iteration never ran");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
+    first.kill_9();
     std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
 
     // Nobody opens the session: the restarted server finds the loop by itself.
-    let second = serve(dir.path());
+    let second = started(unsandboxed_serve(dir.path(), "looper"));
     let deadline = Instant::now() + Duration::from_secs(120);
     let record = loop {
-        let loops = second.loops(&client, &session).await;
+        let loops = loops_of(&second, &client, &session).await;
         if loops[0].status == LoopStatus::Finished {
             break loops[0].clone();
         }
