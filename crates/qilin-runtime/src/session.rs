@@ -14,6 +14,7 @@ use crate::runtime::read_after;
 use crate::{AllowCallError, CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
+use parking_lot::Mutex;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, OpenTurn, TurnSummary};
 use qilin_codemode::{CallJournal, Journals};
 use qilin_goals::NewGoal;
@@ -38,7 +39,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -1010,11 +1011,8 @@ impl SessionHandle {
         self.inner.session.workspace()
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
-        self.inner
-            .turns
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn turns(&self) -> parking_lot::MutexGuard<'_, Turns> {
+        self.inner.turns.lock()
     }
 
     /// Starts a turn of `prompt`; it runs in the background to its end. Refused while another
@@ -1859,7 +1857,7 @@ impl Committer {
                         pending.clear();
                         if trouble.take().is_some_and(|trouble| trouble.reported) {
                             tracing::info!(session = %session, "the store takes the session's events again; none was lost");
-                            *lock(&failed) = None;
+                            *failed.lock() = None;
                         }
                         committed.send_replace(last);
                     }
@@ -1871,7 +1869,7 @@ impl Committer {
                             && trouble.since.elapsed() < BUSY_PATIENCE;
                         if !trouble.reported && !patient {
                             tracing::error!(session = %session, error = %err, "the session's events cannot be stored now; they wait in memory and are tried again");
-                            *lock(&failed) = Some(format!(
+                            *failed.lock() = Some(format!(
                                 "{err}; its unstored events wait in memory and are stored once the store takes them again"
                             ));
                             trouble.reported = true;
@@ -1885,7 +1883,7 @@ impl Committer {
                     }
                     Err(err) => {
                         tracing::error!(session = %session, error = %err, "the session's events can no longer be stored");
-                        *lock(&failed) = Some(err.to_string());
+                        *failed.lock() = Some(err.to_string());
                         given_up = true;
                         pending.clear();
                         committed.send_modify(|_| {});
@@ -1900,7 +1898,7 @@ impl Committer {
     }
 
     fn failure(&self) -> Option<String> {
-        lock(&self.failure).clone()
+        self.failure.lock().clone()
     }
 
     /// Waits until the events up to `seq` are stored; an error while the store cannot take
@@ -1952,10 +1950,6 @@ const BUSY_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The longest pause between two tries of a store that refuses the events for now.
 const RETRY_PAUSE_CAP: Duration = Duration::from_secs(1);
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
 
 /// Creates the session folder `data_dir` (`.qilin/sessions/ID` unless the host gave one:
 /// spilled outputs, job logs) and the folders above it that are missing, owner-only (0700); the
