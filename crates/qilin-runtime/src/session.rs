@@ -16,6 +16,7 @@ use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
 use parking_lot::Mutex;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, OpenTurn, TurnSummary};
+use qilin_backoff::{Backoff, Retries};
 use qilin_codemode::{CallJournal, Journals};
 use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
@@ -1878,8 +1879,7 @@ impl Committer {
                             tracing::warn!(session = %session, error = %err, "the store refuses the session's events for now; they wait for it");
                             trouble.warned = true;
                         }
-                        tokio::time::sleep(trouble.pause).await;
-                        trouble.pause = (trouble.pause * 2).min(RETRY_PAUSE_CAP);
+                        trouble.retries.wait().await;
                     }
                     Err(err) => {
                         tracing::error!(session = %session, error = %err, "the session's events can no longer be stored");
@@ -1924,8 +1924,8 @@ impl Committer {
 /// A store refusing a session's events for now, since when, and what was said of it.
 struct Trouble {
     since: tokio::time::Instant,
-    /// The pause before the next try: doubling from 20 ms to [`RETRY_PAUSE_CAP`].
-    pause: Duration,
+    /// The failed tries so far, and the pause before the next: [`RETRY_PAUSES`].
+    retries: Retries,
     /// A warning was logged.
     warned: bool,
     /// The failure was reported to the session's host.
@@ -1936,7 +1936,7 @@ impl Trouble {
     fn new() -> Self {
         Trouble {
             since: tokio::time::Instant::now(),
-            pause: Duration::from_millis(20),
+            retries: RETRY_PAUSES.retries(),
             warned: false,
             reported: false,
         }
@@ -1950,6 +1950,10 @@ const BUSY_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The longest pause between two tries of a store that refuses the events for now.
 const RETRY_PAUSE_CAP: Duration = Duration::from_secs(1);
+
+/// The pauses between tries of a store that refuses the events for now: from 20 ms, doubling
+/// up to [`RETRY_PAUSE_CAP`].
+const RETRY_PAUSES: Backoff = Backoff::new(Duration::from_millis(20), RETRY_PAUSE_CAP);
 
 /// Creates the session folder `data_dir` (`.qilin/sessions/ID` unless the host gave one:
 /// spilled outputs, job logs) and the folders above it that are missing, owner-only (0700); the
