@@ -6,6 +6,7 @@
 
 use crate::HistoryFold;
 use futures_util::StreamExt;
+use parking_lot::Mutex;
 use qilin_model::{
     Message, ModelEvent, ModelProvider, ModelRequest, Reasoning, ReasoningSetting, StopReason,
 };
@@ -16,7 +17,7 @@ use qilin_tool::{
     CallOutcome, Caller, DirectDefinition, Executor, ToolEffect, ToolError, ToolRegistry,
 };
 use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -81,7 +82,7 @@ pub struct Agent {
     pub(crate) provider: Arc<dyn ModelProvider>,
     /// The prompt and the executor of its tools; replaced between turns when the tools
     /// change (an MCP server's tool list), read once per step.
-    mounted: std::sync::RwLock<Arc<Mounted>>,
+    mounted: parking_lot::RwLock<Arc<Mounted>>,
     pub(crate) settings: LoopSettings,
     history: Mutex<History>,
 }
@@ -203,7 +204,7 @@ impl Agent {
         let unread = executor.session().events().subscribe();
         Agent {
             provider,
-            mounted: std::sync::RwLock::new(Arc::new(Mounted { prompt, executor })),
+            mounted: parking_lot::RwLock::new(Arc::new(Mounted { prompt, executor })),
             settings,
             history: Mutex::new(History {
                 fold: HistoryFold::from_events(events),
@@ -222,19 +223,12 @@ impl Agent {
         self.lock_history().catch_up().messages().to_vec()
     }
 
-    pub(crate) fn lock_history(&self) -> std::sync::MutexGuard<'_, History> {
-        self.history
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    pub(crate) fn lock_history(&self) -> parking_lot::MutexGuard<'_, History> {
+        self.history.lock()
     }
 
     fn mounted(&self) -> Arc<Mounted> {
-        Arc::clone(
-            &self
-                .mounted
-                .read()
-                .unwrap_or_else(|poison| poison.into_inner()),
-        )
+        Arc::clone(&self.mounted.read())
     }
 
     /// The executor (and through it the session and its event log).
@@ -251,10 +245,7 @@ impl Agent {
     /// tools that changed since the agent was made; the host calls it between turns, and a
     /// step already asking the model keeps what it had.
     pub fn replace_tools(&self, prompt: AgentPrompt, executor: Executor) {
-        *self
-            .mounted
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner()) = Arc::new(Mounted { prompt, executor });
+        *self.mounted.write() = Arc::new(Mounted { prompt, executor });
     }
 
     /// Runs one turn of `prompt`.

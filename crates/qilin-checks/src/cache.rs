@@ -14,13 +14,13 @@
 //! check once again.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use parking_lot::Mutex;
 use qilin_protocol::checks::CheckRun;
 use qilin_skill::CheckDeclaration;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// The most bytes read of one file for its hash; a larger file is hashed by its first bytes,
 /// its size and its modification time.
@@ -35,7 +35,7 @@ pub(crate) struct RunCache {
 impl RunCache {
     /// The run of check `id` made when its key was `key`, if it is still the last one.
     pub(crate) fn get(&self, id: &str, key: &str) -> Option<CheckRun> {
-        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let runs = self.runs.lock();
         runs.get(id)
             .filter(|(stored, _)| stored == key)
             .map(|(_, run)| run.clone())
@@ -43,13 +43,13 @@ impl RunCache {
 
     /// Keeps `run` of check `id`, made with key `key`, replacing the earlier one.
     pub(crate) fn put(&self, id: &str, key: String, run: CheckRun) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut runs = self.runs.lock();
         runs.insert(id.to_string(), (key, run));
     }
 
     /// Forgets the run of check `id` (a run that is not reused: timed out, not started).
     pub(crate) fn forget(&self, id: &str) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut runs = self.runs.lock();
         runs.remove(id);
     }
 }

@@ -3,156 +3,12 @@
 //! turn goes on, the model reading the run's result. A run waiting on an approval when the
 //! server dies asks again after the restart and continues once answered.
 
+mod support;
+
 use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// A running `qilin serve`, its base URL and token.
-struct Served {
-    child: Child,
-    base: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `qilin serve` on `dir/workspace`, running its `AGENT.agent` on the script `AGENT.yaml`,
-/// storing in `dir/qilin.db`; returns once it prints its URL.
-fn serve(dir: &Path, agent: &str) -> Served {
-    let workspace = dir.join("workspace");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
-        .args(["serve", "--no-sandbox", "--workspace"])
-        .arg(&workspace)
-        .arg("--agent")
-        .arg(workspace.join(format!("{agent}.agent")))
-        .arg("--model")
-        .arg(format!(
-            "scripted:{}",
-            workspace.join(format!("{agent}.yaml")).display()
-        ))
-        .arg("--database")
-        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("qilin serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("qilin serve prints its URL")
-            .expect("readable output");
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_string();
-        }
-    };
-    let (page, token) = url.split_once("#token=").expect("URL with a token");
-    let at = page["http://".len()..]
-        .find('/')
-        .map_or(page.len(), |at| at + "http://".len());
-    Served {
-        child,
-        base: page[..at].to_string(),
-        token: token.to_string(),
-    }
-}
-
-impl Served {
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
-        let response = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    async fn create_session(&self, client: &reqwest::Client) -> String {
-        let (status, created) = self
-            .send(
-                client
-                    .post(format!("{}/api/sessions", self.base))
-                    .json(&json!({})),
-            )
-            .await;
-        assert_eq!(status, 201, "{created}");
-        created["id"].as_str().unwrap().to_string()
-    }
-
-    async fn start_turn(&self, client: &reqwest::Client, session: &str, prompt: &str) {
-        let (status, started) = self
-            .send(
-                client
-                    .post(format!("{}/api/sessions/{session}/turns", self.base))
-                    .json(&json!({ "prompt": prompt })),
-            )
-            .await;
-        assert_eq!(status, 202, "{started}");
-    }
-
-    async fn events(&self, client: &reqwest::Client, session: &str) -> Vec<Event> {
-        let mut events: Vec<Event> = Vec::new();
-        loop {
-            let after = events.last().map_or(0, |event| event.seq);
-            let (status, page) = self
-                .send(client.get(format!(
-                    "{}/api/sessions/{session}/events?after={after}&limit=1000",
-                    self.base
-                )))
-                .await;
-            assert_eq!(status, 200, "{page}");
-            events.extend(serde_json::from_value::<Vec<Event>>(page["events"].clone()).unwrap());
-            if page["more"] != json!(true) {
-                return events;
-            }
-        }
-    }
-
-    /// Polls the session's events until `done` holds, for at most `secs` seconds.
-    async fn wait_for(
-        &self,
-        client: &reqwest::Client,
-        session: &str,
-        secs: u64,
-        what: &str,
-        done: impl Fn(&[Event]) -> bool,
-    ) -> Vec<Event> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let events = self.events(client, session).await;
-            if done(&events) {
-                return events;
-            }
-            assert!(Instant::now() < deadline, "{what}: {events:#?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// Kills the server with SIGKILL.
-    fn kill_9(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-fn finished(events: &[Event]) -> Vec<FinishReason> {
-    events
-        .iter()
-        .filter_map(|event| match &event.body {
-            EventBody::TurnFinished { reason, .. } => Some(*reason),
-            _ => None,
-        })
-        .collect()
-}
+use support::{finished, started, unsandboxed_serve};
 
 fn has_result(events: &[Event], call_id: &str) -> bool {
     events
@@ -217,7 +73,7 @@ async fn a_run_killed_after_its_third_call_completes_after_the_restart_without_r
     std::fs::write(workspace.join("coder.yaml"), FIVE_CALLS).unwrap();
     let client = reqwest::Client::new();
 
-    let first = serve(dir.path(), "coder");
+    let first = started(unsandboxed_serve(dir.path(), "coder"));
     let session = first.create_session(&client).await;
     first.start_turn(&client, &session, "append five").await;
     let seen = first
@@ -237,7 +93,7 @@ async fn a_run_killed_after_its_third_call_completes_after_the_restart_without_r
     first.kill_9();
     assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
 
-    let second = serve(dir.path(), "coder");
+    let second = started(unsandboxed_serve(dir.path(), "coder"));
     let events = second
         .wait_for(&client, &session, 90, "the turn never finished", |events| {
             !finished(events).is_empty()
@@ -307,7 +163,7 @@ async fn a_run_waiting_on_an_approval_asks_again_after_the_restart_and_continues
     std::fs::write(workspace.join("careful.yaml"), ONE_APPROVED_CALL).unwrap();
     let client = reqwest::Client::new();
 
-    let first = serve(dir.path(), "careful");
+    let first = started(unsandboxed_serve(dir.path(), "careful"));
     let session = first.create_session(&client).await;
     first.start_turn(&client, &session, "run it").await;
     first
@@ -320,7 +176,7 @@ async fn a_run_waiting_on_an_approval_asks_again_after_the_restart_and_continues
     first.kill_9();
     assert!(lines_of(&workspace.join("calls.txt")).is_empty());
 
-    let second = serve(dir.path(), "careful");
+    let second = started(unsandboxed_serve(dir.path(), "careful"));
     let events = second
         .wait_for(&client, &session, 60, "the approval was not asked again", |events| {
             events
@@ -486,7 +342,7 @@ async fn a_foreground_workflow_killed_after_its_third_call_completes_under_its_i
     );
     let client = reqwest::Client::new();
 
-    let first = serve(dir.path(), "flows");
+    let first = started(unsandboxed_serve(dir.path(), "flows"));
     let session = first.create_session(&client).await;
     first.start_turn(&client, &session, "run five").await;
     let seen = first
@@ -506,7 +362,7 @@ async fn a_foreground_workflow_killed_after_its_third_call_completes_under_its_i
     first.kill_9();
     assert_eq!(lines_of(&workspace.join("calls.txt")), ["1", "2", "3"]);
 
-    let second = serve(dir.path(), "flows");
+    let second = started(unsandboxed_serve(dir.path(), "flows"));
     let events = second
         .wait_for(&client, &session, 90, "the turn never finished", |events| {
             !finished(events).is_empty()
@@ -544,7 +400,7 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_when_the_serv
     );
     let client = reqwest::Client::new();
 
-    let first = serve(dir.path(), "flows");
+    let first = started(unsandboxed_serve(dir.path(), "flows"));
     let session = first.create_session(&client).await;
     first.start_turn(&client, &session, "start five").await;
     let seen = first
@@ -570,7 +426,7 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_when_the_serv
 
     // Nobody opens the session: the new server's recovery finds the run not finished in the
     // log, resumes the session and replays the run.
-    let second = serve(dir.path(), "flows");
+    let second = started(unsandboxed_serve(dir.path(), "flows"));
     let events = second
         .wait_for(&client, &session, 90, "the run never finished", |events| {
             !workflow_events(events).1.is_empty()

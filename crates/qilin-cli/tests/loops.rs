@@ -1,15 +1,17 @@
 //! A loop and its process: `qilin serve` killed with `kill -9` during an iteration (or while
 //! its checks run), started again on the same SQLite file, goes on with the loop by itself —
 //! nobody opens the session — recording the cut iteration `interrupted` and running the next
-//! one, with nothing done twice;
-//! and `qilin loop` on the terminal, one line per iteration and the reason it stopped.
+//! one, with nothing done twice; and `qilin loop` on the terminal, one line per iteration and
+//! the reason it stopped.
+
+mod support;
 
 use qilin_protocol::loops::{IterationStatus, LoopRecord, LoopStatus, LoopStopReason};
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use serde_json::json;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{Served, started, unsandboxed_serve};
 
 /// Bash, with a check that passes once `fixed.txt` exists.
 const AGENT: &str = "\
@@ -34,20 +36,6 @@ turns:
   - say: Tried.
 "#;
 
-/// A running `qilin serve`, its base URL and token.
-struct Served {
-    child: Child,
-    base: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A workspace in `dir/workspace` with the agent and its script.
 fn workspace_in(dir: &Path) -> std::path::PathBuf {
     let workspace = dir.join("workspace");
@@ -57,60 +45,53 @@ fn workspace_in(dir: &Path) -> std::path::PathBuf {
     workspace
 }
 
-/// Starts `qilin serve` on the workspace of `dir` and the SQLite file `dir/qilin.db`.
-fn serve(dir: &Path) -> Served {
-    let workspace = dir.join("workspace");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
-        .args(["serve", "--no-sandbox", "--workspace"])
-        .arg(&workspace)
-        .arg("--agent")
-        .arg(workspace.join("looper.agent"))
-        .arg("--model")
-        .arg(format!(
-            "scripted:{}",
-            workspace.join("looper.yaml").display()
-        ))
-        .arg("--database")
-        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("qilin serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines.next().expect("qilin serve prints its URL").unwrap();
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_string();
-        }
-    };
-    let (page, token) = url.split_once("#token=").expect("URL with a token");
-    let at = page["http://".len()..]
-        .find('/')
-        .map_or(page.len(), |at| at + "http://".len());
-    Served {
-        child,
-        base: page[..at].to_string(),
-        token: token.to_string(),
-    }
+/// The loops of `session`, as `served` lists them.
+async fn loops_of(served: &Served, client: &reqwest::Client, session: &str) -> Vec<LoopRecord> {
+    let (status, loops) = served
+        .send(client.get(format!("{}/api/sessions/{session}/loops", served.base)))
+        .await;
+    assert_eq!(status, 200, "{loops}");
+    serde_json::from_value(loops).unwrap()
 }
 
-impl Served {
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
-        let response = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+/// Starts a loop until `check` passes (at most four iterations) in `qilin serve` on `dir`,
+/// kills the server with `kill -9` once the workspace holds `marker`, writes `go.txt`, starts
+/// another server on the same database and returns the loop as it finished — nobody opening
+/// its session.
+async fn loop_cut_by_kill_9(dir: &Path, check: &str, marker: &str) -> LoopRecord {
+    let workspace = dir.join("workspace");
+    let client = reqwest::Client::new();
+    let first = started(unsandboxed_serve(dir, "looper"));
+    let session = first.create_session(&client).await;
+    let (status, looping) = first
+        .send(
+            client
+                .post(format!("{}/api/sessions/{session}/loops", first.base))
+                .json(&json!({"prompt": "Make the check pass.",
+                              "until": {"checks": [check]}, "maxIterations": 4})),
+        )
+        .await;
+    assert_eq!(status, 201, "{looping}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !workspace.join(marker).exists() {
+        assert!(Instant::now() < deadline, "{marker} never appeared");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    first.kill_9();
+    std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
 
-    async fn loops(&self, client: &reqwest::Client, session: &str) -> Vec<LoopRecord> {
-        let (status, loops) = self
-            .send(client.get(format!("{}/api/sessions/{session}/loops", self.base)))
-            .await;
-        assert_eq!(status, 200, "{loops}");
-        serde_json::from_value(loops).unwrap()
+    let second = started(unsandboxed_serve(dir, "looper"));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let loops = loops_of(&second, &client, &session).await;
+        if loops[0].status == LoopStatus::Finished {
+            return loops[0].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the loop never went on: {loops:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -118,50 +99,7 @@ impl Served {
 async fn kill_9_mid_iteration_the_loop_goes_on_by_itself_after_the_restart() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = workspace_in(dir.path());
-    let client = reqwest::Client::new();
-    let mut first = serve(dir.path());
-    let (status, created) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions", first.base))
-                .json(&json!({})),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let session = created["id"].as_str().unwrap().to_string();
-    let (status, started) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions/{session}/loops", first.base))
-                .json(&json!({"prompt": "Make the check pass.",
-                              "until": {"checks": ["fixed"]}, "maxIterations": 4})),
-        )
-        .await;
-    assert_eq!(status, 201, "{started}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !workspace.join("attempts.txt").exists() {
-        assert!(Instant::now() < deadline, "the first iteration never ran");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
-    std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
-
-    // Nobody opens the session: the restarted server finds the loop by itself.
-    let second = serve(dir.path());
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let record = loop {
-        let loops = second.loops(&client, &session).await;
-        if loops[0].status == LoopStatus::Finished {
-            break loops[0].clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the loop never went on: {loops:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let record = loop_cut_by_kill_9(dir.path(), "fixed", "attempts.txt").await;
     assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
     assert_eq!(record.iterations.len(), 2, "{record:#?}");
     assert_eq!(record.iterations[0].status, IterationStatus::Interrupted);
@@ -209,51 +147,8 @@ async fn kill_9_while_the_checks_run_the_loop_goes_on_by_itself_after_the_restar
     let workspace = workspace_in(dir.path());
     std::fs::write(workspace.join("looper.agent"), SLOW_CHECK_AGENT).unwrap();
     std::fs::write(workspace.join("looper.yaml"), QUICK_SCRIPT).unwrap();
-    let client = reqwest::Client::new();
-    let mut first = serve(dir.path());
-    let (status, created) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions", first.base))
-                .json(&json!({})),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let session = created["id"].as_str().unwrap().to_string();
-    let (status, started) = first
-        .send(
-            client
-                .post(format!("{}/api/sessions/{session}/loops", first.base))
-                .json(&json!({"prompt": "Make the check pass.",
-                              "until": {"checks": ["go"]}, "maxIterations": 4})),
-        )
-        .await;
-    assert_eq!(status, 201, "{started}");
-    // The iteration's turn ended and its checks run: no session is mid-turn at the kill.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !workspace.join("checks.txt").exists() {
-        assert!(Instant::now() < deadline, "the first checks never ran");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
-    std::fs::write(workspace.join("go.txt"), "go\n").unwrap();
-
-    // Nobody opens the session: the restarted server finds the loop still running in its log.
-    let second = serve(dir.path());
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let record = loop {
-        let loops = second.loops(&client, &session).await;
-        if loops[0].status == LoopStatus::Finished {
-            break loops[0].clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the loop never went on: {loops:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    // Killed once the iteration's turn ended and its checks run: no session is mid-turn.
+    let record = loop_cut_by_kill_9(dir.path(), "go", "checks.txt").await;
     assert_eq!(record.stop_reason, Some(LoopStopReason::ChecksPassed));
     assert_eq!(record.iterations.len(), 2, "{record:#?}");
     assert_eq!(record.iterations[0].status, IterationStatus::Interrupted);

@@ -2,11 +2,13 @@
 //! (found through the server's token file, asked at `GET /api/lsp`) and says so; with
 //! `--local`, or when no server of the workspace runs, it shows its own view and says that.
 
+mod support;
+
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use support::{Served, scripted_serve, started};
 
 const AGENT: &str = "\
 name: navigator
@@ -24,20 +26,6 @@ turns:
         args: {operation: definition, path: app.py, line: 12, character: 11}
   - say: Found it.
 ";
-
-/// A running `qilin serve`, its base URL and token.
-struct Served {
-    child: Child,
-    base: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// pyright from `tests/lsp-servers`.
 fn pyright() -> PathBuf {
@@ -74,58 +62,11 @@ fn workspace_in(dir: &Path) -> PathBuf {
 /// `qilin serve` on `workspace`, its token file in `dir/run`; with the sandbox unless
 /// `sandboxed` is false (`--no-sandbox`).
 fn serve(dir: &Path, workspace: &Path, sandboxed: bool) -> Served {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
-    command.arg("serve");
+    let mut command = scripted_serve(dir, workspace, "navigator");
     if !sandboxed {
         command.arg("--no-sandbox");
     }
-    let mut child = command
-        .arg("--workspace")
-        .arg(workspace)
-        .arg("--agent")
-        .arg(workspace.join("navigator.agent"))
-        .arg("--model")
-        .arg(format!(
-            "scripted:{}",
-            workspace.join("navigator.yaml").display()
-        ))
-        .arg("--database")
-        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("qilin serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("qilin serve prints its URL")
-            .expect("readable output");
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_string();
-        }
-    };
-    let (page, token) = url.split_once("#token=").expect("URL with a token");
-    let host_end = page["http://".len()..]
-        .find('/')
-        .map_or(page.len(), |at| at + "http://".len());
-    Served {
-        child,
-        base: page[..host_end].to_string(),
-        token: token.to_string(),
-    }
-}
-
-impl Served {
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
-        let response = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
+    started(command)
 }
 
 /// `qilin lsp status ARGS` for `workspace`, with the token files of `dir/run`: its stdout
@@ -157,23 +98,10 @@ fn python_row(table: &str) -> &str {
 /// until the server's `GET /api/lsp` says pyright is ready: its status there.
 async fn start_pyright(served: &Served) -> Value {
     let client = reqwest::Client::new();
-    let (code, created) = served
-        .send(
-            client
-                .post(format!("{}/api/sessions", served.base))
-                .json(&json!({})),
-        )
+    let session = served.create_session(&client).await;
+    served
+        .start_turn(&client, &session, "Where is area_of defined?")
         .await;
-    assert_eq!(code, 201, "{created}");
-    let session = created["id"].as_str().unwrap().to_string();
-    let (code, started) = served
-        .send(
-            client
-                .post(format!("{}/api/sessions/{session}/turns", served.base))
-                .json(&json!({ "prompt": "Where is area_of defined?" })),
-        )
-        .await;
-    assert_eq!(code, 202, "{started}");
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let (code, api) = served

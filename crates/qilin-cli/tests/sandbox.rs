@@ -1,9 +1,12 @@
 //! The bash sandbox as `qilin run` sets it up: the environment a command sees, the refusal on
 //! a kernel that cannot sandbox, and the two ways to opt out.
 
+mod support;
+
 use qilin_protocol::{Event, EventBody};
 use std::path::Path;
 use std::process::{Command, Output};
+use support::{finished, scripted_serve, started};
 
 /// A workspace with an agent that mounts bash (and `sandbox_section`, when given) and a script
 /// whose model runs `command` once, then answers.
@@ -242,104 +245,6 @@ fn the_users_runtime_folder_is_hidden_but_a_socket_the_agent_names_there_is_reac
     );
 }
 
-/// A running `qilin serve`: its process, base URL and token.
-struct Served {
-    child: std::process::Child,
-    base: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    /// Starts `qilin serve` on `workspace` (its `net.agent`, the script `script.yaml`, the
-    /// sandbox on) with `env`, and reads the URL it prints.
-    fn start(workspace: &Path, env: &[(&str, &Path)]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_qilin"))
-            .arg("serve")
-            .arg("--workspace")
-            .arg(workspace)
-            .arg("--agent")
-            .arg(workspace.join("net.agent"))
-            .arg("--model")
-            .arg(format!(
-                "scripted:{}",
-                workspace.join("script.yaml").display()
-            ))
-            .envs(env.iter().copied())
-            .env("NO_COLOR", "1")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("qilin serve starts");
-        let stdout = child.stdout.take().unwrap();
-        let url = std::io::BufRead::lines(std::io::BufReader::new(stdout))
-            .map_while(Result::ok)
-            .find_map(|line| line.find("http://").map(|at| line[at..].trim().to_string()))
-            .expect("qilin serve prints its URL");
-        let (page, token) = url.split_once("#token=").unwrap();
-        Served {
-            child,
-            base: page.trim_end_matches('/').to_string(),
-            token: token.to_string(),
-        }
-    }
-
-    /// The port it listens on.
-    fn port(&self) -> u16 {
-        self.base.rsplit(':').next().unwrap().parse().unwrap()
-    }
-
-    async fn post(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
-        let response = reqwest::Client::new()
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert!(response.status().is_success(), "{path}: {response:?}");
-        response.json().await.unwrap()
-    }
-
-    /// The session's events once `turns` turns have finished.
-    async fn events_after_turns(&self, session: &str, turns: usize) -> Vec<Event> {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            let page: serde_json::Value = reqwest::Client::new()
-                .get(format!(
-                    "{}/api/sessions/{session}/events?limit=1000",
-                    self.base
-                ))
-                .bearer_auth(&self.token)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let events: Vec<Event> = serde_json::from_value(page["events"].clone()).unwrap();
-            let finished = events
-                .iter()
-                .filter(|event| matches!(event.body, EventBody::TurnFinished { .. }))
-                .count();
-            if finished >= turns {
-                return events;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the turn never finished"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    }
-}
-
 /// The text of every bash result in `events`, as JSON.
 fn bash_results(events: &[Event]) -> Vec<String> {
     events
@@ -374,14 +279,9 @@ async fn under_serve_a_command_never_reaches_the_server_and_sigterm_leaves_nothi
         "name: net\ninstructions: Run commands.\ntools: [bash]\nsandbox: {network: true}\n",
     )
     .unwrap();
-    let served = Served::start(
-        &workspace,
-        &[
-            ("XDG_RUNTIME_DIR", &runtime),
-            ("TMPDIR", &temp),
-            ("HOME", &home),
-        ],
-    );
+    let mut command = scripted_serve(dir.path(), &workspace, "net");
+    command.env("TMPDIR", &temp).env("HOME", &home);
+    let served = started(command);
     let port = served.port();
     let token_file = runtime.join("qilin").join(format!("serve-{port}.json"));
     assert!(token_file.exists(), "the server wrote its token file");
@@ -397,7 +297,7 @@ async fn under_serve_a_command_never_reaches_the_server_and_sigterm_leaves_nothi
     );
     let job = "sleep 60 > \"$TMPDIR/busy\"";
     std::fs::write(
-        workspace.join("script.yaml"),
+        workspace.join("net.yaml"),
         format!(
             "turns:\n  - calls: [{{tool: bash, args: {{command: {}}}}}]\n  - say: done\n  \
              - calls: [{{tool: bash, args: {{command: {}, background: true}}}}]\n  - say: started\n",
@@ -407,15 +307,14 @@ async fn under_serve_a_command_never_reaches_the_server_and_sigterm_leaves_nothi
     )
     .unwrap();
 
-    let created = served.post("/api/sessions", serde_json::json!({})).await;
-    let session = created["id"].as_str().unwrap().to_string();
-    served
-        .post(
-            &format!("/api/sessions/{session}/turns"),
-            serde_json::json!({"prompt": "look"}),
-        )
+    let client = reqwest::Client::new();
+    let session = served.create_session(&client).await;
+    served.start_turn(&client, &session, "look").await;
+    let events = served
+        .wait_for(&client, &session, 60, "the turn never finished", |events| {
+            !finished(events).is_empty()
+        })
         .await;
-    let events = served.events_after_turns(&session, 1).await;
     let results = bash_results(&events);
     let [seen] = results.as_slice() else {
         panic!("{events:#?}")
@@ -438,13 +337,12 @@ async fn under_serve_a_command_never_reaches_the_server_and_sigterm_leaves_nothi
         .unwrap();
     assert!(private.starts_with(&temp) && private.is_dir(), "{seen}");
 
+    served.start_turn(&client, &session, "start a job").await;
     served
-        .post(
-            &format!("/api/sessions/{session}/turns"),
-            serde_json::json!({"prompt": "start a job"}),
-        )
+        .wait_for(&client, &session, 60, "the turn never finished", |events| {
+            finished(events).len() >= 2
+        })
         .await;
-    served.events_after_turns(&session, 2).await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !private.join("busy").exists() {
         assert!(

@@ -3,12 +3,14 @@
 //! left running (its call `interrupted`), and the conversation goes on. A second server on the
 //! same SQLite file is refused, naming the first; `--demo` serves the demo as a live session.
 
+mod support;
+
 use qilin_protocol::{Event, EventBody, FinishReason};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{Served, finished, started, unsandboxed_serve};
 
 const AGENT: &str = "\
 name: slow
@@ -29,147 +31,14 @@ turns:
   - say: Done looking.
 ";
 
-/// A running `qilin serve`, its base URL and token. Its standard output is closed once the URL
-/// is read, as `qilin serve | head` would: the server goes on serving.
-struct Served {
-    child: Child,
-    base: String,
-    /// The path of the printed URL (`/`, or the demo session's page).
-    page: String,
-    token: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `qilin serve` on the workspace of `dir` (its agent and model) and the SQLite file
 /// `dir/qilin.db`, not yet started.
 fn serve_command(dir: &Path) -> Command {
-    serve_agent_command(dir, "slow")
-}
-
-/// `qilin serve` as [`serve_command`], running the workspace's `AGENT.agent` on the script
-/// `AGENT.yaml`.
-fn serve_agent_command(dir: &Path, agent: &str) -> Command {
-    let workspace = dir.join("workspace");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_qilin"));
-    command
-        .args(["serve", "--no-sandbox", "--workspace"])
-        .arg(&workspace)
-        .arg("--agent")
-        .arg(workspace.join(format!("{agent}.agent")))
-        .arg("--model")
-        .arg(format!(
-            "scripted:{}",
-            workspace.join(format!("{agent}.yaml")).display()
-        ))
-        .arg("--database")
-        .arg(format!("sqlite:{}", dir.join("qilin.db").display()))
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env("NO_COLOR", "1");
-    command
+    unsandboxed_serve(dir, "slow")
 }
 
 fn serve(dir: &Path) -> Served {
     started(serve_command(dir))
-}
-
-/// Starts `command` (a `qilin serve`) and reads the URL it prints.
-fn started(mut command: Command) -> Served {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("qilin serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("qilin serve prints its URL")
-            .expect("readable output");
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_string();
-        }
-    };
-    let (page, token) = url.split_once("#token=").expect("URL with a token");
-    let at = page["http://".len()..]
-        .find('/')
-        .map_or(page.len(), |at| at + "http://".len());
-    let (base, page) = page.split_at(at);
-    drop(lines);
-    Served {
-        child,
-        base: base.to_string(),
-        page: page.to_string(),
-        token: token.to_string(),
-    }
-}
-
-impl Served {
-    async fn send(&self, request: reqwest::RequestBuilder) -> (u16, Value) {
-        let response = request.bearer_auth(&self.token).send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    /// Creates a session of the server's agent and returns its id.
-    async fn create_session(&self, client: &reqwest::Client) -> String {
-        let (status, created) = self
-            .send(
-                client
-                    .post(format!("{}/api/sessions", self.base))
-                    .json(&json!({})),
-            )
-            .await;
-        assert_eq!(status, 201, "{created}");
-        created["id"].as_str().unwrap().to_string()
-    }
-
-    /// Starts a turn of `session` with `prompt`.
-    async fn start_turn(&self, client: &reqwest::Client, session: &str, prompt: &str) {
-        let (status, started) = self
-            .send(
-                client
-                    .post(format!("{}/api/sessions/{session}/turns", self.base))
-                    .json(&json!({ "prompt": prompt })),
-            )
-            .await;
-        assert_eq!(status, 202, "{started}");
-    }
-
-    async fn events(&self, client: &reqwest::Client, session: &str) -> Vec<Event> {
-        let mut events: Vec<Event> = Vec::new();
-        loop {
-            let after = events.last().map_or(0, |event| event.seq);
-            let (status, page) = self
-                .send(client.get(format!(
-                    "{}/api/sessions/{session}/events?after={after}&limit=1000",
-                    self.base
-                )))
-                .await;
-            assert_eq!(status, 200, "{page}");
-            events.extend(serde_json::from_value::<Vec<Event>>(page["events"].clone()).unwrap());
-            if page["more"] != json!(true) {
-                return events;
-            }
-        }
-    }
-}
-
-fn finished(events: &[Event]) -> Vec<FinishReason> {
-    events
-        .iter()
-        .filter_map(|event| match &event.body {
-            EventBody::TurnFinished { reason, .. } => Some(*reason),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -178,22 +47,20 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     workspace_in(dir.path());
     let client = reqwest::Client::new();
 
-    let mut first = serve(dir.path());
+    let first = serve(dir.path());
     let session = first.create_session(&client).await;
     first.start_turn(&client, &session, "look around").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let seen = loop {
-        let events = first.events(&client, &session).await;
-        if events.len() >= 8 {
-            break events;
-        }
-        assert!(Instant::now() < deadline, "the turn never got going");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let seen = first
+        .wait_for(
+            &client,
+            &session,
+            30,
+            "the turn never got going",
+            |events| events.len() >= 8,
+        )
+        .await;
     assert!(finished(&seen).is_empty(), "killed mid-turn");
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
+    first.kill_9();
 
     let second = serve(dir.path());
     let after = second.events(&client, &session).await;
@@ -218,20 +85,20 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     assert_eq!(view["activeTurn"], Value::Null);
 
     second.start_turn(&client, &session, "go on").await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let events = second.events(&client, &session).await;
-        if finished(&events).len() == 2 {
-            assert_ne!(
-                finished(&events)[1],
-                FinishReason::Interrupted,
-                "{events:#?}"
-            );
-            break;
-        }
-        assert!(Instant::now() < deadline, "the new turn never finished");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let events = second
+        .wait_for(
+            &client,
+            &session,
+            60,
+            "the new turn never finished",
+            |events| finished(events).len() == 2,
+        )
+        .await;
+    assert_ne!(
+        finished(&events)[1],
+        FinishReason::Interrupted,
+        "{events:#?}"
+    );
 }
 
 /// A lead that starts a background child in its first turn and collects it in its second, and
@@ -271,7 +138,7 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
     )
     .unwrap();
     let client = reqwest::Client::new();
-    let mut first = started(serve_agent_command(dir.path(), "lead"));
+    let first = started(unsandboxed_serve(dir.path(), "lead"));
     let lead = first.create_session(&client).await;
     first.start_turn(&client, &lead, "start it").await;
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -293,29 +160,24 @@ async fn kill_9_with_a_running_child_hands_its_end_over_once_after_the_restart()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
+    first.kill_9();
 
-    let second = started(serve_agent_command(dir.path(), "lead"));
+    let second = started(unsandboxed_serve(dir.path(), "lead"));
     assert_eq!(
         finished(&second.events(&client, &child).await),
         [FinishReason::Interrupted],
         "the child's turn is closed, not run again"
     );
     second.start_turn(&client, &lead, "collect it").await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let events = loop {
-        let events = second.events(&client, &lead).await;
-        if finished(&events).len() == 2 {
-            break events;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the collecting turn never finished"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let events = second
+        .wait_for(
+            &client,
+            &lead,
+            60,
+            "the collecting turn never finished",
+            |events| finished(events).len() == 2,
+        )
+        .await;
     assert_eq!(finished(&events)[1], FinishReason::Completed, "{events:#?}");
     let waited = events
         .iter()
@@ -474,7 +336,7 @@ async fn kill_9_with_a_team_running_keeps_tasks_and_messages_and_the_teammates_c
         .unwrap();
     }
     let client = reqwest::Client::new();
-    let mut first = started(serve_agent_command(dir.path(), "lead"));
+    let first = started(unsandboxed_serve(dir.path(), "lead"));
     let lead = first.create_session(&client).await;
     first
         .start_turn(&client, &lead, "Build the parser with a team.")
@@ -523,11 +385,9 @@ async fn kill_9_with_a_team_running_keeps_tasks_and_messages_and_the_teammates_c
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    first.child.kill().unwrap(); // SIGKILL
-    first.child.wait().unwrap();
-    drop(first);
+    first.kill_9();
 
-    let second = started(serve_agent_command(dir.path(), "lead"));
+    let second = started(unsandboxed_serve(dir.path(), "lead"));
     let lead_before = second.events(&client, &lead).await;
     assert_eq!(finished(&lead_before), [FinishReason::Interrupted]);
     assert_eq!(none_running(&lead_before), ["bash"], "the lead's sleep");
@@ -539,15 +399,15 @@ async fn kill_9_with_a_team_running_keeps_tasks_and_messages_and_the_teammates_c
     );
     assert_eq!(none_running(&a_before), ["bash"], "a's sleep");
     second.start_turn(&client, &lead, "Go on.").await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let events = loop {
-        let events = second.events(&client, &lead).await;
-        if finished(&events).len() == 2 {
-            break events;
-        }
-        assert!(Instant::now() < deadline, "the second turn never finished");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let events = second
+        .wait_for(
+            &client,
+            &lead,
+            60,
+            "the second turn never finished",
+            |events| finished(events).len() == 2,
+        )
+        .await;
     assert_eq!(finished(&events)[1], FinishReason::Completed, "{events:#?}");
     each_once(&events);
     assert_eq!(none_running(&events), ["bash"], "only the cut-off sleep");
@@ -704,15 +564,15 @@ async fn serve_demo_opens_on_a_live_demo_session_on_the_scripted_model() {
         .await
         .unwrap();
     assert_eq!(watching.status(), 200);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let events = loop {
-        let events = demo.events(&client, &session).await;
-        if !finished(&events).is_empty() {
-            break events;
-        }
-        assert!(Instant::now() < deadline, "the demo's turn never finished");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let events = demo
+        .wait_for(
+            &client,
+            &session,
+            120,
+            "the demo's turn never finished",
+            |events| !finished(events).is_empty(),
+        )
+        .await;
     drop(watching);
     assert_eq!(finished(&events), [FinishReason::Completed], "{events:#?}");
     assert!(

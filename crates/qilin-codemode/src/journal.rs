@@ -9,11 +9,11 @@
 //! session's [`Journals`] service, and the run of that call takes it (see
 //! [`crate::CodeMode::run`]). See docs/journal.md for what replay promises.
 
+use parking_lot::Mutex;
 use qilin_protocol::{CallStatus, ContentBlock, ErrorCode, Event, EventBody, RequestResolution};
 use qilin_tool::{CallOutcome, Session, ToolError, whole_logged_output};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// One nested call of a run as the log holds it.
@@ -224,9 +224,7 @@ impl Journals {
         self.lock().remove(run_call_id)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CallJournal>> {
-        self.waiting
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, HashMap<String, CallJournal>> {
+        self.waiting.lock()
     }
 }

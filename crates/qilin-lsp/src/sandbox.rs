@@ -102,7 +102,7 @@ pub(crate) fn launch(
         SandboxError::Unsupported { missing, .. } => format!(
             "language servers run only inside the sandbox, which this machine cannot provide: \
              {}. To run them (and bash) without a sandbox, set `sandbox: {{mode: off}}` in the \
-             agent file or pass `--no-sandbox`",
+             agent file",
             missing.join("; ")
         ),
         other => format!("its sandbox could not be set up: {other}"),

@@ -8,13 +8,14 @@ use crate::uri::{path_to_uri, uri_to_path};
 use lsp_types::notification::Notification;
 use lsp_types::request::Request;
 use lsp_types::{Diagnostic, Uri};
+use parking_lot::Mutex;
 use qilin_sandbox::Sandbox;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe::Sender as PipeSender;
@@ -32,10 +33,6 @@ pub(crate) enum CallError {
 }
 
 type Reply = Result<Value, CallError>;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
 
 /// What a server published for one document.
 #[derive(Debug, Clone, Default)]
@@ -84,8 +81,8 @@ impl Shared {
         if self.dead.swap(true, Ordering::SeqCst) {
             return;
         }
-        *lock(&self.death) = Some(why.clone());
-        for (_, waiter) in lock(&self.pending).drain() {
+        *self.death.lock() = Some(why.clone());
+        for (_, waiter) in self.pending.lock().drain() {
             let _ = waiter.send(Err(CallError::Crashed(why.clone())));
         }
         self.published.send_modify(|n| *n += 1);
@@ -206,7 +203,7 @@ impl Server {
 
     /// Why it died, when it did.
     pub fn death(&self) -> Option<String> {
-        lock(&self.shared.death).clone()
+        self.shared.death.lock().clone()
     }
 
     /// Whether `initialize` was answered.
@@ -216,7 +213,7 @@ impl Server {
 
     /// Its latest progress message while it reports work in progress.
     pub fn progress(&self) -> Option<String> {
-        let progress = lock(&self.shared.progress);
+        let progress = self.shared.progress.lock();
         let mut messages: Vec<&String> = progress.values().collect();
         messages.sort();
         messages.first().map(|m| (*m).clone())
@@ -296,7 +293,7 @@ impl Server {
         let reply = self
             .raw_request(lsp_types::request::Initialize::METHOD, params, timeout)
             .await?;
-        *lock(&self.capabilities) = reply.get("capabilities").cloned().unwrap_or(Value::Null);
+        *self.capabilities.lock() = reply.get("capabilities").cloned().unwrap_or(Value::Null);
         self.notify::<lsp_types::notification::Initialized>(lsp_types::InitializedParams {})
             .await?;
         self.initialized.store(true, Ordering::SeqCst);
@@ -306,7 +303,7 @@ impl Server {
     /// Whether the server said it offers `capability` (a key of its capabilities, e.g.
     /// `callHierarchyProvider`); `true` when it said nothing about it.
     pub fn offers(&self, capability: &str) -> bool {
-        match lock(&self.capabilities).get(capability) {
+        match self.capabilities.lock().get(capability) {
             None | Some(Value::Null) => false,
             Some(Value::Bool(on)) => *on,
             Some(_) => true,
@@ -336,17 +333,17 @@ impl Server {
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
-        lock(&self.shared.pending).insert(id, tx);
+        self.shared.pending.lock().insert(id, tx);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if let Err(err) = self.send(&message).await {
-            lock(&self.shared.pending).remove(&id);
+            self.shared.pending.lock().remove(&id);
             return Err(err);
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(CallError::Crashed(self.death().unwrap_or_default())),
             Err(_) => {
-                lock(&self.shared.pending).remove(&id);
+                self.shared.pending.lock().remove(&id);
                 let cancel =
                     json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}});
                 let _ = self.send(&cancel).await;
@@ -445,7 +442,9 @@ impl Server {
 
     /// The diagnostics last published for `path`.
     pub fn published(&self, path: &Path) -> Option<Published> {
-        lock(&self.shared.diagnostics)
+        self.shared
+            .diagnostics
+            .lock()
             .get(&document_key(path))
             .cloned()
     }
@@ -526,7 +525,7 @@ async fn handle(shared: &Shared, server: &std::sync::Weak<Server>, message: Valu
     match (method, id) {
         (None, Some(id)) => {
             let Some(id) = id.as_i64() else { return };
-            let Some(waiter) = lock(&shared.pending).remove(&id) else {
+            let Some(waiter) = shared.pending.lock().remove(&id) else {
                 return;
             };
             let reply = match message.get("error") {
@@ -553,7 +552,10 @@ async fn handle(shared: &Shared, server: &std::sync::Weak<Server>, message: Valu
                 )),
                 "window/workDoneProgress/create" => {
                     if let Some(token) = params.get("token") {
-                        lock(&shared.progress).insert(token_key(token), "starting".to_string());
+                        shared
+                            .progress
+                            .lock()
+                            .insert(token_key(token), "starting".to_string());
                     }
                     Ok(Value::Null)
                 }
@@ -590,7 +592,7 @@ async fn handle(shared: &Shared, server: &std::sync::Weak<Server>, message: Valu
                     if let Ok(params) =
                         serde_json::from_value::<lsp_types::PublishDiagnosticsParams>(params)
                     {
-                        let mut diagnostics = lock(&shared.diagnostics);
+                        let mut diagnostics = shared.diagnostics.lock();
                         let key = match uri_to_path(params.uri.as_str()) {
                             Some(path) => document_key(&path),
                             None => params.uri.as_str().to_string(),
@@ -611,11 +613,11 @@ async fn handle(shared: &Shared, server: &std::sync::Weak<Server>, message: Valu
                                 Some(message) => format!("{}: {message}", begin.title),
                                 None => begin.title,
                             };
-                            lock(&shared.progress).insert(token, text);
+                            shared.progress.lock().insert(token, text);
                             shared.published.send_modify(|n| *n += 1);
                         }
                         Ok(lsp_types::WorkDoneProgress::Report(report)) => {
-                            let mut progress = lock(&shared.progress);
+                            let mut progress = shared.progress.lock();
                             let entry = progress.entry(token).or_default();
                             if let Some(message) = report.message {
                                 let title = entry.split(':').next().unwrap_or("").to_string();
@@ -627,7 +629,7 @@ async fn handle(shared: &Shared, server: &std::sync::Weak<Server>, message: Valu
                             }
                         }
                         Ok(lsp_types::WorkDoneProgress::End(_)) => {
-                            lock(&shared.progress).remove(&token);
+                            shared.progress.lock().remove(&token);
                             shared.published.send_modify(|n| *n += 1);
                         }
                         Err(_) => {}

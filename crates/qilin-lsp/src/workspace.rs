@@ -17,6 +17,7 @@ use lsp_types::{
     PartialResultParams, Position, TextDocumentIdentifier, TextDocumentPositionParams, Uri,
     WorkDoneProgressParams,
 };
+use parking_lot::Mutex;
 use qilin_backoff::Backoff;
 use qilin_protocol::lsp::{
     LspEmpty, LspEmptyReason, LspItem, LspOperation, LspOutput, LspServerState, LspServerStatus,
@@ -26,7 +27,7 @@ use qilin_sandbox::SandboxHelper;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, LazyLock, Weak};
 use std::time::{Duration, Instant};
 
 /// How a workspace runs its servers.
@@ -105,10 +106,6 @@ fn restart_delay(crashes: u32) -> Duration {
         0 | 1 => Duration::ZERO,
         n => Backoff::new(Duration::from_secs(1), Duration::from_secs(60)).delay(n - 1),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// One language's server and what became of it.
@@ -196,7 +193,7 @@ impl LspWorkspace {
     pub fn shared(root: &Path, options: LspOptions) -> Arc<LspWorkspace> {
         let root = canonical(root);
         let key = (root.clone(), options.sandbox.is_confined());
-        let mut live = lock(&LIVE);
+        let mut live = LIVE.lock();
         live.retain(|_, workspace| workspace.strong_count() > 0);
         if let Some(workspace) = live.get(&key).and_then(Weak::upgrade) {
             return workspace;
@@ -210,7 +207,7 @@ impl LspWorkspace {
     /// when both kinds are live.
     pub fn live(root: &Path) -> Option<Arc<LspWorkspace>> {
         let root = canonical(root);
-        let live = lock(&LIVE);
+        let live = LIVE.lock();
         [true, false]
             .into_iter()
             .find_map(|confined| live.get(&(root.clone(), confined)).and_then(Weak::upgrade))
@@ -242,7 +239,7 @@ impl LspWorkspace {
         let servers = slots
             .iter()
             .map(|slot| {
-                let mut state = lock(&slot.state);
+                let mut state = slot.state.lock();
                 state.note_death();
                 let installed = slot
                     .spec
@@ -371,7 +368,7 @@ impl LspWorkspace {
         };
         let _starting = slot.starting.lock().await;
         {
-            let mut state = lock(&slot.state);
+            let mut state = slot.state.lock();
             state.note_death();
             if let Some(server) = &state.server {
                 return Ok(Arc::clone(server));
@@ -424,7 +421,7 @@ impl LspWorkspace {
             Ok::<_, CallError>(server)
         }
         .await;
-        let mut state = lock(&slot.state);
+        let mut state = slot.state.lock();
         state.launching = false;
         match started {
             Ok(server) => {
@@ -766,7 +763,7 @@ impl LspWorkspace {
     ) -> Result<LspOutput, LspError> {
         match answer {
             Ok((mut items, hover)) => {
-                lock(&slot.state).crashes = 0;
+                slot.state.lock().crashes = 0;
                 convert::sort(&mut items);
                 items.dedup();
                 output.total = items.len() as u32;
@@ -791,7 +788,7 @@ impl LspWorkspace {
                 }
             }
             Err(CallError::Crashed(why)) => {
-                lock(&slot.state).note_death();
+                slot.state.lock().note_death();
                 output.empty = Some(LspEmpty {
                     reason: LspEmptyReason::Crashed,
                     message: format!("`{}` crashed during the request: {why}", server.command),

@@ -296,7 +296,7 @@ async fn where_the_sandbox_is_unavailable_a_confined_server_is_refused_with_the_
         status
             .last_error
             .as_deref()
-            .is_some_and(|error| error.contains("--no-sandbox")),
+            .is_some_and(|error| error.contains("`sandbox: {mode: off}`") && !error.contains("--")),
         "{status:?}"
     );
 }

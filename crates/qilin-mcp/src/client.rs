@@ -5,6 +5,7 @@
 
 use crate::stdio::{MAX_MESSAGE_BYTES, OVERSIZED};
 use crate::{McpError, ServerSnapshot};
+use parking_lot::Mutex;
 use qilin_backoff::Backoff;
 use qilin_skill::{McpServer, McpTransport};
 use rmcp::model::{
@@ -18,8 +19,8 @@ use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
@@ -90,7 +91,7 @@ impl Connection {
 }
 
 fn tail(stderr: &Mutex<VecDeque<String>>) -> String {
-    let lines = stderr.lock().unwrap_or_else(|p| p.into_inner());
+    let lines = stderr.lock();
     if lines.is_empty() {
         String::new()
     } else {
@@ -564,7 +565,7 @@ async fn start(server: &McpServer, watcher: Watcher) -> Result<Connection, McpEr
                 tokio::spawn(async move {
                     let mut reader = tokio::io::BufReader::new(err).lines();
                     while let Ok(Some(line)) = reader.next_line().await {
-                        let mut kept = lines.lock().unwrap_or_else(|p| p.into_inner());
+                        let mut kept = lines.lock();
                         if kept.len() == STDERR_LINES {
                             kept.pop_front();
                         }

@@ -10,6 +10,7 @@
 use crate::session::ModelChoice;
 use crate::{Runtime, SessionBuilder, SessionHandle};
 use futures_util::future::BoxFuture;
+use parking_lot::Mutex;
 use qilin_agent::TurnSummary;
 use qilin_protocol::agents::{
     AgentDeliveredEvent, AgentFinishedEvent, AgentListOutput, AgentMessageEvent, AgentSendOutput,
@@ -29,7 +30,7 @@ use qilin_tool::{
 };
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -236,10 +237,8 @@ impl Children {
         let _ = self.setup.set(setup);
     }
 
-    fn table(&self) -> std::sync::MutexGuard<'_, Vec<Child>> {
-        self.table
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn table(&self) -> parking_lot::MutexGuard<'_, Vec<Child>> {
+        self.table.lock()
     }
 
     /// Interrupts every running child (its parent was interrupted).
@@ -755,10 +754,7 @@ impl Children {
             .iter()
             .filter(|child| child.record.status == ChildStatus::Running)
             .count();
-        let mut starting = self
-            .starting
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut starting = self.starting.lock();
         if running + *starting >= self.limits.max_running {
             return None;
         }
@@ -1130,10 +1126,8 @@ impl Subagents for Children {
 }
 
 impl Children {
-    fn task_list(&self) -> std::sync::MutexGuard<'_, Vec<TaskRecord>> {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn task_list(&self) -> parking_lot::MutexGuard<'_, Vec<TaskRecord>> {
+        self.tasks.lock()
     }
 
     /// The children keeping the team's task list (the lead's), and what the team calls this
@@ -1398,11 +1392,7 @@ struct Reserved<'a>(&'a Children);
 impl Drop for Reserved<'_> {
     fn drop(&mut self) {
         {
-            let mut starting = self
-                .0
-                .starting
-                .lock()
-                .unwrap_or_else(|poison| poison.into_inner());
+            let mut starting = self.0.starting.lock();
             *starting = starting.saturating_sub(1);
         }
         // A start that failed frees its place for a start waiting for one.

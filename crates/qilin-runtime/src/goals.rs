@@ -7,6 +7,7 @@
 //! restart. After each turn the session asks it whether to start a continuation turn, whose
 //! prompt is [`CONTINUATION_PROMPT`].
 
+use parking_lot::{Mutex, MutexGuard};
 use qilin_goals::{Goals, NewGoal, Settlement, judge};
 use qilin_protocol::goals::{
     GoalActor, GoalBudget, GoalCreatedEvent, GoalRecord, GoalStatus, GoalUpdateOutput,
@@ -14,7 +15,7 @@ use qilin_protocol::goals::{
 };
 use qilin_protocol::{Event, EventBody, FinishReason};
 use qilin_tool::{Session, ToolError, ToolResult, now};
-use std::sync::{Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{OnceLock, Weak};
 use std::time::Instant;
 
 /// The prompt of a continuation turn: the turn the runtime starts by itself when a goal is
@@ -153,9 +154,7 @@ impl GoalKeeper {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.state.lock()
     }
 
     /// Records `body` in the session's log (nothing once the session is gone).

@@ -21,6 +21,7 @@ use crate::session::WeakSession;
 use crate::{CompactError, SessionHandle};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
+use parking_lot::{Mutex, MutexGuard};
 use qilin_checks::CheckService;
 use qilin_loops::{Ending, Loops, Next, WorkspaceState, changes_between, outcome_of};
 use qilin_protocol::loops::{
@@ -31,7 +32,7 @@ use qilin_protocol::{Event, EventBody, FinishReason, Usage};
 use qilin_tool::{Executor, Session, ToolError, ToolResult, now};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -121,9 +122,7 @@ impl LoopRunner {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.state.lock()
     }
 
     /// Records `body` in the session's log (nothing once the session is gone).

@@ -3,6 +3,7 @@
 use crate::RuntimeError;
 use crate::recovery::{Dangling, OpenRun};
 use crate::session::{ModelChoice, Resumed, SessionBuilder, SessionHandle, WeakSession};
+use parking_lot::Mutex;
 use qilin_codemode::{CodeLimits, CodeMode, PoolOptions, WorkerPool};
 use qilin_mcp::TrustFile;
 use qilin_protocol::{Event, EventBody};
@@ -11,7 +12,7 @@ use qilin_store::{EventStore, StoreError};
 use qilin_tool::{DynamicTool, RegistryError, Tool, ToolRegistry, now};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Where the code of `run_code` runs.
@@ -64,10 +65,6 @@ impl RuntimeInner {
 struct LiveSessions {
     sessions: Mutex<HashMap<String, WeakSession>>,
     watchers: Mutex<Vec<mpsc::UnboundedSender<SessionHandle>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// The sessions of one process: their store, their code-mode workers, the helper that
@@ -401,7 +398,7 @@ impl Runtime {
     /// Session `id`, when it is alive in this process: built by this runtime (by a host, or as
     /// a child of another session), neither closed nor dropped.
     pub fn live_session(&self, id: &str) -> Option<SessionHandle> {
-        let mut sessions = lock(&self.inner.live.sessions);
+        let mut sessions = self.inner.live.sessions.lock();
         let handle = sessions.get(id).and_then(WeakSession::upgrade);
         if handle.is_none() {
             sessions.remove(id);
@@ -413,13 +410,13 @@ impl Runtime {
     /// a host learns of the sessions it did not build itself, to hold their leases.
     pub fn watch_new_sessions(&self) -> mpsc::UnboundedReceiver<SessionHandle> {
         let (sender, receiver) = mpsc::unbounded_channel();
-        lock(&self.inner.live.watchers).push(sender);
+        self.inner.live.watchers.lock().push(sender);
         receiver
     }
 
     /// Stops counting `handle`'s session alive (it was closed).
     pub(crate) fn forget_live(&self, handle: &SessionHandle) {
-        let mut sessions = lock(&self.inner.live.sessions);
+        let mut sessions = self.inner.live.sessions.lock();
         if sessions
             .get(handle.id())
             .is_some_and(|session| session.is(handle))
@@ -431,11 +428,15 @@ impl Runtime {
     /// Records a session just built as alive, and tells the watchers.
     pub(crate) fn register_live(&self, handle: &SessionHandle) {
         {
-            let mut sessions = lock(&self.inner.live.sessions);
+            let mut sessions = self.inner.live.sessions.lock();
             sessions.retain(|_, session| session.is_alive());
             sessions.insert(handle.id().to_string(), handle.downgrade());
         }
-        lock(&self.inner.live.watchers).retain(|watcher| watcher.send(handle.clone()).is_ok());
+        self.inner
+            .live
+            .watchers
+            .lock()
+            .retain(|watcher| watcher.send(handle.clone()).is_ok());
     }
 }
 

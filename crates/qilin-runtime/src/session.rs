@@ -14,7 +14,9 @@ use crate::runtime::read_after;
 use crate::{AllowCallError, CompactError, LiveTree, Runtime, RuntimeError, SubmitError};
 use futures_util::FutureExt;
 use futures_util::stream::BoxStream;
+use parking_lot::Mutex;
 use qilin_agent::{Agent, AgentPrompt, ConversationTree, LoopSettings, OpenTurn, TurnSummary};
+use qilin_backoff::{Backoff, Retries};
 use qilin_codemode::{CallJournal, Journals};
 use qilin_goals::NewGoal;
 use qilin_mcp::McpConnections;
@@ -38,7 +40,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -1010,11 +1012,8 @@ impl SessionHandle {
         self.inner.session.workspace()
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, Turns> {
-        self.inner
-            .turns
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn turns(&self) -> parking_lot::MutexGuard<'_, Turns> {
+        self.inner.turns.lock()
     }
 
     /// Starts a turn of `prompt`; it runs in the background to its end. Refused while another
@@ -1875,7 +1874,7 @@ impl Committer {
                         pending.clear();
                         if trouble.take().is_some_and(|trouble| trouble.reported) {
                             tracing::info!(session = %session, "the store takes the session's events again; none was lost");
-                            *lock(&failed) = None;
+                            *failed.lock() = None;
                         }
                         committed.send_replace(last);
                     }
@@ -1887,7 +1886,7 @@ impl Committer {
                             && trouble.since.elapsed() < BUSY_PATIENCE;
                         if !trouble.reported && !patient {
                             tracing::error!(session = %session, error = %err, "the session's events cannot be stored now; they wait in memory and are tried again");
-                            *lock(&failed) = Some(format!(
+                            *failed.lock() = Some(format!(
                                 "{err}; its unstored events wait in memory and are stored once the store takes them again"
                             ));
                             trouble.reported = true;
@@ -1896,12 +1895,11 @@ impl Committer {
                             tracing::warn!(session = %session, error = %err, "the store refuses the session's events for now; they wait for it");
                             trouble.warned = true;
                         }
-                        tokio::time::sleep(trouble.pause).await;
-                        trouble.pause = (trouble.pause * 2).min(RETRY_PAUSE_CAP);
+                        trouble.retries.wait().await;
                     }
                     Err(err) => {
                         tracing::error!(session = %session, error = %err, "the session's events can no longer be stored");
-                        *lock(&failed) = Some(err.to_string());
+                        *failed.lock() = Some(err.to_string());
                         given_up = true;
                         pending.clear();
                         committed.send_modify(|_| {});
@@ -1916,7 +1914,7 @@ impl Committer {
     }
 
     fn failure(&self) -> Option<String> {
-        lock(&self.failure).clone()
+        self.failure.lock().clone()
     }
 
     /// Waits until the events up to `seq` are stored; an error while the store cannot take
@@ -1942,8 +1940,8 @@ impl Committer {
 /// A store refusing a session's events for now, since when, and what was said of it.
 struct Trouble {
     since: tokio::time::Instant,
-    /// The pause before the next try: doubling from 20 ms to [`RETRY_PAUSE_CAP`].
-    pause: Duration,
+    /// The failed tries so far, and the pause before the next: [`RETRY_PAUSES`].
+    retries: Retries,
     /// A warning was logged.
     warned: bool,
     /// The failure was reported to the session's host.
@@ -1954,7 +1952,7 @@ impl Trouble {
     fn new() -> Self {
         Trouble {
             since: tokio::time::Instant::now(),
-            pause: Duration::from_millis(20),
+            retries: RETRY_PAUSES.retries(),
             warned: false,
             reported: false,
         }
@@ -1969,9 +1967,9 @@ const BUSY_PATIENCE: Duration = Duration::from_secs(120);
 /// The longest pause between two tries of a store that refuses the events for now.
 const RETRY_PAUSE_CAP: Duration = Duration::from_secs(1);
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
+/// The pauses between tries of a store that refuses the events for now: from 20 ms, doubling
+/// up to [`RETRY_PAUSE_CAP`].
+const RETRY_PAUSES: Backoff = Backoff::new(Duration::from_millis(20), RETRY_PAUSE_CAP);
 
 /// Creates the session folder `data_dir` (`.qilin/sessions/ID` unless the host gave one:
 /// spilled outputs, job logs) and the folders above it that are missing, owner-only (0700); the

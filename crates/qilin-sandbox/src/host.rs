@@ -51,10 +51,11 @@ impl SandboxHelper {
 }
 
 /// The complete reports of the helpers probed in this process.
-static PROBED: std::sync::Mutex<Vec<(SandboxHelper, Support)>> = std::sync::Mutex::new(Vec::new());
+static PROBED: parking_lot::Mutex<Vec<(SandboxHelper, Support)>> =
+    parking_lot::Mutex::new(Vec::new());
 
-fn lock_probed() -> std::sync::MutexGuard<'static, Vec<(SandboxHelper, Support)>> {
-    PROBED.lock().unwrap_or_else(|poison| poison.into_inner())
+fn lock_probed() -> parking_lot::MutexGuard<'static, Vec<(SandboxHelper, Support)>> {
+    PROBED.lock()
 }
 
 /// Why a session's sandbox could not be set up.

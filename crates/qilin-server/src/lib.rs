@@ -48,12 +48,13 @@ pub use roots::{Named, Roots};
 pub use routes::events::{Cursor, MAX_STREAM_SESSIONS, StreamOptions};
 pub use serve::{ConnectionLimits, serve, serve_hosted};
 
+use parking_lot::Mutex;
 use qilin_protocol::goals::GoalRecord;
 use qilin_protocol::loops::LoopRecord;
 use qilin_runtime::{LiveTree, ModelChoice, SessionHandle, SessionHost};
 use qilin_store::{EventStore, RelayHandler};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The largest request body accepted, in bytes.
 pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
@@ -190,31 +191,21 @@ impl ServerState {
     /// Marks `session` as the demo's, and starts a turn of `prompt` in it when a client first
     /// follows its events (so the page opened on it shows the turn live).
     pub fn set_demo(&self, session: &str, prompt: &str) {
-        *self.inner.demo.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.to_string());
+        *self.inner.demo.lock() = Some(session.to_string());
         self.inner
             .on_watch
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .insert(session.to_string(), prompt.to_string());
     }
 
     /// The demo session, under `--demo`.
     pub fn demo_session(&self) -> Option<String> {
-        self.inner
-            .demo
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.inner.demo.lock().clone()
     }
 
     /// A client started following `session`: starts the turn waiting for that, if any.
     pub(crate) fn watching(&self, session: &str) {
-        let prompt = self
-            .inner
-            .on_watch
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(session);
+        let prompt = self.inner.on_watch.lock().remove(session);
         let Some(prompt) = prompt else { return };
         let Some(handle) = self.host().hosted(session) else {
             return;

@@ -62,8 +62,7 @@ pub async fn create(
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "no_agent",
-                "name the session's agent: give `agentFile`, or start the server with \
-                 `--agent FILE`",
+                "name the session's agent in `agentFile`: this server has no default agent",
             ));
         }
     };

@@ -89,7 +89,7 @@ impl Roots {
             "outside_roots",
             format!(
                 "{} {shown} lies outside the folders this server lets a client use ({}); name one \
-                 under them, or start `qilin serve` with `--allow-root DIR` to allow another folder",
+                 under them",
                 named.noun(),
                 self.folders
                     .iter()
@@ -128,7 +128,11 @@ mod tests {
             assert_eq!(refused.status, StatusCode::FORBIDDEN, "{escape:?}");
             assert_eq!(refused.body.code, "outside_roots");
             assert!(
-                refused.body.message.contains("--allow-root"),
+                refused
+                    .body
+                    .message
+                    .contains("lies outside the folders this server lets")
+                    && !refused.body.message.contains("--"),
                 "{}",
                 refused.body.message
             );

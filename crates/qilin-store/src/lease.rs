@@ -2,8 +2,8 @@
 //! (memory, SQLite), where every owner lives in this process.
 
 use crate::Lease;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Who holds each session's lease, and until when.
@@ -16,10 +16,7 @@ impl LeaseTable {
     /// Grants the lease to `owner` when it is free, expired or `owner`'s already.
     pub(crate) fn acquire(&self, session: &str, owner: &str, ttl: Duration) -> Lease {
         let now = Instant::now();
-        let mut leases = self
-            .leases
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut leases = self.leases.lock();
         match leases.get(session) {
             Some((holder, until)) if holder != owner && *until > now => Lease::HeldBy {
                 owner: holder.clone(),
@@ -36,10 +33,7 @@ impl LeaseTable {
 
     /// Frees the lease if `owner` holds it.
     pub(crate) fn release(&self, session: &str, owner: &str) {
-        let mut leases = self
-            .leases
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut leases = self.leases.lock();
         if leases
             .get(session)
             .is_some_and(|(holder, _)| holder == owner)
@@ -52,16 +46,12 @@ impl LeaseTable {
     pub(crate) fn holds(&self, session: &str, owner: &str) -> bool {
         self.leases
             .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
             .get(session)
             .is_some_and(|(holder, until)| holder == owner && *until > Instant::now())
     }
 
     /// Forgets a deleted session's lease.
     pub(crate) fn forget(&self, session: &str) {
-        self.leases
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .remove(session);
+        self.leases.lock().remove(session);
     }
 }

@@ -14,9 +14,10 @@ use crate::{CommitObserver, EventJson, StoreError};
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use parking_lot::{Mutex, RwLock};
 use qilin_protocol::Event;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::Arc;
 use tokio::sync::watch;
 
 /// The most recent events kept in memory per followed session.
@@ -66,7 +67,7 @@ impl LiveSession {
     /// Puts the committed `events` ending at `head` in the ring, then moves the head.
     fn append(&self, head: u64, events: Vec<EventJson>) {
         {
-            let mut ring = lock(&self.ring);
+            let mut ring = self.ring.lock();
             let continues = match (ring.back(), events.first()) {
                 (_, None) => false,
                 (None, Some(_)) => true,
@@ -87,17 +88,10 @@ impl LiveSession {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
 impl LiveMap {
     /// Adds `observer`, called with the session and its new head after each commit.
     pub(crate) fn observe(&self, observer: CommitObserver) {
-        self.observers
-            .write()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .push(observer);
+        self.observers.write().push(observer);
     }
 
     /// Tells the followers of `session` that its head reached `head`, handing them the
@@ -110,12 +104,7 @@ impl LiveMap {
         head: u64,
         events: impl FnOnce() -> Vec<EventJson>,
     ) {
-        for observer in self
-            .observers
-            .read()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .iter()
-        {
+        for observer in self.observers.read().iter() {
             observer(session, head);
         }
         if let Some(live) = self.followed(session) {
@@ -139,7 +128,7 @@ impl LiveMap {
 
     /// Ends the followers of a deleted session.
     pub(crate) fn deleted(&self, session: &str) {
-        if let Some(live) = lock(&self.sessions).remove(session) {
+        if let Some(live) = self.sessions.lock().remove(session) {
             live.watched.send_modify(|watched| watched.closed = true);
         }
     }
@@ -147,21 +136,21 @@ impl LiveMap {
     /// Wakes every follower to look at the database, after announcements may have been missed.
     #[cfg(feature = "postgres")]
     pub(crate) fn wake_all(&self) {
-        for live in lock(&self.sessions).values() {
+        for live in self.sessions.lock().values() {
             live.watched.send_modify(|watched| watched.recheck += 1);
         }
     }
 
     /// Ends every follower: the store is closing.
     pub(crate) fn close_all(&self) {
-        for (_, live) in lock(&self.sessions).drain() {
+        for (_, live) in self.sessions.lock().drain() {
             live.watched.send_modify(|watched| watched.closed = true);
         }
     }
 
     /// The entry of `session` while someone follows it; an entry nobody follows is dropped.
     fn followed(&self, session: &str) -> Option<Arc<LiveSession>> {
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = self.sessions.lock();
         let live = sessions.get(session)?;
         if live.watched.receiver_count() == 0 {
             sessions.remove(session);
@@ -172,7 +161,7 @@ impl LiveMap {
 
     /// Starts following `session`.
     fn subscribe(&self, session: &str) -> (Arc<LiveSession>, watch::Receiver<Watched>) {
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = self.sessions.lock();
         let live = sessions.entry(session.to_string()).or_insert_with(|| {
             Arc::new(LiveSession {
                 watched: watch::Sender::new(Watched::default()),
@@ -301,7 +290,7 @@ impl<S: EventSource> Follower<S> {
 
     /// Takes the events after the cursor from the ring, when the ring reaches back to it.
     fn take_from_ring(&mut self) -> bool {
-        let ring = lock(&self.entry.ring);
+        let ring = self.entry.ring.lock();
         match (ring.front(), ring.back()) {
             (Some(front), Some(back))
                 if front.seq <= self.cursor.saturating_add(1) && back.seq > self.cursor =>

@@ -8,13 +8,14 @@
 
 use crate::{Caller, EventLog, ToolEffect, now};
 use futures_util::future::BoxFuture;
+use parking_lot::Mutex;
 use qilin_protocol::review::{
     ReviewCircuitOpenEvent, ReviewGrant, ReviewGrantedEvent, ReviewRisk, ReviewVerdict,
 };
 use qilin_protocol::{Event, EventBody, Usage};
 use serde_json::Value;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The most bytes of the user's messages a reviewer is shown (the most recent first).
@@ -120,10 +121,8 @@ impl AutoReview {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, AutoState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn state(&self) -> parking_lot::MutexGuard<'_, AutoState> {
+        self.state.lock()
     }
 
     /// The reviewer model.

@@ -1,10 +1,11 @@
 use crate::live::LiveOutput;
 use crate::{EventLog, Executor, RequestOutcome, Requests, WaitingCall};
+use parking_lot::Mutex;
 use qilin_protocol::RequestAsk;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -147,10 +148,8 @@ impl Session {
         &self.requests
     }
 
-    fn turns(&self) -> std::sync::MutexGuard<'_, TurnState> {
-        self.turns
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn turns(&self) -> parking_lot::MutexGuard<'_, TurnState> {
+        self.turns.lock()
     }
 
     /// A turn of `prompt` starts: `cancel` interrupts it (see [`Session::stop_turn`]).
@@ -230,10 +229,8 @@ impl CallClock {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn state(&self) -> parking_lot::MutexGuard<'_, ClockState> {
+        self.state.lock()
     }
 
     /// When the call's time runs out; `None` without a limit or while the call waits.

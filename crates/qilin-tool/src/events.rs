@@ -1,5 +1,5 @@
+use parking_lot::Mutex;
 use qilin_protocol::{Event, EventBody};
-use std::sync::Mutex;
 use tokio::sync::mpsc;
 
 /// A session's append-only event log: numbers each event and hands it to every subscriber.
@@ -44,19 +44,12 @@ impl EventLog {
 
     /// The `seq` of the latest event appended; 0 before any.
     pub fn head(&self) -> u64 {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .next_seq
-            - 1
+        self.inner.lock().next_seq - 1
     }
 
     /// Appends an event and returns its sequence number.
     pub fn emit(&self, body: EventBody) -> u64 {
-        let mut state = self
-            .inner
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut state = self.inner.lock();
         let seq = state.next_seq;
         state.next_seq += 1;
         let time = now();
@@ -83,11 +76,7 @@ impl EventLog {
     /// Every event appended from now on, in order.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
         let (sender, receiver) = mpsc::unbounded_channel();
-        self.inner
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .subscribers
-            .push(sender);
+        self.inner.lock().subscribers.push(sender);
         receiver
     }
 }

@@ -10,6 +10,7 @@
 //! no more of a call's live output than that; the call's result holds the whole of it.
 
 use crate::EventLog;
+use parking_lot::{Mutex, MutexGuard};
 #[cfg(doc)]
 use qilin_protocol::LIVE_MAX_BYTES;
 use qilin_protocol::live::{ceil_char_boundary, floor_char_boundary};
@@ -17,7 +18,6 @@ use qilin_protocol::{
     EventBody, LIVE_GLIMPSE_BUDGET, LIVE_GLIMPSE_BYTES, LIVE_HEAD_BYTES, LIVE_TAIL_BYTES,
     ToolProgressEvent,
 };
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -84,9 +84,7 @@ impl LiveOutput {
     }
 
     fn state(&self) -> MutexGuard<'_, LiveState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.state.lock()
     }
 
     /// Takes more output of the call, sending what is due to `events`.

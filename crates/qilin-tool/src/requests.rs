@@ -12,13 +12,14 @@
 //! later of two answers is refused — exactly one wins.
 
 use crate::{EventLog, Session};
+use parking_lot::Mutex;
 use qilin_protocol::{
     Answer, EventBody, RequestAsk, RequestOpenedEvent, RequestResolution, RequestResolvedEvent,
     SessionGrant, check_answers,
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, Weak};
+use std::sync::{OnceLock, Weak};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -228,10 +229,8 @@ impl Requests {
             .store(unattended, std::sync::atomic::Ordering::SeqCst);
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, RequestState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn state(&self) -> parking_lot::MutexGuard<'_, RequestState> {
+        self.state.lock()
     }
 
     /// Opens a request for `call`, records `request.opened`, and waits for an answer or for

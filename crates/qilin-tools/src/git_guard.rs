@@ -10,11 +10,10 @@
 //! when the session closes), and moves every `.git` that was not there into
 //! `.qilin/quarantine/`, which commands cannot write, naming it in the call's result.
 
-use crate::jobs::lock;
+use parking_lot::Mutex;
 use qilin_sandbox::{GIT_NAME, Protection, Sandbox, SandboxMode};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Where quarantined repositories go, relative to the workspace.
 pub const QUARANTINE: &str = ".qilin/quarantine";
@@ -49,7 +48,7 @@ impl GitGuard {
         if !guards(sandbox) {
             return;
         }
-        let mut known = lock(&self.known);
+        let mut known = self.known.lock();
         if known.is_none() {
             *known = Some(git_entries(&canonical(workspace)));
         }
@@ -61,7 +60,7 @@ impl GitGuard {
         if !guards(sandbox) {
             return Vec::new();
         }
-        let mut known = lock(&self.known);
+        let mut known = self.known.lock();
         let Some(before) = known.as_ref() else {
             // No command ran under the guard's watch.
             return Vec::new();

@@ -8,14 +8,15 @@
 
 use crate::process_group::{GroupGuard, spawn_shell};
 use nix::sys::signal::Signal;
+use parking_lot::Mutex;
 use qilin_sandbox::Sandbox;
 use schemars::JsonSchema;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
@@ -174,7 +175,7 @@ impl JobTable {
                     _ => open = false,
                 }
             }
-            lock(&monitored.group).kill();
+            monitored.group.lock().kill();
             let ran_for = Some(monitored.started.elapsed());
             let status = match exit {
                 Ok(status) => exit_status(status, ran_for),
@@ -190,7 +191,7 @@ impl JobTable {
             };
             let _ = status_tx.send(status);
         });
-        lock(&self.jobs).insert(id.clone(), job);
+        self.jobs.lock().insert(id.clone(), job);
         Ok(JobReceipt {
             job_id: id,
             command: command.to_string(),
@@ -202,7 +203,7 @@ impl JobTable {
 
     /// The job with this id.
     pub fn get(&self, id: &str) -> Result<Arc<Job>, JobError> {
-        let jobs = lock(&self.jobs);
+        let jobs = self.jobs.lock();
         jobs.get(id).cloned().ok_or_else(|| JobError::Unknown {
             id: id.to_string(),
             known: jobs.keys().cloned().collect(),
@@ -212,13 +213,13 @@ impl JobTable {
     /// Ends every job still running — its whole process tree, processes that left its group
     /// included — as a session does when it ends; returns how many were running.
     pub fn end_all(&self) -> usize {
-        let jobs = lock(&self.jobs);
+        let jobs = self.jobs.lock();
         let mut ended = 0;
         for job in jobs.values() {
             if job.status().state == JobState::Running {
                 ended += 1;
             }
-            lock(&job.group).kill();
+            job.group.lock().kill();
         }
         ended
     }
@@ -265,14 +266,14 @@ impl Job {
 
     /// Sends `signal` to the job's whole process group.
     pub fn signal(&self, signal: Signal) -> std::io::Result<()> {
-        lock(&self.group).signal(signal)
+        self.group.lock().signal(signal)
     }
 
     /// Passes the output written since the previous call to `sink`, in chunks; returns the
     /// log offset it started at.
     pub fn take_new_output(&self, mut sink: impl FnMut(&[u8])) -> std::io::Result<u64> {
         use std::os::unix::fs::FileExt;
-        let mut offset = lock(&self.read_offset);
+        let mut offset = self.read_offset.lock();
         let end = self.written.load(Ordering::Acquire);
         let start = *offset;
         let mut at = start;
@@ -327,11 +328,4 @@ pub(crate) fn signal_name(number: i32) -> String {
     Signal::try_from(number)
         .map(|signal| signal.as_str().to_string())
         .unwrap_or_else(|_| format!("signal {number}"))
-}
-
-/// Locks a mutex, recovering the data of one a panicking thread poisoned.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -21,10 +21,11 @@ use crate::process_group::GroupGuard;
 use crate::shell_kind::{Marker, MarkerScanner, MarkerSeen, ShellKind};
 use crate::utf8_chunks::Utf8Chunks;
 use nix::sys::signal::Signal;
+use parking_lot::Mutex;
 use qilin_sandbox::{CommandIo, Sandbox, SandboxMode, SandboxedCommand};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
@@ -272,18 +273,18 @@ impl PersistentShell {
 
     /// What a listing shows of it.
     pub fn summary(&self) -> ShellSummary {
-        crate::jobs::lock(&self.summary).clone()
+        self.summary.lock().clone()
     }
 
     /// Ends the shell process and everything it started, at once, even while a call runs;
     /// returns whether one was running.
     pub fn end(&self) -> bool {
-        let mut group = crate::jobs::lock(&self.group);
+        let mut group = self.group.lock();
         let running = group.is_some();
         if let Some(mut group) = group.take() {
             group.kill();
         }
-        crate::jobs::lock(&self.summary).running = false;
+        self.summary.lock().running = false;
         running
     }
 
@@ -315,7 +316,7 @@ impl PersistentShell {
             Err(source) => {
                 self.end();
                 *live = None;
-                crate::jobs::lock(&self.summary).busy = false;
+                self.summary.lock().busy = false;
                 return Err(PersistentError::Send {
                     name: self.name.clone(),
                     source,
@@ -342,7 +343,7 @@ impl PersistentShell {
         // The shell read the whole script when it began sourcing it.
         drop(script);
         let (exit_code, cwd, shell_ended) = self.conclude(&mut live, ending);
-        crate::jobs::lock(&self.summary).busy = false;
+        self.summary.lock().busy = false;
         let total_bytes = output.capture.total_bytes();
         let captured = output.capture.finish();
         let earlier = earlier.finish().text;
@@ -373,7 +374,7 @@ impl PersistentShell {
         earlier: &mut OutputCapture,
     ) -> Option<ResetReason> {
         let mut reset_reason = None;
-        let ended_before = crate::jobs::lock(&self.ended).take();
+        let ended_before = self.ended.lock().take();
         if reset && (live.is_some() || ended_before.is_some()) {
             reset_reason = Some(ResetReason::Asked);
             self.end();
@@ -384,7 +385,7 @@ impl PersistentShell {
         if let Some(shell) = live.as_mut() {
             // Ended from outside ([`PersistentShell::end`]) since the last call: it is dying or
             // dead, so its end is waited for rather than looked at too early.
-            let ended_outside = crate::jobs::lock(&self.group).is_none();
+            let ended_outside = self.group.lock().is_none();
             let ended = if ended_outside {
                 Some(shell.wait_ended().await)
             } else {
@@ -421,7 +422,7 @@ impl PersistentShell {
 
     /// Notes in the shell's summary that it runs `command`.
     fn note_call_started(&self, command: &str) {
-        let mut summary = crate::jobs::lock(&self.summary);
+        let mut summary = self.summary.lock();
         summary.last_command = command.to_string();
         summary.running = true;
         summary.busy = true;
@@ -505,7 +506,7 @@ impl PersistentShell {
         };
         self.end();
         *live = None;
-        *crate::jobs::lock(&self.ended) = Some(how.clone());
+        *self.ended.lock() = Some(how.clone());
         (None, None, Some(how))
     }
 
@@ -537,7 +538,7 @@ impl PersistentShell {
         let pid = child
             .id()
             .ok_or_else(|| failed(std::io::Error::other("the shell exited at once")))?;
-        *crate::jobs::lock(&self.group) = Some(GroupGuard::new(pid as i32, lifeline));
+        *self.group.lock() = Some(GroupGuard::new(pid as i32, lifeline));
         let confined = sandbox.settings().mode != SandboxMode::Off;
         Ok(LiveShell {
             child,
@@ -711,7 +712,7 @@ struct CallReading(Arc<ShellOutput>);
 
 impl Drop for CallReading {
     fn drop(&mut self) {
-        crate::jobs::lock(&self.0.state).call_reading = false;
+        self.0.state.lock().call_reading = false;
         self.0.taken.notify_waiters();
     }
 }
@@ -730,7 +731,7 @@ impl ShellOutput {
             loop {
                 reader.room_for_a_call().await;
                 let read = pipe.read(&mut buf).await;
-                let mut state = crate::jobs::lock(&reader.state);
+                let mut state = reader.state.lock();
                 match read {
                     Ok(n) if n > 0 => {
                         state.bytes.extend(&buf[..n]);
@@ -755,7 +756,7 @@ impl ShellOutput {
 
     /// Marks a call as reading until the mark is dropped: meanwhile no output is dropped.
     fn reading(self: &Arc<Self>) -> CallReading {
-        crate::jobs::lock(&self.state).call_reading = true;
+        self.state.lock().call_reading = true;
         CallReading(Arc::clone(self))
     }
 
@@ -767,7 +768,7 @@ impl ShellOutput {
             tokio::pin!(taken);
             taken.as_mut().enable();
             {
-                let state = crate::jobs::lock(&self.state);
+                let state = self.state.lock();
                 if !state.call_reading || state.bytes.len() < MAX_UNREAD_OUTPUT {
                     return;
                 }
@@ -779,7 +780,7 @@ impl ShellOutput {
     /// Moves unread output into `buf` without waiting: `Ok(0)` at the end of the output,
     /// `WouldBlock` when nothing is unread yet.
     fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let mut state = crate::jobs::lock(&self.state);
+        let mut state = self.state.lock();
         if state.bytes.is_empty() {
             return if state.closed {
                 Ok(0)
@@ -811,7 +812,7 @@ impl ShellOutput {
 
     /// Bytes dropped unread since the last time this was asked.
     fn take_dropped(&self) -> u64 {
-        std::mem::take(&mut crate::jobs::lock(&self.state).dropped)
+        std::mem::take(&mut self.state.lock().dropped)
     }
 }
 

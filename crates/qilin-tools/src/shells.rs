@@ -1,11 +1,11 @@
 //! The [`ShellTable`] service: a session's persistent shells, by shell program and name,
 //! ended with the session.
 
-use crate::jobs::lock;
 use crate::persistent::{PersistentShell, ShellSummary};
 use crate::shell_kind::ShellKind;
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The most persistent shells one session may keep.
 pub const MAX_SHELLS: usize = 16;
@@ -71,7 +71,7 @@ impl ShellTable {
         if !valid {
             return Err(ShellTableError::BadName(name.to_string()));
         }
-        let mut shells = lock(&self.shells);
+        let mut shells = self.shells.lock();
         let key = (kind, name.to_string());
         if let Some(shell) = shells.get(&key) {
             return Ok(Arc::clone(shell));
@@ -87,7 +87,8 @@ impl ShellTable {
 
     /// Every shell made in the session, by program and name.
     pub fn list(&self) -> Vec<ShellListing> {
-        lock(&self.shells)
+        self.shells
+            .lock()
             .iter()
             .map(|((kind, name), shell)| ShellListing {
                 kind: *kind,
@@ -100,7 +101,8 @@ impl ShellTable {
     /// Ends every shell process and everything it started, as a session does when it ends;
     /// returns how many were running.
     pub fn end_all(&self) -> usize {
-        lock(&self.shells)
+        self.shells
+            .lock()
             .values()
             .filter(|shell| shell.end())
             .count()

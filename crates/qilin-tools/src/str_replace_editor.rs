@@ -4,16 +4,16 @@
 use crate::diff::unified_diff;
 use crate::edit::{find_unique, line_of, replaced};
 use crate::file_access::{FileScope, blocking};
-use crate::jobs::lock;
 use crate::text_file::{cut_line, numbered, read_text};
 use crate::workspace_path::relative_string;
+use parking_lot::Mutex;
 use qilin_protocol::lsp::EditDiagnostics;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{PathKind, Resolved, Tool, ToolContext, ToolError, ToolResult, Workspace};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Lines of context shown around an edit.
 const SNIPPET_CONTEXT: usize = 4;
@@ -105,14 +105,15 @@ impl EditHistory {
     }
 
     fn record(&self, path: &str, before: Option<String>) {
-        lock(&self.by_path)
+        self.by_path
+            .lock()
             .entry(path.to_string())
             .or_default()
             .push(before);
     }
 
     fn pop(&self, path: &str) -> Option<Option<String>> {
-        lock(&self.by_path).get_mut(path)?.pop()
+        self.by_path.lock().get_mut(path)?.pop()
     }
 }
 

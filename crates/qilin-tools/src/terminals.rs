@@ -6,16 +6,17 @@
 //! turns it into plain lines for the model, and the raw bytes (colours and all) are kept for
 //! the client. Both are bounded while nobody reads them.
 
-use crate::jobs::{JobState, JobStatus, exit_status, lock};
+use crate::jobs::{JobState, JobStatus, exit_status};
 use crate::process_group::GroupGuard;
 use crate::pty;
 use crate::render::TextRenderer;
+use parking_lot::Mutex;
 use qilin_sandbox::{CommandIo, Sandbox, SandboxedCommand};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -119,7 +120,7 @@ impl TerminalTable {
         sandbox: &Sandbox,
     ) -> Result<Arc<Terminal>, TerminalError> {
         {
-            let terminals = lock(&self.terminals);
+            let terminals = self.terminals.lock();
             let open: Vec<String> = terminals
                 .values()
                 .filter(|terminal| terminal.status().state == JobState::Running)
@@ -182,17 +183,17 @@ impl TerminalTable {
                     ran_for,
                 },
             };
-            lock(&waiter.group).kill();
+            waiter.group.lock().kill();
             let _ = status_tx.send(status);
             waiter.output_arrived.notify_waiters();
         });
-        lock(&self.terminals).insert(id, Arc::clone(&terminal));
+        self.terminals.lock().insert(id, Arc::clone(&terminal));
         Ok(terminal)
     }
 
     /// The terminal with this id.
     pub fn get(&self, id: &str) -> Result<Arc<Terminal>, TerminalError> {
-        let terminals = lock(&self.terminals);
+        let terminals = self.terminals.lock();
         terminals
             .get(id)
             .cloned()
@@ -204,19 +205,19 @@ impl TerminalTable {
 
     /// Every terminal started in the session.
     pub fn list(&self) -> Vec<Arc<Terminal>> {
-        lock(&self.terminals).values().cloned().collect()
+        self.terminals.lock().values().cloned().collect()
     }
 
     /// Ends every terminal's program and everything it started, as a session does when it
     /// ends; returns how many were running.
     pub fn end_all(&self) -> usize {
-        let terminals = lock(&self.terminals);
+        let terminals = self.terminals.lock();
         let mut ended = 0;
         for terminal in terminals.values() {
             if terminal.status().state == JobState::Running {
                 ended += 1;
             }
-            lock(&terminal.group).kill();
+            terminal.group.lock().kill();
         }
         ended
     }
@@ -273,7 +274,7 @@ impl Terminal {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let (matched, last_output) = {
-                let screen = lock(&self.screen);
+                let screen = self.screen.lock();
                 let unread = screen.renderer.peek();
                 let matched = wait_for.map(|pattern| pattern.is_match(&unread));
                 // Live output: what was added since last shown (text redrawn in place is
@@ -315,7 +316,7 @@ impl Terminal {
 
     /// Takes what the program wrote since the previous read.
     pub fn read(&self) -> TerminalRead {
-        let mut screen = lock(&self.screen);
+        let mut screen = self.screen.lock();
         let mut text = screen.renderer.take();
         let raw_bytes = std::mem::take(&mut screen.raw);
         let dropped = std::mem::take(&mut screen.dropped_raw);
@@ -340,11 +341,11 @@ impl Terminal {
 
     /// Ends the program and everything it started.
     pub fn kill(&self) {
-        lock(&self.group).kill();
+        self.group.lock().kill();
     }
 
     fn take_output(&self, bytes: &[u8]) {
-        let mut screen = lock(&self.screen);
+        let mut screen = self.screen.lock();
         screen.renderer.push(bytes);
         screen.renderer.bound_pending(MAX_UNREAD_TEXT);
         screen.raw.extend_from_slice(bytes);

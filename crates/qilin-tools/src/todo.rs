@@ -1,13 +1,12 @@
 //! `todo_write`: the session's todo list, replaced whole on each call and kept in the
 //! [`TodoStore`] service.
 
-use crate::jobs::lock;
+use parking_lot::Mutex;
 use qilin_protocol::{CallPresentation, ContentBlock, Detail};
 use qilin_tool::{Tool, ToolContext, ToolError, ToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 /// Write the session's todo list.
 ///
@@ -78,12 +77,12 @@ impl TodoStore {
 
     /// The current list.
     pub fn items(&self) -> Vec<TodoItem> {
-        lock(&self.items).clone()
+        self.items.lock().clone()
     }
 
     /// Replaces the list.
     pub fn replace(&self, items: Vec<TodoItem>) {
-        *lock(&self.items) = items;
+        *self.items.lock() = items;
     }
 }
 

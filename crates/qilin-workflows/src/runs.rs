@@ -1,6 +1,7 @@
 //! The runs of one session: each run's state as its events record it, the token that stops it,
 //! and the observer that turns the script's calls and report sections into steps.
 
+use parking_lot::Mutex;
 use qilin_codemode::RunObserver;
 use qilin_protocol::workflows::{
     WorkflowFinishedEvent, WorkflowRun, WorkflowStartedEvent, WorkflowStatus, WorkflowStep,
@@ -10,8 +11,8 @@ use qilin_protocol::{CallStatus, Event, EventBody};
 use qilin_tool::{Session, now};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -67,10 +68,8 @@ pub(crate) enum FoundRun {
 }
 
 impl WorkflowRuns {
-    fn table(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        self.runs
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn table(&self) -> parking_lot::MutexGuard<'_, Vec<Entry>> {
+        self.runs.lock()
     }
 
     /// The runs `events` (a session's log) record, each as its last event leaves it: a run
@@ -460,10 +459,8 @@ impl RunHandle {
         });
     }
 
-    fn step_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
-        self.steps
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn step_map(&self) -> parking_lot::MutexGuard<'_, HashMap<String, u32>> {
+        self.steps.lock()
     }
 }
 

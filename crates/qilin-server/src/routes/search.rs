@@ -37,20 +37,14 @@ pub async fn search(
             text: query.q,
             sessions,
             workspace: None,
-            agent: given(query.agent),
-            tool: given(query.tool),
+            agent: query.agent,
+            tool: query.tool,
             status: query.status,
-            after: given(query.after),
-            before: given(query.before),
+            after: query.after,
+            before: query.before,
             limit,
-            cursor: given(query.cursor),
+            cursor: query.cursor,
         })
         .await?;
     Ok(Json(page))
-}
-
-/// A text parameter as the search reads it: one given empty (`cursor=`, as a form sends an
-/// empty field) is not given.
-fn given(value: Option<String>) -> Option<String> {
-    value.filter(|text| !text.is_empty())
 }

@@ -15,9 +15,10 @@ use crate::StoreError;
 use crate::relay::{CommandRelay, RelayError, RelayHandler};
 use async_trait::async_trait;
 use deadpool_postgres::Pool;
+use parking_lot::{Mutex, MutexGuard};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -27,7 +28,7 @@ use tokio_postgres::Config;
 type Waiting = Arc<Mutex<HashMap<i64, oneshot::Sender<()>>>>;
 
 fn waiting(waiting: &Waiting) -> MutexGuard<'_, HashMap<i64, oneshot::Sender<()>>> {
-    waiting.lock().unwrap_or_else(|poison| poison.into_inner())
+    waiting.lock()
 }
 
 /// The relay of one process: a command is a row of `server_commands` (in the store's schema),

@@ -4,10 +4,10 @@
 use super::{ClaimedFire, claimed_run, decide, interrupted};
 use crate::StoreError;
 use chrono::{DateTime, Duration, Utc};
+use parking_lot::Mutex;
 use qilin_protocol::schedules::{
     RunOutcome, ScheduleRecord, ScheduleRun, ScheduleStatus, ScheduleTarget,
 };
-use std::sync::Mutex;
 
 /// One schedule in memory.
 struct Row {
@@ -38,10 +38,8 @@ pub(crate) struct ScheduleTable {
 }
 
 impl ScheduleTable {
-    fn rows(&self) -> std::sync::MutexGuard<'_, Vec<Row>> {
-        self.rows
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+    fn rows(&self) -> parking_lot::MutexGuard<'_, Vec<Row>> {
+        self.rows.lock()
     }
 
     pub(crate) fn create(
