@@ -8,7 +8,7 @@ mod support;
 use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
 use serde_json::json;
 use std::path::Path;
-use support::{finished, started, unsandboxed_serve};
+use support::{CODER, FIVE_CALLS, finished, started, unsandboxed_serve};
 
 fn has_result(events: &[Event], call_id: &str) -> bool {
     events
@@ -36,33 +36,6 @@ fn lines_of(path: &Path) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
-
-const CODER: &str = "\
-name: coder
-instructions: Run code.
-tools: [bash]
-code_mode: true
-skills:
-  available: []
-";
-
-/// Five appends to `calls.txt`, with a second of the code's own work after the third, then
-/// an answer that says what the model read.
-const FIVE_CALLS: &str = r#"
-turns:
-  - calls:
-      - tool: run_code
-        args:
-          code: |
-            for i in range(1, 6):
-                sdk.tool.call("bash", {"command": f"echo {i} >> calls.txt"})
-                if i == 3:
-                    n = 0
-                    while n < 3000000:
-                        n += 1
-            "five calls"
-  - say: All five ran.
-"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_killed_after_its_third_call_completes_after_the_restart_without_repeating_one() {

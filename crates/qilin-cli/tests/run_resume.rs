@@ -3,39 +3,14 @@
 //! before the kill are not run again, the rest run once — the cut turn ends, shown, and then
 //! the new prompt's turn runs.
 
+mod support;
+
 use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-const CODER: &str = "\
-name: coder
-instructions: Run code.
-tools: [bash]
-code_mode: true
-skills:
-  available: []
-";
-
-/// Five appends to `calls.txt`, with a second of the code's own work after the third; the
-/// turn's answer; then the next turn's.
-const FIVE_CALLS: &str = r#"
-turns:
-  - calls:
-      - tool: run_code
-        args:
-          code: |
-            for i in range(1, 6):
-                sdk.tool.call("bash", {"command": f"echo {i} >> calls.txt"})
-                if i == 3:
-                    n = 0
-                    while n < 3000000:
-                        n += 1
-            "five calls"
-  - say: All five ran.
-  - say: Resumed and answered.
-"#;
+use support::{CODER, FIVE_CALLS};
 
 /// `qilin run` on `workspace`, JSON events on standard output.
 fn qilin_run(workspace: &Path, args: &[&str]) -> Command {

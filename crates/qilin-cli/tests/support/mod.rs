@@ -1,6 +1,6 @@
 //! A real `qilin serve` for the tests that start one: its command on a scripted agent, the
 //! start-up (spawn, read the URL it prints and the token in it), the API calls the tests share,
-//! and the kill.
+//! and the kill; and the code-mode agent and script the tests that cut a run share.
 
 // Each test file uses the part it needs.
 #![allow(dead_code)]
@@ -11,6 +11,36 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// A code-mode agent with `bash`, for the runs a test cuts with `kill -9`.
+pub const CODER: &str = "\
+name: coder
+instructions: Run code.
+tools: [bash]
+code_mode: true
+skills:
+  available: []
+";
+
+/// Five appends to `calls.txt`, with a second of the code's own work after the third (where a
+/// test kills the process), then an answer that says what the model read; then the answer of
+/// a next turn.
+pub const FIVE_CALLS: &str = r#"
+turns:
+  - calls:
+      - tool: run_code
+        args:
+          code: |
+            for i in range(1, 6):
+                sdk.tool.call("bash", {"command": f"echo {i} >> calls.txt"})
+                if i == 3:
+                    n = 0
+                    while n < 3000000:
+                        n += 1
+            "five calls"
+  - say: All five ran.
+  - say: Resumed and answered.
+"#;
 
 /// A running `qilin serve`: its process, base URL, the path of the URL it printed and its
 /// token. Its standard output is closed once the URL is read, as `qilin serve | head` would:
