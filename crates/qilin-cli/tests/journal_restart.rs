@@ -205,6 +205,8 @@ tools: [bash, workflow_run, workflow_status]
 code_mode: true
 skills:
   available: []
+limits:
+  code: {wall_time_ms: 300000}
 ";
 
 /// A workflow of five appends to `calls.txt`, a report section before them and one after,

@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A code-mode agent with `bash`, for the runs a test cuts with `kill -9`.
+/// A code-mode agent with `bash`, for the runs a test cuts with `kill -9`. The code's own time
+/// is not bounded at 10 s: on a loaded machine the second of work a script does to leave a
+/// window for the kill takes much longer, and runs again when the run is replayed.
 pub const CODER: &str = "\
 name: coder
 instructions: Run code.
@@ -20,6 +22,8 @@ tools: [bash]
 code_mode: true
 skills:
   available: []
+limits:
+  code: {wall_time_ms: 300000}
 ";
 
 /// Five appends to `calls.txt`, with a second of the code's own work after the third (where a
