@@ -5,7 +5,8 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import type { GoalRecord, SessionView } from '@qilin-agent/protocol';
-import { startScriptedServer, type QilinServer } from './support/server';
+import { callServer, startScriptedServer, type QilinServer } from './support/server';
+import { promptNewSession } from './support/session';
 
 const AGENT = `name: e2e-goals
 description: Works toward a goal, for the goal banner's end-to-end test.
@@ -34,26 +35,10 @@ const PHONE = { width: 390, height: 844 };
 
 let server: QilinServer | undefined;
 
-/** Calls the server itself with the token. */
-async function serverCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  if (server === undefined) throw new Error('the server did not start');
-  const answered = await fetch(`${server.origin}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${server.token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answered.text();
-  expect(answered.ok, `${method} ${path}: HTTP ${answered.status} ${text}`).toBe(true);
-  return JSON.parse(text) as T;
-}
-
 /** A new session with a goal of `maxTurns` turns, set through the API. */
 async function sessionWithGoal(maxTurns: number): Promise<string> {
-  const { id } = await serverCall<{ id: string }>('POST', '/api/sessions', {});
-  const goal = await serverCall<GoalRecord>('PUT', `/api/sessions/${id}/goal`, {
+  const { id } = await callServer<{ id: string }>(server, 'POST', '/api/sessions', {});
+  const goal = await callServer<GoalRecord>(server, 'PUT', `/api/sessions/${id}/goal`, {
     objective: OBJECTIVE,
     tokenBudget: 1_000_000,
     maxTurns,
@@ -64,7 +49,7 @@ async function sessionWithGoal(maxTurns: number): Promise<string> {
 
 /** The session's goal as the server has it. */
 async function goalOf(id: string): Promise<GoalRecord | null> {
-  return (await serverCall<SessionView>('GET', `/api/sessions/${id}`)).goal;
+  return (await callServer<SessionView>(server, 'GET', `/api/sessions/${id}`)).goal;
 }
 
 /** Opens a session in the page. */
@@ -224,13 +209,7 @@ test.describe('the goal tools’ cards', () => {
     page,
   }) => {
     test.setTimeout(120_000);
-    if (tools === undefined) throw new Error('the server did not start');
-    await page.goto(tools.url);
-    await page.getByRole('button', { name: 'New session' }).click();
-    await expect(page).toHaveURL(/\/sessions\//);
-    await page.getByRole('textbox', { name: /prompt/i }).fill('Write the release notes');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await expect(page.locator('.qc-turn__end--completed')).toBeVisible({ timeout: 30_000 });
+    await promptNewSession(page, tools, 'Write the release notes');
     const rows = page.locator('.qt-card .qp-row');
     await expect(rows.filter({ hasText: 'Tool call ·' })).toHaveCount(0);
     await expect(rows.filter({ hasText: 'Read goal' })).toHaveCount(2);

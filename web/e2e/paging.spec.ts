@@ -1,7 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page, type Route } from '@playwright/test';
 import { screenshot } from './support/screens';
-import { startScriptedServer, type QilinServer } from './support/server';
+import { callServer, recordTurn, startScriptedServer, type QilinServer } from './support/server';
 
 // The page opens a session from the server's snapshot of its latest turns (20) and loads the
 // earlier ones as the reader scrolls up.
@@ -31,43 +31,20 @@ ${Array.from({ length: TURNS }, (_, turn) => `  - say: "${answer(turn)}"`).join(
 `;
 
 let server: QilinServer;
-let token: string;
 let sessionId: string;
-
-/** Calls the server itself with the token. */
-async function serverCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const answered = await fetch(`${server.origin}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  expect(answered.ok, `${method} ${path}: HTTP ${answered.status}`).toBe(true);
-  return (await answered.json()) as T;
-}
 
 test.beforeAll(async () => {
   server = await startScriptedServer(AGENT, SCRIPT);
-  token = server.token;
   // A session of many turns, recorded before the page opens it.
-  ({ id: sessionId } = await serverCall<{ id: string }>('POST', '/api/sessions', {}));
+  ({ id: sessionId } = await callServer<{ id: string }>(server, 'POST', '/api/sessions', {}));
   for (let turn = 0; turn < TURNS; turn += 1) {
-    await serverCall('POST', `/api/sessions/${sessionId}/turns`, {
-      prompt: `Prompt ${turn}`,
-      clientTurnId: `paging-${turn}`,
-    });
     // Ended: the session holds the turn, and none runs.
-    await expect
-      .poll(async () => {
-        const { totalTurns, activeTurn } = await serverCall<{
-          totalTurns: number;
-          activeTurn?: string | null;
-        }>('GET', `/api/sessions/${sessionId}/snapshot?turns=1`);
-        return totalTurns === turn + 1 && (activeTurn ?? null) === null;
-      })
-      .toBe(true);
+    await recordTurn(
+      server,
+      sessionId,
+      { prompt: `Prompt ${turn}`, clientTurnId: `paging-${turn}` },
+      turn + 1,
+    );
   }
 });
 

@@ -4,7 +4,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { screenshot } from './support/screens';
-import { startScriptedServer, type QilinServer } from './support/server';
+import { callServer, recordTurn, startScriptedServer, type QilinServer } from './support/server';
 
 const PHONE = { width: 390, height: 844 };
 
@@ -36,36 +36,15 @@ turns:
 let server: QilinServer;
 let sessionId: string;
 
-/** Calls the server itself with the token. */
-async function serverCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const answered = await fetch(`${server.origin}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${server.token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  expect(answered.ok, `${method} ${path}: HTTP ${answered.status}`).toBe(true);
-  return (await answered.json()) as T;
-}
-
 test.beforeAll(async () => {
   server = await startScriptedServer(AGENT, SCRIPT);
-  ({ id: sessionId } = await serverCall<{ id: string }>('POST', '/api/sessions', {}));
-  await serverCall('POST', `/api/sessions/${sessionId}/turns`, {
-    prompt: 'Print a long line and tell me how it looks on a phone',
-    clientTurnId: 'phone-1',
-  });
-  await expect
-    .poll(async () => {
-      const { totalTurns, activeTurn } = await serverCall<{
-        totalTurns: number;
-        activeTurn?: string | null;
-      }>('GET', `/api/sessions/${sessionId}/snapshot?turns=1`);
-      return totalTurns === 1 && (activeTurn ?? null) === null;
-    })
-    .toBe(true);
+  ({ id: sessionId } = await callServer<{ id: string }>(server, 'POST', '/api/sessions', {}));
+  await recordTurn(
+    server,
+    sessionId,
+    { prompt: 'Print a long line and tell me how it looks on a phone', clientTurnId: 'phone-1' },
+    1,
+  );
 });
 
 test.afterAll(async () => {

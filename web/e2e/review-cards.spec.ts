@@ -2,8 +2,15 @@
 // reviewer model, refused after it failed or timed out, the reviewed mark, a refusal a person
 // allowed and the retry that ran by the grant, nested under run_code; each screenshotted,
 // opened, and checked by axe-core. "Allow this call" reaches the host and becomes "Allowed".
-import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Locator } from '@playwright/test';
+import { expect, type Locator } from '@playwright/test';
+import {
+  expectAccessible,
+  expectThemedAndAccessible,
+  openFamily,
+  screenshotEveryCase,
+  testEachVariant,
+  variantFolder,
+} from './support/gallery';
 
 const TEXT = {
   en: {
@@ -41,93 +48,64 @@ function rowOf(scope: Locator, callId: string): Locator {
   return scope.locator(`[data-chat-call-id="${callId}"] > .qt-card > .qp-row`);
 }
 
-for (const locale of ['en', 'zh-CN'] as const) {
-  for (const theme of ['light', 'dark'] as const) {
-    test(`auto review cards (${locale}, ${theme})`, async ({ page }, testInfo) => {
-      const text = TEXT[locale];
-      await page.emulateMedia({ colorScheme: theme, reducedMotion: 'reduce' });
-      await page.goto(`/index.html?lang=${locale}&theme=${theme}#log-auto-review`);
-      const section = page.locator('#log-auto-review');
-      const cases = section.locator('[data-gallery-case]');
-      await expect(cases.first()).toBeVisible();
-      const ids = await cases.evaluateAll((elements) =>
-        (elements as HTMLElement[]).map((element) => element.dataset.galleryCase ?? ''),
-      );
-      expect(ids.length).toBe(8);
-      const folder = testInfo.outputPath('review-cards', `${locale}-${theme}`);
-      for (const id of ids) {
-        const entry = section.locator(`[data-gallery-case="${id}"]`);
-        const name = id.replace(/[^A-Za-z0-9_.-]/g, '-');
-        await entry.scrollIntoViewIfNeeded();
-        await entry.screenshot({ path: `${folder}/${name}.png` });
-        const toggle = entry.locator('button.qp-row__main').first();
-        if ((await toggle.count()) === 1) {
-          await toggle.click();
-          await expect(toggle).toHaveAttribute('aria-expanded', 'true');
-          await entry.screenshot({ path: `${folder}/${name}-expanded.png` });
-        }
-      }
-      const entry = (id: string) =>
-        section.locator(`[data-gallery-case="handmade/auto-review/${id}"]`);
+testEachVariant('auto review cards', async (variant) => {
+  const { page, locale, theme } = variant;
+  const text = TEXT[locale];
+  await page.emulateMedia({ colorScheme: theme });
+  const { section, ids } = await openFamily(variant, 'auto-review');
+  expect(ids.length).toBe(8);
+  const folder = variantFolder(variant, 'review-cards');
+  await screenshotEveryCase(section, ids, folder);
+  const entry = (id: string) => section.locator(`[data-gallery-case="handmade/auto-review/${id}"]`);
 
-      // Who refused, on the row; the reason for the person once opened; the control.
-      const denied = rowOf(entry('bash-denied'), 'call_r1');
-      await expect(denied).toContainText(text.denied);
-      await expect(denied).toContainText(text.highRisk);
-      await expect(entry('bash-denied').locator('.qt-denied')).toHaveText(text.reason);
-      await expect(rowOf(entry('bash-failed'), 'call_r2')).toContainText(text.failed);
-      await expect(rowOf(entry('bash-timed-out'), 'call_r3')).toContainText(text.timedOut);
-      for (const [id, callId] of [
-        ['bash-denied', 'call_r1'],
-        ['bash-failed', 'call_r2'],
-        ['bash-timed-out', 'call_r3'],
-      ] as const) {
-        await expect(
-          rowOf(entry(id), callId).getByRole('button', { name: text.allow }),
-        ).toBeVisible();
-      }
-      // A refusal a person allowed reads "Allowed"; the retry that used the grant is marked.
-      await expect(
-        rowOf(entry('bash-granted'), 'call_r5').getByRole('button', { name: text.allowed }),
-      ).toHaveAttribute('aria-disabled', 'true');
-      await expect(rowOf(entry('bash-retried'), 'call_r6').locator('.qt-review-mark')).toHaveText(
-        text.granted,
-      );
-      // The quiet mark: the risk shown, the reason its name and tooltip.
-      const mark = rowOf(entry('bash-reviewed'), 'call_r4').getByRole('img', {
-        name: text.reviewedName,
-      });
-      await expect(mark).toHaveText(text.reviewed);
-      await expect(mark).toHaveAttribute('title', text.reviewedName);
-      await expect(rowOf(entry('bash-asked'), 'call_r7').locator('.qt-review-mark')).toHaveText(
-        text.asked,
-      );
-      // Nested under run_code: a mark and a refusal with its control.
-      const nested = entry('run_code-nested');
-      await expect(rowOf(nested, 'call_r8.1').locator('.qt-review-mark')).toBeVisible();
-      await expect(rowOf(nested, 'call_r8.2')).toContainText(text.denied);
-      await expect(rowOf(nested, 'call_r8').locator('.qt-review-mark')).toHaveCount(0);
-
-      const scheme = await page.evaluate(
-        () => getComputedStyle(document.documentElement).colorScheme,
-      );
-      expect(scheme).toContain(theme);
-      const checked = await new AxeBuilder({ page }).include('#log-auto-review').analyze();
-      expect(checked.violations).toEqual([]);
-
-      // "Allow this call" from the keyboard reaches the host, then reads "Allowed".
-      const allow = rowOf(entry('bash-denied'), 'call_r1').getByRole('button', {
-        name: text.allow,
-      });
-      await allow.focus();
-      await page.keyboard.press('Enter');
-      await expect(page.locator('.gallery__host')).toHaveText('Host: allowCall("call_r1")');
-      await expect(
-        rowOf(entry('bash-denied'), 'call_r1').getByRole('button', { name: text.allowed }),
-      ).toHaveAttribute('aria-disabled', 'true');
-      await entry('bash-denied').screenshot({ path: `${folder}/allowed.png` });
-      const after = await new AxeBuilder({ page }).include('#log-auto-review').analyze();
-      expect(after.violations).toEqual([]);
-    });
+  // Who refused, on the row; the reason for the person once opened; the control.
+  const denied = rowOf(entry('bash-denied'), 'call_r1');
+  await expect(denied).toContainText(text.denied);
+  await expect(denied).toContainText(text.highRisk);
+  await expect(entry('bash-denied').locator('.qt-denied')).toHaveText(text.reason);
+  await expect(rowOf(entry('bash-failed'), 'call_r2')).toContainText(text.failed);
+  await expect(rowOf(entry('bash-timed-out'), 'call_r3')).toContainText(text.timedOut);
+  for (const [id, callId] of [
+    ['bash-denied', 'call_r1'],
+    ['bash-failed', 'call_r2'],
+    ['bash-timed-out', 'call_r3'],
+  ] as const) {
+    await expect(rowOf(entry(id), callId).getByRole('button', { name: text.allow })).toBeVisible();
   }
-}
+  // A refusal a person allowed reads "Allowed"; the retry that used the grant is marked.
+  await expect(
+    rowOf(entry('bash-granted'), 'call_r5').getByRole('button', { name: text.allowed }),
+  ).toHaveAttribute('aria-disabled', 'true');
+  await expect(rowOf(entry('bash-retried'), 'call_r6').locator('.qt-review-mark')).toHaveText(
+    text.granted,
+  );
+  // The quiet mark: the risk shown, the reason its name and tooltip.
+  const mark = rowOf(entry('bash-reviewed'), 'call_r4').getByRole('img', {
+    name: text.reviewedName,
+  });
+  await expect(mark).toHaveText(text.reviewed);
+  await expect(mark).toHaveAttribute('title', text.reviewedName);
+  await expect(rowOf(entry('bash-asked'), 'call_r7').locator('.qt-review-mark')).toHaveText(
+    text.asked,
+  );
+  // Nested under run_code: a mark and a refusal with its control.
+  const nested = entry('run_code-nested');
+  await expect(rowOf(nested, 'call_r8.1').locator('.qt-review-mark')).toBeVisible();
+  await expect(rowOf(nested, 'call_r8.2')).toContainText(text.denied);
+  await expect(rowOf(nested, 'call_r8').locator('.qt-review-mark')).toHaveCount(0);
+
+  await expectThemedAndAccessible(variant, '#log-auto-review');
+
+  // "Allow this call" from the keyboard reaches the host, then reads "Allowed".
+  const allow = rowOf(entry('bash-denied'), 'call_r1').getByRole('button', {
+    name: text.allow,
+  });
+  await allow.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('.gallery__host')).toHaveText('Host: allowCall("call_r1")');
+  await expect(
+    rowOf(entry('bash-denied'), 'call_r1').getByRole('button', { name: text.allowed }),
+  ).toHaveAttribute('aria-disabled', 'true');
+  await entry('bash-denied').screenshot({ path: `${folder}/allowed.png` });
+  await expectAccessible(page, '#log-auto-review');
+});

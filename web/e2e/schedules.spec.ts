@@ -4,7 +4,8 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import type { ScheduleListOutput, ScheduleRecord } from '@qilin-agent/protocol';
-import { startScriptedServer, type QilinServer } from './support/server';
+import { callServer, startScriptedServer, type QilinServer } from './support/server';
+import { promptNewSession } from './support/session';
 
 const AGENT = `name: e2e-schedules
 description: Holds schedules, for the schedules panel's end-to-end test.
@@ -27,22 +28,6 @@ const PHONE = { width: 390, height: 844 };
 
 let server: QilinServer | undefined;
 
-/** Calls the server itself with the token. */
-async function serverCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  if (server === undefined) throw new Error('the server did not start');
-  const answered = await fetch(`${server.origin}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${server.token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answered.text();
-  expect(answered.ok, `${method} ${path}: HTTP ${answered.status} ${text}`).toBe(true);
-  return JSON.parse(text) as T;
-}
-
 /** Opens a session in the page. */
 async function open(page: Page, id: string) {
   if (server === undefined) throw new Error('the server did not start');
@@ -60,12 +45,17 @@ test.afterAll(async () => {
 test('a schedule created through the API shows in the panel and is deleted from it', async ({
   page,
 }) => {
-  const { id } = await serverCall<{ id: string }>('POST', '/api/sessions', {});
-  const weekdays = await serverCall<ScheduleRecord>('POST', `/api/sessions/${id}/schedules`, {
-    prompt: 'Summarise the overnight CI failures.',
-    cron: '0 9 * * 1-5',
-    timezone: 'Europe/Paris',
-  });
+  const { id } = await callServer<{ id: string }>(server, 'POST', '/api/sessions', {});
+  const weekdays = await callServer<ScheduleRecord>(
+    server,
+    'POST',
+    `/api/sessions/${id}/schedules`,
+    {
+      prompt: 'Summarise the overnight CI failures.',
+      cron: '0 9 * * 1-5',
+      timezone: 'Europe/Paris',
+    },
+  );
   expect(weekdays.status).toBe('active');
   expect(weekdays.nextFires.length).toBeGreaterThan(0);
   await page.emulateMedia({ reducedMotion: 'reduce' });
@@ -81,7 +71,7 @@ test('a schedule created through the API shows in the panel and is deleted from 
   );
 
   // One created while the page is open arrives by the session's stream, newest first.
-  const hourly = await serverCall<ScheduleRecord>('POST', `/api/sessions/${id}/schedules`, {
+  const hourly = await callServer<ScheduleRecord>(server, 'POST', `/api/sessions/${id}/schedules`, {
     prompt: 'Check the deploy queue.',
     every: '1h',
   });
@@ -107,7 +97,11 @@ test('a schedule created through the API shows in the panel and is deleted from 
     .getByRole('button', { name: `Delete the schedule “${weekdays.description}”` })
     .click();
   await expect(rows).toHaveCount(1);
-  const listed = await serverCall<ScheduleListOutput>('GET', `/api/sessions/${id}/schedules`);
+  const listed = await callServer<ScheduleListOutput>(
+    server,
+    'GET',
+    `/api/sessions/${id}/schedules`,
+  );
   const after = listed.schedules.find((known) => known.id === weekdays.id);
   expect(after === undefined || after.status === 'deleted').toBe(true);
   await panel.getByRole('button', { name: `Delete the schedule “${hourly.description}”` }).click();
@@ -157,13 +151,7 @@ test.describe('the schedule tools’ cards', () => {
     page,
   }) => {
     test.setTimeout(120_000);
-    if (tools === undefined) throw new Error('the server did not start');
-    await page.goto(tools.url);
-    await page.getByRole('button', { name: 'New session' }).click();
-    await expect(page).toHaveURL(/\/sessions\//);
-    await page.getByRole('textbox', { name: /prompt/i }).fill('Every weekday morning, the CI');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await expect(page.locator('.qc-turn__end--completed')).toBeVisible({ timeout: 30_000 });
+    await promptNewSession(page, tools, 'Every weekday morning, the CI');
     const rows = page.locator('.qt-card .qp-row');
     // The unknown id's deletion failed: it keeps its plain card under its own title.
     await expect(rows.filter({ hasText: 'Tool call ·' })).toHaveCount(0);

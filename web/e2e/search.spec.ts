@@ -3,7 +3,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { screenshot } from './support/screens';
-import { startScriptedServer, type QilinServer } from './support/server';
+import { callServer, recordTurn, startScriptedServer, type QilinServer } from './support/server';
 
 // More turns than the first page (20), so the first turn's card is not loaded when the
 // session opens.
@@ -33,37 +33,19 @@ ${Array.from({ length: TURNS - 1 }, (_, turn) => `  - say: "Answer ${turn + 1}, 
 let server: QilinServer;
 let sessionId: string;
 
-/** Calls the server itself with the token. */
-async function serverCall<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const answered = await fetch(`${server.origin}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${server.token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  expect(answered.ok, `${method} ${path}: HTTP ${answered.status}`).toBe(true);
-  return (await answered.json()) as T;
-}
-
 test.beforeAll(async () => {
   server = await startScriptedServer(AGENT, SCRIPT);
-  ({ id: sessionId } = await serverCall<{ id: string }>('POST', '/api/sessions', {}));
+  ({ id: sessionId } = await callServer<{ id: string }>(server, 'POST', '/api/sessions', {}));
   for (let turn = 0; turn < TURNS; turn += 1) {
-    await serverCall('POST', `/api/sessions/${sessionId}/turns`, {
-      prompt: turn === 0 ? 'Tidy the aquarium' : `Prompt ${turn}`,
-      clientTurnId: `search-${turn}`,
-    });
-    await expect
-      .poll(async () => {
-        const { totalTurns, activeTurn } = await serverCall<{
-          totalTurns: number;
-          activeTurn?: string | null;
-        }>('GET', `/api/sessions/${sessionId}/snapshot?turns=1`);
-        return totalTurns === turn + 1 && (activeTurn ?? null) === null;
-      })
-      .toBe(true);
+    await recordTurn(
+      server,
+      sessionId,
+      {
+        prompt: turn === 0 ? 'Tidy the aquarium' : `Prompt ${turn}`,
+        clientTurnId: `search-${turn}`,
+      },
+      turn + 1,
+    );
   }
 });
 

@@ -1,4 +1,5 @@
 // Starts a real `qilin serve` for a test: a temp workspace, an agent and a scripted model.
+import { expect } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,4 +174,50 @@ export async function startInvoicesServer(): Promise<AppServer> {
   });
   const url = await printedUrl(child, 'invoices serve');
   return { url, stop: () => halt(child) };
+}
+
+/**
+ * Calls `server`'s API itself (not through the page) with its token: `method` on `path`, with
+ * `body` as JSON if given. Expects a success and returns the answer's JSON.
+ */
+export async function callServer<T>(
+  server: QilinServer | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  if (server === undefined) throw new Error('the server did not start');
+  const answered = await fetch(`${server.origin}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${server.token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await answered.text();
+  expect(answered.ok, `${method} ${path}: HTTP ${answered.status} ${text}`).toBe(true);
+  return JSON.parse(text) as T;
+}
+
+/**
+ * Sends `prompt` as a turn of session `sessionId` through the API, and waits until it ended:
+ * the session then holds `total` turns and none runs.
+ */
+export async function recordTurn(
+  server: QilinServer,
+  sessionId: string,
+  turn: { prompt: string; clientTurnId: string },
+  total: number,
+): Promise<void> {
+  await callServer(server, 'POST', `/api/sessions/${sessionId}/turns`, turn);
+  await expect
+    .poll(async () => {
+      const { totalTurns, activeTurn } = await callServer<{
+        totalTurns: number;
+        activeTurn?: string | null;
+      }>(server, 'GET', `/api/sessions/${sessionId}/snapshot?turns=1`);
+      return totalTurns === total && (activeTurn ?? null) === null;
+    })
+    .toBe(true);
 }

@@ -8,16 +8,9 @@ import {
 import { I18nProvider, type Locale } from '@qilin-agent/i18n';
 import { SlotRegistry, SlotsProvider } from '@qilin-agent/slots';
 import { registerSkillView } from '@qilin-agent/ui-skill';
-import { MarkdownText } from '@qilin-agent/ui-conversation';
 import { useCallback, useMemo, useState } from 'react';
-import { AgentSection } from './AgentSection';
+import { FAMILIES } from './families';
 import { FamilySection } from './FamilySection';
-import { LOOP_CASES, WORKFLOW_CASES } from './flows';
-import { GOAL_CASES } from './goals';
-import { LSP_CASES } from './lsp';
-import { REVIEW_CASES, REVIEW_GRANTS } from './review';
-import { SCHEDULE_CASES } from './schedules';
-import { FIRST_LIST, LATER_LIST_CALL, TEAM_CASES } from './teams';
 import { casesOf, FIXTURE_HOME, workspaceOf, type GalleryCase } from './cases';
 import { FIXTURES } from './fixtures';
 import { SESSION_QUERIES, TWO_LEVELS } from './handmade';
@@ -39,24 +32,6 @@ function frozenHooks(entry: GalleryCase): { tool: ToolCallShared } {
     },
   };
 }
-
-/** The team section's host: the later task list's previous list is the first one. */
-const TEAM_SHARED: { tool: ToolCallShared } = {
-  tool: {
-    useToolCallArgumentsPartial: () => '',
-    usePreviousToolCall: (callId, toolName) =>
-      callId === LATER_LIST_CALL && toolName === FIRST_LIST.toolName ? FIRST_LIST : undefined,
-  },
-};
-
-/** The workflow section's host: it renders report sections as the page renders Markdown. */
-const FLOW_SHARED: { tool: ToolCallShared } = {
-  tool: {
-    useToolCallArgumentsPartial: () => '',
-    usePreviousToolCall: () => undefined,
-    markdown: MarkdownText,
-  },
-};
 
 function stateOf(entry: GalleryCase): string {
   // The tree's waiting phase is the row's waiting state (the request itself is in the tree).
@@ -113,6 +88,16 @@ const LOGS = FIXTURES.map(([name, source]) => ({
   cases: casesOf(name, source),
 }));
 
+/** The hand-made sections in the table of contents: the two trees, then every tool family. */
+const HANDMADE_NAV: readonly { anchor: string; label: string }[] = [
+  { anchor: 'handmade', label: 'two levels (hand-made)' },
+  { anchor: 'session-queries-shapes', label: 'session queries (hand-made)' },
+  ...FAMILIES.map(({ family, title }) => ({
+    anchor: family,
+    label: title.charAt(0).toLowerCase() + title.slice(1),
+  })),
+];
+
 /** Every card of every recorded log in every state it went through, and the hand-made tree. */
 export function Gallery(props: { locale: Locale }) {
   const registry = useMemo(() => createRegistry(), []);
@@ -154,36 +139,11 @@ export function Gallery(props: { locale: Locale }) {
                   <a href={`#log-${log.name}`}>{log.name}</a>
                 </li>
               ))}
-              <li>
-                <a href="#log-handmade">two levels (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-session-queries-shapes">session queries (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-agents">agents (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-goals">checks and goals (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-schedules">scheduled tasks (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-auto-review">auto review (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-teams">teammates and tasks (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-lsp">code navigation (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-workflows">workflows (hand-made)</a>
-              </li>
-              <li>
-                <a href="#log-loops">loops (hand-made)</a>
-              </li>
+              {HANDMADE_NAV.map(({ anchor, label }) => (
+                <li key={anchor}>
+                  <a href={`#log-${anchor}`}>{label}</a>
+                </li>
+              ))}
             </ul>
           </nav>
         </header>
@@ -241,68 +201,16 @@ export function Gallery(props: { locale: Locale }) {
               </article>
             ))}
           </section>
-          <AgentSection registry={registry} openFile={openFile} inspect={inspect} />
-          <FamilySection
-            family="goals"
-            title="Checks and goals (hand-made)"
-            cases={GOAL_CASES}
-            registry={registry}
-            openFile={openFile}
-            inspect={inspect}
-          />
-          <FamilySection
-            family="schedules"
-            title="Scheduled tasks (hand-made)"
-            cases={SCHEDULE_CASES}
-            registry={registry}
-            openFile={openFile}
-            inspect={inspect}
-          />
-          <FamilySection
-            family="auto-review"
-            title="Auto review (hand-made)"
-            cases={REVIEW_CASES}
-            registry={registry}
-            openFile={openFile}
-            inspect={inspect}
-            allowCall={allowCall}
-            grants={REVIEW_GRANTS}
-          />
-          <FamilySection
-            family="teams"
-            title="Teammates and tasks (hand-made)"
-            cases={TEAM_CASES}
-            registry={registry}
-            shared={TEAM_SHARED}
-            openFile={openFile}
-            inspect={inspect}
-          />
-          <FamilySection
-            family="lsp"
-            title="Code navigation (hand-made)"
-            cases={LSP_CASES}
-            registry={registry}
-            home={FIXTURE_HOME}
-            openFile={openFile}
-            inspect={inspect}
-          />
-          <FamilySection
-            family="workflows"
-            title="Workflows (hand-made)"
-            cases={WORKFLOW_CASES}
-            registry={registry}
-            shared={FLOW_SHARED}
-            openFile={openFile}
-            inspect={inspect}
-          />
-          <FamilySection
-            family="loops"
-            title="Loops (hand-made)"
-            cases={LOOP_CASES}
-            registry={registry}
-            openFile={openFile}
-            inspect={inspect}
-          />
+          {FAMILIES.map(({ allowsCalls, ...family }) => (
+            <FamilySection
+              key={family.family}
+              {...family}
+              registry={registry}
+              openFile={openFile}
+              inspect={inspect}
+              {...(allowsCalls === true ? { allowCall } : {})}
+            />
+          ))}
         </main>
       </div>
     </I18nProvider>
