@@ -403,31 +403,7 @@ impl Children {
             let Some(children) = children.upgrade() else {
                 return;
             };
-            let record = children.finish(&child_id, &summary);
-            if let Some(parent) = parent.upgrade() {
-                match (&record.status, &record.answer) {
-                    // A teammate's answer reaches its lead as a message; it waits for its next.
-                    (ChildStatus::Idle, Some(answer)) => {
-                        parent
-                            .events()
-                            .emit(EventBody::AgentMessage(AgentMessageEvent {
-                                from_session_id: child_id.clone(),
-                                from_name: record.name.clone(),
-                                text: answer.clone(),
-                            }));
-                    }
-                    (ChildStatus::Idle, None) => {}
-                    _ if record.background => {
-                        parent
-                            .events()
-                            .emit(EventBody::AgentFinished(AgentFinishedEvent {
-                                child_session_id: child_id.clone(),
-                                record: record.clone(),
-                            }));
-                    }
-                    _ => {}
-                }
-            }
+            let record = children.finish(&child_id, &summary, parent.upgrade().as_deref());
             children.ended.notify_waiters();
             let _ = done_tx.send(record);
         });
@@ -901,27 +877,37 @@ impl Children {
     }
 
     /// Records how child `id`'s turn ended; returns its final record.
-    fn finish(&self, id: &str, summary: &TurnSummary) -> ChildRecord {
+    fn finish(&self, id: &str, summary: &TurnSummary, parent: Option<&Session>) -> ChildRecord {
         let mut table = self.table();
-        let Some(child) = table.iter_mut().find(|c| c.record.session_id == id) else {
-            return ended_record(id, summary);
-        };
-        end_record(
-            &mut child.record,
-            summary,
-            child.stopped_by.unwrap_or("its turn was interrupted"),
-        );
-        if is_teammate(&child.record) {
-            let (steps, usage) = child.before_turn;
-            child.record.steps += steps;
-            add_usage(&mut child.record.usage, &usage);
-            if child.record.status == ChildStatus::Completed && child.stopped_by.is_none() {
-                child.record.status = ChildStatus::Idle;
+        let record = match table.iter_mut().find(|c| c.record.session_id == id) {
+            None => ended_record(id, summary),
+            Some(child) => {
+                end_record(
+                    &mut child.record,
+                    summary,
+                    child.stopped_by.unwrap_or("its turn was interrupted"),
+                );
+                if is_teammate(&child.record) {
+                    let (steps, usage) = child.before_turn;
+                    child.record.steps += steps;
+                    add_usage(&mut child.record.usage, &usage);
+                    if child.record.status == ChildStatus::Completed && child.stopped_by.is_none() {
+                        child.record.status = ChildStatus::Idle;
+                    }
+                }
+                child.record.duration_ms = millis(child.started.elapsed());
+                child.in_step = false;
+                child.record.clone()
             }
+        };
+        // Recorded before the table lets go: a wait that finds the child ended records its
+        // `agent.delivered` after this.
+        if let Some(parent) = parent
+            && let Some(body) = end_event(id, &record)
+        {
+            parent.events().emit(body);
         }
-        child.record.duration_ms = millis(child.started.elapsed());
-        child.in_step = false;
-        child.record.clone()
+        record
     }
 
     /// Interrupts child `id` for `why`, if it runs.
@@ -1511,6 +1497,25 @@ fn elapsed_ms(from: &str, to: &str) -> u64 {
     ) {
         (Ok(from), Ok(to)) => u64::try_from((to - from).num_milliseconds()).unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// What the parent's log records when child `id`'s turn ends as `record` says: a teammate's
+/// answer as a message to its lead (it waits for its next), a background child's end as
+/// `agent.finished`; nothing for a foreground child (its call's result says it).
+fn end_event(id: &str, record: &ChildRecord) -> Option<EventBody> {
+    match (&record.status, &record.answer) {
+        (ChildStatus::Idle, Some(answer)) => Some(EventBody::AgentMessage(AgentMessageEvent {
+            from_session_id: id.to_string(),
+            from_name: record.name.clone(),
+            text: answer.clone(),
+        })),
+        (ChildStatus::Idle, None) => None,
+        _ if record.background => Some(EventBody::AgentFinished(AgentFinishedEvent {
+            child_session_id: id.to_string(),
+            record: record.clone(),
+        })),
+        _ => None,
     }
 }
 
