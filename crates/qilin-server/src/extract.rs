@@ -9,8 +9,8 @@ use aide::openapi::Operation;
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{StatusCode, Uri};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
@@ -100,34 +100,12 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
 impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
-    /// Reads the query string without its empty fields: `?agent=` (a form's field left
-    /// blank), like `?agent` or `?&`, is as if the field were not sent, on every route.
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        let given = without_empty_fields(parts.uri.query().unwrap_or_default());
-        let uri: Uri = format!("/?{given}").parse().map_err(|_| {
-            ApiError::bad_request(
-                "invalid_query",
-                "the query string is not valid: send `name=value` fields joined by `&`",
-            )
-        })?;
-        match Query::<T>::try_from_uri(&uri) {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        match Query::<T>::from_request_parts(parts, state).await {
             Ok(Query(value)) => Ok(ApiQuery(value)),
             Err(rejection) => Err(query_rejection(&rejection)),
         }
     }
-}
-
-/// `query` without its fields whose value is empty (`name=`, or a bare `name`).
-fn without_empty_fields(query: &str) -> String {
-    query
-        .split('&')
-        .filter(|field| {
-            field
-                .split_once('=')
-                .is_some_and(|(_, value)| !value.is_empty())
-        })
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 fn query_rejection(rejection: &QueryRejection) -> ApiError {

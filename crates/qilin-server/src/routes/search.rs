@@ -37,14 +37,20 @@ pub async fn search(
             text: query.q,
             sessions,
             workspace: None,
-            agent: query.agent,
-            tool: query.tool,
+            agent: given(query.agent),
+            tool: given(query.tool),
             status: query.status,
-            after: query.after,
-            before: query.before,
+            after: given(query.after),
+            before: given(query.before),
             limit,
-            cursor: query.cursor,
+            cursor: given(query.cursor),
         })
         .await?;
     Ok(Json(page))
+}
+
+/// A text parameter as the search reads it: one given empty (`cursor=`, as a form sends an
+/// empty field) is not given.
+fn given(value: Option<String>) -> Option<String> {
+    value.filter(|text| !text.is_empty())
 }

@@ -34,7 +34,7 @@ pub async fn list(
         .store()
         .list_sessions(&SessionQuery {
             workspace: query.workspace,
-            title_contains: query.q,
+            title_contains: query.q.filter(|q| !q.is_empty()),
             after: query.after,
             limit: limit as usize,
             parent: match query.parent {

@@ -48,7 +48,6 @@ on_both_stores!(
     a_childs_approval_is_answered_from_the_parents_client,
     compact_summarises_between_turns_and_is_refused_while_one_runs,
     search_finds_recorded_text_and_refuses_bad_queries_clearly,
-    an_empty_query_field_is_as_if_not_sent,
 );
 
 /// Goals over HTTP, and a restart of the server with a goal active, on the SQLite store.

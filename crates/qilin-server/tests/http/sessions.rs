@@ -821,52 +821,6 @@ pub async fn search_finds_recorded_text_and_refuses_bad_queries_clearly(backend:
     world.finish().await;
 }
 
-/// A query-string field sent empty (`?limit=`, as a form sends a field left blank) is as if it
-/// were not sent, on every route: the defaults apply, and no empty value is read as a number,
-/// a cursor or a filter; a field with a value is still checked.
-pub async fn an_empty_query_field_is_as_if_not_sent(backend: Backend) {
-    let world = World::new(backend, ASKING_AGENT);
-    world.script("tour.yaml", TOUR);
-    let server = world.serve().await;
-    let session = server.create("tour.yaml").await;
-
-    let listed = server
-        .get("/api/sessions?limit=&after=&q=&workspace=&parent=")
-        .await;
-    assert_eq!(listed.status, 200, "{listed:?}");
-    assert_eq!(
-        listed.body["sessions"][0]["id"],
-        json!(session),
-        "{listed:?}"
-    );
-    let bare = server.get("/api/sessions?limit&&parent").await;
-    assert_eq!(bare.status, 200, "{bare:?}");
-    assert_eq!(bare.body["sessions"], listed.body["sessions"]);
-
-    let events = server
-        .get(&format!("/api/sessions/{session}/events?after=&limit="))
-        .await;
-    assert_eq!(events.status, 200, "{events:?}");
-    let plain = server.get(&format!("/api/sessions/{session}/events")).await;
-    assert_eq!(events.body, plain.body);
-
-    for (path, code) in [
-        ("/api/sessions?limit=0".to_string(), "invalid_query"),
-        ("/api/sessions?limit=many".to_string(), "invalid_query"),
-        (
-            format!("/api/sessions/{session}/events?after=-1"),
-            "invalid_query",
-        ),
-        ("/api/sessions?unknown=1".to_string(), "invalid_query"),
-    ] {
-        let refused = server.get(&path).await;
-        assert_eq!(refused.status, 400, "{path}: {refused:?}");
-        assert_eq!(refused.code(), code, "{path}: {refused:?}");
-    }
-    server.stop().await;
-    world.finish().await;
-}
-
 /// A child session started by `agent` is hidden from the session list, listed with
 /// `?parent=ID`, and named in its parent's view; each carries its parent's id and call.
 pub async fn child_sessions_are_listed_under_their_parent(backend: Backend) {
