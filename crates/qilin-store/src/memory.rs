@@ -14,10 +14,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
+use parking_lot::Mutex;
 use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, EventBody, RequestOpenedEvent};
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -52,15 +53,12 @@ impl MemoryStore {
     }
 
     fn get(&self, id: &str) -> Result<Arc<MemorySession>, StoreError> {
-        lock(&self.sessions)
+        self.sessions
+            .lock()
             .get(id)
             .cloned()
             .ok_or_else(|| StoreError::UnknownSession(id.to_string()))
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// Updates the rows an event derives: title, status, turns, activity, open requests.
@@ -91,7 +89,7 @@ fn derive(state: &mut SessionState, event: &Event) {
 #[async_trait]
 impl EventStore for MemoryStore {
     async fn create_session(&self, session: NewSession) -> Result<SessionInfo, StoreError> {
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = self.sessions.lock();
         if sessions.contains_key(&session.id) {
             return Err(StoreError::DuplicateSession(session.id));
         }
@@ -114,15 +112,19 @@ impl EventStore for MemoryStore {
     }
 
     async fn session(&self, id: &str) -> Result<Option<SessionInfo>, StoreError> {
-        Ok(lock(&self.sessions)
+        Ok(self
+            .sessions
+            .lock()
             .get(id)
-            .map(|session| lock(&session.state).info.clone()))
+            .map(|session| session.state.lock().info.clone()))
     }
 
     async fn list_sessions(&self, query: &SessionQuery) -> Result<SessionPage, StoreError> {
-        let mut all: Vec<SessionInfo> = lock(&self.sessions)
+        let mut all: Vec<SessionInfo> = self
+            .sessions
+            .lock()
             .values()
-            .map(|session| lock(&session.state).info.clone())
+            .map(|session| session.state.lock().info.clone())
             .filter(|info| {
                 query
                     .workspace
@@ -149,11 +151,11 @@ impl EventStore for MemoryStore {
 
     async fn search(&self, query: &SearchQuery) -> Result<SearchPage, StoreError> {
         let search = PreparedSearch::new(query)?;
-        let sessions: Vec<Arc<MemorySession>> = lock(&self.sessions).values().cloned().collect();
+        let sessions: Vec<Arc<MemorySession>> = self.sessions.lock().values().cloned().collect();
         let mut hits = Vec::new();
         for session in sessions {
             let (info, events) = {
-                let state = lock(&session.state);
+                let state = session.state.lock();
                 (state.info.clone(), state.events.clone())
             };
             let wanted = (search.sessions.is_empty() || search.sessions.contains(&info.id))
@@ -216,17 +218,19 @@ impl EventStore for MemoryStore {
 
     async fn rename_session(&self, id: &str, title: &str) -> Result<(), StoreError> {
         let session = self.get(id)?;
-        let mut state = lock(&session.state);
+        let mut state = session.state.lock();
         state.info.title = Some(title.to_string());
         state.renamed = true;
         Ok(())
     }
 
     async fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        let removed = lock(&self.sessions)
+        let removed = self
+            .sessions
+            .lock()
             .remove(id)
             .ok_or_else(|| StoreError::UnknownSession(id.to_string()))?;
-        lock(&removed.state).deleted = true;
+        removed.state.lock().deleted = true;
         removed.head.send_modify(|_| {});
         self.leases.forget(id);
         self.schedules.forget_session(id);
@@ -236,7 +240,7 @@ impl EventStore for MemoryStore {
     async fn append(&self, session: &str, events: &[Event]) -> Result<u64, StoreError> {
         let stored = self.get(session)?;
         let head = {
-            let mut state = lock(&stored.state);
+            let mut state = stored.state.lock();
             for (expected, event) in (state.info.head_seq + 1..).zip(events) {
                 if event.seq != expected {
                     return Err(StoreError::SeqConflict {
@@ -252,7 +256,7 @@ impl EventStore for MemoryStore {
             }
             state.info.head_seq
         };
-        for observer in lock(&self.observers).iter() {
+        for observer in self.observers.lock().iter() {
             observer(session, head);
         }
         stored.head.send_replace(head);
@@ -266,7 +270,7 @@ impl EventStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<Event>, StoreError> {
         let stored = self.get(session)?;
-        let state = lock(&stored.state);
+        let state = stored.state.lock();
         let start = usize::try_from(after)
             .unwrap_or(usize::MAX)
             .min(state.events.len());
@@ -298,7 +302,7 @@ impl EventStore for MemoryStore {
     }
 
     fn observe_commits(&self, observer: CommitObserver) {
-        lock(&self.observers).push(observer);
+        self.observers.lock().push(observer);
     }
 
     fn follow(&self, session: &str, after: u64) -> BoxStream<'static, Result<Event, StoreError>> {
@@ -317,13 +321,15 @@ impl EventStore for MemoryStore {
     }
 
     async fn open_requests(&self, session: &str) -> Result<Vec<RequestOpenedEvent>, StoreError> {
-        Ok(lock(&self.get(session)?.state).open_requests.clone())
+        Ok(self.get(session)?.state.lock().open_requests.clone())
     }
 
     async fn running_sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        let mut running: Vec<SessionInfo> = lock(&self.sessions)
+        let mut running: Vec<SessionInfo> = self
+            .sessions
+            .lock()
             .values()
-            .map(|session| lock(&session.state).info.clone())
+            .map(|session| session.state.lock().info.clone())
             .filter(|info| info.status == SessionStatus::Running)
             .collect();
         running.sort_by(|a, b| (&b.last_activity, &b.id).cmp(&(&a.last_activity, &a.id)));
@@ -333,10 +339,12 @@ impl EventStore for MemoryStore {
     async fn sessions_with_running_loops_or_workflows(
         &self,
     ) -> Result<Vec<SessionInfo>, StoreError> {
-        let mut found: Vec<SessionInfo> = lock(&self.sessions)
+        let mut found: Vec<SessionInfo> = self
+            .sessions
+            .lock()
             .values()
             .filter_map(|session| {
-                let state = lock(&session.state);
+                let state = session.state.lock();
                 (state.running_runs > 0).then(|| state.info.clone())
             })
             .collect();
@@ -435,7 +443,7 @@ impl Follower {
             }
             self.head.borrow_and_update();
             {
-                let state = lock(&self.stored.state);
+                let state = self.stored.state.lock();
                 if state.deleted {
                     return None;
                 }

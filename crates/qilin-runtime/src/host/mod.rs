@@ -12,6 +12,7 @@ pub use tree::LiveTree;
 
 use crate::{ModelChoice, Runtime, RuntimeError, SessionBuilder, SessionHandle};
 use futures_util::future::BoxFuture;
+use parking_lot::Mutex;
 use qilin_protocol::RequestResolvedEvent;
 use qilin_store::{
     CommandRelay, EventStore, Lease, RelayError, RelayHandler, SessionInfo, StoreError,
@@ -19,7 +20,7 @@ use qilin_store::{
 use qilin_tool::{RequestReply, ResolveError, ended_as};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tree::LiveTrees;
@@ -154,10 +155,6 @@ struct Hosted {
     keeper: JoinHandle<()>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
 impl SessionHost {
     /// The sessions of a process named `owner` (unique among the processes sharing the store:
     /// its lease owner name), running on `runtime`, with leases timed by `timing`.
@@ -206,14 +203,16 @@ impl SessionHost {
 
     /// The session `id` if it runs here.
     pub fn hosted(&self, id: &str) -> Option<SessionHandle> {
-        lock(&self.inner.hosted)
+        self.inner
+            .hosted
+            .lock()
             .get(id)
             .map(|hosted| hosted.handle.clone())
     }
 
     /// How many sessions run here.
     pub fn hosted_count(&self) -> usize {
-        lock(&self.inner.hosted).len()
+        self.inner.hosted.lock().len()
     }
 
     /// Builds a new session from `builder` and runs it here, holding its lease.
@@ -323,7 +322,11 @@ impl SessionHost {
     fn host(&self, handle: SessionHandle) {
         let id = handle.id().to_string();
         let keeper = tokio::spawn(keep(Arc::downgrade(&self.inner), handle.clone()));
-        let previous = lock(&self.inner.hosted).insert(id, Hosted { handle, keeper });
+        let previous = self
+            .inner
+            .hosted
+            .lock()
+            .insert(id, Hosted { handle, keeper });
         if let Some(previous) = previous {
             previous.keeper.abort();
         }
@@ -333,7 +336,7 @@ impl SessionHost {
     /// its lease up. Returns whether it ran here.
     pub async fn close(&self, id: &str) -> bool {
         let _guard = self.lock_id(id).await;
-        let hosted = lock(&self.inner.hosted).remove(id);
+        let hosted = self.inner.hosted.lock().remove(id);
         let Some(hosted) = hosted else {
             return false;
         };
@@ -370,7 +373,7 @@ impl SessionHost {
     /// Closes every session running here (their turns interrupted, their logs flushed, their
     /// leases given up).
     pub async fn shutdown(&self) {
-        let hosted: Vec<(String, Hosted)> = lock(&self.inner.hosted).drain().collect();
+        let hosted: Vec<(String, Hosted)> = self.inner.hosted.lock().drain().collect();
         for (id, hosted) in hosted {
             hosted.keeper.abort();
             self.inner.stop(&id, &hosted.handle, true).await;
@@ -430,7 +433,12 @@ impl SessionHost {
         if self.hosted(&info.id).is_some() || self.inner.runtime.live_session(&info.id).is_some() {
             return;
         }
-        if lock(&self.inner.taken_up).insert(info.id.clone(), info.head_seq) == Some(info.head_seq)
+        if self
+            .inner
+            .taken_up
+            .lock()
+            .insert(info.id.clone(), info.head_seq)
+            == Some(info.head_seq)
         {
             return;
         }
@@ -440,7 +448,7 @@ impl SessionHost {
             }
             // Its process runs it; should that process die, the session is taken up then.
             Ok(Placement::Elsewhere(_)) => {
-                lock(&self.inner.taken_up).remove(&info.id);
+                self.inner.taken_up.lock().remove(&info.id);
             }
             Err(err) => {
                 tracing::error!(session = %info.id, error = %err, "a session with a loop or workflow run not finished could not be resumed");
@@ -594,7 +602,7 @@ impl SessionHost {
 
     /// Serialises opening, closing and recovering one session.
     async fn lock_id(&self, id: &str) -> IdGuard {
-        let mutex = Arc::clone(lock(&self.inner.locks).entry(id.to_string()).or_default());
+        let mutex = Arc::clone(self.inner.locks.lock().entry(id.to_string()).or_default());
         let guard = Arc::clone(&mutex).lock_owned().await;
         IdGuard {
             inner: Arc::clone(&self.inner),
@@ -616,7 +624,7 @@ struct IdGuard {
 impl Drop for IdGuard {
     fn drop(&mut self) {
         drop(self.guard.take());
-        let mut locks = lock(&self.inner.locks);
+        let mut locks = self.inner.locks.lock();
         // The map's copy and this one: nobody else holds or waits for it.
         if Arc::strong_count(&self.mutex) == 2 {
             locks.remove(&self.id);
@@ -658,7 +666,7 @@ async fn keep(inner: Weak<Inner>, handle: SessionHandle) {
                     owner = %owner,
                     "the session's lease was taken by another process; it stops running here"
                 );
-                let removed = lock(&inner.hosted).remove(&id);
+                let removed = inner.hosted.lock().remove(&id);
                 if removed.is_some() {
                     inner.stop(&id, &handle, false).await;
                 }

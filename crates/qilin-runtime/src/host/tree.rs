@@ -3,10 +3,11 @@
 //! at lately, so a snapshot of a long session reads only what is new.
 
 use crate::RuntimeError;
+use parking_lot::{Mutex, MutexGuard};
 use qilin_agent::{ConversationTree, RequestNode, ToolNode, TurnItem};
 use qilin_store::EventStore;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// The most sessions whose tree a host keeps.
 const KEPT: usize = 64;
@@ -79,9 +80,7 @@ pub(crate) struct LiveTrees {
 
 impl LiveTrees {
     fn kept(&self) -> MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<LiveTree>>>> {
-        self.kept
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
+        self.kept.lock()
     }
 
     /// Reads session `id`'s tree with every event stored now folded in, through `read` (the
