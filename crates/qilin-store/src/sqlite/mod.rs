@@ -31,13 +31,14 @@ use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::stream::{self, BoxStream};
 use indexer::Indexer;
+use parking_lot::Mutex;
 use qilin_protocol::schedules::{ScheduleRecord, ScheduleRun};
 use qilin_protocol::{Event, RequestOpenedEvent};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
 use schedules::{ScheduleDone, ScheduleOp};
 use schema::ProcessLock;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -272,12 +273,7 @@ impl Readers {
     }
 
     fn take(&self) -> Result<Connection, StoreError> {
-        if let Some(conn) = self
-            .idle
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .pop()
-        {
+        if let Some(conn) = self.idle.lock().pop() {
             return Ok(conn);
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -290,10 +286,7 @@ impl Readers {
     }
 
     fn give_back(&self, conn: Connection) {
-        let mut idle = self
-            .idle
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+        let mut idle = self.idle.lock();
         if idle.len() < IDLE_READERS {
             idle.push(conn);
         }
