@@ -213,6 +213,20 @@ struct Indexed {
     turns: i64,
 }
 
+/// How far the session with `key` is indexed, if it is.
+fn indexed(index: &Connection, key: i64) -> rusqlite::Result<Option<Indexed>> {
+    index
+        .prepare_cached("SELECT id, indexed_head, turns FROM search_sessions WHERE key = ?1")?
+        .query_row([key], |row| {
+            Ok(Indexed {
+                id: row.get(0)?,
+                head: row.get(1)?,
+                turns: row.get(2)?,
+            })
+        })
+        .optional()
+}
+
 /// Brings the index of the session with key `key` up to its log, in the index's open write
 /// transaction, reading the log on `log` (in a read transaction of its own): at most `budget`
 /// events, taken off it. Rows of a session no longer in the log, or of another session that
@@ -227,16 +241,7 @@ pub(super) fn catch_up(
         .prepare_cached("SELECT id, head_seq FROM sessions WHERE key = ?1")?
         .query_row([key], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
-    let indexed: Option<Indexed> = index
-        .prepare_cached("SELECT id, indexed_head, turns FROM search_sessions WHERE key = ?1")?
-        .query_row([key], |row| {
-            Ok(Indexed {
-                id: row.get(0)?,
-                head: row.get(1)?,
-                turns: row.get(2)?,
-            })
-        })
-        .optional()?;
+    let indexed: Option<Indexed> = indexed(index, key)?;
     let Some((id, head)) = in_log else {
         if indexed.is_some() {
             delete_session(index, key)?;
@@ -388,16 +393,7 @@ pub(super) fn index_noted(
     noted: &NotedAppend,
     steps: &mut OpenSteps,
 ) -> Result<NotedOutcome, ApplyError> {
-    let indexed: Option<Indexed> = index
-        .prepare_cached("SELECT id, indexed_head, turns FROM search_sessions WHERE key = ?1")?
-        .query_row([key], |row| {
-            Ok(Indexed {
-                id: row.get(0)?,
-                head: row.get(1)?,
-                turns: row.get(2)?,
-            })
-        })
-        .optional()?;
+    let indexed: Option<Indexed> = indexed(index, key)?;
     let (head, turns) = match indexed {
         Some(indexed) if indexed.id == noted.session => (indexed.head, indexed.turns),
         Some(_) => return Ok(NotedOutcome::NeedsLog),
