@@ -8,7 +8,7 @@ mod support;
 use qilin_protocol::{CallStatus, Event, EventBody, FinishReason};
 use serde_json::json;
 use std::path::Path;
-use support::{CODER, FIVE_CALLS, finished, started, unsandboxed_serve};
+use support::{CODER, FIVE_CALLS, finished, said, started, unsandboxed_serve};
 
 fn has_result(events: &[Event], call_id: &str) -> bool {
     events
@@ -93,13 +93,7 @@ async fn a_run_killed_after_its_third_call_completes_after_the_restart_without_r
         ["call_1.1", "call_1.2", "call_1.3", "call_1.4", "call_1.5"],
         "one card per call: the replayed ones were not recorded again"
     );
-    let said: String = events
-        .iter()
-        .filter_map(|event| match &event.body {
-            EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let said = said(&events);
     assert!(said.contains("All five ran."), "the turn went on: {said}");
 }
 
@@ -430,17 +424,8 @@ async fn a_background_workflow_killed_after_its_third_call_resumes_when_the_serv
         assert_eq!(ends, 1, "{call} ended once");
     }
     // The session is hosted and goes on as any other.
-    second
-        .start_turn(&client, &session, "how is it going?")
-        .await;
     let events = second
-        .wait_for(
-            &client,
-            &session,
-            60,
-            "the new turn never finished",
-            |events| finished(events).len() == 2,
-        )
+        .run_turn(&client, &session, "how is it going?", 2)
         .await;
     assert_eq!(
         finished(&events),

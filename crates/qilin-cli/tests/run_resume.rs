@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use support::{CODER, FIVE_CALLS};
+use support::{CODER, FIVE_CALLS, said};
 
 /// `qilin run` on `workspace`, JSON events on standard output.
 fn qilin_run(workspace: &Path, args: &[&str]) -> Command {
@@ -135,13 +135,7 @@ fn a_run_cut_by_kill_9_is_replayed_by_qilin_run_resume_then_the_new_prompt_runs(
             .all(|statuses| statuses == &[CallStatus::Ok]),
         "each call ended once, ok: {results:?}"
     );
-    let said: String = events
-        .iter()
-        .filter_map(|event| match &event.body {
-            EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let said = said(&events);
     assert_eq!(said, "All five ran.Resumed and answered.");
     // What `--json` printed: the cut turn's end, then the whole new turn.
     let printed: Vec<Event> = String::from_utf8_lossy(&resumed.stdout)

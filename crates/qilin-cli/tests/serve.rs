@@ -84,16 +84,7 @@ async fn kill_9_mid_turn_loses_no_committed_event_and_the_conversation_goes_on()
     assert_eq!(status, 200, "{view}");
     assert_eq!(view["activeTurn"], Value::Null);
 
-    second.start_turn(&client, &session, "go on").await;
-    let events = second
-        .wait_for(
-            &client,
-            &session,
-            60,
-            "the new turn never finished",
-            |events| finished(events).len() == 2,
-        )
-        .await;
+    let events = second.run_turn(&client, &session, "go on", 2).await;
     assert_ne!(
         finished(&events)[1],
         FinishReason::Interrupted,

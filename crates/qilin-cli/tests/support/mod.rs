@@ -209,11 +209,42 @@ impl Served {
         }
     }
 
+    /// Starts a turn of `prompt` and waits, at most a minute, until the session's log holds
+    /// `turns` finished turns; returns the log.
+    pub async fn run_turn(
+        &self,
+        client: &reqwest::Client,
+        session: &str,
+        prompt: &str,
+        turns: usize,
+    ) -> Vec<Event> {
+        self.start_turn(client, session, prompt).await;
+        self.wait_for(
+            client,
+            session,
+            60,
+            "the new turn never finished",
+            |events| finished(events).len() == turns,
+        )
+        .await
+    }
+
     /// Kills the server with SIGKILL and waits for it to be gone.
     pub fn kill_9(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
+}
+
+/// The text the model said in `events`, all its steps' deltas joined.
+pub fn said(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|event| match &event.body {
+            EventBody::StepTextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The reason each finished turn of `events` finished, in order.
